@@ -1,0 +1,59 @@
+# scalebench — top-level build and the two commands (`make bench`, `make test`).
+# Kernel build rules live in kernels/*.mk (one fragment per language/model family); each fragment adds
+# its binaries to KERNEL_BINS and its C-level test targets to KERNEL_TEST_TARGETS.
+SHELL := /bin/bash
+.DEFAULT_GOAL := all
+
+BIN_DIR := build/bin
+PY := .venv/bin/python
+KERNEL_BINS :=
+KERNEL_TEST_TARGETS :=
+
+-include $(sort $(wildcard kernels/*.mk))
+
+.PHONY: all setup kernels bench test test-c test-py perf lint format clean slurm-up slurm-down
+
+all: kernels
+
+# Installs missing Debian packages and the pinned .venv (cheap when nothing is missing).
+setup:
+	@bash scripts/setup.sh
+
+kernels: $(KERNEL_BINS)
+
+# Main job: build, run the default workstation campaign, analyse it and print where the report is.
+bench: setup
+	@$(MAKE) --no-print-directory kernels
+	$(PY) ./scalebench run config/experiments/workstation.toml --analyze
+
+test: setup
+	@$(MAKE) --no-print-directory kernels
+	@$(MAKE) --no-print-directory test-c
+	@$(MAKE) --no-print-directory test-py
+
+test-c: $(KERNEL_TEST_TARGETS)
+
+test-py:
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+# Benchmarks: print figures (medians, ratios measured side by side in one run), assert nothing.
+perf: setup
+	@$(MAKE) --no-print-directory kernels
+	@set -e; for f in $(sort $(wildcard perf/perf_*.py)); do echo "== $$f"; $(PY) $$f; done
+
+lint: setup
+	$(PY) -m ruff check .
+	clang-format --dry-run --Werror $(shell git ls-files 'kernels/*.c' 'kernels/*.h')
+
+format: setup
+	$(PY) -m ruff format .
+	clang-format -i $(shell git ls-files 'kernels/*.c' 'kernels/*.h')
+
+slurm-up: setup
+	$(PY) -m jobs.testcluster up
+
+slurm-down:
+	$(PY) -m jobs.testcluster down
+
+clean:
+	rm -rf build

@@ -1,0 +1,1 @@
+"""Analysis of campaign records: statistics, speedup, scaling models, plots and report."""
