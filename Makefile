@@ -24,7 +24,8 @@ kernels: $(KERNEL_BINS)
 # Main job: build, run the default workstation campaign, analyse it and print where the report is.
 bench: setup
 	@$(MAKE) --no-print-directory kernels
-	$(PY) ./scalebench run config/experiments/workstation.toml --analyze
+	$(PY) ./scalebench run config/experiments/workstation.toml
+	$(PY) ./scalebench analyze latest
 
 test: setup
 	@$(MAKE) --no-print-directory kernels
