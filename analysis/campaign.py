@@ -1,0 +1,167 @@
+"""A campaign directory as the analysis sees it: files only (docs/formats.md), no import of `jobs`.
+
+`resolve_campaign` mirrors the CLI rule (a path, a name under results/, or `latest`); the campaign
+engine has its own copy, because the analysis must keep working from the files alone.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.flatten import VARIANT_KEYS, canonical_json
+from jobs.errors import ScalebenchError, UsageError
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_RESULTS = REPO_ROOT / "results"
+
+
+def resolve_campaign(spec: str, results_dir: Path = DEFAULT_RESULTS) -> Path:
+    """CAMPAIGN argument -> campaign directory. Missing campaign: UsageError (exit 2)."""
+    results_dir = Path(results_dir)
+    candidates = [Path(spec)] if spec != "latest" else []
+    candidates.append(results_dir / spec)
+    for path in candidates:
+        if path.is_dir():
+            path = path.resolve()
+            if not (path / "cases.jsonl").is_file() and not (path / "raw").is_dir():
+                raise ScalebenchError(f"{path}: not a campaign directory (no cases.jsonl and no raw/)")
+            return path
+    if spec == "latest":
+        raise UsageError(f"CAMPAIGN 'latest': {results_dir / 'latest'} does not exist (no campaign run yet?)")
+    raise UsageError(f"CAMPAIGN {spec!r}: no such directory, and no campaign of that name in {results_dir}")
+
+
+@dataclass
+class Campaign:
+    path: Path
+    name: str
+    cases: pd.DataFrame  # one row per planned case (cases.jsonl)
+    manifest: dict
+    config: dict  # campaign.toml
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (file, reason)
+
+
+def read_campaign(path: Path) -> Campaign:
+    problems: list[tuple[str, str]] = []
+    manifest = _read_json(path / "manifest.json", problems)
+    config = _read_toml(path / "campaign.toml", problems)
+    rows = []
+    cases_file = path / "cases.jsonl"
+    if cases_file.is_file():
+        for lineno, line in enumerate(cases_file.read_text(errors="replace").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                case = json.loads(line)
+                rows.append(case_row(case))
+            except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as err:
+                problems.append((f"cases.jsonl:{lineno}", f"unusable case line: {err!r}"))
+    else:
+        problems.append(("cases.jsonl", "missing: failed/missing cases cannot be listed"))
+    name = (config.get("campaign") or {}).get("name") or path.name
+    return Campaign(path, str(name), pd.DataFrame(rows, columns=CASE_COLUMNS), manifest, config, problems)
+
+
+CASE_COLUMNS = [
+    "case_id", "index", "node_type", "binary", "kernel", "lang", "model", "threads", "ranks", "pin",
+    "counter_group", "reps", "schedule", "sync", "inner", "problem", "params_json",
+]  # fmt: skip
+
+
+def case_row(case: dict) -> dict:
+    params = case.get("params") or {}
+    return {
+        "case_id": str(case["case_id"]),
+        "index": case.get("index"),
+        "node_type": str(case["node_type"]),
+        "binary": case.get("binary") or f"{case['kernel']}-{case['lang']}-{case['model']}",
+        "kernel": case["kernel"],
+        "lang": case["lang"],
+        "model": case["model"],
+        "threads": int(case["threads"]),
+        "ranks": int(case.get("ranks", 1)),
+        "pin": case.get("pin"),
+        "counter_group": case.get("counter_group"),
+        "reps": int(case.get("reps", 0)),
+        "schedule": params.get("schedule"),
+        "sync": params.get("sync"),
+        "inner": params.get("inner"),
+        "problem": problem_key(params),
+        "params_json": canonical_json(params),
+    }
+
+
+def problem_key(params: dict) -> str:
+    """The kernel's problem (size, region, samples, seed...): params without the parallel variant."""
+    return canonical_json({k: v for k, v in params.items() if k not in VARIANT_KEYS})
+
+
+def _read_json(path: Path, problems: list) -> dict:
+    try:
+        value = json.loads(path.read_text())
+        return value if isinstance(value, dict) else {}
+    except FileNotFoundError:
+        problems.append((path.name, "missing"))
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as err:
+        problems.append((path.name, f"unreadable: {err}"))
+    return {}
+
+
+def _read_toml(path: Path, problems: list) -> dict:
+    try:
+        return tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        problems.append((path.name, "missing"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        problems.append((path.name, f"unreadable: {err}"))
+    return {}
+
+
+def cores_of(node_type: str, campaign: Campaign, records: pd.DataFrame) -> tuple[int | None, str]:
+    """Physical cores of a node type and where that number came from.
+
+    Looked up in the manifest (topology per node type), then campaign.toml (node type definition), then
+    inferred from the CPUs the records ran on (hardware threads, an upper bound for cores)."""
+    for source, tree in (("manifest.json", campaign.manifest), ("campaign.toml", campaign.config)):
+        entry = _find_node_entry(tree, node_type)
+        cores = _cores_in(entry) if entry else None
+        if cores:
+            return cores, source
+    topology = campaign.manifest.get("topology")
+    if isinstance(topology, dict) and campaign.cases["node_type"].nunique() <= 1:
+        cores = _cores_in(topology)
+        if cores:
+            return cores, "manifest.json topology"
+    if not records.empty and "pin_cpus" in records:
+        cpus = records.loc[records["node_type"] == node_type, "pin_cpus"].dropna().astype(str)
+        seen = {c for text in cpus.unique() for c in text.split(",") if c}
+        if seen:
+            return len(seen), "CPUs seen in records (hardware threads)"
+    return None, "unknown"
+
+
+def _find_node_entry(tree: object, node_type: str, depth: int = 0) -> dict | None:
+    if not isinstance(tree, dict) or depth > 4:
+        return None
+    if isinstance(tree.get(node_type), dict):
+        return tree[node_type]
+    for value in tree.values():
+        found = _find_node_entry(value, node_type, depth + 1)
+        if found:
+            return found
+    return None
+
+
+def _cores_in(entry: dict) -> int | None:
+    for key in ("cores", "physical_cores", "cores_total", "ncores"):
+        if isinstance(entry.get(key), int) and entry[key] > 0:
+            return entry[key]
+    per_socket = entry.get("cores_per_socket")
+    if isinstance(per_socket, int):
+        return per_socket * int(entry.get("sockets", 1))
+    return None

@@ -1,0 +1,157 @@
+"""`scalebench analyze` and `scalebench compare` (registered by the ./scalebench entry point)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from analysis.campaign import DEFAULT_RESULTS, resolve_campaign
+from jobs.errors import UsageError
+
+FORMATS = ("md", "html", "csv")
+
+
+def register(sub) -> None:
+    analyze = sub.add_parser(
+        "analyze",
+        help="tables, plots and report of one campaign",
+        description=(
+            "Analyse a campaign: validity checks (checksums, placement, failed/missing, noise, counters), "
+            "per-case median with bootstrap CI, speedup/efficiency against a named baseline, Amdahl fits, "
+            "variant comparisons (Mann-Whitney, Holm). Writes results/<campaign>/analysis/ (records.csv "
+            "summary.csv speedup.csv models.csv comparisons.csv, plots/, report.md, report.html) and prints "
+            "a short summary and the path of report.html."
+        ),
+    )
+    analyze.add_argument("campaign", metavar="CAMPAIGN", help="campaign directory, name under results/, or 'latest'")
+    analyze.add_argument(
+        "--baseline",
+        default="serial",
+        help="serial (best serial time of the same kernel, problem, language, node type; default), self (the "
+        "same variant at one worker), a case_id, or a binary name (its best one-worker time)",
+    )
+    analyze.add_argument("--format", default="md,html,csv", help="comma-separated subset of md,html,csv")
+    analyze.add_argument(
+        "--noise-threshold",
+        type=float,
+        default=0.05,
+        metavar="F",
+        help="flag a case as noisy when its CI of the median is wider than F x median (default 0.05)",
+    )
+    analyze.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    analyze.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    analyze.add_argument("--jobs", type=int, default=None, help="processes that parse records (default: all CPUs)")
+    analyze.add_argument("--results-dir", type=Path, default=DEFAULT_RESULTS, help="where campaigns live")
+    analyze.set_defaults(func=run_analyze)
+
+    compare = sub.add_parser(
+        "compare",
+        help="compare two campaigns case by case (before/after)",
+        description=(
+            "Per case_id present in both campaigns: ratio of medians B/A with bootstrap 95 %% CI and the "
+            "Mann-Whitney p-value (Holm-corrected). Prints a table and writes compare-<A>-vs-<B>.csv into B's "
+            "analysis/."
+        ),
+    )
+    compare.add_argument("a", metavar="A", help="reference campaign (path, name under results/, or 'latest')")
+    compare.add_argument("b", metavar="B", help="campaign compared with A")
+    compare.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    compare.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    compare.add_argument("--results-dir", type=Path, default=DEFAULT_RESULTS, help="where campaigns live")
+    compare.set_defaults(func=run_compare)
+
+
+def parse_formats(text: str) -> tuple[str, ...]:
+    formats = tuple(f.strip() for f in text.split(",") if f.strip())
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown or not formats:
+        raise UsageError(f"--format {text!r}: expected a comma-separated subset of {','.join(FORMATS)}")
+    return formats
+
+
+def check_resamples(value: int) -> None:
+    if value < 100:
+        raise UsageError(f"--resamples {value}: need at least 100 for a 95 % percentile interval")
+
+
+def run_analyze(args: argparse.Namespace) -> int:
+    from analysis.pipeline import Options, analyze, write_tables
+    from analysis.plots import all_plots
+    from analysis.report import best_speedups, write_report
+
+    formats = parse_formats(args.format)
+    if not 0 < args.noise_threshold < 10:
+        raise UsageError(f"--noise-threshold {args.noise_threshold}: expected a fraction such as 0.05")
+    check_resamples(args.resamples)
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"--jobs {args.jobs}: must be >= 1")
+    campaign_dir = resolve_campaign(args.campaign, args.results_dir)
+    options = Options(args.baseline, formats, args.noise_threshold, args.resamples, args.seed, args.jobs)
+    result = analyze(campaign_dir, options)
+    for note in result.loaded.notes:
+        print(f"note: {note}", file=sys.stderr)
+    for file, reason in result.campaign.problems:
+        print(f"warning: {campaign_dir / file}: {reason}", file=sys.stderr)
+    for file, reason in result.loaded.problems.itertuples(index=False):
+        print(f"skipped: {campaign_dir / file}: {reason}", file=sys.stderr)
+    if "csv" in formats:
+        write_tables(result)
+    plots = all_plots(result) if {"md", "html"} & set(formats) else []
+    written = write_report(result, plots, formats)
+    print_summary(result, best_speedups(result.speedup), plots)
+    for kind in ("md", "html"):
+        if kind in written:
+            print(f"report: {written[kind]}")
+    if "csv" in formats and not written:
+        print(f"tables: {result.out_dir}")
+    return 0
+
+
+def print_summary(result, best, plots) -> None:
+    s, done = result.summary, result.completeness
+    print(f"campaign {result.campaign.name}: {len(s)} cases with records, {len(result.stats.records)} records")
+    print(
+        "validity: "
+        f"{int((~s['valid']).sum())} checksum mismatches, {len(result.violations)} cases with placement violations, "
+        f"{int((done['state'] == 'failed').sum())} failed, {int((done['state'] == 'partial').sum())} partial, "
+        f"{int((done['state'] == 'missing').sum())} missing, {len(result.loaded.problems)} unreadable files, "
+        f"{int(s['noisy'].sum())} noisy"
+    )
+    if best.empty:
+        print("speedup: none computed (no valid baseline)")
+    for row in best.itertuples(index=False):
+        variant = " ".join(str(v) for v in (row.schedule, row.sync) if isinstance(v, str) and v != "none")
+        print(
+            f"best {row.kernel} on {row.node_type}: {row.binary} {variant} x{row.threads}"
+            f"{f' x{row.ranks} ranks' if row.ranks > 1 else ''}: speedup {row.speedup:.2f} "
+            f"[95% CI {row.speedup_ci_low:.2f}-{row.speedup_ci_high:.2f}] vs {row.baseline_binary} "
+            f"({row.baseline_median_s:.4g} s)"
+        )
+    skipped = [p for p in plots if p.skipped]
+    if skipped:
+        print("plots skipped: " + "; ".join(f"{p.name} ({p.skipped})" for p in skipped))
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    from analysis.compare import compare_campaigns, write_comparison
+
+    check_resamples(args.resamples)
+    dir_a = resolve_campaign(args.a, args.results_dir)
+    dir_b = resolve_campaign(args.b, args.results_dir)
+    table, notes = compare_campaigns(dir_a, dir_b, args.resamples, args.seed)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    shown = table.assign(
+        ratio=[f"{r:.3f} [{lo:.3f}-{hi:.3f}]" for r, lo, hi in table[["ratio_b_over_a", "ratio_ci_low", "ratio_ci_high"]].itertuples(index=False)]  # fmt: skip
+    )[["case_id", "node_type", "binary", "threads", "ranks", "median_a_s", "median_b_s", "ratio", "p_holm"]]
+    with_pd_options(lambda: print(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}")))
+    print(f"comparison: {write_comparison(table, dir_a, dir_b)}")
+    return 0
+
+
+def with_pd_options(fn) -> None:
+    import pandas as pd
+
+    with pd.option_context("display.max_rows", 200, "display.width", 200):
+        fn()

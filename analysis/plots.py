@@ -1,0 +1,249 @@
+"""Plots (matplotlib, Agg) into analysis/plots/, each as PNG and SVG.
+
+Lines join points only along thread sweeps (a trend); everything else gets markers. Error bars are the
+bootstrap 95 % CIs. The oversubscribed region (workers > cores) is shaded. A plot without data is skipped
+and the reason returned, so the report can say so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+MAX_SERIES = 10  # more lines than this are unreadable; the rest stay in speedup.csv
+
+
+@dataclass
+class Plot:
+    name: str
+    title: str
+    section: str
+    png: Path | None = None
+    svg: Path | None = None
+    skipped: str | None = None  # reason, when there was nothing to plot
+
+
+def _save(fig, out_dir: Path, name: str, title: str, section: str) -> Plot:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    png, svg = out_dir / f"{name}.png", out_dir / f"{name}.svg"
+    fig.tight_layout()
+    for path in (png, svg):
+        tmp = path.with_name(f".{path.name}.tmp")
+        fig.savefig(tmp, dpi=110, format=path.suffix[1:])
+        tmp.replace(path)
+    plt.close(fig)
+    return Plot(name, title, section, png, svg)
+
+
+def _series_label(row: pd.Series, columns: list[str]) -> str:
+    return " ".join(str(row[c]) for c in columns if pd.notna(row[c]) and str(row[c]) not in ("", "none"))
+
+
+def _x_axis(ax, workers: np.ndarray, label: str = "workers (threads x ranks)") -> None:
+    if workers.max() > 16:
+        ax.set_xscale("log", base=2)
+    ax.set_xlabel(label)
+
+
+def _shade_oversubscribed(ax, cores: int | None, xmax: float) -> None:
+    if cores and xmax > cores:
+        ax.axvspan(cores, xmax * 1.05, color="0.9", zorder=0, label=f"oversubscribed (> {cores} cores)")
+
+
+def speedup_plots(sp: pd.DataFrame, cores: dict, out_dir: Path) -> list[Plot]:
+    plots = []
+    data = sp[sp["speedup"].notna() & (sp["model"] != "serial")]
+    if data.empty:
+        return [Plot("speedup", "Speedup and efficiency", "scaling", skipped="no case has a valid baseline")]
+    for (node, kernel), part in data.groupby(["node_type", "kernel"]):
+        keys = ["binary", "schedule", "sync", "inner", "pin"]
+        series = list(part.groupby(keys, dropna=False))
+        series.sort(key=lambda kv: -kv[1]["speedup"].max())
+        fig, (ax_s, ax_e) = plt.subplots(1, 2, figsize=(12, 4.8))
+        wmax = float(part["workers"].max())
+        for _, s in series[:MAX_SERIES]:
+            s = s.groupby("workers", as_index=False).first().sort_values("workers")
+            label = _series_label(s.iloc[0], keys)
+            for ax, col in ((ax_s, "speedup"), (ax_e, "efficiency")):
+                err = [s[col] - s[f"{col}_ci_low"], s[f"{col}_ci_high"] - s[col]]
+                ax.errorbar(s["workers"], s[col], yerr=err, marker="o", ms=4, capsize=3, label=label)
+        ideal = np.array(sorted(set(part["workers"]) | {1}), dtype=float)
+        ax_s.plot(ideal, ideal, "k--", lw=1, label="ideal")
+        ax_e.axhline(1.0, color="k", ls="--", lw=1, label="ideal")
+        core_count = cores.get(node, (None, ""))[0]
+        base = part.iloc[0]
+        for ax, ylabel in ((ax_s, "speedup (baseline time / time)"), (ax_e, "parallel efficiency (speedup / workers)")):
+            _shade_oversubscribed(ax, core_count, wmax)
+            _x_axis(ax, part["workers"].to_numpy())
+            ax.set_ylabel(ylabel)
+            ax.grid(alpha=0.3)
+        ax_s.set_title(f"{kernel} on {node}: baseline {base['baseline']}")
+        ax_e.set_title(f"{len(series)} series" + (f", best {MAX_SERIES} shown" if len(series) > MAX_SERIES else ""))
+        ax_s.legend(fontsize=7)
+        name = f"speedup-{node}-{kernel}"
+        plots.append(_save(fig, out_dir, name, f"Speedup and efficiency: {kernel} on {node}", "scaling"))
+    return plots
+
+
+def _variant_time_plot(summary, dim, fixed, out_dir, name, title, section, log2=False) -> list[Plot]:
+    """Median time vs workers, one line per value of `dim`, for every group that has >= 2 values."""
+    s = summary[summary["valid"] & (summary["model"] != "serial")]
+    keys = ["node_type", "binary", "problem", "pin", "counter_group", "inner", "ranks"] + fixed
+    plots = []
+    for group_key, part in s.groupby(keys, dropna=False):
+        if part[dim].nunique() < 2 or part["workers"].nunique() < 2:
+            continue
+        fig, ax = plt.subplots(figsize=(8, 4.8))
+        for value, line in part.groupby(dim):
+            line = line.sort_values("workers")
+            err = [line["median_s"] - line["ci_low_s"], line["ci_high_s"] - line["median_s"]]
+            ax.errorbar(line["workers"], line["median_s"], yerr=err, marker="o", ms=4, capsize=3, label=f"{dim}={value}")
+        if log2 or part["workers"].max() > 16:
+            ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("threads" if (part["ranks"] == 1).all() else "workers (threads x ranks)")
+        ax.set_ylabel("median wall time of the compute region [s]")
+        ax.grid(alpha=0.3, which="both")
+        node, binary = group_key[0], group_key[1]
+        extra = ", ".join(f"{k}={v}" for k, v in zip(fixed, group_key[len(keys) - len(fixed) :], strict=True))
+        ax.set_title(f"{binary} on {node}" + (f" ({extra})" if extra else ""), fontsize=10)
+        ax.legend(fontsize=8)
+        plots.append(_save(fig, out_dir, f"{name}-{node}-{binary}-{len(plots)}", f"{title}: {binary} on {node}", section))
+        if len(plots) >= 6:
+            break
+    return plots or [Plot(name, title, section, skipped=f"no variant sweep with two or more {dim} values")]
+
+
+def schedule_plots(summary, out_dir):
+    return _variant_time_plot(summary, "schedule", ["sync"], out_dir, "schedules", "Schedules", "schedules")
+
+
+def sync_plots(summary, out_dir):
+    return _variant_time_plot(summary, "sync", ["schedule"], out_dir, "sync", "Sync variants", "sync", log2=True)
+
+
+def language_plot(summary: pd.DataFrame, out_dir: Path) -> list[Plot]:
+    data = summary[summary["valid"] & (summary["model"] != "serial")]
+    keys = ["node_type", "kernel", "model", "schedule", "sync", "problem"]
+    groups = [(k, g) for k, g in data.groupby(keys, dropna=False) if g["lang"].nunique() >= 2]
+    if not groups:
+        return [Plot("languages", "C vs Fortran", "languages", skipped="no variant measured in both C and Fortran")]
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    for key, g in groups[:MAX_SERIES]:
+        for lang, line in g.groupby("lang"):
+            line = line.sort_values("workers")
+            err = [line["median_s"] - line["ci_low_s"], line["ci_high_s"] - line["median_s"]]
+            name = {"c": "C", "f": "Fortran"}.get(str(lang), str(lang))
+            ax.errorbar(line["workers"], line["median_s"], yerr=err, marker="o" if lang == "c" else "s", ms=4,
+                        capsize=3, label=f"{key[1]} {key[2]} {key[3]} [{name}] on {key[0]}")  # fmt: skip
+    ax.set_yscale("log")
+    _x_axis(ax, data["workers"].to_numpy(), "threads")
+    ax.set_ylabel("median wall time of the compute region [s]")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7)
+    ax.set_title("C vs Fortran, same kernel and variant")
+    return [_save(fig, out_dir, "languages", "C vs Fortran", "languages")]
+
+
+def mpi_plot(summary: pd.DataFrame, out_dir: Path) -> list[Plot]:
+    mpi = summary[summary["valid"] & (summary["model"] == "mpi")]
+    if mpi.empty or mpi["ranks"].nunique() < 2:
+        return [Plot("mpi", "MPI ranks vs threads", "mpi", skipped="no MPI cases with several rank counts")]
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    for ranks, line in mpi.groupby("ranks"):
+        line = line.sort_values("workers")
+        err = [line["median_s"] - line["ci_low_s"], line["ci_high_s"] - line["median_s"]]
+        style = "-o" if line["threads"].nunique() > 1 else "o"
+        ax.errorbar(line["workers"], line["median_s"], yerr=err, fmt=style, ms=5, capsize=3, label=f"{ranks} ranks")
+    ax.set_yscale("log")
+    _x_axis(ax, mpi["workers"].to_numpy(), "workers (ranks x threads per rank)")
+    ax.set_ylabel("median wall time (slowest rank) [s]")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    ax.set_title("Same worker count split into ranks and threads")
+    return [_save(fig, out_dir, "mpi", "MPI ranks vs threads", "mpi")]
+
+
+def counter_plot(records: pd.DataFrame, out_dir: Path) -> list[Plot]:
+    metrics = [c for c in records.columns if c.startswith("ctr_") and c.endswith("_avg")]
+    if not metrics or records.get("counters_status") is None or (records["counters_status"] != "ok").all():
+        return [Plot("counters", "Hardware counters", "counters", skipped="no record with counters (status ok)")]
+    ok = records[records["counters_status"] == "ok"]
+    workers = ok["threads"] * ok["ranks"]
+    fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 4.2), squeeze=False)
+    for ax, metric in zip(axes[0], metrics, strict=True):
+        table = ok.assign(workers=workers).groupby(["binary_label", "workers"], observed=True)[metric].median()
+        for label, line in table.groupby(level=0):
+            ax.plot(line.index.get_level_values(1), line.to_numpy(), "-o", ms=4, label=label)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("workers (threads x ranks)")
+        ax.set_ylabel(f"{metric[4:-4]} (average over hardware threads, median over reps)")
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=7)
+    return [_save(fig, out_dir, "counters", "Counter metrics vs threads", "counters")]
+
+
+def read_pgm(path: Path) -> np.ndarray:
+    """P5 PGM (8- or 16-bit, big-endian) -> 2-D array."""
+    data = path.read_bytes()
+    fields, pos = [], 0
+    while len(fields) < 4:
+        while data[pos : pos + 1].isspace():
+            pos += 1
+        if data[pos : pos + 1] == b"#":
+            pos = data.index(b"\n", pos)
+            continue
+        end = pos
+        while not data[end : end + 1].isspace():
+            end += 1
+        fields.append(data[pos:end])
+        pos = end
+    if fields[0] != b"P5":
+        raise ValueError(f"{path}: not a binary PGM (magic {fields[0]!r})")
+    width, height, maxval = (int(f) for f in fields[1:])
+    dtype = ">u2" if maxval > 255 else "u1"
+    pixels = np.frombuffer(data, dtype=dtype, count=width * height, offset=pos + 1)
+    return pixels.reshape(height, width)
+
+
+def mandelbrot_plot(campaign_dir: Path, out_dir: Path) -> list[Plot]:
+    dumps = sorted(p for p in campaign_dir.rglob("*.pgm") if "analysis" not in p.relative_to(campaign_dir).parts)
+    if not dumps:
+        return [Plot("mandelbrot", "Mandelbrot image", "image", skipped="no --dump PGM in the campaign directory")]
+    try:
+        image = read_pgm(dumps[0])
+    except (ValueError, OSError) as err:
+        return [Plot("mandelbrot", "Mandelbrot image", "image", skipped=f"{dumps[0]}: unreadable ({err})")]
+    fig, ax = plt.subplots(figsize=(7, 7 * image.shape[0] / image.shape[1] + 0.5))
+    shown = ax.imshow(np.log1p(image.astype(float)), cmap="magma", interpolation="nearest")
+    fig.colorbar(shown, ax=ax, label="log(1 + iteration count)")
+    ax.set_title(f"{dumps[0].name} ({image.shape[1]} x {image.shape[0]} pixels)", fontsize=10)
+    ax.set_xlabel("pixel column")
+    ax.set_ylabel("pixel row")
+    return [_save(fig, out_dir, "mandelbrot", f"Mandelbrot image from {dumps[0].name}", "image")]
+
+
+def all_plots(result) -> list[Plot]:
+    out_dir = result.out_dir / "plots"
+    records = result.stats.records
+    if len(records):
+        records = records.assign(
+            binary_label=records["kernel"].astype(str) + "-" + records["lang"].astype(str) + "-"
+            + records["model"].astype(str) + " " + records["schedule"].astype(str) + " on "
+            + records["node_type"].astype(str)
+        )  # fmt: skip
+    plots = speedup_plots(result.speedup, result.cores, out_dir)
+    plots += schedule_plots(result.summary, out_dir)
+    plots += sync_plots(result.summary, out_dir)
+    plots += language_plot(result.summary, out_dir)
+    plots += mpi_plot(result.summary, out_dir)
+    plots += counter_plot(records, out_dir)
+    plots += mandelbrot_plot(result.campaign.path, out_dir)
+    return plots

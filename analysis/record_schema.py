@@ -1,0 +1,70 @@
+"""The part of a raw record (docs/formats.md, `raw/<case_id>/rep-<k>.json`) the analysis relies on.
+
+A JSON Schema (checked with jsonschema) so that a bad file gets a precise reason. Checking a million
+files with jsonschema costs tens of seconds, so `looks_valid` is a fast pre-check derived from the same
+schema: files that pass it are valid by construction; only the others go through jsonschema for the
+message.
+"""
+
+import jsonschema
+
+NUMBER = {"type": "number"}
+INTEGER = {"type": "integer"}
+STRING = {"type": "string"}
+
+RECORD_SCHEMA = {
+    "type": "object",
+    "required": [
+        "schema", "kernel", "lang", "model", "threads", "ranks", "params", "rep", "wall_s", "checksum",
+        "case_id", "status",
+    ],  # fmt: skip
+    "properties": {
+        "schema": {"const": "scalebench.run/1"},
+        "kernel": STRING,
+        "lang": STRING,
+        "model": STRING,
+        "threads": {"type": "integer", "minimum": 1},
+        "ranks": {"type": "integer", "minimum": 1},
+        "params": {"type": "object"},
+        "rep": {"type": "integer", "minimum": 0},
+        "wall_s": {"type": "number", "exclusiveMinimum": 0},
+        "checksum": STRING,
+        "case_id": STRING,
+        "status": {"const": "ok"},
+    },
+}
+
+_VALIDATOR = jsonschema.Draft202012Validator(RECORD_SCHEMA)
+_PY_TYPES = {"number": (int, float), "integer": int, "string": str, "object": dict}
+_TYPE_CHECKS = [
+    (key, _PY_TYPES[spec["type"]]) for key, spec in RECORD_SCHEMA["properties"].items() if "type" in spec
+]
+_CONSTS = [(key, spec["const"]) for key, spec in RECORD_SCHEMA["properties"].items() if "const" in spec]
+
+
+def looks_valid(record: object) -> bool:
+    """True only if `record` satisfies RECORD_SCHEMA (type, const and the two minimum checks)."""
+    if not isinstance(record, dict):
+        return False
+    try:
+        for key, types in _TYPE_CHECKS:
+            value = record[key]
+            if not isinstance(value, types) or isinstance(value, bool):
+                return False
+        for key, const in _CONSTS:
+            if record[key] != const:
+                return False
+    except KeyError:
+        return False
+    return record["wall_s"] > 0 and record["threads"] >= 1 and record["ranks"] >= 1 and record["rep"] >= 0
+
+
+def schema_problem(record: object) -> str | None:
+    """The first schema violation as one readable line, or None."""
+    if looks_valid(record):
+        return None
+    error = jsonschema.exceptions.best_match(_VALIDATOR.iter_errors(record))
+    if error is None:
+        return None
+    where = ".".join(str(p) for p in error.absolute_path) or "record"
+    return f"schema: {where}: {error.message}"

@@ -1,0 +1,145 @@
+"""Per-case statistics: median, min, bootstrap 95 % CI of the median, CV, outliers, warm-up dropped.
+
+No normality is assumed (Hoefler & Belli, SC15): the centre is the median, its CI a percentile bootstrap
+(scipy.stats.bootstrap). The bootstrap runs vectorised over all cases with the same number of
+repetitions, and each case's bootstrap distribution of the median is kept: speedup ratios, scaling fits
+and campaign comparisons are computed from those replicates instead of resampling again.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+CONFIDENCE = 0.95
+ELEMENTS_PER_CALL = 20_000_000  # bounds the memory of one vectorised bootstrap call (~160 MB)
+
+
+@dataclass
+class CaseStats:
+    table: pd.DataFrame  # one row per case with records; row i <-> dist[i]
+    dist: np.ndarray  # (cases, n_resamples) float32: bootstrap replicates of each case's median
+    records: pd.DataFrame  # measured (non-warm-up) records, with an `outlier` column
+    starts: np.ndarray | None = None  # values[starts[i] : starts[i] + counts[i]] = times of case i
+    counts: np.ndarray | None = None
+    values: np.ndarray | None = None
+
+
+def grouped_values(records: pd.DataFrame, column: str = "wall_s"):
+    """case ids, start offsets, counts and the values sorted by case (for matrix gathers)."""
+    codes, case_ids = pd.factorize(records["case_id"].astype(str), sort=True)
+    order = np.argsort(codes, kind="stable")
+    values = records[column].to_numpy(dtype=float)[order]
+    counts = np.bincount(codes, minlength=len(case_ids))
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    return np.asarray(case_ids), starts, counts, values
+
+
+def bootstrap_medians(
+    values: np.ndarray, starts: np.ndarray, counts: np.ndarray, n_resamples: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """BCa-bootstrap CI of the median per group; returns (low, high, replicates)."""
+    n_groups = len(counts)
+    low = np.full(n_groups, np.nan)
+    high = np.full(n_groups, np.nan)
+    dist = np.empty((n_groups, n_resamples), dtype=np.float32)
+    single = np.flatnonzero(counts == 1)
+    dist[single] = values[starts[single], None]
+    for n in np.unique(counts[counts >= 2]):
+        rows = np.flatnonzero(counts == n)
+        matrix = values[starts[rows, None] + np.arange(n)]
+        step = max(1, ELEMENTS_PER_CALL // (int(n) * n_resamples))
+        for first in range(0, len(rows), step):
+            part = slice(first, first + step)
+            with warnings.catch_warnings():
+                # All-equal samples give a degenerate distribution: the CI is then that one value.
+                warnings.simplefilter("ignore", RuntimeWarning)
+                warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+                result = stats.bootstrap(
+                    (matrix[part],),
+                    np.median,
+                    n_resamples=n_resamples,
+                    vectorized=True,
+                    axis=-1,
+                    confidence_level=CONFIDENCE,
+                    method="BCa",
+                    rng=rng,
+                )
+            lo, hi = result.confidence_interval.low, result.confidence_interval.high
+            # BCa is undefined for (near-)constant samples: fall back to the percentile interval there.
+            bad = ~(np.isfinite(lo) & np.isfinite(hi))
+            if bad.any():
+                alpha = (1 - CONFIDENCE) / 2
+                lo[bad], hi[bad] = np.quantile(result.bootstrap_distribution[bad], [alpha, 1 - alpha], axis=-1)
+            low[rows[part]] = lo
+            high[rows[part]] = hi
+            dist[rows[part]] = result.bootstrap_distribution
+    return low, high, dist
+
+
+def summarize(
+    records: pd.DataFrame, n_resamples: int = 2000, seed: int = 0, noise_threshold: float = 0.05
+) -> CaseStats:
+    rng = np.random.default_rng(seed)
+    measured = records[~records["warmup"].astype(bool)].copy() if len(records) else records.copy()
+    if measured.empty:
+        return CaseStats(pd.DataFrame(columns=SUMMARY_COLUMNS), np.empty((0, n_resamples), "float32"), measured)
+    measured["case_id"] = measured["case_id"].astype(str)
+    groups = measured.groupby("case_id", sort=True, observed=True)
+    wall = groups["wall_s"]
+    table = pd.DataFrame(
+        {
+            "n": wall.size(),
+            "median_s": wall.median(),
+            "min_s": wall.min(),
+            "max_s": wall.max(),
+            "mean_s": wall.mean(),
+            "q1_s": wall.quantile(0.25),
+            "q3_s": wall.quantile(0.75),
+            "cv": wall.std(ddof=1) / wall.mean(),
+            "n_warmup_dropped": groups["n_warmup"].sum(),
+            "checksum": groups["checksum"].first(),
+            "n_checksums": groups["checksum"].nunique(),
+        }
+    )
+    warm = records[records["warmup"].astype(bool)].groupby("case_id", observed=True).size()
+    table["n_warmup_dropped"] = table["n_warmup_dropped"].add(warm.reindex(table.index, fill_value=0))
+    # Tukey's fences: flagged, not removed (the median is robust; the reader sees how many there are).
+    iqr = table["q3_s"] - table["q1_s"]
+    lo = measured["case_id"].map(table["q1_s"] - 1.5 * iqr)
+    hi = measured["case_id"].map(table["q3_s"] + 1.5 * iqr)
+    measured["outlier"] = (measured["wall_s"] < lo) | (measured["wall_s"] > hi)
+    table["n_outliers"] = measured.groupby("case_id", observed=True)["outlier"].sum()
+    case_ids, starts, counts, values = grouped_values(measured)
+    assert (case_ids == table.index.to_numpy()).all()
+    low, high, dist = bootstrap_medians(values, starts, counts, n_resamples, rng)
+    table["ci_low_s"] = low
+    table["ci_high_s"] = high
+    table["ci_rel_width"] = (high - low) / table["median_s"]
+    table["noisy"] = table["ci_rel_width"] > noise_threshold
+    table["n_resamples"] = n_resamples
+    return CaseStats(table.reset_index(), dist, measured, starts, counts, values)
+
+
+SUMMARY_COLUMNS = [
+    "case_id", "n", "median_s", "min_s", "max_s", "mean_s", "q1_s", "q3_s", "cv", "n_warmup_dropped",
+    "checksum", "n_checksums", "n_outliers", "ci_low_s", "ci_high_s", "ci_rel_width", "noisy", "n_resamples",
+]  # fmt: skip
+
+
+def ratio_ci(numerator: np.ndarray, denominator: np.ndarray, rng: np.random.Generator) -> tuple:
+    """CI of a ratio of two independent medians from their bootstrap replicates (rows = pairs).
+
+    Replicates of different cases were drawn with shared resample indices (scipy vectorises that way);
+    permuting one side's replicates makes the two resamplings independent, as a two-sample bootstrap is."""
+    if numerator.size == 0:
+        return np.empty(0), np.empty(0)
+    perm = rng.permutation(numerator.shape[1])
+    ratios = numerator[:, perm].astype(float) / denominator.astype(float)
+    alpha = (1 - CONFIDENCE) / 2
+    low, high = np.quantile(ratios, [alpha, 1 - alpha], axis=1)
+    return low, high

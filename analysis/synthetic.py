@@ -1,0 +1,567 @@
+"""Synthetic campaign directories with known ground truth, for tests, benchmarks and demos.
+
+The files follow docs/formats.md exactly (campaign.toml, cases.jsonl, manifest.json,
+raw/<case_id>/rep-<k>.json, failed-attempt files), so the analysis cannot tell them from a real
+campaign. What is planted is returned as a `GroundTruth`, so tests compare against the truth and
+never against numbers the analysis produced.
+
+Timing model: the true median time of a case is
+    T(p) = T1 * (f + (1 - f) / p)                 for p = threads * ranks <= cores (Amdahl),
+    T(p) = T(cores) * (1 + oversub * (p/cores - 1)) beyond the cores (oversubscription costs),
+times the case's `slowdown` (planted slow variants); each repetition multiplies it by lognormal
+noise with median 1 (so the true median is exactly T), optionally with rare spikes (outliers).
+
+    python -m analysis.synthetic OUT_DIR            # writes the standard demo campaign
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from analysis.atomic import write_text_atomic
+
+MANDELBROT_PARAMS = {"preset": "asymmetric", "width": 64, "height": 64, "max_iter": 200}
+MCPI_PARAMS = {"samples": 1_000_000, "seed": 1}
+STARTED = "2026-11-22T00:00:00Z"
+
+
+@dataclass
+class CaseSpec:
+    """One planned case and how its synthetic repetitions behave."""
+
+    node_type: str
+    kernel: str
+    lang: str
+    model: str
+    threads: int
+    ranks: int = 1
+    schedule: str = "static"
+    sync: str = "none"
+    inner: str = "scalar"
+    pin: str = "compact"
+    counter_group: str | None = None
+    reps: int = 10
+    params: dict = field(default_factory=dict)
+    t1: float = 1.0  # true single-worker time of this variant [s]
+    serial_fraction: float = 0.1
+    slowdown: float = 1.0  # planted slow variant: multiplies the true time
+    noise: str = "lognormal"  # lognormal | spiky (lognormal + 5 % spikes of x1.5) | none
+    sigma: float = 0.02  # lognormal shape (relative spread)
+    wrong_checksum: bool = False
+    violations: bool = False
+    fate: str = "ok"  # ok | failed (every rep failed) | missing (no file) | partial (half the reps)
+
+    @property
+    def binary(self) -> str:
+        return f"{self.kernel}-{self.lang}-{self.model}"
+
+    def case_dict(self, index: int, experiment: str) -> dict:
+        params = dict(MANDELBROT_PARAMS if self.kernel == "mandelbrot" else MCPI_PARAMS)
+        params.update(self.params)
+        if self.model != "serial":
+            params.update(schedule=self.schedule, sync=self.sync)
+        params["inner"] = self.inner
+        argv = ["--threads", str(self.threads)]
+        for key, value in params.items():
+            argv += [f"--{key.replace('_', '-')}", str(value)]
+        case = {
+            "node_type": self.node_type,
+            "binary": self.binary,
+            "kernel": self.kernel,
+            "lang": self.lang,
+            "model": self.model,
+            "threads": self.threads,
+            "ranks": self.ranks,
+            "pin": self.pin,
+            "counter_group": self.counter_group,
+            "reps": self.reps,
+            "warmup": 1,
+            "timeout_s": 120,
+            "params": params,
+            "env": {"OMP_PROC_BIND": "false"},
+            "argv": argv,
+        }
+        canonical = json.dumps(case, sort_keys=True, separators=(",", ":"))
+        case_id = hashlib.sha256(canonical.encode()).hexdigest()[:12]
+        return {"case_id": case_id, "index": index, "experiment": experiment, **case}
+
+
+@dataclass
+class NodeTypeSpec:
+    name: str
+    cores: int
+    sockets: int = 1
+    threads_per_core: int = 1
+    counters: bool = False
+    oversub: float = 0.05
+
+
+@dataclass
+class GroundTruth:
+    """What was planted, by case_id."""
+
+    campaign_dir: Path
+    true_median_s: dict[str, float] = field(default_factory=dict)
+    serial_fraction: dict[str, float] = field(default_factory=dict)
+    wrong_checksum: list[str] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    partial: list[str] = field(default_factory=list)
+    corrupt_files: dict[str, str] = field(default_factory=dict)  # relative path -> kind
+    dump: Path | None = None
+    cases: list[dict] = field(default_factory=list)
+    n_records: int = 0
+
+
+def true_time(spec: CaseSpec, node: NodeTypeSpec) -> float:
+    p = spec.threads * spec.ranks
+    f = spec.serial_fraction
+    if spec.model == "serial":
+        t = spec.t1
+    elif p <= node.cores:
+        t = spec.t1 * (f + (1 - f) / p)
+    else:
+        t = spec.t1 * (f + (1 - f) / node.cores) * (1 + node.oversub * (p / node.cores - 1))
+    return t * spec.slowdown
+
+
+def draw_times(spec: CaseSpec, median: float, rng: np.random.Generator) -> np.ndarray:
+    if spec.noise == "none":
+        return np.full(spec.reps, median)
+    times = median * rng.lognormal(0.0, spec.sigma, spec.reps)
+    if spec.noise == "spiky":
+        times = np.where(rng.random(spec.reps) < 0.05, times * 1.5, times)
+    return times
+
+
+def fnv1a64(data: bytes) -> str:
+    h = 0xCBF29CE484222325
+    for byte in data:
+        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"fnv1a64:{h:016x}"
+
+
+def reference_checksum(case: dict) -> str:
+    """Same kernel and problem -> same checksum, whatever the variant (as in the real kernels)."""
+    problem = {k: v for k, v in case["params"].items() if k not in ("schedule", "sync", "inner")}
+    key = json.dumps([case["kernel"], problem], sort_keys=True).encode()
+    return fnv1a64(key)
+
+
+def placement(spec: CaseSpec, node: NodeTypeSpec) -> tuple[list[int], list[list[int]], list[dict]]:
+    hwthreads = node.cores * node.threads_per_core
+    workers = spec.threads * spec.ranks
+    cpus = list(range(min(workers, hwthreads)))
+    seen = [[i % hwthreads, i % hwthreads] for i in range(workers)]
+    violations = []
+    if spec.violations:
+        # Worker 0 migrated to the last CPU between start and end of its work.
+        seen[0] = [0, hwthreads - 1]
+        violations = [{"worker": 0, "planned": 0, "seen": seen[0]}]
+    return cpus, seen, violations
+
+
+def counters_field(spec: CaseSpec, node: NodeTypeSpec, cpus: list[int], rng: np.random.Generator) -> dict:
+    if spec.counter_group is None:
+        return {"status": "off"}
+    if not node.counters:
+        return {
+            "status": "unavailable",
+            "group": spec.counter_group,
+            "reason": "likwid-perfctr: Cannot get access to MSRs. Please check permissions to the MSRs",
+        }
+    p = spec.threads * spec.ranks
+    # CPI grows slowly with threads (shared resources), miss ratio too: enough shape for a plot.
+    cpi = 0.5 * (1 + 0.02 * p) * rng.lognormal(0, 0.01, len(cpus))
+    miss = 0.01 * (1 + 0.05 * p) * rng.lognormal(0, 0.01, len(cpus))
+
+    def metric(values: np.ndarray) -> dict:
+        return {
+            "per_hwthread": {str(c): float(v) for c, v in zip(cpus, values, strict=True)},
+            "sum": float(values.sum()),
+            "min": float(values.min()),
+            "max": float(values.max()),
+            "avg": float(values.mean()),
+        }
+
+    return {
+        "status": "ok",
+        "group": spec.counter_group,
+        "metrics": {"CPI": metric(cpi), "L2 miss ratio": metric(miss)},
+        "events": {"INSTR_RETIRED_ANY": metric(np.full(len(cpus), 1e9))},
+    }
+
+
+def make_record(
+    spec: CaseSpec, node: NodeTypeSpec, case: dict, campaign: str, rep: int, wall: float, checksum: str, rng
+) -> dict:
+    cpus, seen, violations = placement(spec, node)
+    workers = spec.threads * spec.ranks
+    work = 10_000_000 if spec.kernel == "mandelbrot" else case["params"]["samples"]
+    record = {
+        "schema": "scalebench.run/1",
+        "kernel": spec.kernel,
+        "lang": spec.lang,
+        "model": spec.model,
+        "schedule": case["params"].get("schedule", "static"),
+        "sync": case["params"].get("sync", "none"),
+        "inner": spec.inner,
+        "threads": spec.threads,
+        "ranks": spec.ranks,
+        "params": case["params"],
+        "rep": rep,
+        "warmup": False,
+        "wall_s": wall,
+        "setup_s": 1e-4 * workers,
+        "cpu_user_s": wall * min(workers, node.cores),
+        "cpu_sys_s": 0.001,
+        "ctx_voluntary": 3,
+        "ctx_involuntary": max(0, workers - node.cores),
+        "os_threads": spec.threads + (1 if spec.model == "pthreads" else 0),
+        "placement": seen,
+        "work": work,
+        "checksum": checksum,
+        "result": {"pi": 3.1416} if spec.kernel == "mcpi" else {"iterations": work},
+        "timer_res_s": 1e-9,
+        "build": {"compiler": "gcc 12.2.0" if spec.lang == "c" else "gfortran 12.2.0", "flags": "-O2"},
+        "host": f"{node.name}-host",
+        "started": STARTED,
+        "campaign": campaign,
+        "case_id": case["case_id"],
+        "case_index": case["index"],
+        "node_type": spec.node_type,
+        "hostname": f"{node.name}-host",
+        "status": "ok",
+        "exit_status": 0,
+        "stderr_tail": "",
+        "runner_wall_s": wall + 0.01,
+        "warmup_wall_s": [wall * 1.1],
+        "pin": {
+            "strategy": spec.pin,
+            "cpus": cpus,
+            "command": ["likwid-pin", "-q", "-c", ",".join(map(str, cpus))],
+            "violations": violations,
+        },
+        "counters": counters_field(spec, node, cpus, rng),
+        "slurm": None,
+    }
+    if spec.model == "mpi":
+        rank_times = wall * (1 - 0.05 * rng.random(spec.ranks))
+        rank_times[0] = wall
+        record["rank_wall_s"] = [float(t) for t in rank_times]
+    return record
+
+
+def failed_record(case: dict, campaign: str, rep: int) -> dict:
+    return {
+        "schema": "scalebench.run/1",
+        "campaign": campaign,
+        "case_id": case["case_id"],
+        "case_index": case["index"],
+        "rep": rep,
+        "node_type": case["node_type"],
+        "status": "failed",
+        "reason": "timeout after 120 s",
+        "exit_status": -9,
+        "stderr_tail": "killed",
+    }
+
+
+def mandelbrot_pgm(width: int = 96, height: int = 64, max_iter: int = 100) -> bytes:
+    """A P5 16-bit PGM of iteration counts, computed by the kernel definition in design.md."""
+    x0, x1, y0, y1 = -2.0, 0.5, -1.25, 1.25
+    dx, dy = (x1 - x0) / width, (y1 - y0) / height
+    cx = x0 + (np.arange(width) + 0.5) * dx
+    cy = y1 - (np.arange(height) + 0.5) * dy
+    c_re, c_im = np.meshgrid(cx, cy)
+    x = np.zeros_like(c_re)
+    y = np.zeros_like(c_re)
+    n = np.zeros(c_re.shape, dtype=np.int64)
+    for _ in range(max_iter):
+        active = x * x + y * y <= 4.0
+        if not active.any():
+            break
+        xt = (x * x - y * y) + c_re
+        y = np.where(active, (2.0 * x) * y + c_im, y)
+        x = np.where(active, xt, x)
+        n += active
+    header = f"P5\n{width} {height}\n65535\n".encode()
+    return header + np.minimum(n, 65535).astype(">u2").tobytes()
+
+
+def write_case_records(args: tuple) -> int:
+    """Writes one case's repetition files; returns how many records were written."""
+    spec, node, case, campaign, raw_dir, seed, truth_median = args
+    rng = np.random.default_rng(seed)
+    case_dir = Path(raw_dir) / case["case_id"]
+    if spec.fate == "missing":
+        return 0
+    case_dir.mkdir(parents=True, exist_ok=True)
+    times = draw_times(spec, truth_median, rng)
+    checksum = reference_checksum(case)
+    if spec.wrong_checksum:
+        checksum = fnv1a64(b"planted mismatch " + case["case_id"].encode())
+    written = 0
+    for rep in range(spec.reps):
+        if spec.fate == "failed" or (spec.fate == "partial" and rep >= spec.reps // 2):
+            name = f"rep-{rep}.failed-20261122T000000Z-{4242 + rep}.json"
+            (case_dir / name).write_text(json.dumps(failed_record(case, campaign, rep)))
+            continue
+        record = make_record(spec, node, case, campaign, rep, float(times[rep]), checksum, rng)
+        # Bulk fixture files: plain writes (no fsync per file), they are regenerated at will.
+        (case_dir / f"rep-{rep}.json").write_text(json.dumps(record))
+        written += 1
+    return written
+
+
+def write_campaign(
+    root: Path,
+    name: str,
+    specs: list[CaseSpec],
+    nodes: list[NodeTypeSpec],
+    seed: int = 12345,
+    processes: int = 1,
+    experiment: str = "synthetic",
+) -> GroundTruth:
+    """Writes the campaign directory root/name and returns its ground truth."""
+    campaign_dir = Path(root) / name
+    raw_dir = campaign_dir / "raw"
+    raw_dir.mkdir(parents=True, exist_ok=True)
+    (campaign_dir / "logs").mkdir(exist_ok=True)
+    by_name = {n.name: n for n in nodes}
+    truth = GroundTruth(campaign_dir=campaign_dir)
+    jobs = []
+    lines = []
+    for index, spec in enumerate(specs):
+        case = spec.case_dict(index, experiment)
+        truth.cases.append(case)
+        lines.append(json.dumps(case, sort_keys=True))
+        node = by_name[spec.node_type]
+        median = true_time(spec, node)
+        cid = case["case_id"]
+        truth.true_median_s[cid] = median
+        truth.serial_fraction[cid] = spec.serial_fraction
+        for flag, bucket in (
+            (spec.wrong_checksum, truth.wrong_checksum),
+            (spec.violations, truth.violations),
+            (spec.fate == "failed", truth.failed),
+            (spec.fate == "missing", truth.missing),
+            (spec.fate == "partial", truth.partial),
+        ):
+            if flag:
+                bucket.append(cid)
+        jobs.append((spec, node, case, name, str(raw_dir), seed * 1_000_003 + index, median))
+    write_text_atomic(campaign_dir / "cases.jsonl", "\n".join(lines) + "\n")
+    write_text_atomic(campaign_dir / "campaign.toml", campaign_toml(name, experiment, seed, nodes))
+    write_text_atomic(campaign_dir / "manifest.json", json.dumps(manifest(name, nodes), indent=1))
+    if processes > 1:
+        from multiprocessing import Pool
+
+        with Pool(processes) as pool:
+            truth.n_records = sum(pool.imap_unordered(write_case_records, jobs, chunksize=16))
+    else:
+        truth.n_records = sum(map(write_case_records, jobs))
+    return truth
+
+
+def campaign_toml(name: str, experiment: str, seed: int, nodes: list[NodeTypeSpec]) -> str:
+    lines = [
+        "[campaign]",
+        f'name = "{name}"',
+        f'created = "{STARTED}"',
+        f"seed = {seed}",
+        "",
+        "[experiment]",
+        f'name = "{experiment}"',
+        'description = "Synthetic campaign with planted ground truth (analysis/synthetic.py)"',
+        "reps = 10",
+        "warmup = 1",
+        "",
+    ]
+    for node in nodes:
+        lines += [
+            f"[node_types.{node.name}]",
+            f"sockets = {node.sockets}",
+            f"cores_per_socket = {node.cores // node.sockets}",
+            f"threads_per_core = {node.threads_per_core}",
+            f"counters = {'true' if node.counters else 'false'}",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def manifest(name: str, nodes: list[NodeTypeSpec]) -> dict:
+    return {
+        "campaign": name,
+        "synthetic": True,
+        "git": {"commit": "0" * 40, "dirty": False},
+        "compilers": {"c": "gcc 12.2.0", "fortran": "GNU Fortran 12.2.0", "flags": "-O2 -ffp-contract=off"},
+        "versions": {"likwid": "5.2.2", "slurm": "22.05.8", "openmpi": "4.1.4"},
+        "topology": {
+            n.name: {
+                "sockets": n.sockets,
+                "cores": n.cores,
+                "threads_per_core": n.threads_per_core,
+                "hwthreads": n.cores * n.threads_per_core,
+            }
+            for n in nodes
+        },
+        "hostnames": [f"{n.name}-host" for n in nodes],
+        "load_average": [0.1, 0.1, 0.1],
+        "steal_time_ticks": 0,
+        "kernel_version": "scalebench-kernels 0.1",
+    }
+
+
+def standard_nodes() -> list[NodeTypeSpec]:
+    return [NodeTypeSpec("synth16", cores=16, counters=True), NodeTypeSpec("workstation", cores=2)]
+
+
+def standard_specs(reps: int = 10, serial_fraction: float = 0.1) -> list[CaseSpec]:
+    """Every feature the analysis handles, each once: see GroundTruth for what is planted where."""
+    s = []
+    threads16 = [1, 2, 4, 8, 12, 16, 32]
+    for lang in ("c", "f"):
+        s.append(CaseSpec("synth16", "mandelbrot", lang, "serial", 1, reps=reps, t1=1.0))
+    # OpenMP schedules: dynamic is the Amdahl reference, static a planted 25 % slower variant, guided an
+    # identical twin of dynamic (same distribution: no real difference to find).
+    for p in threads16:
+        for sched, slow in (("dynamic,4", 1.0), ("static", 1.25), ("guided", 1.0)):
+            s.append(
+                CaseSpec(
+                    "synth16",
+                    "mandelbrot",
+                    "c",
+                    "omp",
+                    p,
+                    schedule=sched,
+                    slowdown=slow,
+                    reps=reps,
+                    t1=1.02,
+                    serial_fraction=serial_fraction,
+                    counter_group="L2CACHE",
+                    wrong_checksum=(sched == "static" and p == 8),
+                    violations=(sched == "guided" and p == 4),
+                )
+            )
+        s.append(
+            CaseSpec(
+                "synth16", "mandelbrot", "f", "omp", p, schedule="dynamic,4", reps=reps, t1=1.1,
+                serial_fraction=serial_fraction,
+            )
+        )  # fmt: skip
+    # pthreads sync variants over 1..512 threads (coarse locking: slower, fine: slightly slower).
+    s.append(CaseSpec("synth16", "mcpi", "c", "serial", 1, reps=reps, t1=0.5))
+    for p in [2**k for k in range(10)]:
+        for sync, slow in (("none", 1.0), ("atomic", 1.05), ("fine", 1.1), ("coarse", 1.0 + 0.1 * p**0.5)):
+            s.append(
+                CaseSpec(
+                    "synth16", "mcpi", "c", "pthreads", p, schedule="block", sync=sync, slowdown=slow,
+                    reps=reps, t1=0.5, serial_fraction=0.02, noise="spiky",
+                )
+            )  # fmt: skip
+    # MPI: ranks x threads.
+    for ranks, threads in ((1, 1), (2, 1), (4, 1), (8, 1), (1, 8), (2, 4), (4, 2), (2, 8), (4, 4)):
+        s.append(
+            CaseSpec("synth16", "mcpi", "c", "mpi", threads, ranks=ranks, reps=reps, t1=0.52, serial_fraction=0.03)
+        )
+    # Workstation: 2 cores, counters unavailable, one oversubscribed point, and the planted problems.
+    s.append(CaseSpec("workstation", "mandelbrot", "c", "serial", 1, reps=reps, t1=2.0, counter_group="CPI"))
+    for p in (1, 2, 4):
+        s.append(
+            CaseSpec(
+                "workstation", "mandelbrot", "c", "omp", p, schedule="dynamic,4", reps=reps, t1=2.05,
+                counter_group="CPI", sigma=0.3 if p == 2 else 0.02,
+            )
+        )  # fmt: skip
+    s.append(CaseSpec("workstation", "mandelbrot", "c", "omp", 2, schedule="static", t1=2.05, reps=reps, fate="failed"))
+    s.append(CaseSpec("workstation", "mandelbrot", "c", "omp", 2, schedule="guided", t1=2.05, reps=reps, fate="missing"))
+    s.append(CaseSpec("workstation", "mandelbrot", "c", "omp", 1, schedule="guided", t1=2.05, reps=reps, fate="partial"))
+    return s
+
+
+def standard_campaign(root: Path, name: str = "synthetic-20261122T000000Z", reps: int = 10, seed: int = 1):
+    """The demo/test campaign: every plot and check has data. Also writes a Mandelbrot dump PGM."""
+    truth = write_campaign(root, name, standard_specs(reps), standard_nodes(), seed=seed)
+    dump = truth.campaign_dir / "dumps" / "mandelbrot-c-serial.pgm"
+    dump.parent.mkdir(exist_ok=True)
+    dump.write_bytes(mandelbrot_pgm())
+    truth.dump = dump
+    return truth
+
+
+def plant_corrupt_files(truth: GroundTruth) -> None:
+    """Adds one corrupt record file of each kind as extra repetitions of the first complete case."""
+    case = next(c for c in truth.cases if c["case_id"] not in truth.missing + truth.failed)
+    case_dir = truth.campaign_dir / "raw" / case["case_id"]
+    good = json.loads((case_dir / "rep-0.json").read_text())
+    base = case["reps"]
+    kinds = {
+        "bad-json": "{not json at all",
+        "truncated": json.dumps(good)[: len(json.dumps(good)) // 2],
+        "wrong-schema": json.dumps({**good, "schema": "somebody.else/9"}),
+        "missing-field": json.dumps({k: v for k, v in good.items() if k != "wall_s"}),
+        "wrong-type": json.dumps({**good, "threads": "four"}),
+    }
+    for offset, (kind, text) in enumerate(kinds.items()):
+        rel = f"raw/{case['case_id']}/rep-{base + offset}.json"
+        (truth.campaign_dir / rel).write_text(text)
+        truth.corrupt_files[rel] = kind
+
+
+def bulk_specs(n_records: int, reps: int = 50) -> tuple[list[CaseSpec], list[NodeTypeSpec]]:
+    """Many cases (problem sizes x variants x thread counts) for the scale benchmark."""
+    nodes = [NodeTypeSpec("big64", cores=64, counters=True)]
+    threads = [1, 2, 4, 8, 16, 32, 64, 128]
+    variants = [("static", 1.1), ("dynamic,4", 1.0), ("guided", 1.0)]
+    n_cases = max(1, n_records // reps)
+    specs: list[CaseSpec] = []
+    size = 0
+    while len(specs) < n_cases:
+        size += 1
+        params = {"width": 64 + size, "height": 64}
+        specs.append(CaseSpec("big64", "mandelbrot", "c", "serial", 1, reps=reps, params=params))
+        for sched, slow in variants:
+            for p in threads:
+                specs.append(
+                    CaseSpec(
+                        "big64", "mandelbrot", "c", "omp", p, schedule=sched, slowdown=slow, reps=reps,
+                        params=params, counter_group="L2CACHE" if sched == "dynamic,4" else None,
+                    )
+                )  # fmt: skip
+    return specs[:n_cases], nodes
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m analysis.synthetic",
+        description="Write a synthetic campaign directory with known ground truth (for demos and tests).",
+    )
+    parser.add_argument("out_dir", type=Path, help="directory to create the campaign in (like results/)")
+    parser.add_argument("--name", default="synthetic-20261122T000000Z", help="campaign name")
+    parser.add_argument("--reps", type=int, default=10, help="repetitions per case (default 10)")
+    parser.add_argument("--records", type=int, help="bulk mode: about this many records (scale tests)")
+    parser.add_argument("--processes", type=int, default=os.cpu_count() or 1, help="writer processes (bulk)")
+    args = parser.parse_args(argv)
+    if args.reps < 1 or (args.records is not None and args.records < 1):
+        parser.error("--reps and --records must be positive")
+    if args.records:
+        specs, nodes = bulk_specs(args.records, reps=min(args.reps, args.records))
+        truth = write_campaign(args.out_dir, args.name, specs, nodes, processes=args.processes)
+    else:
+        truth = standard_campaign(args.out_dir, args.name, reps=args.reps)
+    print(f"{truth.campaign_dir}: {len(truth.cases)} cases, {truth.n_records} records")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

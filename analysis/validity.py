@@ -1,0 +1,125 @@
+"""Validity checks, shown first in the report: a fast wrong answer is not a result.
+
+- checksum: every case against the serial reference of the same kernel, problem and inner loop
+  (bit-exact by design); a mismatch, or repetitions that disagree, makes the case invalid;
+- placement: records whose workers ran elsewhere than planned (`pin.violations`);
+- completeness: planned repetitions (cases.jsonl) without a record, failed (with the reason) or missing;
+- noise: cases whose CI of the median is wider than a fraction of the median;
+- counters: asked for but unavailable, and why.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.campaign import CASE_COLUMNS
+
+
+def case_table(planned: pd.DataFrame, records: pd.DataFrame) -> pd.DataFrame:
+    """Planned cases, plus cases that only appear in records (case properties taken from a record)."""
+    from analysis.campaign import problem_key
+
+    planned = planned.copy()
+    planned["planned"] = True
+    if records.empty:
+        return planned
+    known = set(planned["case_id"])
+    extra = records[~records["case_id"].astype(str).isin(known)]
+    if extra.empty:
+        return planned
+    first = extra.astype({"case_id": str}).groupby("case_id", observed=True).first().reset_index()
+    import json
+
+    rows = pd.DataFrame(
+        {
+            "case_id": first["case_id"],
+            "index": None,
+            "node_type": first["node_type"].astype(str),
+            "binary": first["kernel"].astype(str) + "-" + first["lang"].astype(str) + "-" + first["model"].astype(str),
+            "kernel": first["kernel"].astype(str),
+            "lang": first["lang"].astype(str),
+            "model": first["model"].astype(str),
+            "threads": first["threads"].astype(int),
+            "ranks": first["ranks"].astype(int),
+            "pin": first["pin_strategy"],
+            "counter_group": first["counters_group"],
+            "reps": 0,
+            "schedule": first["schedule"],
+            "sync": first["sync"],
+            "inner": first["inner"],
+            "problem": [problem_key(json.loads(p)) for p in first["params_json"]],
+            "params_json": first["params_json"],
+            "planned": False,
+        }
+    )
+    return pd.concat([planned, rows[CASE_COLUMNS + ["planned"]]], ignore_index=True)
+
+
+def checksum_check(summary: pd.DataFrame) -> pd.DataFrame:
+    """Adds reference_checksum, checksum_status (ok|mismatch|inconsistent|no reference) and valid."""
+    s = summary.copy()
+    key = ["kernel", "problem", "inner"]
+    serial = s[(s["model"] == "serial") & (s["n_checksums"] == 1)]
+    # The most frequent serial checksum is the reference (a broken serial build is then the outlier).
+    reference = serial.groupby(key, dropna=False, observed=True)["checksum"].agg(lambda c: c.mode().iloc[0])
+    reference.name = "reference_checksum"
+    s = s.merge(reference.reset_index(), on=key, how="left")
+    status = pd.Series("ok", index=s.index)
+    status[s["reference_checksum"].isna()] = "no reference"
+    status[s["reference_checksum"].notna() & (s["checksum"] != s["reference_checksum"])] = "mismatch"
+    status[s["n_checksums"] > 1] = "inconsistent"
+    s["checksum_status"] = status
+    s["valid"] = status.isin(["ok", "no reference"])
+    return s
+
+
+def completeness(cases: pd.DataFrame, records: pd.DataFrame, failed: pd.DataFrame) -> pd.DataFrame:
+    """Per planned case: reps planned / done / failed / missing, and the latest failure reason."""
+    planned = cases[cases["planned"]][["case_id", "node_type", "binary", "threads", "ranks", "reps"]].copy()
+    done = (
+        records.astype({"case_id": str}).groupby("case_id", observed=True)["rep"].nunique()
+        if len(records)
+        else pd.Series(dtype=int)
+    )
+    planned["done"] = planned["case_id"].map(done).fillna(0).astype(int)
+    if len(failed):
+        have = set(zip(records["case_id"].astype(str), records["rep"].astype(int), strict=True))
+        open_failures = failed[
+            [(c, int(r)) not in have for c, r in zip(failed["case_id"], failed["rep"], strict=True)]
+        ].sort_values("file")
+        planned["failed"] = planned["case_id"].map(open_failures.groupby("case_id")["rep"].nunique())
+        planned["reason"] = planned["case_id"].map(open_failures.groupby("case_id")["reason"].last())
+    else:
+        planned["failed"] = 0
+        planned["reason"] = None
+    planned["failed"] = planned["failed"].fillna(0).astype(int)
+    planned["missing"] = (planned["reps"] - planned["done"] - planned["failed"]).clip(lower=0)
+    planned["state"] = "done"
+    planned.loc[planned["missing"] > 0, "state"] = "missing"
+    planned.loc[planned["failed"] > 0, "state"] = "failed"
+    planned.loc[(planned["state"] != "done") & (planned["done"] > 0), "state"] = "partial"
+    return planned
+
+
+def placement_violations(records: pd.DataFrame) -> pd.DataFrame:
+    if records.empty or "pin_violations" not in records:
+        return pd.DataFrame(columns=["case_id", "records_with_violations", "records"])
+    r = records.astype({"case_id": str})
+    counts = r.groupby("case_id", observed=True).agg(
+        records_with_violations=("pin_violations", lambda v: int((v > 0).sum())), records=("rep", "size")
+    )
+    return counts[counts["records_with_violations"] > 0].reset_index()
+
+
+def counter_status(records: pd.DataFrame) -> pd.DataFrame:
+    if records.empty or "counters_status" not in records:
+        return pd.DataFrame(columns=["node_type", "counters_group", "counters_status", "counters_reason", "records"])
+    r = records.copy()
+    for column in ("counters_group", "counters_status", "counters_reason"):
+        r[column] = r[column].astype(object).fillna("")
+    return (
+        r.groupby(["node_type", "counters_group", "counters_status", "counters_reason"], observed=True)
+        .size()
+        .rename("records")
+        .reset_index()
+    )

@@ -1,0 +1,66 @@
+"""Atomic file writes: a reader sees the old file, the new file or nothing, never half a file.
+
+Records are measurements: `write_new` refuses to replace an existing file (hard-link semantics, the
+O_EXCL of renames), so a record once written is never rewritten, even by two runners racing.
+"""
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+
+def _write_temp(path: Path, data: bytes) -> Path:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return Path(tmp)
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, data: bytes | str) -> None:
+    """Write (or replace) `path` atomically: temp file in the same directory, fsync, rename."""
+    path = Path(path)
+    raw = data.encode() if isinstance(data, str) else data
+    tmp = _write_temp(path, raw)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def write_new(path: Path, data: bytes | str) -> bool:
+    """Create `path` atomically with the given content unless it exists; True if this call created it.
+
+    os.link fails with EEXIST instead of replacing, which gives rename-noreplace semantics portably.
+    """
+    path = Path(path)
+    raw = data.encode() if isinstance(data, str) else data
+    tmp = _write_temp(path, raw)
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        return False
+    finally:
+        tmp.unlink(missing_ok=True)
+    _fsync_dir(path.parent)
+    return True
+
+
+def dump_json(obj) -> str:
+    return json.dumps(obj, indent=1, sort_keys=False) + "\n"

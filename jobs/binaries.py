@@ -1,0 +1,46 @@
+"""The kernel binaries in build/bin: which exist and which options each one takes (from its --help)."""
+
+import functools
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from jobs.errors import ScalebenchError
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN_DIR = ROOT / "build" / "bin"
+OPTION = re.compile(r"(?<![\w-])--([a-z][a-z0-9-]*)")
+
+
+def bin_dir() -> Path:
+    """build/bin, or $SCALEBENCH_BIN_DIR (lets tests and odd installs point elsewhere)."""
+    return Path(os.environ.get("SCALEBENCH_BIN_DIR", BIN_DIR))
+
+
+def binary_path(name: str) -> Path:
+    return bin_dir() / name
+
+
+def split_name(name: str) -> tuple[str, str, str]:
+    """'mandelbrot-c-omp' -> ('mandelbrot', 'c', 'omp')."""
+    parts = name.split("-")
+    if len(parts) != 3 or not all(parts):
+        raise ValueError(name)
+    return parts[0], parts[1], parts[2]
+
+
+@functools.cache
+def binary_options(path: Path) -> frozenset[str]:
+    """Long options the binary documents in its --help (names without '--')."""
+    try:
+        out = subprocess.run([str(path), "--help"], capture_output=True, text=True, timeout=30, check=False)
+    except OSError as err:
+        raise ScalebenchError(f"{path}: cannot run --help: {err}") from None
+    if out.returncode != 0:
+        raise ScalebenchError(f"{path} --help failed with exit status {out.returncode}")
+    return frozenset(OPTION.findall(out.stdout + out.stderr))
+
+
+def is_mpi(model: str) -> bool:
+    return model == "mpi" or model.startswith("mpi")

@@ -1,0 +1,152 @@
+"""Campaign directories: create one from an experiment (plan + write), find one, read its cases.
+
+Layout and fields: docs/formats.md. A campaign directory appears complete or not at all (it is built
+under a temporary name and renamed), and results/latest is switched atomically to the newest.
+"""
+
+import datetime
+import json
+import os
+import secrets
+import shutil
+from pathlib import Path
+
+from jobs import toml_write
+from jobs.atomic import dump_json, write_atomic
+from jobs.config import NODES_TOML, load_experiment, load_node_types
+from jobs.errors import ScalebenchError, UsageError
+from jobs.manifest import collect_manifest
+from jobs.plan import plan_cases
+from jobs.topology import detect_topology
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def default_results_dir() -> Path:
+    return Path(os.environ.get("SCALEBENCH_RESULTS_DIR", ROOT / "results"))
+
+
+def plan_experiment(experiment_path, node_types=None, nodes_path=NODES_TOML):
+    """Validate the experiment and return (experiment, cases) without writing anything."""
+    known = load_node_types(nodes_path)
+    exp = load_experiment(Path(experiment_path), known)
+    return exp, plan_cases(exp, known, list(node_types) if node_types else None)
+
+
+def resolved_config(exp, cases: list[dict], name: str, created: str, seed: int) -> dict:
+    """campaign.toml: the experiment with every default filled in, plus the [campaign] table."""
+    sweeps = []
+    for sweep in exp.sweeps:
+        block = {k: list(v) for k, v in sweep.axes.items()}
+        block |= dict(sweep.run)
+        block["env"] = dict(sweep.env)
+        block["params"] = {k: list(v) for k, v in sweep.params.items()}
+        sweeps.append(block)
+    config = {
+        "description": exp.description,
+        "node_types": sorted({c["node_type"] for c in cases}, key=[c["node_type"] for c in cases].index),
+        "seed": seed,
+        **exp.run,
+        "env": dict(exp.env),
+        "campaign": {
+            "name": name,
+            "created": created,
+            "seed": seed,
+            "experiment": exp.name,
+            "experiment_file": str(exp.path),
+            "cases": len(cases),
+        },
+        "sweep": sweeps,
+    }
+    if exp.excludes:
+        config["exclude"] = exp.excludes
+    return config
+
+
+def create_campaign(experiment_path, node_types=None, name=None, results_dir=None) -> Path:
+    exp, cases = plan_experiment(experiment_path, node_types)
+    results = Path(results_dir) if results_dir else default_results_dir()
+    results.mkdir(parents=True, exist_ok=True)
+    now = datetime.datetime.now(datetime.UTC)
+    created = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    base = name or f"{exp.name}-{now.strftime('%Y%m%dT%H%M%SZ')}"
+    if name and (results / name).exists():
+        raise UsageError(f"--name {name!r}: campaign {results / name} already exists")
+    campaign, n = base, 1
+    while (results / campaign).exists():
+        n += 1
+        campaign = f"{base}-{n}"
+    seed = exp.seed if exp.seed is not None else secrets.randbits(32)
+    for case in cases:
+        case["experiment"] = exp.name
+    try:
+        topology = detect_topology().to_json()
+    except ScalebenchError:
+        topology = None  # a submit host without likwid still plans Slurm campaigns
+
+    staging = results / f".{campaign}.staging-{os.getpid()}"
+    staging.mkdir()
+    try:
+        for sub in ("raw", "logs", "hosts"):
+            (staging / sub).mkdir()
+        write_atomic(
+            staging / "campaign.toml", toml_write.dumps(resolved_config(exp, cases, campaign, created, seed))
+        )
+        write_atomic(staging / "cases.jsonl", "".join(json.dumps(c) + "\n" for c in cases))
+        manifest = collect_manifest(campaign, [c["binary"] for c in cases], topology)
+        write_atomic(staging / "manifest.json", dump_json(manifest))
+        os.rename(staging, results / campaign)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    update_latest(results, campaign)
+    return results / campaign
+
+
+def update_latest(results: Path, campaign: str) -> None:
+    tmp = results / f".latest.{os.getpid()}"
+    tmp.unlink(missing_ok=True)
+    tmp.symlink_to(campaign)
+    os.replace(tmp, results / "latest")
+
+
+def resolve_campaign(arg) -> Path:
+    """A campaign directory from a path, a name under results/, or 'latest'."""
+    text = str(arg)
+    candidates = [Path(text)] if text != "latest" else []
+    candidates.append(default_results_dir() / text)
+    for path in candidates:
+        if (path / "cases.jsonl").is_file():
+            return path.resolve()
+    raise UsageError(
+        f"campaign {text!r}: not a campaign directory (no cases.jsonl) "
+        f"nor a campaign name under {default_results_dir()}"
+    )
+
+
+def load_cases(campaign_dir) -> list[dict]:
+    path = Path(campaign_dir) / "cases.jsonl"
+    cases = []
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as err:
+        raise ScalebenchError(f"{path}: cannot read: {err.strerror}") from None
+    for lineno, line in enumerate(lines, 1):
+        try:
+            case = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise ScalebenchError(f"{path}:{lineno}: not valid JSON ({err.msg})") from None
+        if not isinstance(case, dict) or case.get("index") != lineno - 1 or "case_id" not in case:
+            raise ScalebenchError(f"{path}:{lineno}: not a case (needs case_id and index {lineno - 1})")
+        cases.append(case)
+    return cases
+
+
+def campaign_seed(campaign_dir) -> int:
+    import tomllib
+
+    path = Path(campaign_dir) / "campaign.toml"
+    try:
+        return int(tomllib.loads(path.read_text())["campaign"]["seed"])
+    except (OSError, KeyError, ValueError, tomllib.TOMLDecodeError) as err:
+        raise ScalebenchError(f"{path}: cannot read [campaign] seed: {err}") from None

@@ -1,0 +1,262 @@
+"""Subcommands of the campaign engine: plan, run, run-case, status, probe.
+
+Each handler imports its machinery lazily: `run-case` is what every Slurm array task starts, so its
+start-up must not pay for modules other commands need.
+"""
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+from jobs.errors import UsageError
+
+ROOT = Path(__file__).resolve().parent.parent
+LIST_LIMIT = 20
+
+
+def register(sub) -> None:
+    fmt = argparse.RawDescriptionHelpFormatter
+
+    p = sub.add_parser(
+        "plan",
+        help="validate an experiment and print its cases (writes nothing unless --write)",
+        description="Validate config/experiments/EXP.toml, expand its sweeps into cases and print the case "
+        "table (count, case ids, parameters). Nothing is written unless --write is given.",
+        formatter_class=fmt,
+    )
+    p.add_argument("experiment", metavar="EXP", help="experiment file, e.g. config/experiments/smoke.toml")
+    _node_type_option(p)
+    p.add_argument("--write", action="store_true", help="create the campaign directory under results/")
+    _campaign_options(p)
+    p.set_defaults(func=cmd_plan)
+
+    p = sub.add_parser(
+        "run",
+        help="plan and run a campaign on this machine, or resume one",
+        description="Create a campaign from EXP and run every repetition on this machine, interleaved in a "
+        "seeded random order across cases, with a progress bar on stderr. Ctrl-C stops cleanly and "
+        "keeps what finished; `run --resume CAMPAIGN` runs only what is missing. Cases of Slurm node "
+        "types are left for `submit`.",
+        epilog="examples:\n  ./scalebench run config/experiments/smoke.toml\n"
+        "  ./scalebench run --resume latest",
+        formatter_class=fmt,
+    )
+    p.add_argument("experiment", metavar="EXP", nargs="?", help="experiment file to plan and run")
+    p.add_argument("--resume", metavar="CAMPAIGN", help="campaign (path, name or 'latest') to complete")
+    _node_type_option(p)
+    _campaign_options(p)
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--analyze", action="store_true", help="run `scalebench analyze` on the campaign at the end"
+    )
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser(
+        "run-case",
+        help="run one case of a campaign (what a Slurm array task calls)",
+        description="Run case INDEX (line INDEX of cases.jsonl): all its missing repetitions, or only "
+        "--rep K. "
+        "Slurm ids (SLURM_JOB_ID, SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID, SLURM_JOB_PARTITION, "
+        "SLURMD_NODENAME) are stored in the records when set. Exit status 1 if a repetition failed.",
+    )
+    p.add_argument("campaign", metavar="CAMPAIGN", help="campaign path, name under results/, or 'latest'")
+    p.add_argument("index", metavar="INDEX", type=_nonnegative, help="case index (= Slurm array task id)")
+    p.add_argument("--rep", metavar="K", type=_nonnegative, help="run only repetition K (0-based)")
+    p.set_defaults(func=cmd_run_case)
+
+    p = sub.add_parser(
+        "status",
+        help="done / missing / failed cases of a campaign, per node type",
+        description="Read a campaign's files and report, per node type, how many cases are done, missing or "
+        "failed (with the reason), Slurm queue states of unfinished cases when the campaign was submitted, "
+        "and records whose placement broke the pinning plan.",
+    )
+    p.add_argument("campaign", metavar="CAMPAIGN", help="campaign path, name under results/, or 'latest'")
+    p.add_argument(
+        "--all", action="store_true", help=f"list every unfinished case (default: first {LIST_LIMIT})"
+    )
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser(
+        "probe",
+        help="topology, SMT siblings, counters and pinning on this node",
+        description="Report this node's topology (likwid-topology), SMT siblings, whether likwid-perfctr can "
+        "read hardware counters (and why not) and whether likwid-pin's pinning holds.",
+    )
+    p.add_argument("--campaign", metavar="CAMPAIGN", help="also cache this host's verdict in the campaign")
+    p.set_defaults(func=cmd_probe)
+
+
+def _nonnegative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative")
+    return value
+
+
+def _node_type_option(p) -> None:
+    p.add_argument(
+        "--node-type",
+        action="append",
+        metavar="NAME",
+        help="plan for this node type (repeatable; default: the experiment's node_types)",
+    )
+
+
+def _campaign_options(p) -> None:
+    p.add_argument("--name", help="campaign name (default: <experiment>-<UTC time>)")
+    p.add_argument("--results-dir", type=Path, help="where campaigns live (default: results/)")
+
+
+def cmd_plan(args) -> int:
+    from jobs.campaign import create_campaign, plan_experiment
+
+    exp, cases = plan_experiment(args.experiment, args.node_type)
+    print(f"{exp.name}: {len(cases)} cases, {sum(c['reps'] for c in cases)} repetitions")
+    print(format_case_table(cases))
+    if args.write:
+        path = create_campaign(args.experiment, args.node_type, args.name, args.results_dir)
+        print(f"campaign written: {path}")
+    return 0
+
+
+def format_case_table(cases: list[dict]) -> str:
+    rows = [("index", "case_id", "node_type", "binary", "thr", "rk", "pin", "counters", "reps", "params")]
+    for c in cases:
+        params = " ".join(f"{k}={v}" for k, v in c["params"].items())
+        rows.append(
+            (
+                str(c["index"]),
+                c["case_id"],
+                c["node_type"],
+                c["binary"],
+                str(c["threads"]),
+                str(c["ranks"]),
+                c["pin"],
+                c["counter_group"] or "-",
+                f"{c['reps']}+{c['warmup']}w",
+                params,
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    return "\n".join(
+        "  ".join(v.ljust(w) for v, w in zip(r, widths, strict=False)) + "  " + r[-1] for r in rows
+    )
+
+
+def cmd_run(args) -> int:
+    from jobs.campaign import create_campaign, resolve_campaign
+    from jobs.runner import run_local
+
+    if bool(args.experiment) == bool(args.resume):
+        raise UsageError("run: give either EXP (a new campaign) or --resume CAMPAIGN, not both or neither")
+    if args.resume:
+        if args.node_type or args.name or args.results_dir:
+            raise UsageError(
+                "run --resume: --node-type, --name and --results-dir only apply to a new campaign"
+            )
+        campaign = resolve_campaign(args.resume)
+    else:
+        campaign = create_campaign(args.experiment, args.node_type, args.name, args.results_dir)
+    print(f"campaign: {campaign}", file=sys.stderr)
+    counts = run_local(campaign, progress=not args.no_progress)
+    if counts["interrupted"]:
+        print(f"interrupted: finished records are kept; continue with ./scalebench run --resume {campaign}")
+        return 130
+    print(f"{counts['ok']} repetitions ran, {counts['failed']} failed")
+    print(f"campaign directory: {campaign}")
+    if counts["failed"]:
+        print(f"see why: ./scalebench status {campaign}; retry: ./scalebench run --resume {campaign}")
+    status = 0
+    if args.analyze:
+        status = subprocess.call([sys.executable, str(ROOT / "scalebench"), "analyze", str(campaign)])
+    else:
+        print(f"analyse it with: ./scalebench analyze {campaign}")
+    return status or (1 if counts["failed"] else 0)
+
+
+def cmd_run_case(args) -> int:
+    from jobs.campaign import resolve_campaign
+    from jobs.runcase import run_case
+
+    campaign = resolve_campaign(args.campaign)
+    results = run_case(campaign, args.index, args.rep)
+    failed = [r for r in results if r["outcome"] == "failed"]
+    for r in results:
+        line = f"case {args.index}: {r['path'].name}: {r['outcome']}"
+        print(line + (f" ({r['reason']})" if "reason" in r else ""), file=sys.stderr)
+    return 1 if failed else 0
+
+
+def cmd_status(args) -> int:
+    from jobs.campaign import load_cases, resolve_campaign
+    from jobs.status import case_states
+
+    campaign = resolve_campaign(args.campaign)
+    states = case_states(campaign)
+    cases = {c["index"]: c for c in load_cases(campaign)}
+    queue = _queue_states(campaign)
+    print(f"campaign {campaign} ({len(states)} cases)")
+    print(f"{'node type':<16}{'done':>6}{'missing':>9}{'failed':>8}{'reps done':>14}")
+    for node in dict.fromkeys(s["node_type"] for s in states):
+        mine = [s for s in states if s["node_type"] == node]
+        n = {state: sum(s["state"] == state for s in mine) for state in ("done", "missing", "failed")}
+        reps = f"{sum(s['reps_done'] for s in mine)}/{sum(s['reps'] for s in mine)}"
+        print(f"{node:<16}{n['done']:>6}{n['missing']:>9}{n['failed']:>8}{reps:>14}")
+    for state in ("failed", "missing"):
+        rows = [s for s in states if s["state"] == state]
+        if rows:
+            print(f"{state}:")
+        for s in rows if args.all else rows[:LIST_LIMIT]:
+            print(
+                "  "
+                + _describe(cases[s["index"]], s)
+                + _queued(queue, s)
+                + (f": {s['reason']}" if s["reason"] else "")
+            )
+        if len(rows) > LIST_LIMIT and not args.all:
+            print(f"  ... {len(rows) - LIST_LIMIT} more (--all lists them)")
+    broken = [s for s in states if s["pin_violations"]]
+    if broken:
+        print("pinning violated (placement differs from the plan):")
+        for s in broken:
+            print(f"  {_describe(cases[s['index']], s)}: in {s['pin_violations']} of {s['reps_done']} reps")
+    return 0
+
+
+def _describe(case: dict, state: dict) -> str:
+    return (
+        f"case {case['index']} {case['case_id']} {case['binary']} threads={case['threads']} "
+        f"pin={case['pin']} "
+        f"[{state['reps_done']}/{state['reps']} reps]"
+    )
+
+
+def _queued(queue: dict, state: dict) -> str:
+    return f" [Slurm: {queue[state['index']]}]" if state["index"] in queue else ""
+
+
+def _queue_states(campaign: Path) -> dict:
+    if not (campaign / "jobs" / "submissions.jsonl").exists():
+        return {}
+    from jobs.slurm_queue import queue_states  # the Slurm adapter's module
+
+    return queue_states(campaign)
+
+
+def cmd_probe(args) -> int:
+    from jobs.probe import report
+
+    print(report())
+    if args.campaign:
+        from jobs.campaign import resolve_campaign
+        from jobs.hostinfo import host_info
+
+        campaign = resolve_campaign(args.campaign)
+        info = host_info(campaign)
+        print(f"cached for host {info['hostname']} in {campaign / 'hosts'}")
+    return 0

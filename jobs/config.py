@@ -1,0 +1,318 @@
+"""Loading and validating config/nodes.toml and config/experiments/*.toml (format: config/README.md).
+
+Every problem is a UsageError naming the file, the key path and the offending value; nothing is planned
+or run from a file that does not validate.
+"""
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jobs.errors import UsageError
+from jobs.pinning import STRATEGIES
+
+ROOT = Path(__file__).resolve().parent.parent
+NODES_TOML = ROOT / "config" / "nodes.toml"
+
+NODE_KEYS = {
+    "description",
+    "partition",
+    "constraint",
+    "detect",
+    "sockets",
+    "cores_per_socket",
+    "threads_per_core",
+    "counters",
+}
+RUN_KEYS = {"repetitions", "warmup", "timeout_s"}
+EXPERIMENT_KEYS = {"description", "node_types", "seed", "env", "sweep", "exclude"} | RUN_KEYS
+AXES = ("binary", "threads", "ranks", "pin", "counter_group")
+SWEEP_KEYS = set(AXES) | {"params", "env"} | RUN_KEYS
+DEFAULTS = {"repetitions": 3, "warmup": 1, "timeout_s": 300}
+NO_COUNTERS = "none"
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+THREAD_EXPR = re.compile(r"^\s*(?:(\d+)\s*\*\s*)?(cores|hwthreads|sockets)\s*(?:([+-])\s*(\d+))?\s*$")
+
+
+@dataclass(frozen=True)
+class NodeType:
+    name: str
+    description: str
+    counters: bool
+    partition: str | None = None
+    constraint: str | None = None
+    detect: bool = False
+    sockets: int | None = None
+    cores_per_socket: int | None = None
+    threads_per_core: int | None = None
+
+
+@dataclass
+class Sweep:
+    axes: dict  # axis name -> list of values (threads may hold expressions)
+    params: dict  # kernel option -> list of values
+    env: dict
+    run: dict  # repetitions, warmup, timeout_s
+
+
+@dataclass
+class Experiment:
+    path: Path
+    name: str
+    description: str
+    node_types: list[str]
+    seed: int | None
+    env: dict
+    run: dict
+    sweeps: list[Sweep] = field(default_factory=list)
+    excludes: list[dict] = field(default_factory=list)
+
+
+class Checker:
+    """Type and value checks that raise one error line: '<file>: <key> = <value>: <problem>'."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def fail(self, key: str, value, problem: str):
+        raise UsageError(f"{self.path}: {key} = {_show(value)}: {problem}")
+
+    def missing(self, key: str, problem: str):
+        raise UsageError(f"{self.path}: {key}: missing: {problem}")
+
+    def keys(self, table: dict, allowed: set, where: str):
+        for key in table:
+            if key not in allowed:
+                name = f"{where}.{key}" if where else key
+                self.fail(name, table[key], f"unknown key (allowed: {', '.join(sorted(allowed))})")
+
+    def int_(self, value, key: str, minimum: int):
+        if not isinstance(value, int) or isinstance(value, bool):
+            self.fail(key, value, "must be an integer")
+        if value < minimum:
+            self.fail(key, value, f"must be >= {minimum}")
+        return value
+
+    def str_(self, value, key: str):
+        if not isinstance(value, str) or not value.strip():
+            self.fail(key, value, "must be a non-empty string")
+        return value
+
+    def number(self, value, key: str):
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            self.fail(key, value, "must be a number")
+        if value <= 0:
+            self.fail(key, value, "must be > 0")
+        return value
+
+    def axis(self, value, key: str) -> list:
+        values = value if isinstance(value, list) else [value]
+        if not values:
+            self.fail(key, value, "empty axis: give at least one value")
+        return values
+
+    def env(self, value, key: str) -> dict:
+        if not isinstance(value, dict):
+            self.fail(key, value, 'must be a table of NAME = "value"')
+        for name, val in value.items():
+            if not ENV_NAME.match(name):
+                self.fail(f"{key}.{name}", val, "not a valid environment variable name")
+            if not isinstance(val, str):
+                self.fail(f"{key}.{name}", val, "environment values must be strings")
+        return dict(value)
+
+
+def _show(value) -> str:
+    """A value as it would look in TOML, shortened; tables are not spelled out."""
+    if isinstance(value, dict):
+        return "{...}"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = "[" + ", ".join(_show(v) for v in value) + "]" if isinstance(value, list) else repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def read_toml(path: Path) -> dict:
+    path = Path(path)
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except tomllib.TOMLDecodeError as err:
+        raise UsageError(f"{path}: not valid TOML: {err}") from None
+
+
+def load_node_types(path: Path = NODES_TOML) -> dict[str, NodeType]:
+    path = Path(path)
+    data = read_toml(path)
+    check = Checker(path)
+    check.keys(data, {"node_types"}, "")
+    tables = data.get("node_types")
+    if tables is None:
+        check.missing("node_types", "give at least one [node_types.<name>] table")
+    if not isinstance(tables, dict) or not tables:
+        check.fail("node_types", tables, "give at least one [node_types.<name>] table")
+    nodes = {}
+    for name, table in tables.items():
+        where = f"node_types.{name}"
+        if not isinstance(table, dict):
+            check.fail(where, table, "must be a table")
+        check.keys(table, NODE_KEYS, where)
+        if "description" not in table:
+            check.missing(f"{where}.description", "say what this node type is")
+        check.str_(table["description"], f"{where}.description")
+        if not isinstance(table.get("counters"), bool):
+            check.fail(f"{where}.counters", table.get("counters"), "must be true or false")
+        detect = table.get("detect", False)
+        if not isinstance(detect, bool):
+            check.fail(f"{where}.detect", detect, "must be true or false")
+        for key in ("partition", "constraint"):
+            if key in table:
+                check.str_(table[key], f"{where}.{key}")
+        shape = {}
+        for key in ("sockets", "cores_per_socket", "threads_per_core"):
+            if key in table:
+                shape[key] = check.int_(table[key], f"{where}.{key}", 1)
+            elif not detect:
+                check.missing(f"{where}.{key}", "required unless detect = true")
+        if not detect and "partition" not in table and "constraint" not in table:
+            check.fail(where, table, "a Slurm node type needs a partition and/or constraint")
+        nodes[name] = NodeType(
+            name=name,
+            description=table["description"],
+            counters=table["counters"],
+            partition=table.get("partition"),
+            constraint=table.get("constraint"),
+            detect=detect,
+            **shape,
+        )
+    return nodes
+
+
+def load_experiment(path: Path, node_types: dict[str, NodeType]) -> Experiment:
+    """Structure, types and values that need no binary; binaries and options are checked by the planner."""
+    path = Path(path)
+    data = read_toml(path)
+    check = Checker(path)
+    check.keys(data, EXPERIMENT_KEYS, "")
+    if "description" not in data:
+        check.missing("description", "say what the experiment measures")
+    check.str_(data["description"], "description")
+    run = _run_settings(check, data, "", dict(DEFAULTS))
+    nodes = check.axis(data.get("node_types", ["workstation"]), "node_types")
+    for i, name in enumerate(nodes):
+        if name not in node_types:
+            check.fail(f"node_types[{i}]", name, f"unknown node type (known: {', '.join(node_types)})")
+    seed = data.get("seed")
+    if seed is not None:
+        check.int_(seed, "seed", 0)
+    env = check.env(data.get("env", {}), "env")
+    sweeps_raw = data.get("sweep")
+    if sweeps_raw is None:
+        check.missing("sweep", "give at least one [[sweep]] block")
+    if not isinstance(sweeps_raw, list) or not sweeps_raw:
+        check.fail("sweep", sweeps_raw, "give at least one [[sweep]] block")
+    sweeps = [_sweep(check, raw, f"sweep[{i}]", run, env) for i, raw in enumerate(sweeps_raw)]
+    excludes = _excludes(check, data.get("exclude", []), sweeps)
+    return Experiment(path, path.stem, data["description"], nodes, seed, env, run, sweeps, excludes)
+
+
+def _run_settings(check: Checker, table: dict, where: str, inherited: dict) -> dict:
+    run = dict(inherited)
+    prefix = f"{where}." if where else ""
+    if "repetitions" in table:
+        run["repetitions"] = check.int_(table["repetitions"], f"{prefix}repetitions", 1)
+    if "warmup" in table:
+        run["warmup"] = check.int_(table["warmup"], f"{prefix}warmup", 0)
+    if "timeout_s" in table:
+        run["timeout_s"] = check.number(table["timeout_s"], f"{prefix}timeout_s")
+    return run
+
+
+def _sweep(check: Checker, raw, where: str, run: dict, env: dict) -> Sweep:
+    if not isinstance(raw, dict):
+        check.fail(where, raw, "must be a table")
+    check.keys(raw, SWEEP_KEYS, where)
+    if "binary" not in raw:
+        check.missing(f"{where}.binary", "name the kernel binaries (build/bin/...)")
+    axes = {
+        "binary": check.axis(raw["binary"], f"{where}.binary"),
+        "threads": check.axis(raw.get("threads", [1]), f"{where}.threads"),
+        "ranks": check.axis(raw.get("ranks", [1]), f"{where}.ranks"),
+        "pin": check.axis(raw.get("pin", ["none"]), f"{where}.pin"),
+        "counter_group": check.axis(raw.get("counter_group", [NO_COUNTERS]), f"{where}.counter_group"),
+    }
+    for i, value in enumerate(axes["binary"]):
+        check.str_(value, f"{where}.binary[{i}]")
+    for i, value in enumerate(axes["threads"]):
+        key = f"{where}.threads[{i}]"
+        if isinstance(value, str):
+            if not THREAD_EXPR.match(value):
+                check.fail(
+                    key, value, "not a thread count or expression like 'cores', '2*cores', 'hwthreads+1'"
+                )
+        else:
+            check.int_(value, key, 1)
+    for i, value in enumerate(axes["ranks"]):
+        check.int_(value, f"{where}.ranks[{i}]", 1)
+    for i, value in enumerate(axes["pin"]):
+        if value not in STRATEGIES:
+            check.fail(f"{where}.pin[{i}]", value, f"unknown pin strategy (known: {', '.join(STRATEGIES)})")
+    groups = available_counter_groups()
+    for i, value in enumerate(axes["counter_group"]):
+        check.str_(value, f"{where}.counter_group[{i}]")
+        if value != NO_COUNTERS and value not in groups:
+            check.fail(
+                f"{where}.counter_group[{i}]",
+                value,
+                "unknown likwid performance group (see /usr/share/likwid/perfgroups/*/)",
+            )
+    params_raw = raw.get("params", {})
+    if not isinstance(params_raw, dict):
+        check.fail(f"{where}.params", params_raw, "must be a table of option = [values]")
+    params = {}
+    for name, values in params_raw.items():
+        key = f"{where}.params.{name}"
+        if name in ("threads", "reps", "warmup"):
+            check.fail(key, values, "set by the harness: use the sweep's threads / repetitions / warmup")
+        values = check.axis(values, key)
+        for i, value in enumerate(values):
+            if isinstance(value, bool) or not isinstance(value, str | int | float):
+                check.fail(f"{key}[{i}]", value, "option values must be strings or numbers")
+        params[name] = values
+    merged_env = {**env, **check.env(raw.get("env", {}), f"{where}.env")}
+    return Sweep(axes, params, merged_env, _run_settings(check, raw, where, run))
+
+
+def _excludes(check: Checker, raw, sweeps: list[Sweep]) -> list[dict]:
+    if not isinstance(raw, list):
+        check.fail("exclude", raw, "must be an array of tables ([[exclude]])")
+    known = set(AXES) | {"node_type"} | {p for s in sweeps for p in s.params}
+    rules = []
+    for i, rule in enumerate(raw):
+        where = f"exclude[{i}]"
+        if not isinstance(rule, dict) or not rule:
+            check.fail(where, rule, "must be a non-empty table of axis = value(s)")
+        check.keys(rule, known, where)
+        rules.append({k: check.axis(v, f"{where}.{k}") for k, v in rule.items()})
+    return rules
+
+
+def resolve_threads(value, cores: int, hwthreads: int, sockets: int) -> int:
+    """A thread count: an integer, or an expression over the node's cores/hwthreads/sockets."""
+    if isinstance(value, int):
+        return value
+    match = THREAD_EXPR.match(value)
+    factor, name, sign, offset = match.groups()
+    base = {"cores": cores, "hwthreads": hwthreads, "sockets": sockets}[name]
+    result = int(factor or 1) * base
+    if sign:
+        result = result + int(offset) if sign == "+" else result - int(offset)
+    return result
+
+
+def available_counter_groups(root: Path = Path("/usr/share/likwid/perfgroups")) -> set[str]:
+    """Group names of every architecture likwid ships (the node that runs the case has one of them)."""
+    return {p.stem for p in root.glob("*/*.txt")}

@@ -1,0 +1,116 @@
+"""Provenance of a campaign (manifest.json): what code, tools, machine and load it was measured with."""
+
+import datetime
+import hashlib
+import os
+import platform
+import socket
+import subprocess
+from pathlib import Path
+
+from jobs.binaries import binary_path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _first_line(argv: list[str], cwd: Path = ROOT) -> str | None:
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=20, cwd=cwd, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    text = (out.stdout or out.stderr).strip()
+    return text.splitlines()[0].strip() if out.returncode == 0 and text else None
+
+
+def git_state() -> dict:
+    commit = _first_line(["git", "rev-parse", "HEAD"])
+    try:
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            cwd=ROOT,
+            check=False,
+        ).stdout
+    except OSError:
+        status = ""
+    return {"commit": commit, "dirty": bool(status.strip()) if commit else None}
+
+
+def make_flags() -> dict:
+    """The compiler flag variables the Makefile fragments define (from make's own database)."""
+    try:
+        out = subprocess.run(
+            ["make", "-pnq", "--no-print-directory", "-f", "Makefile", ".DEFAULT"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            cwd=ROOT,
+            check=False,
+        ).stdout
+    except OSError:
+        return {}
+    flags, from_makefile = {}, False
+    for line in out.splitlines():
+        # make -p prints "# makefile (from 'kernels/c.mk', line 3)" above each variable a makefile set.
+        if line.startswith("# makefile (from"):
+            from_makefile = True
+            continue
+        name, sep, value = line.partition(" := ")
+        if not sep:
+            name, sep, value = line.partition(" = ")
+        if from_makefile and sep and ("FLAGS" in name or name.endswith(("LIBS", "CC", "FC"))):
+            flags[name] = value.strip()
+        from_makefile = False
+    return flags
+
+
+def cpu_times() -> dict:
+    """The aggregate `cpu` line of /proc/stat (jiffies since boot), steal included."""
+    names = ["user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal", "guest", "guest_nice"]
+    try:
+        line = Path("/proc/stat").read_text().splitlines()[0].split()
+    except OSError:
+        return {}
+    times = dict(zip(names, (int(v) for v in line[1:]), strict=False))
+    total = sum(times.get(n, 0) for n in names[:8])
+    times["steal_fraction_since_boot"] = times.get("steal", 0) / total if total else None
+    return times
+
+
+def binary_digests(names: list[str]) -> dict:
+    digests = {}
+    for name in sorted(set(names)):
+        path = binary_path(name)
+        try:
+            digests[name] = "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            digests[name] = None
+    return digests
+
+
+def collect_manifest(campaign: str, binaries: list[str], topology: dict | None) -> dict:
+    return {
+        "campaign": campaign,
+        "created": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "git": git_state(),
+        "hostname": socket.gethostname(),
+        "os": {"kernel": platform.release(), "machine": platform.machine()},
+        "python": platform.python_version(),
+        "compilers": {
+            "gcc": _first_line(["gcc", "--version"]),
+            "gfortran": _first_line(["gfortran", "--version"]),
+            "mpicc": _first_line(["mpicc", "--version"]),
+        },
+        "flags": make_flags(),
+        "tools": {
+            "likwid": _first_line(["likwid-pin", "-v"]),
+            "slurm": _first_line(["sinfo", "--version"]),
+            "mpi": _first_line(["mpirun", "--version"]),
+        },
+        "kernel_binaries": binary_digests(binaries),
+        "topology": topology,
+        "load_average": list(os.getloadavg()),
+        "cpu_times": cpu_times(),
+    }

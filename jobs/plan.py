@@ -1,0 +1,164 @@
+"""Experiment -> cases: cross product per [[sweep]], union of the blocks, minus [[exclude]] rules.
+
+A case is fully resolved for one node type (thread expressions evaluated, argv built); its case_id is a
+hash of its canonical JSON, so re-planning the same experiment gives the same ids.
+"""
+
+import hashlib
+import itertools
+import json
+import os
+
+from jobs.binaries import binary_options, binary_path, is_mpi, split_name
+from jobs.config import NO_COUNTERS, Checker, Experiment, NodeType, resolve_threads
+from jobs.errors import UsageError
+from jobs.topology import detect_topology
+
+# Fields that say where a case sits, not what it measures: kept out of the hash.
+UNHASHED = ("case_id", "index", "experiment")
+
+
+def case_id(case: dict) -> str:
+    body = {k: v for k, v in case.items() if k not in UNHASHED}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+
+def node_shape(node: NodeType) -> dict:
+    """cores, hwthreads, sockets, threads_per_core of a node type (detected here for detect = true)."""
+    if node.detect:
+        topo = detect_topology()
+        return {
+            "cores": topo.cores,
+            "hwthreads": len(topo.hwthreads),
+            "sockets": topo.sockets,
+            "threads_per_core": topo.threads_per_core,
+        }
+    cores = node.sockets * node.cores_per_socket
+    return {
+        "cores": cores,
+        "hwthreads": cores * node.threads_per_core,
+        "sockets": node.sockets,
+        "threads_per_core": node.threads_per_core,
+    }
+
+
+def plan_cases(exp: Experiment, node_types: dict[str, NodeType], selected: list[str] | None = None) -> list:
+    check = Checker(exp.path)
+    names = selected or exp.node_types
+    for name in names:
+        if name not in node_types:
+            raise UsageError(f"--node-type {name!r}: unknown node type (known: {', '.join(node_types)})")
+    _check_binaries(check, exp)
+    cases, seen = [], set()
+    for name in names:
+        shape = node_shape(node_types[name])
+        for s, sweep in enumerate(exp.sweeps):
+            for case in _sweep_cases(check, exp, sweep, f"sweep[{s}]", name, shape):
+                if case["case_id"] not in seen:
+                    seen.add(case["case_id"])
+                    cases.append(case)
+    for i, case in enumerate(cases):
+        case["index"] = i
+    return cases
+
+
+def _check_binaries(check: Checker, exp: Experiment) -> None:
+    for s, sweep in enumerate(exp.sweeps):
+        for i, name in enumerate(sweep.axes["binary"]):
+            key = f"sweep[{s}].binary[{i}]"
+            try:
+                split_name(name)
+            except ValueError:
+                check.fail(key, name, "binary names are <kernel>-<lang>-<model>, e.g. mandelbrot-c-omp")
+            path = binary_path(name)
+            if not (path.is_file() and os.access(path, os.X_OK)):
+                have = sorted(p.name for p in path.parent.glob("*-*-*")) if path.parent.is_dir() else []
+                check.fail(
+                    key,
+                    name,
+                    f"no such kernel binary {path} "
+                    f"(build with `make kernels`; have: {', '.join(have) or 'none'})",
+                )
+            options = binary_options(path)
+            for param, values in sweep.params.items():
+                if param.replace("_", "-") not in options:
+                    check.fail(
+                        f"sweep[{s}].params.{param}",
+                        values,
+                        f"{name} takes no option --{param.replace('_', '-')} "
+                        f"(its options: {', '.join(sorted(options))})",
+                    )
+
+
+def _matches(rule: dict, combo: dict, shape: dict) -> bool:
+    for key, values in rule.items():
+        if key == "threads":
+            values = [
+                resolve_threads(v, shape["cores"], shape["hwthreads"], shape["sockets"]) for v in values
+            ]
+        if combo.get(key, object()) not in values:
+            return False
+    return True
+
+
+def _sweep_cases(check: Checker, exp: Experiment, sweep, where: str, node: str, shape: dict):
+    param_names = list(sweep.params)
+    axes = [sweep.axes[a] for a in ("binary", "threads", "ranks", "pin", "counter_group")]
+    for values in itertools.product(*axes, *(sweep.params[p] for p in param_names)):
+        binary, threads_raw, ranks, pin, group = values[:5]
+        params = dict(zip(param_names, values[5:], strict=True))
+        threads = resolve_threads(threads_raw, shape["cores"], shape["hwthreads"], shape["sockets"])
+        combo = {"binary": binary, "threads": threads, "ranks": ranks, "pin": pin}
+        combo |= {"counter_group": group, "node_type": node, **params}
+        if any(_matches(rule, combo, shape) for rule in exp.excludes):
+            continue
+        kernel, lang, model = split_name(binary)
+        if threads < 1:
+            check.fail(f"{where}.threads", threads_raw, f"resolves to {threads} on node type {node}")
+        if model == "serial" and threads != 1:
+            check.fail(
+                f"{where}.threads",
+                threads_raw,
+                f"{binary} is serial: threads must be 1 (give it its own [[sweep]] or an [[exclude]])",
+            )
+        if ranks > 1 and not is_mpi(model):
+            check.fail(f"{where}.ranks", ranks, f"{binary} is not an MPI binary: ranks must be 1")
+        if is_mpi(model) and pin != "none":
+            check.fail(f"{where}.pin", pin, "MPI cases are placed by mpirun/srun: use pin = 'none'")
+        if pin == "smt-siblings" and shape["threads_per_core"] < 2:
+            check.fail(f"{where}.pin", pin, f"node type {node} has no SMT siblings (1 thread per core)")
+        options = binary_options(binary_path(binary))
+        argv = ["--threads", str(threads)] if "threads" in options else []
+        for name in sorted(params):
+            argv += [f"--{name.replace('_', '-')}", str(params[name])]
+        if pin != "none":
+            for arg in argv:
+                if not arg or any(ch.isspace() for ch in arg):
+                    check.fail(
+                        f"{where}.params",
+                        arg,
+                        "likwid-pin splits its command line on whitespace: such values need pin = 'none'",
+                    )
+        case = {
+            "case_id": "",
+            "index": -1,
+            "experiment": exp.name,
+            "node_type": node,
+            "binary": binary,
+            "kernel": kernel,
+            "lang": lang,
+            "model": model,
+            "threads": threads,
+            "ranks": ranks,
+            "pin": pin,
+            "counter_group": None if group == NO_COUNTERS else group,
+            "reps": sweep.run["repetitions"],
+            "warmup": sweep.run["warmup"],
+            "timeout_s": sweep.run["timeout_s"],
+            "params": params,
+            "env": dict(sweep.env),
+            "argv": argv,
+        }
+        case["case_id"] = case_id(case)
+        yield case

@@ -1,0 +1,39 @@
+"""`scalebench probe`: what this node offers for measurement — topology, SMT siblings, whether hardware
+counters work (and why not), and whether likwid-pin's pinning actually holds."""
+
+import subprocess
+
+from jobs.hostinfo import probe_counters
+from jobs.pinning import format_cpulist
+from jobs.topology import Topology, detect_topology
+
+
+def pinning_holds(topo: Topology) -> list[str]:
+    """Pin a process to each of the first and last hardware thread and read back its allowed CPUs."""
+    lines = []
+    for cpu in sorted({topo.hwthreads[0].hwthread, topo.hwthreads[-1].hwthread}):
+        argv = ["likwid-pin", "-q", "-c", str(cpu), "grep", "Cpus_allowed_list", "/proc/self/status"]
+        try:
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            lines.append(f"  likwid-pin -c {cpu}: cannot run ({err})")
+            continue
+        seen = out.stdout.split(":", 1)[-1].strip()
+        verdict = "holds" if seen == str(cpu) else f"DOES NOT HOLD (allowed: {seen or out.stderr.strip()})"
+        lines.append(f"  likwid-pin -c {cpu}: {verdict}")
+    return lines
+
+
+def report() -> str:
+    topo = detect_topology()
+    counters = probe_counters()
+    lines = [
+        f"topology: {topo.sockets} socket(s), {topo.cores} core(s), "
+        f"{topo.threads_per_core} thread(s) per core, "
+        f"{len(topo.hwthreads)} hardware threads",
+        "SMT siblings (per core): " + "  ".join(format_cpulist(group) for group in topo.siblings()),
+        f"counters: {'available' if counters['available'] else 'unavailable'} — {counters['reason']}",
+        "pinning:",
+        *pinning_holds(topo),
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,289 @@
+"""Running one repetition of one case: build the command (likwid-pin / likwid-perfctr / mpirun / srun
+around the kernel binary, always an argument vector), run it under a time limit, and store the outcome:
+raw/<case_id>/rep-<k>.json on success (never rewritten), rep-<k>.failed-<utc>-<pid>.json otherwise.
+"""
+
+import contextlib
+import datetime
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from jobs.atomic import dump_json, write_new
+from jobs.binaries import binary_path, is_mpi
+from jobs.campaign import load_cases
+from jobs.errors import UsageError
+from jobs.hostinfo import host_info, host_topology
+from jobs.likwid_csv import parse_perfctr_file
+from jobs.pinning import format_cpulist, pin_cpus, placement_violations
+from jobs.status import rep_done
+
+SCHEMA = "scalebench.run/1"
+REQUIRED = ("kernel", "threads", "wall_s", "placement", "checksum", "warmup")
+STDERR_TAIL_CHARS = 4000
+SLURM_FIELDS = {
+    "job_id": "SLURM_JOB_ID",
+    "array_job_id": "SLURM_ARRAY_JOB_ID",
+    "array_task_id": "SLURM_ARRAY_TASK_ID",
+    "partition": "SLURM_JOB_PARTITION",
+    "node": "SLURMD_NODENAME",
+}
+
+
+@dataclass
+class Context:
+    """What every repetition of a campaign on this host shares."""
+
+    campaign_dir: Path
+    campaign: str
+    host: dict
+    hostname: str
+
+    @classmethod
+    def for_campaign(cls, campaign_dir: Path) -> "Context":
+        campaign_dir = Path(campaign_dir)
+        return cls(campaign_dir, campaign_dir.name, host_info(campaign_dir), socket.gethostname())
+
+
+def utc_now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+
+
+def slurm_ids(env=os.environ) -> dict | None:
+    if "SLURM_JOB_ID" not in env:
+        return None
+    return {key: env.get(var) for key, var in SLURM_FIELDS.items()}
+
+
+@dataclass
+class Command:
+    argv: list[str]
+    env: dict
+    pin: dict
+    counters: dict
+    csv_path: Path | None
+
+
+def build_command(ctx: Context, case: dict, k: int, env=os.environ) -> Command:
+    topo = host_topology(ctx.host)
+    kernel = [str(binary_path(case["binary"])), *case["argv"], "--reps", "1", "--warmup", str(case["warmup"])]
+    run_env = dict(env)
+    run_env.update(case["env"])
+    # likwid-pin sets OMP_NUM_THREADS to its list length when unset; wrapped lists are shorter than threads.
+    run_env.setdefault("OMP_NUM_THREADS", str(case["threads"]))
+    pin = {"strategy": case["pin"], "cpus": None, "command": None, "violations": []}
+    counters = {"status": "off", "group": None}
+    csv_path = None
+    if case["pin"] != "none":
+        if case["pin"] == "smt-siblings" and topo.threads_per_core < 2:
+            raise CaseError(f"pin smt-siblings: host {ctx.hostname} has no SMT siblings")
+        cpus = pin_cpus(case["pin"], case["threads"], topo)
+        pin["cpus"] = cpus
+        pin_list = format_cpulist(cpus)
+    group = case.get("counter_group")
+    if group:
+        counters = {"status": "unavailable", "group": group, "reason": ctx.host["counters"]["reason"]}
+    if group and ctx.host["counters"]["available"]:
+        csv_path = ctx.campaign_dir / "raw" / case["case_id"] / f".perfctr-{k}-{os.getpid()}.csv"
+        counters = {"status": "pending", "group": group}
+        if case["pin"] != "none":
+            wrapper = ["likwid-perfctr", "-C", pin_list]  # -C pins like likwid-pin and measures those CPUs
+        else:
+            wrapper = ["likwid-perfctr", "-c", format_cpulist([h.hwthread for h in topo.hwthreads])]
+        wrapper += ["-g", group, "-m", "-O", "-o", str(csv_path)]
+        pin["command"] = wrapper
+        argv = wrapper + kernel
+    elif case["pin"] != "none":
+        pin["command"] = ["likwid-pin", "-q", "-c", pin_list]
+        argv = pin["command"] + kernel
+    else:
+        argv = kernel
+    if case["ranks"] > 1 or is_mpi(case["model"]):
+        argv = mpi_launcher(case, len(topo.hwthreads), env) + argv
+        if os.geteuid() == 0:
+            run_env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    return Command(argv, run_env, pin, counters, csv_path)
+
+
+def mpi_launcher(case: dict, cpus: int, env=os.environ) -> list[str]:
+    ranks, threads = case["ranks"], case["threads"]
+    if "SLURM_JOB_ID" in env:
+        return ["srun", "--mpi=pmix", "-n", str(ranks), "-c", str(threads)]
+    launcher = ["mpirun", "-np", str(ranks)]
+    if ranks * threads > cpus:
+        launcher.append("--oversubscribe")
+    return launcher
+
+
+class CaseError(Exception):
+    """This repetition cannot run as planned on this host; recorded as a failed attempt."""
+
+
+def _tail(text: str) -> str:
+    return text[-STDERR_TAIL_CHARS:]
+
+
+def parse_records(stdout: str) -> tuple[list[dict], list[dict]]:
+    """(warm-up records, measured records) among stdout lines; anything else on stdout is ignored."""
+    warm, measured = [], []
+    for line in stdout.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(record, dict) or record.get("schema") != SCHEMA:
+            continue
+        if any(key not in record for key in REQUIRED):
+            continue
+        (warm if record["warmup"] else measured).append(record)
+    return warm, measured
+
+
+def run_process(argv: list[str], env: dict, timeout_s: float) -> tuple[int | None, str, str, bool]:
+    """(exit status, stdout, stderr, timed out). The child gets its own session so a timeout or Ctrl-C
+    kills everything it started (likwid-pin's child, mpirun's ranks)."""
+    try:
+        proc = subprocess.Popen(
+            argv,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",
+            start_new_session=True,
+        )
+    except OSError as err:
+        return None, "", f"cannot start {argv[0]}: {err}", False
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+        return proc.returncode, out, err, False
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        out, err = proc.communicate()
+        return proc.returncode, out, err, True
+    except BaseException:
+        _kill_group(proc)
+        proc.communicate()
+        raise
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _exit_reason(status: int | None) -> str:
+    if status is None:
+        return "could not start"
+    if status < 0:
+        try:
+            return f"killed by signal {signal.Signals(-status).name}"
+        except ValueError:
+            return f"killed by signal {-status}"
+    return f"exit status {status}"
+
+
+def rep_paths(campaign_dir: Path, case: dict, k: int) -> tuple[Path, Path]:
+    directory = Path(campaign_dir) / "raw" / case["case_id"]
+    return directory, directory / f"rep-{k}.json"
+
+
+def run_rep(ctx: Context, case: dict, k: int, env=os.environ) -> dict:
+    """Run repetition k of the case unless it is done; returns {"outcome": done|ok|failed|duplicate, ...}."""
+    directory, path = rep_paths(ctx.campaign_dir, case, k)
+    if rep_done(path):
+        return {"outcome": "done", "path": path}
+    directory.mkdir(parents=True, exist_ok=True)
+    harness = {
+        "campaign": ctx.campaign,
+        "case_id": case["case_id"],
+        "case_index": case["index"],
+        "rep": k,
+        "node_type": case["node_type"],
+        "hostname": ctx.hostname,
+        "slurm": slurm_ids(env),
+    }
+    try:
+        command = build_command(ctx, case, k, env)
+    except CaseError as err:
+        return _failed(directory, k, harness | {"reason": str(err), "exit_status": None, "stderr_tail": ""})
+    harness |= {"pin": command.pin, "counters": command.counters, "argv": command.argv}
+    started = time.monotonic()
+    status, out, err, timed_out = run_process(command.argv, command.env, case["timeout_s"])
+    runner_wall = time.monotonic() - started
+    harness |= {"exit_status": status, "stderr_tail": _tail(err), "runner_wall_s": round(runner_wall, 6)}
+    warm, measured = parse_records(out)
+    reason = None
+    if timed_out:
+        reason = f"timeout after {case['timeout_s']} s"
+    elif status != 0:
+        reason = _exit_reason(status)
+    elif len(measured) != 1:
+        reason = (
+            "no valid record on stdout" if not measured else f"{len(measured)} measured records, expected 1"
+        )
+    if reason:
+        if command.csv_path is not None:
+            command.csv_path.unlink(missing_ok=True)
+        return _failed(directory, k, harness | {"reason": reason})
+    record = measured[0]
+    if command.pin["cpus"] and isinstance(record.get("placement"), list):
+        command.pin["violations"] = placement_violations(command.pin["cpus"], record["placement"])
+    if command.csv_path is not None:
+        harness["counters"] = _counters_from_csv(command.csv_path, command.counters["group"])
+    record |= {k2: v for k2, v in harness.items() if k2 != "argv"}
+    record |= {"status": "ok", "warmup_wall_s": [w.get("wall_s") for w in warm], "command": command.argv}
+    if write_new(path, dump_json(record)):
+        return {"outcome": "ok", "path": path, "record": record}
+    return {"outcome": "duplicate", "path": path}
+
+
+def _counters_from_csv(csv_path: Path, group: str) -> dict:
+    try:
+        regions = parse_perfctr_file(csv_path)
+    except Exception as err:  # the measurement stands; only the counters are lost, and the record says why
+        return {"status": "unavailable", "group": group, "reason": f"unreadable likwid-perfctr CSV: {err}"}
+    finally:
+        csv_path.unlink(missing_ok=True)
+    region = regions.get("compute") or regions.get(None)
+    if region is None:
+        names = ", ".join(str(r) for r in regions)
+        return {"status": "unavailable", "group": group, "reason": f"no region 'compute' in CSV ({names})"}
+    return {
+        "status": "ok",
+        "group": group,
+        "region": "compute" if "compute" in regions else None,
+        "hwthreads": region["hwthreads"],
+        "metrics": region["metrics"],
+        "events": region["events"],
+        "region_info": region["region_info"],
+    }
+
+
+def _failed(directory: Path, k: int, fields: dict) -> dict:
+    fields = {"status": "failed", **fields}
+    path = directory / f"rep-{k}.failed-{utc_now()}-{os.getpid()}.json"
+    write_new(path, dump_json(fields))
+    return {"outcome": "failed", "path": path, "reason": fields["reason"]}
+
+
+def run_case(campaign_dir: Path, index: int, rep: int | None = None, env=os.environ) -> list[dict]:
+    """All missing repetitions of case `index` (or only repetition `rep`), in order."""
+    cases = load_cases(campaign_dir)
+    if not 0 <= index < len(cases):
+        raise UsageError(f"INDEX {index}: campaign {campaign_dir} has cases 0..{len(cases) - 1}")
+    case = cases[index]
+    if rep is not None and not 0 <= rep < case["reps"]:
+        raise UsageError(f"--rep {rep}: case {index} has repetitions 0..{case['reps'] - 1}")
+    ctx = Context.for_campaign(campaign_dir)
+    reps = [rep] if rep is not None else range(case["reps"])
+    return [run_rep(ctx, case, k, env) for k in reps]

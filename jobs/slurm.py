@@ -1,0 +1,139 @@
+"""The Slurm client commands scalebench uses (sbatch, scancel, squeue, scontrol), each behind one function.
+
+Every failure becomes one ScalebenchError line naming the command and Slurm's own reason, so the CLI can
+print it and stop. Nothing here knows about campaigns.
+"""
+
+import shlex
+import shutil
+import subprocess
+
+from jobs.errors import ScalebenchError
+
+CLIENT_TIMEOUT_S = 60.0
+# Slurm's own error lines carry these prefixes; what follows is the reason worth showing.
+_NOISE = ("sbatch: error: ", "sbatch: fatal: ", "scancel: error: ", "squeue: error: ", "error: ")
+
+
+def require_clients(*names: str) -> None:
+    """Fail with one line if a Slurm client command is missing (not a login node, Slurm not installed)."""
+    for name in names:
+        if shutil.which(name) is None:
+            raise ScalebenchError(
+                f"{name} not found on PATH: run this on a Slurm login node "
+                "(for the local test cluster: make slurm-up, then source its env.sh)"
+            )
+
+
+def _reason(proc: subprocess.CompletedProcess) -> str:
+    lines = [line.strip() for line in (proc.stderr + "\n" + proc.stdout).splitlines() if line.strip()]
+    # Slurm prints retry chatter before the real reason; the last line is the reason.
+    if not lines:
+        return f"exit status {proc.returncode}, no output"
+    reason = lines[-1]
+    for prefix in _NOISE:
+        reason = reason.removeprefix(prefix)
+    return reason
+
+
+def _run(cmd: list[str], timeout: float = CLIENT_TIMEOUT_S) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except FileNotFoundError:
+        require_clients(cmd[0])
+        raise
+    except subprocess.TimeoutExpired:
+        raise ScalebenchError(f"`{shlex.join(cmd)}` did not answer within {timeout:.0f} s") from None
+
+
+def ping_controller() -> None:
+    """Fail with one line unless slurmctld answers."""
+    require_clients("scontrol")
+    proc = _run(["scontrol", "ping"])
+    if proc.returncode != 0 or " is UP" not in proc.stdout:
+        raise ScalebenchError(f"Slurm controller unreachable: {_reason(proc)}")
+
+
+def sbatch(options: list[str], script=None, test_only: bool = False) -> str:
+    """Submit (or with test_only, only validate) a batch job; returns the job id ('' for test_only)."""
+    cmd = ["sbatch", *(["--test-only"] if test_only else ["--parsable"]), *options]
+    if script is not None:
+        cmd.append(str(script))
+    proc = _run(cmd)
+    if proc.returncode != 0:
+        raise ScalebenchError(f"`{shlex.join(cmd)}` failed: {_reason(proc)}")
+    if test_only:
+        return ""
+    # --parsable prints "jobid" or "jobid;cluster".
+    job_id = proc.stdout.strip().split(";")[0]
+    if not job_id.isdigit():
+        raise ScalebenchError(f"`{shlex.join(cmd)}` printed no job id: {proc.stdout.strip()!r}")
+    return job_id
+
+
+def scancel(job_ids: list[str]) -> None:
+    if not job_ids:
+        return
+    proc = _run(["scancel", *job_ids])
+    if proc.returncode != 0:
+        raise ScalebenchError(f"`scancel {' '.join(job_ids)}` failed: {_reason(proc)}")
+
+
+def queued_array_tasks(job_ids: list[str]) -> list[tuple[str, int, str]]:
+    """(array job id, task id, state) of every task of these array jobs still in the queue.
+
+    Finished tasks are not listed (squeue shows pending, running, completing, ... only).
+    """
+    if not job_ids:
+        return []
+    require_clients("squeue")
+    cmd = ["squeue", "--noheader", "--array", "--jobs", ",".join(job_ids), "--format", "%F|%K|%T"]
+    proc = _run(cmd)
+    if proc.returncode != 0:
+        reason = _reason(proc)
+        # squeue refuses a list made only of jobs the controller has forgotten: nothing is queued.
+        if "Invalid job id" in reason:
+            return []
+        raise ScalebenchError(f"`{shlex.join(cmd)}` failed: {reason}")
+    tasks = []
+    for line in proc.stdout.splitlines():
+        array_id, task, state = line.strip().split("|")
+        if task.isdigit():
+            tasks.append((array_id, int(task), state))
+    return tasks
+
+
+# sinfo state names of nodes that cannot start a job now (suffixes like * ~ # are stripped first).
+UNAVAILABLE_STATES = {
+    "down",
+    "drain",
+    "drng",
+    "drained",
+    "draining",
+    "fail",
+    "failg",
+    "maint",
+    "unk",
+    "inval",
+}
+
+
+def available_nodes(partition: str | None, constraint: str | None) -> tuple[int, int]:
+    """(nodes that could start a job now, all nodes) matching a partition and a plain feature constraint.
+
+    A constraint expression (a&b, a|b, [..]) is not evaluated here: all nodes of the partition count.
+    """
+    cmd = ["sinfo", "--noheader", "--Node", "--format", "%N|%t|%f"]
+    if partition:
+        cmd += ["--partition", partition]
+    proc = _run(cmd)
+    if proc.returncode != 0:
+        raise ScalebenchError(f"`{shlex.join(cmd)}` failed: {_reason(proc)}")
+    plain = constraint if constraint and constraint.replace("-", "").replace("_", "").isalnum() else None
+    nodes = {}
+    for line in proc.stdout.splitlines():
+        name, state, features = line.strip().split("|")
+        if plain is None or plain in features.split(","):
+            nodes[name] = state.rstrip("*~#!%$@^-+")
+    usable = sum(1 for state in nodes.values() if state not in UNAVAILABLE_STATES)
+    return usable, len(nodes)

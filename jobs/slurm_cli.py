@@ -1,0 +1,108 @@
+"""`scalebench submit` and `scalebench resume`: campaigns as Slurm job arrays (see docs/slurm.md)."""
+
+import argparse
+from pathlib import Path
+
+from jobs.slurm_submit import DEFAULT_THROTTLE
+
+SHAPE_NOTE = (
+    "One array per node type; each task gets a whole node (--exclusive) and run-case starts "
+    "`srun -n RANKS -c THREADS` for MPI cases."
+)
+
+
+def _node_types(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"{text!r}: give node type names separated by commas")
+    return names
+
+
+def _throttle(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value}: must be >= 1")
+    return value
+
+
+def register(subparsers) -> None:
+    submit = subparsers.add_parser(
+        "submit",
+        help="plan a campaign and submit it as Slurm job arrays plus an analysis job",
+        description=(
+            "Plan a campaign from EXPERIMENT, write one sbatch array script per node type under "
+            "results/<campaign>/jobs/, submit each (array task id = campaign case index), then one analysis "
+            "job that runs `scalebench analyze` after every array task has ended. Everything is validated "
+            "(node types, sbatch, controller, partitions/constraints, sbatch --test-only) before the first "
+            f"real sbatch. {SHAPE_NOTE}"
+        ),
+    )
+    submit.add_argument("experiment", type=Path, help="experiment TOML, e.g. config/experiments/smoke.toml")
+    submit.add_argument(
+        "--node-types",
+        type=_node_types,
+        metavar="A,B",
+        help="node types from config/nodes.toml to run on (default: the experiment's node_types)",
+    )
+    submit.add_argument(
+        "--throttle",
+        type=_throttle,
+        default=DEFAULT_THROTTLE,
+        metavar="N",
+        help=f"at most N tasks of each array run at once (%%N in --array; default {DEFAULT_THROTTLE})",
+    )
+    submit.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="plan and write the scripts, print the sbatch commands, submit nothing",
+    )
+    submit.add_argument("--name", help="campaign name (default <experiment>-<UTC timestamp>)")
+    submit.add_argument(
+        "--results-dir", type=Path, help="where campaigns live (default results/, or $SCALEBENCH_RESULTS_DIR)"
+    )
+    submit.set_defaults(func=run_submit)
+
+    resume = subparsers.add_parser(
+        "resume",
+        help="resubmit a campaign's missing and failed cases as new job arrays",
+        description=(
+            "Resubmit only the cases of CAMPAIGN that have no complete record (missing or failed, from the "
+            "files), as one new array per node type with an explicit index list, followed by a new analysis "
+            "job. Refuses while any of those cases is still pending or running in the Slurm queue. "
+            "Repetitions already recorded are not rerun."
+        ),
+    )
+    resume.add_argument("campaign", help="campaign directory, name under results/, or 'latest'")
+    resume.add_argument(
+        "--throttle",
+        type=_throttle,
+        default=DEFAULT_THROTTLE,
+        metavar="N",
+        help=f"at most N tasks of each array run at once (default {DEFAULT_THROTTLE})",
+    )
+    resume.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="write the scripts and print the sbatch commands, submit nothing",
+    )
+    resume.set_defaults(func=run_resume)
+
+
+def run_submit(args) -> int:
+    from jobs.slurm_submit import submit_experiment
+
+    submit_experiment(
+        args.experiment, args.node_types, args.throttle, args.dry_run, args.name, args.results_dir
+    )
+    return 0
+
+
+def run_resume(args) -> int:
+    from jobs.campaign import resolve_campaign
+    from jobs.slurm_resume import resume_campaign
+
+    resume_campaign(resolve_campaign(args.campaign), args.throttle, args.dry_run)
+    return 0

@@ -1,0 +1,23 @@
+"""What the Slurm queue says about a campaign: array index -> squeue state, for status and resume."""
+
+from pathlib import Path
+
+from jobs.slurm import queued_array_tasks
+from jobs.slurm_submissions import read_submissions
+
+# When a resubmitted index shows up twice, the more advanced state wins.
+_RANK = {"RUNNING": 3, "COMPLETING": 2, "CONFIGURING": 2}
+
+
+def queue_states(campaign_dir: Path) -> dict[int, str]:
+    """Campaign index -> squeue state (PENDING, RUNNING, ...) of its array tasks still in the queue.
+
+    Job ids come from <campaign>/jobs/submissions.jsonl; finished tasks are absent (the files tell those).
+    Raises ScalebenchError if squeue is missing or the controller does not answer.
+    """
+    array_ids = [str(e["job_id"]) for e in read_submissions(campaign_dir) if e["kind"] == "array"]
+    states: dict[int, str] = {}
+    for _, index, state in queued_array_tasks(array_ids):
+        if _RANK.get(state, 1) >= _RANK.get(states.get(index, ""), 0):
+            states[index] = state
+    return states

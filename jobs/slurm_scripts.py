@@ -1,0 +1,89 @@
+"""sbatch scripts for a campaign, rendered from jobs/templates/*.sbatch.
+
+Plain bash a person can read and resubmit: every value that comes from configuration or a path reaches
+the script through shlex.quote (sbatch reads single-quoted #SBATCH values the same way).
+"""
+
+import shlex
+import string
+from dataclasses import dataclass
+from pathlib import Path
+
+from jobs.atomic import write_atomic
+from jobs.config import NodeType
+from jobs.errors import ScalebenchError
+
+ROOT = Path(__file__).resolve().parent.parent
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+SCALEBENCH = ROOT / "scalebench"
+
+
+@dataclass(frozen=True)
+class ArrayJob:
+    """One sbatch --array for one node type: the campaign indices it runs and the resources per task."""
+
+    node_type: NodeType
+    indices: tuple[int, ...]
+    ntasks: int
+    script: Path
+
+
+def placement_lines(node: NodeType) -> list[str]:
+    """The #SBATCH options that send a job to this node type (partition and/or feature constraint)."""
+    lines = []
+    if node.partition:
+        lines.append(f"--partition={shlex.quote(node.partition)}")
+    if node.constraint:
+        lines.append(f"--constraint={shlex.quote(node.constraint)}")
+    return lines
+
+
+def _render(template: str, values: dict) -> str:
+    return string.Template((TEMPLATES / template).read_text()).substitute(values)
+
+
+def _common(campaign_dir: Path, node: NodeType, script: Path, command: str, created: str) -> dict:
+    return {
+        "campaign": campaign_dir.name,
+        "command": command,
+        "created": created,
+        "script_q": shlex.quote(str(script)),
+        "placement": "".join(f"#SBATCH {line}\n" for line in placement_lines(node)),
+        "scalebench": shlex.quote(str(SCALEBENCH)),
+        "campaign_dir": shlex.quote(str(campaign_dir)),
+    }
+
+
+def render_array_script(
+    campaign_dir: Path, job: ArrayJob, array_spec: str, command: str, created: str
+) -> str:
+    values = _common(campaign_dir, job.node_type, job.script, command, created)
+    values |= {
+        "node_type": job.node_type.name,
+        "count": len(job.indices),
+        "job_name": shlex.quote(f"sb-{campaign_dir.name}-{job.node_type.name}"),
+        "ntasks": job.ntasks,
+        "log_pattern": shlex.quote(str(campaign_dir / "logs" / "%A_%a.out")),
+        "array": array_spec,
+    }
+    return _render("array.sbatch", values)
+
+
+def render_analysis_script(
+    campaign_dir: Path, node: NodeType, script: Path, command: str, created: str
+) -> str:
+    values = _common(campaign_dir, node, script, command, created)
+    values |= {
+        "job_name": shlex.quote(f"sb-{campaign_dir.name}-analysis"),
+        "log_pattern": shlex.quote(str(campaign_dir / "logs" / "analysis-%j.out")),
+    }
+    return _render("analysis.sbatch", values)
+
+
+def write_script(path: Path, text: str) -> None:
+    """Scripts are never overwritten: each submission round gets its own file names."""
+    if path.exists():
+        raise ScalebenchError(f"{path}: already exists; refusing to overwrite a submitted script")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, text)
+    path.chmod(0o755)

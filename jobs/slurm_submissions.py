@@ -1,0 +1,48 @@
+"""`<campaign>/jobs/submissions.jsonl`: one JSON line per real sbatch, the campaign's link to its jobs.
+
+Fields: node_type (null for the analysis job), job_id, kind ("array" | "analysis"), indices (campaign
+indices = array task ids), array (the --array spec with throttle), script, submitted (UTC), round
+(1 = submit, 2.. = resumes), depends_on (analysis: the array job ids). Lines are only ever added.
+"""
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from jobs.atomic import write_atomic
+from jobs.errors import ScalebenchError
+
+
+def submissions_path(campaign_dir: Path) -> Path:
+    return Path(campaign_dir) / "jobs" / "submissions.jsonl"
+
+
+def read_submissions(campaign_dir: Path) -> list[dict]:
+    path = submissions_path(campaign_dir)
+    if not path.exists():
+        return []
+    entries = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise ScalebenchError(f"{path}:{number}: not valid JSON ({err}): {line[:80]!r}") from None
+        if not isinstance(entry, dict) or "job_id" not in entry or "kind" not in entry:
+            raise ScalebenchError(
+                f"{path}:{number}: not a submission record (needs job_id, kind): {line[:80]!r}"
+            )
+        entries.append(entry)
+    return entries
+
+
+def append_submission(campaign_dir: Path, entry: dict) -> None:
+    """Add one line, rewriting the file atomically so a reader never sees half a line."""
+    path = submissions_path(campaign_dir)
+    old = path.read_text() if path.exists() else ""
+    write_atomic(path, old + json.dumps(entry, separators=(", ", ": ")) + "\n")
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,192 @@
+/*
+ * scalebench kernel harness — the public interface between the harness and every kernel.
+ *
+ * FROZEN (issue 2): the Fortran/MPI kernels are written against this file at the same time. Add
+ * functions if needed; never change the meaning, order or types of what is here.
+ *
+ * How a kernel binary is built: the harness objects (make variable HARNESS_OBJS in kernels/c.mk,
+ * which include main() from main.c) plus ONE kernel object that defines the descriptor `sb_kernel`
+ * below and its run() function. A Fortran kernel is a small C file defining `sb_kernel` whose run()
+ * calls a Fortran bind(C) routine; every function here is callable from Fortran through
+ * iso_c_binding: plain functions, opaque `sb_ctx *` (type(c_ptr), value), scalars by value, no
+ * varargs, no struct passed by value. Parameters are read through sb_params_get(), a
+ * C-interoperable struct of fixed-size fields (bind(C) derived type with the same field order).
+ *
+ * Life cycle (main.c):
+ *   parse options (deterministic; on error: one line on stderr — only if OMPI_COMM_WORLD_RANK /
+ *   PMIX_RANK / SLURM_PROCID is unset or 0 — and exit 2 on every rank; dump path checked here)
+ *   -> sb_kernel.init(&argc, &argv) if set (e.g. MPI_Init; may call sb_set_rank via a later hook:
+ *      the rank is only read when records are printed, so run() may call sb_set_rank each rep)
+ *   -> LIKWID_MARKER_INIT
+ *   -> for warmup reps then measured reps: clear image/hits, t0 = now, run(ctx), then on the print
+ *      rank (rank 0) compute work + checksum and print one JSON record line on stdout
+ *   -> write --dump (print rank only, temp file + rename) -> LIKWID_MARKER_CLOSE
+ *   -> sb_kernel.finalize() if set (e.g. MPI_Finalize) -> exit 0.
+ *
+ * Inside run(ctx) a threaded kernel does:
+ *   start its workers (the calling thread is worker 0; pthreads kernels create threads-1 helpers so
+ *   worker i lands on likwid-pin's cpu list entry i, as in OpenMP); all workers meet at a barrier;
+ *   ONE thread calls sb_compute_begin(ctx) (ends setup_s, counts /proc/self/task -> os_threads,
+ *   starts wall_s and the getrusage delta); barrier; each worker calls sb_worker_begin(ctx, w),
+ * does its share, sb_worker_end(ctx, w); barrier; ONE thread calls sb_compute_end(ctx);
+ * join/teardown. Results: Mandelbrot stores every pixel's count into sb_image(ctx) (row-major,
+ * width*height uint32); π calls sb_set_hits(ctx, hits) once (after sb_compute_end is fine). run()
+ * returns 0 on success; on a runtime failure call sb_fail() (prints, exits 1).
+ *
+ * Make variables exported by kernels/c.mk for other fragments: HARNESS_OBJS, HARNESS_INC,
+ * CFLAGS_REF, OBJ_DIR (build/obj), LIKWID_CFLAGS, LIKWID_LIBS, BIN_DIR.
+ */
+#ifndef SB_HARNESS_H
+#define SB_HARNESS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Opaque per-process context; one per binary invocation, reused across repetitions. */
+typedef struct sb_ctx sb_ctx;
+
+/* Kernel family; selects the kernel-specific options (Mandelbrot or π). */
+enum sb_kernel_kind { SB_KERNEL_MANDELBROT = 1, SB_KERNEL_MCPI = 2 };
+
+/* --schedule kinds. NONE = the model has no schedule (serial, pure MPI). */
+enum sb_schedule {
+    SB_SCHED_NONE = 0,
+    SB_SCHED_STATIC = 1,  /* OpenMP schedule(static[,chunk]) */
+    SB_SCHED_DYNAMIC = 2, /* OpenMP schedule(dynamic[,chunk]) */
+    SB_SCHED_GUIDED = 3,  /* OpenMP schedule(guided[,chunk]) */
+    SB_SCHED_BLOCK = 4,   /* pthreads: one contiguous block of work per worker */
+    SB_SCHED_CYCLIC = 5,  /* pthreads: chunks dealt round-robin */
+    SB_SCHED_QUEUE = 6,   /* pthreads: chunks handed out from shared state at run time */
+    SB_SCHED_COUNT = 7
+};
+
+/* --sync modes (see each kernel's --help for what they guard). */
+enum sb_sync {
+    SB_SYNC_NONE = 0,
+    SB_SYNC_COARSE = 1,
+    SB_SYNC_FINE = 2,
+    SB_SYNC_ATOMIC = 3,
+    SB_SYNC_REDUCTION = 4,
+    SB_SYNC_CRITICAL = 5,
+    SB_SYNC_COUNT = 6
+};
+
+/* --inner: only the scalar (bit-exact reference) path exists so far. */
+enum sb_inner { SB_INNER_SCALAR = 0, SB_INNER_SIMD = 1 };
+
+/* --preset: which named Mandelbrot region was chosen; CUSTOM when --region was given. */
+enum sb_preset { SB_PRESET_CUSTOM = 0, SB_PRESET_SYMMETRIC = 1, SB_PRESET_ASYMMETRIC = 2 };
+
+/* Bit for a schedule or sync value in the descriptor masks below. */
+#define SB_BIT(value) (1u << (value))
+
+/*
+ * All parsed parameters, C-interoperable (Fortran: bind(C) type with the same fields in this order:
+ * 3 x integer(c_int64_t), real(c_double) region(4), 11 x integer(c_int32_t)).
+ * Fields that do not apply to a kernel keep their defaults.
+ */
+typedef struct sb_params {
+    int64_t samples;  /* π: --samples N (default 10000000) */
+    int64_t seed;     /* π: --seed S, the uint64 bit pattern (default 0) */
+    int64_t batch;    /* π: --batch B samples per synchronised update (default 4096) */
+    double region[4]; /* Mandelbrot: x0, x1, y0, y1 (default preset symmetric) */
+    int32_t kernel;   /* enum sb_kernel_kind */
+    int32_t threads;  /* --threads N (default 1), threads per process/rank */
+    int32_t reps;     /* --reps K measured repetitions (default 1) */
+    int32_t warmup;   /* --warmup W warm-up repetitions (default 0) */
+    int32_t schedule; /* enum sb_schedule */
+    int32_t chunk;    /* schedule chunk; 0 = not given (model default) */
+    int32_t sync;     /* enum sb_sync */
+    int32_t inner;    /* enum sb_inner */
+    int32_t width;    /* Mandelbrot: --width (default 1024) */
+    int32_t height;   /* Mandelbrot: --height (default 1024) */
+    int32_t max_iter; /* Mandelbrot: --max-iter (default 1000) */
+    int32_t preset;   /* Mandelbrot: enum sb_preset */
+} sb_params;
+
+/*
+ * What one kernel binary is; each kernel object defines `const sb_kernel_desc sb_kernel`.
+ * sync_by_schedule[s] is the mask (SB_BIT(sync)) of syncs allowed with schedule s; 0 = schedule s
+ * not supported. The parser rejects anything outside it with exit 2.
+ */
+typedef struct sb_kernel_desc {
+    const char *kernel;       /* "mandelbrot" | "mcpi" */
+    const char *lang;         /* "c" | "f" */
+    const char *model;        /* "serial" | "omp" | "pthreads" | "mpi" ... */
+    int32_t kind;             /* enum sb_kernel_kind */
+    int32_t max_threads;      /* 1 for serial, else 4096 */
+    int32_t default_schedule; /* enum sb_schedule */
+    int32_t default_sync;     /* enum sb_sync */
+    uint32_t sync_by_schedule[SB_SCHED_COUNT];
+    uint32_t chunk_schedules;             /* mask of schedules that accept ",chunk" */
+    const char *help;                     /* model-specific --help paragraph (schedules, syncs) */
+    int (*init)(int *argc, char ***argv); /* optional: after successful option parsing */
+    void (*finalize)(void);               /* optional: before a normal exit */
+    int (*run)(sb_ctx *ctx);              /* one repetition; 0 = success */
+} sb_kernel_desc;
+
+extern const sb_kernel_desc sb_kernel;
+
+/* Parameters of this invocation (valid for the whole run; never modify). */
+const sb_params *sb_params_get(const sb_ctx *ctx);
+
+/* Ends the setup phase (setup_s), records os_threads from /proc/self/task, starts wall_s and the
+ * getrusage delta. Call from exactly one thread once all workers exist and have met at a barrier.
+ */
+void sb_compute_begin(sb_ctx *ctx);
+
+/* Stops wall_s and the getrusage delta. Call from one thread after all workers finished (barrier).
+ */
+void sb_compute_end(sb_ctx *ctx);
+
+/* In worker `worker` (0..threads-1) at the start of its work: placement start CPU (sched_getcpu),
+ * likwid marker start "compute" in this thread. */
+void sb_worker_begin(sb_ctx *ctx, int32_t worker);
+
+/* In worker `worker` at the end of its work: placement end CPU, likwid marker stop "compute". */
+void sb_worker_end(sb_ctx *ctx, int32_t worker);
+
+/* Mandelbrot result image: width*height uint32 counts, row-major from pixel (0,0), zeroed before
+ * each repetition. NULL for π. Fortran: integer(c_int32_t) (counts never exceed 2^31-1). */
+uint32_t *sb_image(sb_ctx *ctx);
+
+/* π result: the total hit count of this repetition (on MPI: the global count, on rank 0). */
+void sb_set_hits(sb_ctx *ctx, int64_t hits);
+
+/* Runtime failure (e.g. pthread_create failed): prints "<binary>: <message>" on stderr, exit 1. */
+void sb_fail(sb_ctx *ctx, const char *message);
+
+/* ---- MPI support (defaults: rank 0 of 1) ---------------------------------------------------- */
+
+/* Tells the harness this process's rank; only rank 0 prints records and writes --dump. The record
+ * field `ranks` = nranks. */
+void sb_set_rank(sb_ctx *ctx, int32_t rank, int32_t nranks);
+
+/* This rank's compute time of the last repetition (after sb_compute_end), to gather on rank 0. */
+double sb_wall(const sb_ctx *ctx);
+
+/* Copies this process's placement of the last repetition as `threads` pairs
+ * [cpu_at_start, cpu_at_end] into pairs[0 .. 2*threads-1]; returns the number of workers written
+ * (at most max_workers). */
+int32_t sb_get_placement(const sb_ctx *ctx, int32_t *pairs, int32_t max_workers);
+
+/* Replaces the record's placement with nworkers pairs (rank-major: rank 0's threads first). */
+void sb_set_placement(sb_ctx *ctx, const int32_t *pairs, int32_t nworkers);
+
+/* Per-rank compute times, emitted as "rank_wall_s" (only present when set). */
+void sb_set_rank_times(sb_ctx *ctx, const double *t, int32_t n);
+
+/* Overrides the record's wall_s (MPI: the slowest rank's compute time). */
+void sb_set_wall(sb_ctx *ctx, double wall_s);
+
+/* Note: placement, rank times and the wall_s override are per repetition: the harness resets them
+ * before each run(); the rank set by sb_set_rank persists. */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SB_HARNESS_H */

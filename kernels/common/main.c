@@ -1,0 +1,78 @@
+/* The harness's main(): parse, run warm-up and measured repetitions, print records, dump. */
+#define _GNU_SOURCE
+#include "sb_internal.h"
+#include "sb_likwid.h"
+#include "sb_options.h"
+#include "sb_pgm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int sb_is_first_rank_by_env(void) {
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && strcmp(v, "0") != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* A kernel that skips its measurement calls would print a record of nothing: refuse it. */
+static void check_kernel_reported(sb_ctx *ctx) {
+    if (ctx->t_compute_begin == 0.0 || ctx->t_compute_end == 0.0)
+        sb_fail(ctx, "internal error: kernel did not call sb_compute_begin/sb_compute_end");
+    if (ctx->rank == 0 && ctx->desc->kind == SB_KERNEL_MCPI && !ctx->hits_set)
+        sb_fail(ctx, "internal error: kernel did not call sb_set_hits");
+}
+
+int main(int argc, char **argv) {
+    const sb_kernel_desc *d = &sb_kernel;
+    char prog[64];
+    snprintf(prog, sizeof prog, "%s-%s-%s", d->kernel, d->lang, d->model);
+    static sb_cli cli;
+    char err[512];
+    int rc = sb_parse_options(d, argc, argv, &cli, err, sizeof err);
+    if (rc == SB_PARSE_HELP) {
+        sb_print_help(d, prog, stdout);
+        return 0;
+    }
+    if (rc == SB_PARSE_OK && cli.dump && sb_pgm_check_writable(cli.dump, err, sizeof err) != 0)
+        rc = SB_PARSE_ERROR;
+    if (rc != SB_PARSE_OK) {
+        if (sb_is_first_rank_by_env())
+            fprintf(stderr, "%s: %s\n", prog, err);
+        return 2;
+    }
+    if (d->init && d->init(&argc, &argv) != 0) {
+        fprintf(stderr, "%s: initialisation failed\n", prog);
+        return 1;
+    }
+    static sb_ctx ctx;
+    if (sb_ctx_init(&ctx, d, &cli) != 0) {
+        fprintf(stderr, "%s: out of memory for %d threads / the image\n", prog, (int)cli.p.threads);
+        return 1;
+    }
+    LIKWID_MARKER_INIT;
+    const sb_params *p = &cli.p;
+    for (int32_t r = 0; r < p->warmup + p->reps; r++) {
+        int warmup = r < p->warmup;
+        sb_ctx_reset_rep(&ctx);
+        if (d->run(&ctx) != 0)
+            sb_fail(&ctx, "kernel run failed");
+        check_kernel_reported(&ctx);
+        if (ctx.rank == 0)
+            sb_record_print(&ctx, warmup ? r : r - p->warmup, warmup);
+    }
+    if (ctx.rank == 0 && cli.dump &&
+        sb_pgm_write(cli.dump, ctx.image, p->width, p->height, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", prog, err);
+        return 1;
+    }
+    LIKWID_MARKER_CLOSE;
+    if (d->finalize)
+        d->finalize();
+    sb_ctx_free(&ctx);
+    return 0;
+}

@@ -1,0 +1,142 @@
+/* The context a kernel works with: measurement calls, results, MPI overrides. */
+#define _GNU_SOURCE
+#include "sb_internal.h"
+#include "sb_likwid.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int sb_ctx_init(sb_ctx *ctx, const sb_kernel_desc *desc, const sb_cli *cli) {
+    memset(ctx, 0, sizeof *ctx);
+    ctx->desc = desc;
+    snprintf(ctx->prog, sizeof ctx->prog, "%s-%s-%s", desc->kernel, desc->lang, desc->model);
+    ctx->cli = *cli;
+    ctx->rank = 0;
+    ctx->nranks = 1;
+    size_t threads = (size_t)cli->p.threads;
+    ctx->local_placement = calloc(2 * threads, sizeof(int32_t));
+    if (!ctx->local_placement)
+        return -1;
+    if (desc->kind == SB_KERNEL_MANDELBROT) {
+        ctx->npixels = (size_t)cli->p.width * (size_t)cli->p.height;
+        ctx->image = malloc(ctx->npixels * sizeof(uint32_t));
+        if (!ctx->image)
+            return -1;
+    }
+    return 0;
+}
+
+void sb_ctx_reset_rep(sb_ctx *ctx) {
+    if (ctx->image)
+        memset(ctx->image, 0, ctx->npixels * sizeof(uint32_t));
+    ctx->hits = 0;
+    ctx->hits_set = 0;
+    for (int32_t k = 0; k < 2 * ctx->cli.p.threads; k++)
+        ctx->local_placement[k] = -1;
+    free(ctx->placement);
+    ctx->placement = NULL;
+    ctx->nplacement = 0;
+    free(ctx->rank_times);
+    ctx->rank_times = NULL;
+    ctx->nrank_times = 0;
+    ctx->wall_overridden = 0;
+    ctx->os_threads = -1;
+    ctx->t_setup_end = ctx->t_compute_begin = ctx->t_compute_end = 0.0;
+    sb_utc_now(ctx->started, sizeof ctx->started);
+    ctx->t_run_start = sb_now();
+}
+
+void sb_ctx_free(sb_ctx *ctx) {
+    free(ctx->image);
+    free(ctx->local_placement);
+    free(ctx->placement);
+    free(ctx->rank_times);
+}
+
+const sb_params *sb_params_get(const sb_ctx *ctx) {
+    return &ctx->cli.p;
+}
+
+void sb_compute_begin(sb_ctx *ctx) {
+    /* Setup ends here; the thread count and getrusage fall between setup_s and wall_s, in neither.
+     * All workers exist now (they met at a barrier), so /proc/self/task shows them. */
+    ctx->t_setup_end = sb_now();
+    ctx->os_threads = sb_count_os_threads();
+    getrusage(RUSAGE_SELF, &ctx->ru_begin);
+    ctx->t_compute_begin = sb_now();
+}
+
+void sb_compute_end(sb_ctx *ctx) {
+    ctx->t_compute_end = sb_now();
+    getrusage(RUSAGE_SELF, &ctx->ru_end);
+}
+
+void sb_worker_begin(sb_ctx *ctx, int32_t worker) {
+    if (worker >= 0 && worker < ctx->cli.p.threads)
+        ctx->local_placement[2 * worker] = sb_current_cpu();
+    LIKWID_MARKER_START(SB_LIKWID_REGION);
+}
+
+void sb_worker_end(sb_ctx *ctx, int32_t worker) {
+    LIKWID_MARKER_STOP(SB_LIKWID_REGION);
+    if (worker >= 0 && worker < ctx->cli.p.threads)
+        ctx->local_placement[2 * worker + 1] = sb_current_cpu();
+}
+
+uint32_t *sb_image(sb_ctx *ctx) {
+    return ctx->image;
+}
+
+void sb_set_hits(sb_ctx *ctx, int64_t hits) {
+    ctx->hits = hits;
+    ctx->hits_set = 1;
+}
+
+void sb_fail(sb_ctx *ctx, const char *message) {
+    fprintf(stderr, "%s: %s\n", ctx->prog, message);
+    exit(1);
+}
+
+void sb_set_rank(sb_ctx *ctx, int32_t rank, int32_t nranks) {
+    ctx->rank = rank;
+    ctx->nranks = nranks;
+}
+
+double sb_wall(const sb_ctx *ctx) {
+    return ctx->t_compute_end - ctx->t_compute_begin;
+}
+
+int32_t sb_get_placement(const sb_ctx *ctx, int32_t *pairs, int32_t max_workers) {
+    int32_t n = ctx->cli.p.threads < max_workers ? ctx->cli.p.threads : max_workers;
+    if (n > 0)
+        memcpy(pairs, ctx->local_placement, 2 * (size_t)n * sizeof(int32_t));
+    return n;
+}
+
+void sb_set_placement(sb_ctx *ctx, const int32_t *pairs, int32_t nworkers) {
+    int32_t *copy = malloc(2 * (size_t)(nworkers > 0 ? nworkers : 1) * sizeof(int32_t));
+    if (!copy)
+        sb_fail(ctx, "out of memory in sb_set_placement");
+    if (nworkers > 0)
+        memcpy(copy, pairs, 2 * (size_t)nworkers * sizeof(int32_t));
+    free(ctx->placement);
+    ctx->placement = copy;
+    ctx->nplacement = nworkers;
+}
+
+void sb_set_rank_times(sb_ctx *ctx, const double *t, int32_t n) {
+    double *copy = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+    if (!copy)
+        sb_fail(ctx, "out of memory in sb_set_rank_times");
+    if (n > 0)
+        memcpy(copy, t, (size_t)n * sizeof(double));
+    free(ctx->rank_times);
+    ctx->rank_times = copy;
+    ctx->nrank_times = n;
+}
+
+void sb_set_wall(sb_ctx *ctx, double wall_s) {
+    ctx->wall_override = wall_s;
+    ctx->wall_overridden = 1;
+}

@@ -1,0 +1,72 @@
+/*
+ * Harness-private state shared by the harness's own files (not for kernels: they see harness.h).
+ */
+#ifndef SB_INTERNAL_H
+#define SB_INTERNAL_H
+
+#include "harness.h"
+
+#include <stddef.h>
+#include <sys/resource.h>
+
+/* Everything the command line says, including what does not fit the C-interoperable sb_params. */
+typedef struct sb_cli {
+    sb_params p;
+    const char *dump;       /* --dump path or NULL */
+    char schedule_text[48]; /* normalised "dynamic,4" / "static" / "none" as echoed in records */
+    int help;               /* --help given */
+} sb_cli;
+
+struct sb_ctx {
+    const sb_kernel_desc *desc;
+    char prog[64]; /* "<kernel>-<lang>-<model>", the prefix of every error line */
+    sb_cli cli;
+    int32_t rank, nranks;
+
+    uint32_t *image; /* Mandelbrot only */
+    size_t npixels;
+    int64_t hits;
+    int hits_set;
+
+    /* per repetition */
+    double t_run_start, t_setup_end, t_compute_begin, t_compute_end;
+    double wall_override;
+    int wall_overridden;
+    struct rusage ru_begin, ru_end;
+    int32_t os_threads;
+    int32_t *local_placement; /* 2 * threads */
+    int32_t *placement;       /* record placement: local copy or sb_set_placement's */
+    int32_t nplacement;
+    double *rank_times;
+    int32_t nrank_times;
+    char started[32]; /* UTC ISO-8601 of the repetition start */
+};
+
+/* sb_time.c */
+double sb_now(void);                  /* CLOCK_MONOTONIC seconds */
+double sb_timer_resolution(void);     /* clock_getres(CLOCK_MONOTONIC) */
+void sb_utc_now(char *buf, size_t n); /* "2026-11-22T00:00:00Z" */
+
+/* sb_placement.c */
+int32_t sb_count_os_threads(void); /* entries of /proc/self/task, -1 if unreadable */
+int32_t sb_current_cpu(void);      /* sched_getcpu(), -1 if unavailable */
+
+/* sb_ctx.c */
+int sb_ctx_init(sb_ctx *ctx, const sb_kernel_desc *desc, const sb_cli *cli);
+void sb_ctx_reset_rep(sb_ctx *ctx);
+void sb_ctx_free(sb_ctx *ctx);
+
+/* sb_record.c: one JSON line for the repetition just run. */
+void sb_record_print(const sb_ctx *ctx, int rep, int warmup);
+
+/* sb_names.c: text <-> enum codes */
+const char *sb_schedule_name(int32_t schedule);
+const char *sb_sync_name(int32_t sync);
+const char *sb_preset_name(int32_t preset);
+int32_t sb_schedule_from_name(const char *name); /* -1 if unknown */
+int32_t sb_sync_from_name(const char *name);     /* -1 if unknown */
+
+/* Print an error line only on the first MPI rank (env var based: works before MPI_Init). */
+int sb_is_first_rank_by_env(void);
+
+#endif /* SB_INTERNAL_H */

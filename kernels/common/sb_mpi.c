@@ -1,0 +1,82 @@
+/* MPI glue shared by the MPI kernels: init/finalize, the timed-region start, gathering per-rank
+ * times and placement for rank 0's record. */
+#include "sb_mpi.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Any exit between MPI_Init and MPI_Finalize is a failure of this rank: abort the job so no other
+ * rank hangs in a collective (mpirun would kill them too, srun might not). */
+static void abort_unless_finalized(void) {
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (initialized && !finalized)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+int sb_mpi_init(int *argc, char ***argv) {
+    int provided = 0;
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+        return -1;
+    atexit(abort_unless_finalized);
+    if (provided < MPI_THREAD_FUNNELED) {
+        fprintf(stderr, "MPI library provides no MPI_THREAD_FUNNELED (level %d)\n", provided);
+        return -1;
+    }
+    return 0;
+}
+
+void sb_mpi_finalize(void) {
+    MPI_Finalize();
+}
+
+int sb_mpi_attach(sb_ctx *ctx, int *nranks) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, nranks);
+    sb_set_rank(ctx, rank, *nranks);
+    return rank;
+}
+
+void sb_mpi_compute_begin(sb_ctx *ctx) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    sb_compute_begin(ctx);
+}
+
+void sb_mpi_report(sb_ctx *ctx) {
+    int rank = 0, nranks = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    const int threads = sb_params_get(ctx)->threads;
+    double mine = sb_wall(ctx);
+    int32_t *pairs = malloc(2 * (size_t)threads * sizeof *pairs);
+    double *times = rank == 0 ? malloc((size_t)nranks * sizeof *times) : NULL;
+    int32_t *all = rank == 0 ? malloc(2 * (size_t)threads * (size_t)nranks * sizeof *all) : NULL;
+    if (!pairs || (rank == 0 && (!times || !all)))
+        sb_fail(ctx, "out of memory gathering per-rank results");
+    sb_get_placement(ctx, pairs, threads);
+    MPI_Gather(&mine, 1, MPI_DOUBLE, times, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Gather(pairs, 2 * threads, MPI_INT32_T, all, 2 * threads, MPI_INT32_T, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        double slowest = times[0];
+        for (int r = 1; r < nranks; r++)
+            slowest = times[r] > slowest ? times[r] : slowest;
+        sb_set_rank_times(ctx, times, nranks);
+        sb_set_wall(ctx, slowest);
+        sb_set_placement(ctx, all, threads * nranks);
+    }
+    free(pairs);
+    free(times);
+    free(all);
+}
+
+void sb_mpi_check_team(sb_ctx *ctx, int team) {
+    const int threads = sb_params_get(ctx)->threads;
+    if (team != threads) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "OpenMP gave %d threads instead of %d (OMP_THREAD_LIMIT?)", team,
+                 threads);
+        sb_fail(ctx, msg);
+    }
+}

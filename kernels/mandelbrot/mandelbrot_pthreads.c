@@ -1,0 +1,134 @@
+/*
+ * Mandelbrot, pthreads. Rows are the unit of work; --schedule distributes them (sb_workqueue.h) and
+ * --sync says what guards the shared state:
+ *   none    static partition (block|cyclic), each row written by its owner without locks
+ *   coarse  one global mutex, held for the queue cursor AND while each finished pixel is stored:
+ *           the "synchronized method" of the Java study, i.e. the worst case of lock contention
+ *   fine    a lock per row, held while each pixel of that row is stored; the queue takes chunks
+ *           from per-worker slots each with its own lock (stealing from others when empty)
+ *   atomic  lock-free: pixels stored with atomic_store (relaxed), queue cursor via fetch-add
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "harness.h"
+#include "sb_mandelbrot.h"
+#include "sb_threads.h"
+#include "sb_workqueue.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+typedef struct {
+    sb_ctx *ctx;
+    const sb_params *p;
+    uint32_t *image;
+    sb_queue queue;
+    pthread_barrier_t barrier;
+    pthread_mutex_t *row_locks; /* fine: one per row */
+} shared_state;
+
+static void compute_rows(shared_state *s, int64_t begin, int64_t end) {
+    const sb_params *p = s->p;
+    const size_t w = (size_t)p->width;
+    for (int32_t j = (int32_t)begin; j < (int32_t)end; j++) {
+        uint32_t *row = s->image + (size_t)j * w;
+        switch (p->sync) {
+        case SB_SYNC_NONE:
+            sb_mandel_row(p, j, row);
+            break;
+        case SB_SYNC_COARSE:
+            for (int32_t i = 0; i < p->width; i++) {
+                uint32_t n = sb_mandel_pixel(p, i, j);
+                pthread_mutex_lock(&s->queue.global);
+                row[i] = n;
+                pthread_mutex_unlock(&s->queue.global);
+            }
+            break;
+        case SB_SYNC_FINE:
+            for (int32_t i = 0; i < p->width; i++) {
+                uint32_t n = sb_mandel_pixel(p, i, j);
+                pthread_mutex_lock(&s->row_locks[j]);
+                row[i] = n;
+                pthread_mutex_unlock(&s->row_locks[j]);
+            }
+            break;
+        default: /* atomic */
+            for (int32_t i = 0; i < p->width; i++)
+                atomic_store_explicit((_Atomic uint32_t *)&row[i], sb_mandel_pixel(p, i, j),
+                                      memory_order_relaxed);
+            break;
+        }
+    }
+}
+
+static void worker_body(void *arg, int32_t worker) {
+    shared_state *s = arg;
+    pthread_barrier_wait(&s->barrier); /* all workers exist */
+    if (worker == 0)
+        sb_compute_begin(s->ctx);
+    pthread_barrier_wait(&s->barrier); /* nobody starts before the clock */
+    sb_worker_begin(s->ctx, worker);
+    sb_queue_cursor cursor;
+    sb_queue_cursor_init(&cursor, &s->queue, worker);
+    int64_t begin, end;
+    while (sb_queue_next(&s->queue, &cursor, &begin, &end))
+        compute_rows(s, begin, end);
+    sb_worker_end(s->ctx, worker);
+    pthread_barrier_wait(&s->barrier); /* the last row is stored */
+    if (worker == 0)
+        sb_compute_end(s->ctx);
+}
+
+static int run(sb_ctx *ctx) {
+    const sb_params *p = sb_params_get(ctx);
+    shared_state s = {.ctx = ctx, .p = p, .image = sb_image(ctx), .row_locks = NULL};
+    if (sb_queue_init(&s.queue, p->schedule, p->sync, p->height, p->chunk, p->threads) != 0 ||
+        pthread_barrier_init(&s.barrier, NULL, (unsigned)p->threads) != 0)
+        sb_fail(ctx, "cannot initialise the work queue or barrier");
+    if (p->sync == SB_SYNC_FINE) {
+        s.row_locks = malloc((size_t)p->height * sizeof *s.row_locks);
+        if (!s.row_locks)
+            sb_fail(ctx, "out of memory for row locks");
+        for (int32_t j = 0; j < p->height; j++)
+            pthread_mutex_init(&s.row_locks[j], NULL);
+    }
+    sb_run_workers(ctx, p->threads, worker_body, &s);
+    if (s.row_locks) {
+        for (int32_t j = 0; j < p->height; j++)
+            pthread_mutex_destroy(&s.row_locks[j]);
+        free(s.row_locks);
+    }
+    pthread_barrier_destroy(&s.barrier);
+    sb_queue_destroy(&s.queue);
+    return 0;
+}
+
+#define ALL_SYNCS                                                                                  \
+    (SB_BIT(SB_SYNC_NONE) | SB_BIT(SB_SYNC_COARSE) | SB_BIT(SB_SYNC_FINE) | SB_BIT(SB_SYNC_ATOMIC))
+
+const sb_kernel_desc sb_kernel = {
+    .kernel = "mandelbrot",
+    .lang = "c",
+    .model = "pthreads",
+    .kind = SB_KERNEL_MANDELBROT,
+    .max_threads = 4096,
+    .default_schedule = SB_SCHED_BLOCK,
+    .default_sync = SB_SYNC_NONE,
+    .sync_by_schedule =
+        {
+            [SB_SCHED_BLOCK] = ALL_SYNCS,
+            [SB_SCHED_CYCLIC] = ALL_SYNCS,
+            [SB_SCHED_QUEUE] = ALL_SYNCS & ~SB_BIT(SB_SYNC_NONE),
+        },
+    .chunk_schedules = SB_BIT(SB_SCHED_CYCLIC) | SB_BIT(SB_SCHED_QUEUE),
+    .help =
+        "pthreads model (the calling thread is worker 0 and creates threads-1 helpers). Rows are\n"
+        "the unit of work. --schedule: block = one contiguous band of rows per worker; cyclic[,C]\n"
+        "= chunks of C rows (default 1) dealt round-robin; queue[,C] = chunks of C rows taken at\n"
+        "run time from shared state. --sync: none = nothing shared (block|cyclic only); coarse =\n"
+        "one global mutex held for the queue cursor and while EACH finished pixel is stored (the\n"
+        "'synchronized method'); fine = a lock per row held while each pixel of it is stored, and\n"
+        "per-worker queue slots with their own lock (idle workers steal); atomic = lock-free:\n"
+        "relaxed atomic pixel stores and a fetch-add queue cursor.",
+    .run = run,
+};

@@ -1,0 +1,29 @@
+/* Mandelbrot, serial: the reference every other model must match bit for bit. */
+#include "harness.h"
+#include "sb_mandelbrot.h"
+
+static int run(sb_ctx *ctx) {
+    const sb_params *p = sb_params_get(ctx);
+    uint32_t *image = sb_image(ctx);
+    sb_compute_begin(ctx);
+    sb_worker_begin(ctx, 0);
+    for (int32_t j = 0; j < p->height; j++)
+        sb_mandel_row(p, j, image + (size_t)j * (size_t)p->width);
+    sb_worker_end(ctx, 0);
+    sb_compute_end(ctx);
+    return 0;
+}
+
+const sb_kernel_desc sb_kernel = {
+    .kernel = "mandelbrot",
+    .lang = "c",
+    .model = "serial",
+    .kind = SB_KERNEL_MANDELBROT,
+    .max_threads = 1,
+    .default_schedule = SB_SCHED_NONE,
+    .default_sync = SB_SYNC_NONE,
+    .sync_by_schedule = {[SB_SCHED_NONE] = SB_BIT(SB_SYNC_NONE)},
+    .chunk_schedules = 0,
+    .help = "Serial model: one thread, rows top to bottom; --schedule and --sync accept only none.",
+    .run = run,
+};

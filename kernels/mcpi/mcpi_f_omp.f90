@@ -1,0 +1,106 @@
+! Monte-Carlo pi, Fortran OpenMP: `!$omp do schedule(runtime)` over batches of --batch samples; after
+! each batch the thread adds the batch's hits to the total as --sync says, exactly as the C OpenMP
+! kernel does:
+!   reduction  reduction(+:total): updates go to a private copy, combined once at the end
+!   atomic     !$omp atomic on the shared total
+!   critical   !$omp critical around the shared total
+module mcpi_f_omp
+  use, intrinsic :: iso_c_binding, only: c_ptr, c_int, c_int32_t, c_int64_t
+  use omp_lib
+  use sb_harness
+  use mcpi_hits, only: mcpi_count_hits
+  implicit none
+  private
+  public :: mcpi_f_omp_run
+
+contains
+
+  ! One repetition; the descriptor's run() (kernels/mcpi/mcpi_f_omp.c).
+  integer(c_int) function mcpi_f_omp_run(ctx) bind(C, name='mcpi_f_omp_run')
+    type(c_ptr), value :: ctx
+    type(sb_params), pointer :: p
+    integer(c_int64_t) :: nbatches, b, h, total
+    integer(c_int32_t) :: worker
+    integer :: team
+    character(len=96) :: message
+
+    p => sb_params_of(ctx)
+    nbatches = (p%samples + p%batch - 1) / p%batch
+    call omp_set_schedule(omp_kind(p%schedule), int(p%chunk))
+    call omp_set_dynamic(.false.)
+    total = 0
+    team = 0
+    !$omp parallel num_threads(p%threads) default(shared) private(worker, b, h)
+    worker = int(omp_get_thread_num(), c_int32_t)
+    !$omp single
+    team = omp_get_num_threads()
+    !$omp end single
+    !$omp master
+    call sb_compute_begin(ctx)
+    !$omp end master
+    !$omp barrier
+    call sb_worker_begin(ctx, worker)
+    select case (p%sync)
+    case (sb_sync_reduction)
+      !$omp do schedule(runtime) reduction(+:total)
+      do b = 0, nbatches - 1
+        total = total + batch_hits(p, b)
+      end do
+      !$omp end do
+    case (sb_sync_atomic)
+      !$omp do schedule(runtime)
+      do b = 0, nbatches - 1
+        h = batch_hits(p, b)
+        !$omp atomic
+        total = total + h
+      end do
+      !$omp end do
+    case default ! critical
+      !$omp do schedule(runtime)
+      do b = 0, nbatches - 1
+        h = batch_hits(p, b)
+        !$omp critical (sb_total)
+        total = total + h
+        !$omp end critical (sb_total)
+      end do
+      !$omp end do
+    end select
+    call sb_worker_end(ctx, worker)
+    !$omp barrier
+    !$omp master
+    call sb_compute_end(ctx)
+    !$omp end master
+    !$omp end parallel
+    if (team /= p%threads) then
+      write (message, '(a, i0, a, i0, a)') 'OpenMP gave ', team, ' threads instead of ', &
+        p%threads, ' (OMP_THREAD_LIMIT?)'
+      call sb_fail_with(ctx, trim(message))
+    end if
+    call sb_set_hits(ctx, total)
+    mcpi_f_omp_run = 0
+  end function mcpi_f_omp_run
+
+  ! Hits of batch b (0-based): samples b*batch .. min((b+1)*batch, samples) - 1.
+  integer(c_int64_t) function batch_hits(p, b)
+    type(sb_params), intent(in) :: p
+    integer(c_int64_t), intent(in) :: b
+    integer(c_int64_t) :: first
+
+    first = b * p%batch
+    batch_hits = mcpi_count_hits(p%seed, first, min(p%batch, p%samples - first))
+  end function batch_hits
+
+  integer(omp_sched_kind) function omp_kind(schedule)
+    integer(c_int32_t), intent(in) :: schedule
+
+    select case (schedule)
+    case (sb_sched_dynamic)
+      omp_kind = omp_sched_dynamic
+    case (sb_sched_guided)
+      omp_kind = omp_sched_guided
+    case default
+      omp_kind = omp_sched_static
+    end select
+  end function omp_kind
+
+end module mcpi_f_omp

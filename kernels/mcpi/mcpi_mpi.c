@@ -1,0 +1,71 @@
+/*
+ * Monte-Carlo π, MPI (+OpenMP inside each rank): rank r takes the samples [r*N/R, (r+1)*N/R); its
+ * --threads OpenMP threads share the rank's range in batches of --batch samples with
+ * reduction(+:hits); one MPI_Reduce(SUM) after the timed region gives rank 0 the total. The
+ * generator is keyed by sample index, so the hit count equals the serial one for any R and T.
+ */
+#include "harness.h"
+#include "sb_mpi.h"
+#include "sb_rng.h"
+
+#include <omp.h>
+
+static int run(sb_ctx *ctx) {
+    const sb_params *p = sb_params_get(ctx);
+    int nranks;
+    const int rank = sb_mpi_attach(ctx, &nranks);
+    /* 128-bit intermediate: samples * rank overflows int64 beyond 2^62 / ranks */
+    const int64_t first = (int64_t)((__int128)p->samples * rank / nranks);
+    const int64_t end = (int64_t)((__int128)p->samples * (rank + 1) / nranks);
+    const int64_t nbatches = (end - first + p->batch - 1) / p->batch;
+    omp_set_dynamic(0);
+    int64_t hits = 0;
+    int team = 0;
+#pragma omp parallel num_threads(p->threads)
+    {
+        const int worker = omp_get_thread_num();
+#pragma omp single
+        team = omp_get_num_threads();
+#pragma omp master
+        sb_mpi_compute_begin(ctx);
+#pragma omp barrier
+        sb_worker_begin(ctx, worker);
+#pragma omp for schedule(static) reduction(+ : hits) nowait
+        for (int64_t b = 0; b < nbatches; b++) {
+            int64_t s0 = first + b * p->batch;
+            int64_t s1 = end - s0 > p->batch ? s0 + p->batch : end;
+            hits += sb_pi_count_hits((uint64_t)p->seed, s0, s1);
+        }
+        sb_worker_end(ctx, worker);
+#pragma omp barrier
+#pragma omp master
+        sb_compute_end(ctx);
+    }
+    sb_mpi_check_team(ctx, team);
+    int64_t total = 0;
+    MPI_Reduce(&hits, &total, 1, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    sb_set_hits(ctx, rank == 0 ? total : hits);
+    sb_mpi_report(ctx);
+    return 0;
+}
+
+const sb_kernel_desc sb_kernel = {
+    .kernel = "mcpi",
+    .lang = "c",
+    .model = "mpi",
+    .kind = SB_KERNEL_MCPI,
+    .max_threads = 4096,
+    .default_schedule = SB_SCHED_BLOCK,
+    .default_sync = SB_SYNC_REDUCTION,
+    .sync_by_schedule = {[SB_SCHED_BLOCK] = SB_BIT(SB_SYNC_REDUCTION)},
+    .chunk_schedules = 0,
+    .help =
+        "MPI model (run under mpirun or srun --mpi=pmix; --threads = OpenMP threads per rank).\n"
+        "--schedule block: rank r takes samples [r*N/R, (r+1)*N/R), its threads share them in\n"
+        "batches of --batch with reduction(+); --sync reduction: one MPI_Reduce of the hit counts\n"
+        "onto rank 0 after the timed region. wall_s is the slowest rank's compute time (after an\n"
+        "MPI_Barrier), rank_wall_s every rank's; placement is rank-major.",
+    .init = sb_mpi_init,
+    .finalize = sb_mpi_finalize,
+    .run = run,
+};

@@ -1,0 +1,149 @@
+/*
+ * Monte-Carlo π, pthreads. The unit of work is a batch of --batch samples; --schedule distributes
+ * batches (sb_workqueue.h) and after each batch the worker adds the batch's hits to the shared
+ * result as --sync says:
+ *   none    each worker sums locally and writes its own slot once; nothing shared (block|cyclic)
+ *   coarse  one global mutex around the shared total AND the shared batch cursor (queue)
+ *   fine    per-worker slots, each with its own lock: a worker adds to its own slot under that lock
+ *           (uncontended unless someone reads it); the queue likewise has one locked slot of
+ *           batches per worker, idle workers steal from the others; worker 0 sums the slots
+ *   atomic  lock-free: atomic_fetch_add on the shared total and on the batch cursor
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "harness.h"
+#include "sb_rng.h"
+#include "sb_threads.h"
+#include "sb_workqueue.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+/* Per-worker result slot on its own cache line. */
+typedef struct {
+    pthread_mutex_t lock;
+    int64_t hits;
+    char pad[64];
+} hit_slot;
+
+typedef struct {
+    sb_ctx *ctx;
+    const sb_params *p;
+    sb_queue queue;
+    pthread_barrier_t barrier;
+    int64_t total;                /* coarse (under queue.global) */
+    _Atomic int64_t total_atomic; /* atomic */
+    hit_slot *slots;              /* none, fine */
+} shared_state;
+
+static void add_hits(shared_state *s, int32_t worker, int64_t h) {
+    switch (s->p->sync) {
+    case SB_SYNC_NONE:
+        s->slots[worker].hits += h; /* only this worker touches its slot until the barrier */
+        break;
+    case SB_SYNC_COARSE:
+        pthread_mutex_lock(&s->queue.global);
+        s->total += h;
+        pthread_mutex_unlock(&s->queue.global);
+        break;
+    case SB_SYNC_FINE:
+        pthread_mutex_lock(&s->slots[worker].lock);
+        s->slots[worker].hits += h;
+        pthread_mutex_unlock(&s->slots[worker].lock);
+        break;
+    default:
+        atomic_fetch_add_explicit(&s->total_atomic, h, memory_order_relaxed);
+        break;
+    }
+}
+
+static void worker_body(void *arg, int32_t worker) {
+    shared_state *s = arg;
+    const sb_params *p = s->p;
+    const uint64_t seed = (uint64_t)p->seed;
+    pthread_barrier_wait(&s->barrier);
+    if (worker == 0)
+        sb_compute_begin(s->ctx);
+    pthread_barrier_wait(&s->barrier);
+    sb_worker_begin(s->ctx, worker);
+    sb_queue_cursor cursor;
+    sb_queue_cursor_init(&cursor, &s->queue, worker);
+    int64_t begin, end;
+    while (sb_queue_next(&s->queue, &cursor, &begin, &end))
+        for (int64_t b = begin; b < end; b++) {
+            int64_t s0 = b * p->batch;
+            int64_t s1 = p->samples - s0 > p->batch ? s0 + p->batch : p->samples;
+            add_hits(s, worker, sb_pi_count_hits(seed, s0, s1));
+        }
+    sb_worker_end(s->ctx, worker);
+    pthread_barrier_wait(&s->barrier);
+    if (worker == 0)
+        sb_compute_end(s->ctx);
+}
+
+static int64_t collect_total(shared_state *s) {
+    switch (s->p->sync) {
+    case SB_SYNC_COARSE:
+        return s->total;
+    case SB_SYNC_ATOMIC:
+        return atomic_load(&s->total_atomic);
+    default: {
+        int64_t t = 0;
+        for (int32_t w = 0; w < s->p->threads; w++)
+            t += s->slots[w].hits;
+        return t;
+    }
+    }
+}
+
+static int run(sb_ctx *ctx) {
+    const sb_params *p = sb_params_get(ctx);
+    shared_state s = {.ctx = ctx, .p = p, .total = 0};
+    atomic_init(&s.total_atomic, 0);
+    const int64_t nbatches = (p->samples + p->batch - 1) / p->batch;
+    s.slots = calloc((size_t)p->threads, sizeof *s.slots);
+    if (!s.slots || sb_queue_init(&s.queue, p->schedule, p->sync, nbatches, 1, p->threads) != 0 ||
+        pthread_barrier_init(&s.barrier, NULL, (unsigned)p->threads) != 0)
+        sb_fail(ctx, "cannot initialise the work queue, slots or barrier");
+    for (int32_t w = 0; w < p->threads; w++)
+        pthread_mutex_init(&s.slots[w].lock, NULL);
+    sb_run_workers(ctx, p->threads, worker_body, &s);
+    sb_set_hits(ctx, collect_total(&s));
+    for (int32_t w = 0; w < p->threads; w++)
+        pthread_mutex_destroy(&s.slots[w].lock);
+    free(s.slots);
+    pthread_barrier_destroy(&s.barrier);
+    sb_queue_destroy(&s.queue);
+    return 0;
+}
+
+#define ALL_SYNCS                                                                                  \
+    (SB_BIT(SB_SYNC_NONE) | SB_BIT(SB_SYNC_COARSE) | SB_BIT(SB_SYNC_FINE) | SB_BIT(SB_SYNC_ATOMIC))
+
+const sb_kernel_desc sb_kernel = {
+    .kernel = "mcpi",
+    .lang = "c",
+    .model = "pthreads",
+    .kind = SB_KERNEL_MCPI,
+    .max_threads = 4096,
+    .default_schedule = SB_SCHED_BLOCK,
+    .default_sync = SB_SYNC_NONE,
+    .sync_by_schedule =
+        {
+            [SB_SCHED_BLOCK] = ALL_SYNCS,
+            [SB_SCHED_CYCLIC] = ALL_SYNCS,
+            [SB_SCHED_QUEUE] = ALL_SYNCS & ~SB_BIT(SB_SYNC_NONE),
+        },
+    .chunk_schedules = 0,
+    .help =
+        "pthreads model (the calling thread is worker 0 and creates threads-1 helpers). The unit\n"
+        "of work is one batch of --batch samples; --schedule: block = one contiguous range of\n"
+        "batches per worker; cyclic = batches dealt round-robin; queue = batches taken one at a\n"
+        "time from shared state (no ',chunk': --batch sets the grain). After each batch the\n"
+        "worker publishes its hits as --sync says: none = a private per-worker slot, summed after\n"
+        "the join (block|cyclic only); coarse = one global mutex around the shared total and the\n"
+        "shared batch cursor; fine = per-worker slots each with its own lock (the queue likewise:\n"
+        "one locked slot of batches per worker, idle workers steal); atomic = lock-free\n"
+        "atomic_fetch_add on the shared total and the batch cursor.",
+    .run = run,
+};

@@ -1,0 +1,34 @@
+/* Monte-Carlo π, serial: the reference hit count. */
+#include "harness.h"
+#include "sb_rng.h"
+
+static int run(sb_ctx *ctx) {
+    const sb_params *p = sb_params_get(ctx);
+    const uint64_t seed = (uint64_t)p->seed;
+    int64_t hits = 0;
+    sb_compute_begin(ctx);
+    sb_worker_begin(ctx, 0);
+    /* batches as in the threaded models, so --batch means the same everywhere */
+    for (int64_t s0 = 0; s0 < p->samples; s0 += p->batch) {
+        int64_t s1 = p->samples - s0 > p->batch ? s0 + p->batch : p->samples;
+        hits += sb_pi_count_hits(seed, s0, s1);
+    }
+    sb_worker_end(ctx, 0);
+    sb_compute_end(ctx);
+    sb_set_hits(ctx, hits);
+    return 0;
+}
+
+const sb_kernel_desc sb_kernel = {
+    .kernel = "mcpi",
+    .lang = "c",
+    .model = "serial",
+    .kind = SB_KERNEL_MCPI,
+    .max_threads = 1,
+    .default_schedule = SB_SCHED_NONE,
+    .default_sync = SB_SYNC_NONE,
+    .sync_by_schedule = {[SB_SCHED_NONE] = SB_BIT(SB_SYNC_NONE)},
+    .chunk_schedules = 0,
+    .help = "Serial model: one thread; --schedule and --sync accept only none.",
+    .run = run,
+};

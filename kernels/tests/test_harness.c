@@ -1,0 +1,272 @@
+/* C-level tests of the harness: checksum and RNG test vectors, option parser, work queue, PGM. */
+#define _GNU_SOURCE
+#include "sb_checksum.h"
+#include "sb_options.h"
+#include "sb_pgm.h"
+#include "sb_rng.h"
+#include "sb_test.h"
+#include "sb_workqueue.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ALL4                                                                                       \
+    (SB_BIT(SB_SYNC_NONE) | SB_BIT(SB_SYNC_COARSE) | SB_BIT(SB_SYNC_FINE) | SB_BIT(SB_SYNC_ATOMIC))
+
+static const sb_kernel_desc mandel_pthreads = {
+    .kernel = "mandelbrot",
+    .lang = "c",
+    .model = "pthreads",
+    .kind = SB_KERNEL_MANDELBROT,
+    .max_threads = 4096,
+    .default_schedule = SB_SCHED_BLOCK,
+    .default_sync = SB_SYNC_NONE,
+    .sync_by_schedule = {[SB_SCHED_BLOCK] = ALL4,
+                         [SB_SCHED_CYCLIC] = ALL4,
+                         [SB_SCHED_QUEUE] = ALL4 & ~SB_BIT(SB_SYNC_NONE)},
+    .chunk_schedules = SB_BIT(SB_SCHED_CYCLIC) | SB_BIT(SB_SCHED_QUEUE),
+};
+
+static const sb_kernel_desc mcpi_serial = {
+    .kernel = "mcpi",
+    .lang = "c",
+    .model = "serial",
+    .kind = SB_KERNEL_MCPI,
+    .max_threads = 1,
+    .default_schedule = SB_SCHED_NONE,
+    .default_sync = SB_SYNC_NONE,
+    .sync_by_schedule = {[SB_SCHED_NONE] = SB_BIT(SB_SYNC_NONE)},
+};
+
+static const sb_kernel_desc mandel_omp = {
+    .kernel = "mandelbrot",
+    .lang = "c",
+    .model = "omp",
+    .kind = SB_KERNEL_MANDELBROT,
+    .max_threads = 4096,
+    .default_schedule = SB_SCHED_STATIC,
+    .default_sync = SB_SYNC_NONE,
+    .sync_by_schedule = {[SB_SCHED_STATIC] = SB_BIT(SB_SYNC_NONE),
+                         [SB_SCHED_DYNAMIC] = SB_BIT(SB_SYNC_NONE),
+                         [SB_SCHED_GUIDED] = SB_BIT(SB_SYNC_NONE)},
+    .chunk_schedules = SB_BIT(SB_SCHED_STATIC) | SB_BIT(SB_SCHED_DYNAMIC) | SB_BIT(SB_SCHED_GUIDED),
+};
+
+static char err[512];
+static sb_cli cli;
+
+/* Parses a space-separated argument string (no quoting needed by these tests). */
+static int parse(const sb_kernel_desc *d, const char *args) {
+    char buf[1024];
+    char *argv[64];
+    int argc = 0;
+    snprintf(buf, sizeof buf, "%s", args);
+    argv[argc++] = "prog";
+    for (char *tok = strtok(buf, " "); tok && argc < 63; tok = strtok(NULL, " "))
+        argv[argc++] = tok;
+    argv[argc] = NULL;
+    err[0] = '\0';
+    return sb_parse_options(d, argc, argv, &cli, err, sizeof err);
+}
+
+static int error_is(const sb_kernel_desc *d, const char *args, const char *expected) {
+    int rc = parse(d, args);
+    int ok = rc == SB_PARSE_ERROR && strcmp(err, expected) == 0;
+    if (!ok)
+        fprintf(stderr, "  parse('%s') -> rc %d, err '%s', expected '%s'\n", args, rc, err,
+                expected);
+    return ok;
+}
+
+static int error_contains(const sb_kernel_desc *d, const char *args, const char *a, const char *b) {
+    int rc = parse(d, args);
+    int ok = rc == SB_PARSE_ERROR && strstr(err, a) && strstr(err, b);
+    if (!ok)
+        fprintf(stderr, "  parse('%s') -> rc %d, err '%s', expected '%s' and '%s'\n", args, rc, err,
+                a, b);
+    return ok;
+}
+
+static void test_fnv1a64(void) {
+    /* published FNV-1a 64 test vectors (Fowler/Noll/Vo reference test suite) */
+    CHECK(sb_fnv1a64_bytes(SB_FNV_OFFSET, "", 0) == UINT64_C(0xcbf29ce484222325));
+    CHECK(sb_fnv1a64_bytes(SB_FNV_OFFSET, "a", 1) == UINT64_C(0xaf63dc4c8601ec8c));
+    CHECK(sb_fnv1a64_bytes(SB_FNV_OFFSET, "foobar", 6) == UINT64_C(0x85944171f73967e8));
+    /* the uint32/uint64 forms hash little-endian bytes */
+    uint32_t abcd = 0x64636261u; /* 'a' 'b' 'c' 'd' in little-endian order */
+    CHECK(sb_fnv1a64_u32le(&abcd, 1) == sb_fnv1a64_bytes(SB_FNV_OFFSET, "abcd", 4));
+    CHECK(sb_fnv1a64_u64le(UINT64_C(0x7261626f6f66)) ==
+          sb_fnv1a64_bytes(SB_FNV_OFFSET, "foobar\0\0", 8));
+}
+
+static void test_splitmix64(void) {
+    /* SplitMix64 seeded with 0: published first outputs */
+    CHECK(sb_splitmix64_at(0, 0) == UINT64_C(0xe220a8397b1dcdaf));
+    CHECK(sb_splitmix64_at(0, 1) == UINT64_C(0x6e789e6aa1b965f4));
+    CHECK(sb_splitmix64_at(0, 2) == UINT64_C(0x06c45d188009454f));
+    /* seed s, output n equals seed s + gamma, output n - 1: one stream, any start */
+    CHECK(sb_splitmix64_at(12345, 7) == sb_splitmix64_at(12345 + SB_SPLITMIX_GAMMA, 6));
+    CHECK(sb_unit_double(UINT64_MAX) == 1.0 - 0x1.0p-53);
+    CHECK(sb_unit_double(0) == 0.0);
+    /* hit counting is additive over ranges, the property every threaded model relies on */
+    CHECK(sb_pi_count_hits(42, 0, 1000) ==
+          sb_pi_count_hits(42, 0, 337) + sb_pi_count_hits(42, 337, 1000));
+}
+
+static void test_options_valid(void) {
+    CHECK(parse(&mandel_pthreads, "") == SB_PARSE_OK);
+    CHECK(cli.p.threads == 1 && cli.p.reps == 1 && cli.p.warmup == 0);
+    CHECK(cli.p.schedule == SB_SCHED_BLOCK && cli.p.sync == SB_SYNC_NONE);
+    CHECK(cli.p.region[0] == -2.0 && cli.p.region[3] == 1.25 &&
+          cli.p.preset == SB_PRESET_SYMMETRIC);
+    CHECK(strcmp(cli.schedule_text, "block") == 0);
+
+    CHECK(parse(&mandel_pthreads, "--threads 8 --schedule queue,4 --sync atomic --reps 3 "
+                                  "--warmup 2") == SB_PARSE_OK);
+    CHECK(cli.p.threads == 8 && cli.p.schedule == SB_SCHED_QUEUE && cli.p.chunk == 4);
+    CHECK(cli.p.sync == SB_SYNC_ATOMIC && cli.p.reps == 3 && cli.p.warmup == 2);
+    CHECK(strcmp(cli.schedule_text, "queue,4") == 0);
+
+    CHECK(parse(&mandel_pthreads, "--threads=16 --width=10 --height=20 --max-iter=7") ==
+          SB_PARSE_OK);
+    CHECK(cli.p.threads == 16 && cli.p.width == 10 && cli.p.height == 20 && cli.p.max_iter == 7);
+
+    CHECK(parse(&mandel_pthreads, "--preset asymmetric") == SB_PARSE_OK);
+    CHECK(cli.p.preset == SB_PRESET_ASYMMETRIC && cli.p.region[0] == -0.75 &&
+          cli.p.region[1] == 0.25 && cli.p.region[2] == 0.0 && cli.p.region[3] == 1.0);
+    /* --region overrides --preset in either order */
+    CHECK(parse(&mandel_pthreads, "--region -1,1,-0.5,0.5 --preset asymmetric") == SB_PARSE_OK);
+    CHECK(cli.p.preset == SB_PRESET_CUSTOM && cli.p.region[0] == -1.0 && cli.p.region[3] == 0.5);
+    CHECK(parse(&mandel_pthreads, "--preset asymmetric --region -1,1,-0.5,0.5") == SB_PARSE_OK);
+    CHECK(cli.p.preset == SB_PRESET_CUSTOM && cli.p.region[1] == 1.0);
+
+    CHECK(parse(&mcpi_serial, "--seed 0xffffffffffffffff --samples 1000 --batch 1") == SB_PARSE_OK);
+    CHECK((uint64_t)cli.p.seed == UINT64_MAX && cli.p.samples == 1000 && cli.p.batch == 1);
+    CHECK(parse(&mcpi_serial, "--threads 1 --schedule none --sync none") == SB_PARSE_OK);
+    CHECK(parse(&mandel_omp, "--schedule guided,3") == SB_PARSE_OK);
+    CHECK(cli.p.schedule == SB_SCHED_GUIDED && cli.p.chunk == 3);
+    CHECK(parse(&mandel_omp, "--help") == SB_PARSE_HELP);
+    CHECK(parse(&mandel_omp, "--threads 0 --help") == SB_PARSE_ERROR);
+}
+
+static void test_options_errors(void) {
+    const sb_kernel_desc *m = &mandel_pthreads;
+    CHECK(error_is(m, "--threads 0", "--threads: '0' is out of range (1..4096)"));
+    CHECK(error_is(m, "--threads 4097", "--threads: '4097' is out of range (1..4096)"));
+    CHECK(error_is(m, "--threads 99999999999999999999",
+                   "--threads: '99999999999999999999' is out of range (1..4096)"));
+    CHECK(error_is(m, "--threads 2x", "--threads: '2x' is not an integer"));
+    CHECK(error_is(m, "--threads", "--threads: missing value"));
+    CHECK(error_is(m, "--max-iter 0", "--max-iter: '0' is out of range (1..2147483647)"));
+    CHECK(error_is(m, "--bogus 3", "unknown option '--bogus' (see --help)"));
+    CHECK(error_is(m, "stray", "unexpected argument 'stray' (see --help)"));
+    CHECK(error_is(m, "--region 1,0,0,1",
+                   "--region: '1,0,0,1' is empty or inverted (need x0 < x1 and y0 < y1)"));
+    CHECK(error_contains(m, "--region 0,1,1,1", "--region", "'0,1,1,1'"));
+    CHECK(error_contains(m, "--region 0,1,2", "--region", "not four finite numbers"));
+    CHECK(error_contains(m, "--region 0,1,2,nan", "--region", "'0,1,2,nan'"));
+    CHECK(error_contains(m, "--width 100000 --height 100000", "--width: '100000'",
+                         "--height '100000'"));
+    CHECK(error_contains(m, "--schedule queue --sync none", "--sync: 'none'", "queue"));
+    CHECK(error_contains(m, "--sync none --schedule queue", "--sync: 'none'", "queue"));
+    CHECK(error_contains(m, "--schedule block,4", "--schedule: 'block,4'", "takes no chunk"));
+    CHECK(error_contains(m, "--schedule cyclic,0", "--schedule: 'cyclic,0'", "bad chunk"));
+    CHECK(error_contains(m, "--schedule dynamic", "--schedule: 'dynamic'", "block|cyclic|queue"));
+    CHECK(error_contains(m, "--sync reduction", "--sync: 'reduction'", "not supported"));
+    CHECK(error_contains(m, "--preset lopsided", "--preset: 'lopsided'", "symmetric|asymmetric"));
+    CHECK(error_contains(m, "--inner simd", "--inner: 'simd'", "scalar"));
+    CHECK(error_contains(&mandel_omp, "--sync coarse", "--sync: 'coarse'", "supports none"));
+    CHECK(error_contains(&mandel_omp, "--schedule queue", "--schedule: 'queue'",
+                         "static|dynamic|guided"));
+    CHECK(error_is(&mcpi_serial, "--threads 2", "--threads: '2' is out of range (1..1)"));
+    CHECK(error_is(&mcpi_serial, "--samples 0",
+                   "--samples: '0' is out of range (1..4611686018427387904)"));
+    CHECK(error_contains(&mcpi_serial, "--seed -1", "--seed: '-1'", "unsigned"));
+    CHECK(error_contains(&mcpi_serial, "--seed 18446744073709551616", "--seed", "out of range"));
+    CHECK(error_is(&mcpi_serial, "--width 5", "unknown option '--width' (see --help)"));
+    CHECK(error_is(m, "--samples 5", "unknown option '--samples' (see --help)"));
+}
+
+/* Every unit is handed out exactly once, whatever the schedule and sync (workers interleaved). */
+static void test_workqueue(void) {
+    const int32_t schedules[] = {SB_SCHED_BLOCK, SB_SCHED_CYCLIC, SB_SCHED_QUEUE};
+    const int32_t syncs[] = {SB_SYNC_NONE, SB_SYNC_COARSE, SB_SYNC_FINE, SB_SYNC_ATOMIC};
+    const int32_t workers[] = {1, 3, 7, 40};
+    const int64_t nunits = 29;
+    for (size_t a = 0; a < 3; a++)
+        for (size_t b = 0; b < 4; b++)
+            for (size_t c = 0; c < 4; c++)
+                for (int64_t chunk = 1; chunk <= 4; chunk += 3) {
+                    if (schedules[a] == SB_SCHED_QUEUE && syncs[b] == SB_SYNC_NONE)
+                        continue;
+                    int32_t nw = workers[c];
+                    sb_queue q;
+                    CHECK(sb_queue_init(&q, schedules[a], syncs[b], nunits, chunk, nw) == 0);
+                    sb_queue_cursor cur[40];
+                    for (int32_t w = 0; w < nw; w++)
+                        sb_queue_cursor_init(&cur[w], &q, w);
+                    int seen[29] = {0};
+                    int active = nw, bad = 0;
+                    /* round-robin with worker 0 taking 2 turns, so stealing happens */
+                    while (active > 0) {
+                        active = 0;
+                        for (int32_t w = 0; w < nw; w++)
+                            for (int turn = 0; turn < (w == 0 ? 2 : 1); turn++) {
+                                int64_t lo, hi;
+                                if (!sb_queue_next(&q, &cur[w], &lo, &hi))
+                                    continue;
+                                active++;
+                                bad |= lo < 0 || hi > nunits || lo >= hi;
+                                for (int64_t u = lo; u < hi && !bad; u++)
+                                    seen[u]++;
+                            }
+                    }
+                    int once = !bad;
+                    for (int64_t u = 0; u < nunits; u++)
+                        once &= seen[u] == 1;
+                    if (!once)
+                        fprintf(stderr, "  queue schedule %d sync %d workers %d chunk %lld\n",
+                                (int)schedules[a], (int)syncs[b], (int)nw, (long long)chunk);
+                    CHECK(once);
+                    sb_queue_destroy(&q);
+                }
+}
+
+static void test_pgm(void) {
+    char dir[] = "/tmp/sb-test-pgm-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[256];
+    snprintf(path, sizeof path, "%s/img.pgm", dir);
+    CHECK(sb_pgm_check_writable(path, err, sizeof err) == 0);
+    CHECK(access(path, F_OK) != 0); /* the check leaves nothing behind */
+    const uint32_t counts[6] = {0, 1, 255, 256, 65535, 70000};
+    CHECK(sb_pgm_write(path, counts, 3, 2, err, sizeof err) == 0);
+    FILE *f = fopen(path, "rb");
+    unsigned char buf[64];
+    size_t n = f ? fread(buf, 1, sizeof buf, f) : 0;
+    if (f)
+        fclose(f);
+    const char header[] = "P5\n3 2\n65535\n";
+    const unsigned char pixels[12] = {0, 0, 0, 1, 0, 255, 1, 0, 255, 255, 255, 255};
+    CHECK(n == strlen(header) + 12);
+    CHECK(memcmp(buf, header, strlen(header)) == 0);
+    CHECK(memcmp(buf + strlen(header), pixels, 12) == 0);
+    unlink(path);
+    CHECK(rmdir(dir) == 0); /* no temp file left behind */
+    CHECK(sb_pgm_check_writable("/nonexistent-dir/x.pgm", err, sizeof err) != 0);
+    CHECK(strstr(err, "--dump: '/nonexistent-dir/x.pgm'") != NULL);
+    CHECK(sb_pgm_check_writable("/tmp", err, sizeof err) != 0);
+    CHECK(strstr(err, "is a directory") != NULL);
+}
+
+int main(void) {
+    test_fnv1a64();
+    test_splitmix64();
+    test_options_valid();
+    test_options_errors();
+    test_workqueue();
+    test_pgm();
+    return sb_test_summary();
+}

@@ -1,0 +1,86 @@
+"""Tables, plots and the report as files; the HTML report rendered in headless Chromium."""
+
+import re
+import shutil
+import subprocess
+
+import matplotlib.image
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.plots import mpi_plot
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+
+def test_tables_are_written_with_their_key_columns(rendered):
+    truth, result, _, _ = rendered
+    out = result.out_dir
+    records = pd.read_csv(out / "records.csv")
+    assert len(records) == truth.n_records  # every measured record, one row each
+    assert {"ctr_cpi_avg", "ctr_l2_miss_ratio_max", "param_width", "param_samples", "threads", "wall_s"} <= set(records)
+    summary = pd.read_csv(out / "summary.csv")
+    assert {"n", "median_s", "min_s", "ci_low_s", "ci_high_s", "cv", "n_outliers", "n_warmup_dropped"} <= set(summary)
+    speedup = pd.read_csv(out / "speedup.csv")
+    named = speedup.dropna(subset=["speedup"])
+    assert named["baseline_case_id"].notna().all() and (named["baseline_median_s"] > 0).all()
+    for name in ("models.csv", "comparisons.csv", "counters.csv"):
+        assert len(pd.read_csv(out / name)) > 0, name
+    assert not list(out.glob(".*.tmp"))
+
+
+def test_every_plot_exists_and_is_not_blank(rendered):
+    _, _, plots, _ = rendered
+    sections = {p.section for p in plots if not p.skipped}
+    assert sections == {"scaling", "schedules", "sync", "languages", "mpi", "counters", "image"}
+    for plot in plots:
+        assert plot.png.stat().st_size > 10_000 and plot.svg.stat().st_size > 10_000
+        pixels = matplotlib.image.imread(plot.png)
+        assert pixels.ndim == 3 and pixels.shape[0] > 200 and pixels[..., :3].std() > 0.05, plot.name
+
+
+def test_plot_without_data_is_skipped_with_a_reason(standard):
+    _, result = standard
+    no_mpi = result.summary[result.summary["model"] != "mpi"]
+    (plot,) = mpi_plot(no_mpi, result.out_dir / "unused")
+    assert plot.skipped and plot.png is None
+
+
+def test_report_markdown_puts_validity_before_results(rendered):
+    truth, _, _, written = rendered
+    text = written["md"].read_text()
+    order = [text.index(h) for h in ("## Provenance", "## Baseline", "## How it was measured", "## Validity checks", "## Results")]  # fmt: skip
+    assert order == sorted(order)
+    assert truth.wrong_checksum[0] in text and truth.failed[0] in text
+    for image in re.findall(r"!\[[^]]*\]\(([^)]+)\)", text):
+        assert (written["md"].parent / image).is_file()
+
+
+@pytest.mark.slow
+def test_html_report_renders_offline_in_headless_chromium(rendered, tmp_path):
+    _, _, plots, written = rendered
+    html_file = written["html"]
+    html = html_file.read_text()
+    assert "http://" not in html and "https://" not in html  # self-contained
+    n_images = sum(1 for p in plots if not p.skipped)
+    assert html.count("<img ") == n_images
+    common = [
+        CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1280,4000",
+    ]  # fmt: skip
+    dom = subprocess.run(
+        [*common, f"--user-data-dir={tmp_path / 'profile-dom'}", "--virtual-time-budget=5000", "--dump-dom",
+         html_file.as_uri()],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert f'data-images="{n_images}"' in dom.stdout, dom.stderr[-2000:]
+    assert 'data-images-ok="yes"' in dom.stdout
+    shot = tmp_path / "report.png"
+    subprocess.run(
+        [*common, f"--user-data-dir={tmp_path / 'profile-shot'}", f"--screenshot={shot}", html_file.as_uri()],
+        capture_output=True, timeout=120, check=True,
+    )  # fmt: skip
+    pixels = matplotlib.image.imread(shot)
+    assert pixels.shape[:2] == (4000, 1280)
+    assert np.var(pixels[..., :3]) > 0.005  # text, tables and plots, not a blank page

@@ -1,0 +1,100 @@
+"""Validity checks and loading, against what the synthetic generator planted."""
+
+import json
+import shutil
+
+import numpy as np
+
+from analysis.load import load_records
+
+
+def test_planted_checksum_mismatch_is_caught_and_excluded_from_speedups(standard):
+    truth, result = standard
+    s = result.summary.set_index("case_id")
+    assert truth.wrong_checksum
+    for cid in truth.wrong_checksum:
+        assert s.loc[cid, "checksum_status"] == "mismatch" and not s.loc[cid, "valid"]
+    others = s.drop(index=truth.wrong_checksum)
+    assert others["checksum_status"].eq("ok").all()
+    sp = result.speedup.set_index("case_id")
+    assert sp.loc[truth.wrong_checksum, "speedup"].isna().all()
+    assert not set(truth.wrong_checksum) & set(sp["baseline_case_id"].dropna())
+
+
+def test_placement_violations_failed_missing_and_partial_cases_are_listed(standard):
+    truth, result = standard
+    assert set(result.violations["case_id"]) == set(truth.violations)
+    state = result.completeness.set_index("case_id")["state"]
+    assert {c for c in state.index if state[c] == "failed"} == set(truth.failed)
+    assert {c for c in state.index if state[c] == "missing"} == set(truth.missing)
+    assert {c for c in state.index if state[c] == "partial"} == set(truth.partial)
+    reasons = result.completeness.set_index("case_id").loc[truth.failed, "reason"]
+    assert reasons.str.contains("timeout").all()
+
+
+def test_counters_unavailable_are_reported_with_the_reason(standard):
+    _, result = standard
+    c = result.counters
+    unavailable = c[c["counters_status"] == "unavailable"]
+    assert set(unavailable["node_type"]) == {"workstation"}
+    assert unavailable["counters_reason"].str.contains("MSR").all()
+    assert (c[c["counters_status"] == "ok"]["node_type"] == "synth16").all()
+
+
+def test_noisy_case_is_flagged(standard):
+    _, result = standard
+    s = result.summary
+    planted = s[(s["node_type"] == "workstation") & (s["model"] == "omp") & (s["threads"] == 2)]
+    assert planted["noisy"].all()  # sigma 0.3 planted there
+    quiet = s[(s["node_type"] == "synth16") & (s["binary"] == "mandelbrot-c-omp")]
+    assert not quiet["noisy"].any()
+
+
+def test_corrupt_files_are_skipped_each_with_a_reason(standard):
+    truth, result = standard
+    problems = result.loaded.problems.set_index("file")["reason"]
+    assert set(problems.index) == set(truth.corrupt_files)
+    expect = {"bad-json": "bad JSON", "truncated": "truncated", "wrong-schema": "schema", "missing-field": "wall_s",
+              "wrong-type": "threads"}  # fmt: skip
+    for rel, kind in truth.corrupt_files.items():
+        assert expect[kind] in problems[rel], (kind, problems[rel])
+    # The rest of that case still counts: its planned repetitions are all there.
+    assert len(result.summary) == len(truth.cases) - len(truth.missing) - len(truth.failed)
+
+
+def test_cache_is_reused_and_new_files_are_appended(standard, tmp_path):
+    truth, _ = standard
+    copy = tmp_path / truth.campaign_dir.name
+    shutil.copytree(truth.campaign_dir, copy, ignore=shutil.ignore_patterns("analysis"))
+    first = load_records(copy, processes=1)
+    again = load_records(copy, processes=1)
+    assert first.n_parsed == first.n_files and again.n_parsed == 0
+    key = ["case_id", "rep"]
+    a = first.records.sort_values(key, ignore_index=True)
+    b = again.records.sort_values(key, ignore_index=True)
+    assert np.array_equal(a["wall_s"].to_numpy(), b["wall_s"].to_numpy())
+    # A rerun adds a repetition: only that file is parsed, and it shows up.
+    case_dir = next(p for p in (copy / "raw").iterdir() if (p / "rep-0.json").exists())
+    record = json.loads((case_dir / "rep-0.json").read_text())
+    record["rep"] = 99
+    (case_dir / "rep-99.json").write_text(json.dumps(record))
+    third = load_records(copy, processes=1)
+    assert third.n_parsed == 1
+    assert len(third.records) == len(first.records) + 1
+    assert len(list((copy / "analysis" / ".cache").glob("chunk-*.pkl"))) == 2
+
+
+def test_parallel_and_serial_parsing_agree(standard, tmp_path):
+    truth, _ = standard
+    from analysis import load
+
+    serial = load.parse_files(truth.campaign_dir, load.scan_raw(truth.campaign_dir))
+    old = load.PARALLEL_THRESHOLD, load.CHUNK_FILES
+    load.PARALLEL_THRESHOLD, load.CHUNK_FILES = 0, 100
+    try:
+        parallel = load.load_records(truth.campaign_dir, processes=2, use_cache=False)
+    finally:
+        load.PARALLEL_THRESHOLD, load.CHUNK_FILES = old
+    assert len(parallel.records) == len(serial.records)
+    assert sorted(parallel.records["file"]) == sorted(serial.records["file"])
+    assert len(parallel.problems) == len(serial.problems)

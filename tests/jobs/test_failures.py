@@ -1,0 +1,77 @@
+"""A case that crashes, hangs past its limit or prints no valid record is a failed attempt with the reason;
+the campaign goes on, status shows it, and a later resume retries it."""
+
+import json
+
+from jobs.status import case_states
+
+from .conftest import run_cli
+
+EXPERIMENT = """
+description = "failure injection: three broken stand-ins and one real kernel"
+repetitions = 1
+warmup = 0
+timeout_s = 2
+seed = 1
+
+[[sweep]]
+binary = ["failinject-sh-crash", "failinject-sh-hang", "failinject-sh-norecord", "failinject-sh-exit3"]
+
+[[sweep]]
+binary = ["mcpi-c-serial"]
+params = { samples = [1000] }
+"""
+
+EXPECTED_REASONS = {
+    "failinject-sh-crash": "killed by signal SIGSEGV",
+    "failinject-sh-hang": "timeout after 2 s",
+    "failinject-sh-norecord": "no valid record on stdout",
+    "failinject-sh-exit3": "exit status 3",
+}
+
+
+def test_failures_are_recorded_and_the_campaign_goes_on(tmp_path, injection_bin_dir):
+    experiment = tmp_path / "failures.toml"
+    experiment.write_text(EXPERIMENT)
+    env = {"SCALEBENCH_BIN_DIR": str(injection_bin_dir)}
+    run = run_cli("run", experiment, "--results-dir", tmp_path / "res", "--name", "f", "--no-progress", env=env)
+    assert run.returncode == 1, run.stderr
+    assert "1 repetitions ran, 4 failed" in run.stdout
+    campaign = tmp_path / "res" / "f"
+    cases = [json.loads(line) for line in (campaign / "cases.jsonl").read_text().splitlines()]
+    states = {cases[s["index"]]["binary"]: s for s in case_states(campaign)}
+    assert states["mcpi-c-serial"]["state"] == "done"
+    for binary, reason in EXPECTED_REASONS.items():
+        assert states[binary]["state"] == "failed"
+        assert states[binary]["reason"] == f"rep 0: {reason}"
+        [attempt] = (campaign / "raw" / states[binary]["case_id"]).glob("rep-0.failed-*.json")
+        record = json.loads(attempt.read_text())
+        assert record["status"] == "failed" and record["reason"] == reason
+        assert record["case_id"] == states[binary]["case_id"] and record["rep"] == 0
+    crash = json.loads(next((campaign / "raw" / states["failinject-sh-crash"]["case_id"]).glob("*")).read_text())
+    assert crash["exit_status"] == -11 and "about to crash" in crash["stderr_tail"]
+
+    status = run_cli("status", campaign, env=env)
+    assert status.returncode == 0
+    assert "workstation" in status.stdout and "timeout after 2 s" in status.stdout
+    row = next(line for line in status.stdout.splitlines() if line.startswith("workstation"))
+    assert row.split() == ["workstation", "1", "0", "4", "1/5"]
+
+    # A resume retries exactly the failed ones (they fail again: a second attempt file each).
+    again = run_cli("run", "--resume", campaign, "--no-progress", env=env)
+    assert "0 repetitions ran, 4 failed" in again.stdout
+    for binary in EXPECTED_REASONS:
+        assert len(list((campaign / "raw" / states[binary]["case_id"]).glob("rep-0.failed-*.json"))) == 2
+    assert len(list((campaign / "raw" / states["mcpi-c-serial"]["case_id"]).iterdir())) == 1
+
+
+def test_run_case_exit_status_and_message(tmp_path, injection_bin_dir):
+    experiment = tmp_path / "failures.toml"
+    experiment.write_text(EXPERIMENT)
+    env = {"SCALEBENCH_BIN_DIR": str(injection_bin_dir)}
+    plan = run_cli("plan", experiment, "--write", "--results-dir", tmp_path / "res", "--name", "g", env=env)
+    assert plan.returncode == 0, plan.stderr
+    bad = run_cli("run-case", tmp_path / "res" / "g", 3, env=env)
+    assert bad.returncode == 1 and "exit status 3" in bad.stderr
+    good = run_cli("run-case", tmp_path / "res" / "g", 4, env=env)
+    assert good.returncode == 0 and "rep-0.json: ok" in good.stderr

@@ -1,0 +1,45 @@
+"""Config strings reach the kernel as argument vectors and environment values, never through a shell."""
+
+import json
+import uuid
+
+import pytest
+
+from jobs.campaign import create_campaign, load_cases
+from jobs.runcase import Context, build_command, run_case
+from jobs.toml_write import _value as toml_string
+
+
+@pytest.mark.parametrize("pin", ["none", "compact"])
+def test_hostile_strings_stay_data(tmp_path, bin_dir, pin, monkeypatch):
+    marker = tmp_path / f"INJECTED-{uuid.uuid4().hex[:8]}"
+    monkeypatch.chdir(tmp_path)
+    # Shell syntax that would create the marker file if any shell saw it. likwid-pin splits its command on
+    # whitespace, so the pinned variant uses the same syntax without spaces.
+    if pin == "none":
+        name = f"$(touch {marker}); rm -rf {tmp_path}/keep; 'q\"\n`touch {marker}`.pgm"
+    else:
+        name = f"$(touch${{IFS}}{marker});rm${{IFS}}-rf${{IFS}}keep;'q\"`touch${{IFS}}{marker}`.pgm"
+    dump = tmp_path / name
+    env_value = f"$(touch {marker})\n; rm -rf keep 'x\" `touch {marker}`"
+    (tmp_path / "keep").mkdir()
+    experiment = tmp_path / "inject.toml"
+    experiment.write_text(
+        f'description = "injection"\nrepetitions = 1\nwarmup = 0\n[env]\nHOSTILE = {toml_string(env_value)}\n'
+        f'[[sweep]]\nbinary = ["mandelbrot-c-serial"]\npin = ["{pin}"]\n'
+        f"params = {{ width = [8], height = [8], max_iter = [10], dump = [{toml_string(str(dump))}] }}\n"
+    )
+    campaign = create_campaign(experiment, results_dir=tmp_path / "res")
+    [case] = load_cases(campaign)
+    assert case["env"]["HOSTILE"] == env_value
+    assert case["argv"][case["argv"].index("--dump") + 1] == str(dump)
+
+    command = build_command(Context.for_campaign(campaign), case, 0)
+    assert command.env["HOSTILE"] == env_value
+    assert command.argv[command.argv.index("--dump") + 1] == str(dump)
+
+    [result] = run_case(campaign, 0)
+    assert result["outcome"] == "ok", json.dumps(result, default=str)
+    assert dump.is_file() and dump.read_bytes().startswith(b"P5")  # the literal name, created by the kernel
+    assert not marker.exists() and (tmp_path / "keep").is_dir()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("INJECTED")]

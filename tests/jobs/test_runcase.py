@@ -1,0 +1,143 @@
+"""Command construction (likwid-pin, likwid-perfctr, mpirun/srun), Slurm ids and counters in records."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from jobs.campaign import create_campaign, load_cases
+from jobs.runcase import Context, _counters_from_csv, build_command, run_case
+from jobs.topology import parse_likwid_topology
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "likwid"
+TOPO = parse_likwid_topology((FIXTURES / "topology-2s-4c-smt2.txt").read_text()).to_json()
+
+
+def context(tmp_path, counters: bool) -> Context:
+    host = {"topology": TOPO, "counters": {"available": counters, "reason": "test verdict"}}
+    return Context(tmp_path, "camp", host, "node17")
+
+
+def case(**overrides) -> dict:
+    base = {
+        "case_id": "0123456789ab",
+        "index": 0,
+        "node_type": "tc-core",
+        "binary": "mcpi-c-omp",
+        "model": "omp",
+        "threads": 4,
+        "ranks": 1,
+        "pin": "scatter",
+        "counter_group": None,
+        "reps": 1,
+        "warmup": 2,
+        "timeout_s": 10,
+        "env": {"A": "b"},
+        "argv": ["--threads", "4", "--samples", "10"],
+    }
+    return base | overrides
+
+
+def test_pinned_command(tmp_path):
+    cmd = build_command(context(tmp_path, False), case(), 0, env={})
+    assert cmd.argv[:4] == ["likwid-pin", "-q", "-c", "0,4,1,5"]
+    assert cmd.argv[4].endswith("/mcpi-c-omp")
+    assert cmd.argv[5:] == ["--threads", "4", "--samples", "10", "--reps", "1", "--warmup", "2"]
+    assert cmd.pin == {"strategy": "scatter", "cpus": [0, 4, 1, 5], "command": cmd.argv[:4], "violations": []}
+    assert cmd.env["A"] == "b" and cmd.env["OMP_NUM_THREADS"] == "4"
+    assert cmd.counters == {"status": "off", "group": None}
+
+
+def test_counted_command_when_counters_work(tmp_path):
+    cmd = build_command(context(tmp_path, True), case(counter_group="FLOPS_DP"), 3, env={})
+    assert cmd.argv[:3] == ["likwid-perfctr", "-C", "0,4,1,5"]
+    assert cmd.argv[3:8] == ["-g", "FLOPS_DP", "-m", "-O", "-o"]
+    assert cmd.csv_path is not None and cmd.argv[8] == str(cmd.csv_path)
+    unpinned = build_command(context(tmp_path, True), case(counter_group="CLOCK", pin="none"), 0, env={})
+    assert unpinned.argv[:3] == ["likwid-perfctr", "-c", ",".join(str(i) for i in range(16))]
+
+
+def test_uncounted_when_counters_do_not_work(tmp_path):
+    cmd = build_command(context(tmp_path, False), case(counter_group="FLOPS_DP"), 0, env={})
+    assert cmd.argv[0] == "likwid-pin" and cmd.csv_path is None
+    assert cmd.counters == {"status": "unavailable", "group": "FLOPS_DP", "reason": "test verdict"}
+
+
+def test_counter_csv_is_merged_into_the_record(tmp_path):
+    csv = tmp_path / "out.csv"
+    shutil.copy(FIXTURES / "perfctr-marker-2threads-FLOPS_DP.csv", csv)
+    counters = _counters_from_csv(csv, "FLOPS_DP")
+    assert counters["status"] == "ok" and counters["region"] == "compute"
+    assert counters["metrics"]["CPI"]["per_hwthread"] == {"0": 0.6, "1": 0.7}
+    assert not csv.exists()
+    broken = tmp_path / "broken.csv"
+    shutil.copy(FIXTURES / "perfctr-marker-2threads-truncated.csv", broken)
+    lost = _counters_from_csv(broken, "FLOPS_DP")
+    assert lost["status"] == "unavailable" and "truncated" in lost["reason"]
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, ["mpirun", "-np", "2"]),
+        ({"SLURM_JOB_ID": "7"}, ["srun", "--mpi=pmix", "-n", "2", "-c", "4"]),
+    ],
+    ids=["local", "slurm"],
+)
+def test_mpi_launchers(tmp_path, env, expected):
+    mpi = case(binary="mcpi-c-mpi", model="mpi", ranks=2, pin="none")
+    cmd = build_command(context(tmp_path, False), mpi, 0, env=env)
+    assert cmd.argv[: len(expected)] == expected
+    assert cmd.argv[len(expected)].endswith("/mcpi-c-mpi")
+
+
+def test_mpirun_oversubscribes_beyond_the_cpus(tmp_path):
+    mpi = case(binary="mcpi-c-mpi", model="mpi", ranks=4, threads=8, pin="none")
+    assert build_command(context(tmp_path, False), mpi, 0, env={}).argv[:4] == [
+        "mpirun",
+        "-np",
+        "4",
+        "--oversubscribe",
+    ]
+
+
+EXPERIMENT = """
+description = "counters and Slurm ids"
+repetitions = 2
+warmup = 1
+[[sweep]]
+binary = ["mcpi-c-serial"]
+counter_group = ["CLOCK"]
+params = { samples = [1000] }
+"""
+
+
+def test_real_run_records_slurm_ids_and_why_counters_are_off(tmp_path, bin_dir):
+    experiment = tmp_path / "e.toml"
+    experiment.write_text(EXPERIMENT)
+    campaign = create_campaign(experiment, results_dir=tmp_path / "res")
+    slurm = {
+        "SLURM_JOB_ID": "101",
+        "SLURM_ARRAY_JOB_ID": "100",
+        "SLURM_ARRAY_TASK_ID": "0",
+        "SLURM_JOB_PARTITION": "core",
+        "SLURMD_NODENAME": "n-core",
+    }
+    results = run_case(campaign, 0, rep=1, env=slurm)
+    assert [r["outcome"] for r in results] == ["ok"]
+    record = json.loads((campaign / "raw" / load_cases(campaign)[0]["case_id"] / "rep-1.json").read_text())
+    assert record["slurm"] == {
+        "job_id": "101",
+        "array_job_id": "100",
+        "array_task_id": "0",
+        "partition": "core",
+        "node": "n-core",
+    }
+    assert record["rep"] == 1 and record["status"] == "ok" and len(record["warmup_wall_s"]) == 1
+    host = json.loads(next((campaign / "hosts").iterdir()).read_text())
+    if host["counters"]["available"]:
+        pytest.skip("this host has working counters; the unavailable path is not reachable here")
+    assert record["counters"]["status"] == "unavailable" and record["counters"]["group"] == "CLOCK"
+    assert record["counters"]["reason"] == host["counters"]["reason"] and "likwid-perfctr" in record["counters"]["reason"]
+    assert run_case(campaign, 0, rep=1) == [{"outcome": "done", "path": results[0]["path"]}]

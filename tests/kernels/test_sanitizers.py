@@ -1,0 +1,156 @@
+"""ThreadSanitizer runs of the threaded kernels (reduced matrix) must be report-free.
+
+pthreads kernels: GCC -fsanitize=thread (build/tsan/, `make kernels-sanitized`).
+
+OpenMP kernels: GCC's libgomp is not TSan-instrumented, its barriers and atomics are invisible to
+TSan, so a GCC TSan build reports races on every barrier-ordered access (false positives) and
+valgrind's drd/helgrind have the same problem with libgomp's futex-based barriers unless libgomp is
+rebuilt with --disable-linux-futex — neither gives real answers. LLVM's libomp with the Archer tool
+(libarcher.so) tells TSan about OpenMP's synchronisation, so build/tsan/*-c-omp are built with clang
+when clang and libarcher are installed and run with OMP_TOOL_LIBRARIES=libarcher.so and
+ignore_noninstrumented_modules=1 (libomp itself is not instrumented). Without clang/libarcher the
+OpenMP part is skipped with that reason. A deliberately racy canary program is built with each
+set-up and must be reported, so "no reports" is not the checker being blind.
+
+The ASan+UBSan build is exercised by test_bad_input.py.
+"""
+
+import glob
+import shutil
+import subprocess
+
+import pytest
+
+from .kernel_runner import checksums, run_raw
+
+TSAN_ENV = {"TSAN_OPTIONS": "halt_on_error=1 second_deadlock_stack=1"}
+MANDELBROT = ["--width", 24, "--height", 19, "--max-iter", 150, "--preset", "asymmetric"]
+PI = ["--samples", 3001, "--seed", 7]
+
+
+def archer_library() -> str | None:
+    found = sorted(glob.glob("/usr/lib/llvm-*/lib/libarcher.so"))
+    return found[-1] if found else None
+
+
+def assert_clean(proc, what):
+    assert proc.returncode == 0, f"{what}: exit {proc.returncode}\n{proc.stderr[-3000:]}"
+    assert "ThreadSanitizer" not in proc.stderr and "WARNING" not in proc.stderr, proc.stderr[-3000:]
+
+
+@pytest.mark.parametrize(
+    ("schedule", "sync"),
+    [(s, y) for s in ["block", "cyclic,2"] for y in ["none", "coarse", "fine", "atomic"]]
+    + [("queue,3", y) for y in ["coarse", "fine", "atomic"]],
+)
+def test_mandelbrot_pthreads_tsan_clean(kernel, sanitized_dir, schedule, sync):
+    (reference,) = checksums(kernel("mandelbrot-c-serial"), *MANDELBROT)
+    for threads in (2, 5):
+        args = [*MANDELBROT, "--threads", threads, "--schedule", schedule, "--sync", sync, "--reps", 2]
+        proc = run_raw(sanitized_dir / "tsan" / "mandelbrot-c-pthreads", *args, env=TSAN_ENV)
+        assert_clean(proc, f"threads {threads}")
+        assert {line.split('"checksum":"')[1][:24] for line in proc.stdout.splitlines()} == {reference}
+
+
+@pytest.mark.parametrize(
+    ("schedule", "sync"),
+    [(s, y) for s in ["block", "cyclic"] for y in ["none", "coarse", "fine", "atomic"]]
+    + [("queue", y) for y in ["coarse", "fine", "atomic"]],
+)
+def test_mcpi_pthreads_tsan_clean(kernel, sanitized_dir, schedule, sync):
+    (reference,) = checksums(kernel("mcpi-c-serial"), *PI)
+    for threads in (2, 5):
+        args = [*PI, "--threads", threads, "--batch", 13, "--schedule", schedule, "--sync", sync]
+        proc = run_raw(sanitized_dir / "tsan" / "mcpi-c-pthreads", *args, env=TSAN_ENV)
+        assert_clean(proc, f"threads {threads}")
+        assert reference in proc.stdout
+
+
+def test_tsan_reports_a_real_race(repo_root, tmp_path):
+    binary = tmp_path / "canary"
+    subprocess.run(
+        [
+            "gcc",
+            "-g",
+            "-O1",
+            "-fsanitize=thread",
+            "-pthread",
+            str(repo_root / "kernels/tests/tsan_canary_pthreads.c"),
+            "-o",
+            str(binary),
+        ],
+        check=True,
+    )
+    proc = run_raw(binary, env=TSAN_ENV)
+    assert proc.returncode != 0 and "WARNING: ThreadSanitizer: data race" in proc.stderr
+
+
+@pytest.fixture(scope="module")
+def archer_env():
+    archer = archer_library()
+    if not (shutil.which("clang") and archer):
+        pytest.skip("clang or libarcher missing: no TSan check of the OpenMP kernels (see docstring)")
+    return {
+        **TSAN_ENV,
+        "TSAN_OPTIONS": TSAN_ENV["TSAN_OPTIONS"] + " ignore_noninstrumented_modules=1",
+        "OMP_TOOL_LIBRARIES": archer,
+    }
+
+
+def test_archer_reports_a_real_openmp_race(repo_root, tmp_path, archer_env):
+    binary = tmp_path / "canary-omp"
+    subprocess.run(
+        [
+            "clang",
+            "-g",
+            "-O1",
+            "-fopenmp",
+            "-fsanitize=thread",
+            str(repo_root / "kernels/tests/tsan_canary_omp.c"),
+            "-o",
+            str(binary),
+        ],
+        check=True,
+    )
+    proc = run_raw(binary, env=archer_env)
+    assert proc.returncode != 0 and "WARNING: ThreadSanitizer: data race" in proc.stderr
+
+
+@pytest.mark.parametrize("schedule", ["static", "dynamic,2", "guided"])
+def test_mandelbrot_omp_archer_clean(kernel, sanitized_dir, archer_env, schedule):
+    (reference,) = checksums(kernel("mandelbrot-c-serial"), *MANDELBROT)
+    for threads in (2, 5):
+        proc = run_raw(
+            sanitized_dir / "tsan" / "mandelbrot-c-omp",
+            *MANDELBROT,
+            "--threads",
+            threads,
+            "--schedule",
+            schedule,
+            "--reps",
+            2,
+            env=archer_env,
+        )
+        assert_clean(proc, f"threads {threads}")
+        assert reference in proc.stdout
+
+
+@pytest.mark.parametrize("sync", ["reduction", "atomic", "critical"])
+def test_mcpi_omp_archer_clean(kernel, sanitized_dir, archer_env, sync):
+    (reference,) = checksums(kernel("mcpi-c-serial"), *PI)
+    for threads in (2, 5):
+        proc = run_raw(
+            sanitized_dir / "tsan" / "mcpi-c-omp",
+            *PI,
+            "--threads",
+            threads,
+            "--batch",
+            13,
+            "--schedule",
+            "dynamic",
+            "--sync",
+            sync,
+            env=archer_env,
+        )
+        assert_clean(proc, f"threads {threads}")
+        assert reference in proc.stdout

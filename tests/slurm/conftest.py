@@ -1,0 +1,113 @@
+"""The real one-host Slurm test cluster for this suite, plus helpers to wait on it (poll, never sleep blind).
+
+The cluster gets its own directory and ports, so a developer's `make slurm-up` cluster is left alone. If
+the daemons cannot start, every test that needs them fails with the reason (no skipping).
+"""
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from jobs.testcluster.cluster import Cluster, down, leftover_pids, up
+
+ROOT = Path(__file__).resolve().parents[2]
+SCALEBENCH = ROOT / "scalebench"
+HERE = Path(__file__).resolve().parent
+
+
+def _free_port_base(count: int = 4) -> int:
+    """The first of `count` consecutive free TCP ports (checked by binding), away from the default 6917."""
+    for base in range(17100, 17900, 10):
+        try:
+            socks = []
+            for port in range(base, base + count):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError("no 4 consecutive free TCP ports in 17100..17900")
+
+
+def cluster_dir() -> Path:
+    """A fresh directory munged accepts (pytest's tmp dirs are mode 700, munged wants a+x parents)."""
+    path = Path(tempfile.mkdtemp(prefix="sb-slurm-test-", dir="/tmp"))
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster():
+    """A running test cluster; SLURM_CONF points at it for the whole session. Torn down whatever happens."""
+    cluster = Cluster(cluster_dir(), _free_port_base())
+    saved = os.environ.get("SLURM_CONF")
+    os.environ["SLURM_CONF"] = str(cluster.conf)
+    try:
+        try:
+            up(cluster)
+        except Exception as err:  # noqa: BLE001 - any reason the daemons did not start fails the suite
+            pytest.fail(f"Slurm test cluster did not start: {err}", pytrace=False)
+        yield cluster
+    finally:
+        down(cluster)
+        if saved is None:
+            os.environ.pop("SLURM_CONF", None)
+        else:
+            os.environ["SLURM_CONF"] = saved
+        left = leftover_pids(cluster)
+        assert not left, f"daemons left after teardown: {left}"
+        shutil.rmtree(cluster.dir, ignore_errors=True)
+
+
+def scalebench(*args, env=None, timeout=120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(SCALEBENCH), *map(str, args)], capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT
+    )
+
+
+def wait_for(predicate, timeout: float, what: str, interval: float = 0.2):
+    """Poll until predicate() returns something truthy; fail the test with `what` on timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(interval)
+
+
+def jobcomp(cluster: Cluster) -> list[dict]:
+    """Finished jobs from jobcomp/filetxt: one dict of KEY=value fields per line."""
+    path = cluster.dir / "jobcomp.txt"
+    if not path.exists():
+        return []
+    return [dict(re.findall(r"(\w+)=(\S*)", line)) for line in path.read_text().splitlines() if line.strip()]
+
+
+def submissions(campaign_dir: Path) -> list[dict]:
+    path = campaign_dir / "jobs" / "submissions.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def job_finished(cluster: Cluster, job_id: str) -> dict | None:
+    return next((j for j in jobcomp(cluster) if j.get("JobId") == job_id), None)
+
+
+def queue_empty_for(job_ids: list[str]) -> bool:
+    out = subprocess.run(
+        ["squeue", "-h", "-r", "-j", ",".join(job_ids), "-o", "%i"], capture_output=True, text=True
+    )
+    return out.returncode != 0 or not out.stdout.strip()
