@@ -68,9 +68,24 @@ def read_campaign(path: Path) -> Campaign:
 
 
 CASE_COLUMNS = [
-    "case_id", "index", "node_type", "binary", "kernel", "lang", "model", "threads", "ranks", "pin",
-    "counter_group", "reps", "schedule", "sync", "inner", "problem", "params_json",
-]  # fmt: skip
+    "case_id",
+    "index",
+    "node_type",
+    "binary",
+    "kernel",
+    "lang",
+    "model",
+    "threads",
+    "ranks",
+    "pin",
+    "counter_group",
+    "reps",
+    "schedule",
+    "sync",
+    "inner",
+    "problem",
+    "params_json",
+]
 
 
 def case_row(case: dict) -> dict:

@@ -24,7 +24,9 @@ def register(sub) -> None:
             "a short summary and the path of report.html."
         ),
     )
-    analyze.add_argument("campaign", metavar="CAMPAIGN", help="campaign directory, name under results/, or 'latest'")
+    analyze.add_argument(
+        "campaign", metavar="CAMPAIGN", help="campaign directory, name under results/, or 'latest'"
+    )
     analyze.add_argument(
         "--baseline",
         default="serial",
@@ -41,7 +43,9 @@ def register(sub) -> None:
     )
     analyze.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
     analyze.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
-    analyze.add_argument("--jobs", type=int, default=None, help="processes that parse records (default: all CPUs)")
+    analyze.add_argument(
+        "--jobs", type=int, default=None, help="processes that parse records (default: all CPUs)"
+    )
     analyze.add_argument("--results-dir", type=Path, default=DEFAULT_RESULTS, help="where campaigns live")
     analyze.set_defaults(func=run_analyze)
 
@@ -49,9 +53,9 @@ def register(sub) -> None:
         "compare",
         help="compare two campaigns case by case (before/after)",
         description=(
-            "Per case_id present in both campaigns: ratio of medians B/A with bootstrap 95 %% CI and the "
-            "Mann-Whitney p-value (Holm-corrected). Prints a table and writes compare-<A>-vs-<B>.csv into B's "
-            "analysis/."
+            "Per case_id present in both campaigns: ratio of medians B/A with bootstrap 95 %% CI and "
+            "the Mann-Whitney p-value (Holm-corrected). Prints a table and writes "
+            "compare-<A>-vs-<B>.csv into B's analysis/."
         ),
     )
     compare.add_argument("a", metavar="A", help="reference campaign (path, name under results/, or 'latest')")
@@ -72,7 +76,7 @@ def parse_formats(text: str) -> tuple[str, ...]:
 
 def check_resamples(value: int) -> None:
     if value < 100:
-        raise UsageError(f"--resamples {value}: need at least 100 for a 95 % percentile interval")
+        raise UsageError(f"--resamples {value}: need at least 100 for a 95 % bootstrap interval")
 
 
 def run_analyze(args: argparse.Namespace) -> int:
@@ -110,12 +114,15 @@ def run_analyze(args: argparse.Namespace) -> int:
 
 def print_summary(result, best, plots) -> None:
     s, done = result.summary, result.completeness
-    print(f"campaign {result.campaign.name}: {len(s)} cases with records, {len(result.stats.records)} records")
     print(
-        "validity: "
-        f"{int((~s['valid']).sum())} checksum mismatches, {len(result.violations)} cases with placement violations, "
-        f"{int((done['state'] == 'failed').sum())} failed, {int((done['state'] == 'partial').sum())} partial, "
-        f"{int((done['state'] == 'missing').sum())} missing, {len(result.loaded.problems)} unreadable files, "
+        f"campaign {result.campaign.name}: {len(s)} cases with records, {len(result.stats.records)} records"
+    )
+    states = done["state"].value_counts()
+    print(
+        f"validity: {int((~s['valid']).sum())} checksum mismatches, "
+        f"{len(result.violations)} cases with placement violations, "
+        f"{states.get('failed', 0)} failed, {states.get('partial', 0)} partial, "
+        f"{states.get('missing', 0)} missing, {len(result.loaded.problems)} unreadable files, "
         f"{int(s['noisy'].sum())} noisy"
     )
     if best.empty:
@@ -143,7 +150,12 @@ def run_compare(args: argparse.Namespace) -> int:
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     shown = table.assign(
-        ratio=[f"{r:.3f} [{lo:.3f}-{hi:.3f}]" for r, lo, hi in table[["ratio_b_over_a", "ratio_ci_low", "ratio_ci_high"]].itertuples(index=False)]  # fmt: skip
+        ratio=[
+            f"{r:.3f} [{lo:.3f}-{hi:.3f}]"
+            for r, lo, hi in table[["ratio_b_over_a", "ratio_ci_low", "ratio_ci_high"]].itertuples(
+                index=False
+            )
+        ]
     )[["case_id", "node_type", "binary", "threads", "ranks", "median_a_s", "median_b_s", "ratio", "p_holm"]]
     with_pd_options(lambda: print(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}")))
     print(f"comparison: {write_comparison(table, dir_a, dir_b)}")

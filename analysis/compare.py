@@ -16,9 +16,21 @@ from analysis.stats import ratio_ci, summarize
 from jobs.errors import ScalebenchError
 
 COLUMNS = [
-    "case_id", "node_type", "binary", "threads", "ranks", "n_a", "n_b", "median_a_s", "median_b_s", "ratio_b_over_a",
-    "ratio_ci_low", "ratio_ci_high", "p_value", "p_holm",
-]  # fmt: skip
+    "case_id",
+    "node_type",
+    "binary",
+    "threads",
+    "ranks",
+    "n_a",
+    "n_b",
+    "median_a_s",
+    "median_b_s",
+    "ratio_b_over_a",
+    "ratio_ci_low",
+    "ratio_ci_high",
+    "p_value",
+    "p_holm",
+]
 
 
 def compare_campaigns(dir_a, dir_b, n_resamples: int = 2000, seed: int = 0) -> tuple[pd.DataFrame, list[str]]:

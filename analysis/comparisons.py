@@ -18,10 +18,27 @@ from scipy import stats
 SAME = ["node_type", "binary", "problem", "pin", "counter_group", "inner", "threads", "ranks"]
 DIMENSIONS = ("schedule", "sync")
 COLUMNS = [
-    "node_type", "binary", "threads", "ranks", "dimension", "variant_a", "variant_b", "case_a", "case_b",
-    "n_a", "n_b", "median_a_s", "median_b_s", "ratio_b_over_a", "u_statistic", "p_value", "cliffs_delta",
-    "p_holm", "significant", "faster",
-]  # fmt: skip
+    "node_type",
+    "binary",
+    "threads",
+    "ranks",
+    "dimension",
+    "variant_a",
+    "variant_b",
+    "case_a",
+    "case_b",
+    "n_a",
+    "n_b",
+    "median_a_s",
+    "median_b_s",
+    "ratio_b_over_a",
+    "u_statistic",
+    "p_value",
+    "cliffs_delta",
+    "p_holm",
+    "significant",
+    "faster",
+]
 
 
 def holm(p: np.ndarray) -> np.ndarray:
@@ -82,7 +99,9 @@ def compare_variants(s: pd.DataFrame, starts, counts, values, alpha: float = 0.0
     table["cliffs_delta"] = 2 * u / (table["n_a"] * table["n_b"]) - 1
     table["p_holm"] = holm(p)
     table["significant"] = table["p_holm"] < alpha
-    table["faster"] = np.where(table["median_a_s"] <= table["median_b_s"], table["variant_a"], table["variant_b"])
+    table["faster"] = np.where(
+        table["median_a_s"] <= table["median_b_s"], table["variant_a"], table["variant_b"]
+    )
     return table[COLUMNS]
 
 

@@ -10,9 +10,18 @@ import re
 
 VARIANT_KEYS = ("schedule", "sync", "inner")
 _RAW_NUMERIC = (
-    "wall_s", "setup_s", "cpu_user_s", "cpu_sys_s", "ctx_voluntary", "ctx_involuntary", "os_threads", "work",
-    "timer_res_s", "runner_wall_s", "exit_status",
-)  # fmt: skip
+    "wall_s",
+    "setup_s",
+    "cpu_user_s",
+    "cpu_sys_s",
+    "ctx_voluntary",
+    "ctx_involuntary",
+    "os_threads",
+    "work",
+    "timer_res_s",
+    "runner_wall_s",
+    "exit_status",
+)
 _RAW_TEXT = ("campaign", "node_type", "hostname", "host", "kernel", "lang", "model", "checksum", "started")
 
 
@@ -26,6 +35,7 @@ def canonical_json(value: object) -> str:
 
 
 def flatten_record(record: dict, relpath: str) -> tuple[dict, list[tuple]]:
+    """(row, [(case_id, rep, metric, [hwthread ids], [values]) per counted metric])."""
     row: dict = {"file": relpath, "case_id": record["case_id"], "rep": record["rep"]}
     for key in _RAW_TEXT:
         row[key] = record.get(key)
@@ -66,8 +76,11 @@ def flatten_record(record: dict, relpath: str) -> tuple[dict, list[tuple]]:
             column = metric_column(name)
             for stat in ("sum", "min", "max", "avg"):
                 row[f"ctr_{column}_{stat}"] = metric.get(stat)
-            for hwthread, value in (metric.get("per_hwthread") or {}).items():
-                per_hwthread.append((record["case_id"], record["rep"], name, int(hwthread), value))
+            values = metric.get("per_hwthread") or {}
+            if values:  # exploded into one row per hwthread later, vectorised (see load.explode_counters)
+                per_hwthread.append(
+                    (record["case_id"], record["rep"], name, list(values), list(values.values()))
+                )
     slurm = record.get("slurm") or {}
     row["slurm_job_id"] = slurm.get("job_id")
     row["slurm_array_task_id"] = slurm.get("array_task_id")

@@ -126,10 +126,19 @@ def parse_files(campaign_dir: Path, keys: dict[str, tuple[int, int]]) -> Parsed:
     return Parsed(
         keys=dict(keys),
         records=pd.DataFrame(rows),
-        counters=pd.DataFrame(counters, columns=COUNTER_COLUMNS),
+        counters=explode_counters(counters),
         failed=pd.DataFrame(failed, columns=FAILED_COLUMNS),
         problems=pd.DataFrame(problems, columns=PROBLEM_COLUMNS),
     )
+
+
+def explode_counters(entries: list[tuple]) -> pd.DataFrame:
+    """One row per (record, metric, hardware thread) from per-metric lists."""
+    if not entries:
+        return pd.DataFrame(columns=COUNTER_COLUMNS)
+    wide = pd.DataFrame(entries, columns=COUNTER_COLUMNS)
+    long = wide.explode(["hwthread", "value"], ignore_index=True)
+    return long.astype({"hwthread": int, "value": float})
 
 
 def _parse_chunk(args: tuple[Path, dict]) -> Parsed:
@@ -245,9 +254,10 @@ def _tidy_types(records: pd.DataFrame) -> pd.DataFrame:
         return records
     records = records.reset_index(drop=True)
     for column in records.columns:
-        if records[column].dtype == object and column not in ("file", "checksum"):
-            if records[column].nunique(dropna=True) < max(1000, len(records) // 10):
-                records[column] = records[column].astype("category")
+        if records[column].dtype != object or column in ("file", "checksum"):
+            continue
+        if records[column].nunique(dropna=True) < max(1000, len(records) // 10):
+            records[column] = records[column].astype("category")
     return records
 
 

@@ -21,10 +21,28 @@ from analysis.stats import CONFIDENCE
 
 MIN_POINTS = 3
 MODEL_COLUMNS = [
-    "node_type", "binary", "kernel", "lang", "model", "schedule", "sync", "inner", "pin", "counter_group",
-    "problem", "cores", "n_points", "workers", "t1_s", "serial_fraction", "serial_fraction_ci_low",
-    "serial_fraction_ci_high", "serial_fraction_se", "speedup_bound", "rel_rms_residual",
-]  # fmt: skip
+    "node_type",
+    "binary",
+    "kernel",
+    "lang",
+    "model",
+    "schedule",
+    "sync",
+    "inner",
+    "pin",
+    "counter_group",
+    "problem",
+    "cores",
+    "n_points",
+    "workers",
+    "t1_s",
+    "serial_fraction",
+    "serial_fraction_ci_low",
+    "serial_fraction_ci_high",
+    "serial_fraction_se",
+    "speedup_bound",
+    "rel_rms_residual",
+]
 
 
 def amdahl(p, t1, f):
@@ -71,7 +89,9 @@ def fit_models(s: pd.DataFrame, dist: np.ndarray, cores: dict[str, int | None]) 
             continue
         first = series.iloc[0]
         fitted = fit_series(
-            series["workers"].to_numpy(float), series["median_s"].to_numpy(float), dist[series["row"].to_numpy()]
+            series["workers"].to_numpy(float),
+            series["median_s"].to_numpy(float),
+            dist[series["row"].to_numpy()],
         )
         rows.append(
             {

@@ -69,6 +69,10 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         cases.drop(columns=["reps"]), on="case_id", how="left"
     )
     summary["workers"] = summary["threads"] * summary["ranks"]
+    # A case leaving an option at the kernel's default (e.g. no --inner) gets what its records report.
+    reported = case_stats.records.groupby("case_id", observed=True)[["schedule", "sync", "inner"]].first()
+    for column in ("schedule", "sync", "inner"):
+        summary[column] = summary[column].fillna(summary["case_id"].map(reported[column].astype(object)))
     summary = checksum_check(summary)
     rng = np.random.default_rng(options.seed + 1)
     speedup = speedups(summary, case_stats.dist, options.baseline, rng)
@@ -96,11 +100,37 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
 
 
 SUMMARY_ORDER = [
-    "case_id", "node_type", "binary", "kernel", "lang", "model", "schedule", "sync", "inner", "pin",
-    "counter_group", "threads", "ranks", "workers", "problem", "n", "median_s", "min_s", "ci_low_s",
-    "ci_high_s", "ci_rel_width", "cv", "n_outliers", "n_warmup_dropped", "noisy", "checksum",
-    "reference_checksum", "checksum_status", "valid", "n_resamples",
-]  # fmt: skip
+    "case_id",
+    "node_type",
+    "binary",
+    "kernel",
+    "lang",
+    "model",
+    "schedule",
+    "sync",
+    "inner",
+    "pin",
+    "counter_group",
+    "threads",
+    "ranks",
+    "workers",
+    "problem",
+    "n",
+    "median_s",
+    "min_s",
+    "ci_low_s",
+    "ci_high_s",
+    "ci_rel_width",
+    "cv",
+    "n_outliers",
+    "n_warmup_dropped",
+    "noisy",
+    "checksum",
+    "reference_checksum",
+    "checksum_status",
+    "valid",
+    "n_resamples",
+]
 
 
 def write_tables(result: Analysis) -> list[Path]:

@@ -7,6 +7,7 @@ and the reason returned, so the report can say so.
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +17,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+
+from analysis.atomic import write_bytes_atomic  # noqa: E402
 
 MAX_SERIES = 10  # more lines than this are unreadable; the rest stay in speedup.csv
 
@@ -35,9 +38,9 @@ def _save(fig, out_dir: Path, name: str, title: str, section: str) -> Plot:
     png, svg = out_dir / f"{name}.png", out_dir / f"{name}.svg"
     fig.tight_layout()
     for path in (png, svg):
-        tmp = path.with_name(f".{path.name}.tmp")
-        fig.savefig(tmp, dpi=110, format=path.suffix[1:])
-        tmp.replace(path)
+        buffer = io.BytesIO()
+        fig.savefig(buffer, dpi=110, format=path.suffix[1:])
+        write_bytes_atomic(path, buffer.getvalue())
     plt.close(fig)
     return Plot(name, title, section, png, svg)
 
@@ -63,29 +66,42 @@ def speedup_plots(sp: pd.DataFrame, cores: dict, out_dir: Path) -> list[Plot]:
     if data.empty:
         return [Plot("speedup", "Speedup and efficiency", "scaling", skipped="no case has a valid baseline")]
     for (node, kernel), part in data.groupby(["node_type", "kernel"]):
-        keys = ["binary", "schedule", "sync", "inner", "pin"]
+        keys = ["binary", "schedule", "sync", "inner", "pin", "ranks"]
         series = list(part.groupby(keys, dropna=False))
         series.sort(key=lambda kv: -kv[1]["speedup"].max())
         fig, (ax_s, ax_e) = plt.subplots(1, 2, figsize=(12, 4.8))
         wmax = float(part["workers"].max())
         for _, s in series[:MAX_SERIES]:
             s = s.groupby("workers", as_index=False).first().sort_values("workers")
-            label = _series_label(s.iloc[0], keys)
+            label = _series_label(s.iloc[0], keys[:-1])
+            if s.iloc[0]["model"] == "mpi":
+                label += f" {s.iloc[0]['ranks']} ranks"
             for ax, col in ((ax_s, "speedup"), (ax_e, "efficiency")):
                 err = [s[col] - s[f"{col}_ci_low"], s[f"{col}_ci_high"] - s[col]]
                 ax.errorbar(s["workers"], s[col], yerr=err, marker="o", ms=4, capsize=3, label=label)
         ideal = np.array(sorted(set(part["workers"]) | {1}), dtype=float)
         ax_s.plot(ideal, ideal, "k--", lw=1, label="ideal")
+        # The ideal line up to 512 threads would flatten the measured curves: clip the axis near the data.
+        top = float(np.nanmax(part["speedup_ci_high"].fillna(part["speedup"])))
+        ax_s.set_ylim(0, max(2.0, 1.25 * top))
+        ax_e.set_ylim(
+            0, max(1.1, 1.1 * float(np.nanmax(part["efficiency_ci_high"].fillna(part["efficiency"]))))
+        )
         ax_e.axhline(1.0, color="k", ls="--", lw=1, label="ideal")
         core_count = cores.get(node, (None, ""))[0]
         base = part.iloc[0]
-        for ax, ylabel in ((ax_s, "speedup (baseline time / time)"), (ax_e, "parallel efficiency (speedup / workers)")):
+        for ax, ylabel in (
+            (ax_s, "speedup (baseline time / time)"),
+            (ax_e, "parallel efficiency (speedup / workers)"),
+        ):
             _shade_oversubscribed(ax, core_count, wmax)
             _x_axis(ax, part["workers"].to_numpy())
             ax.set_ylabel(ylabel)
             ax.grid(alpha=0.3)
         ax_s.set_title(f"{kernel} on {node}: baseline {base['baseline']}")
-        ax_e.set_title(f"{len(series)} series" + (f", best {MAX_SERIES} shown" if len(series) > MAX_SERIES else ""))
+        ax_e.set_title(
+            f"{len(series)} series" + (f", best {MAX_SERIES} shown" if len(series) > MAX_SERIES else "")
+        )
         ax_s.legend(fontsize=7)
         name = f"speedup-{node}-{kernel}"
         plots.append(_save(fig, out_dir, name, f"Speedup and efficiency: {kernel} on {node}", "scaling"))
@@ -104,7 +120,15 @@ def _variant_time_plot(summary, dim, fixed, out_dir, name, title, section, log2=
         for value, line in part.groupby(dim):
             line = line.sort_values("workers")
             err = [line["median_s"] - line["ci_low_s"], line["ci_high_s"] - line["median_s"]]
-            ax.errorbar(line["workers"], line["median_s"], yerr=err, marker="o", ms=4, capsize=3, label=f"{dim}={value}")
+            ax.errorbar(
+                line["workers"],
+                line["median_s"],
+                yerr=err,
+                marker="o",
+                ms=4,
+                capsize=3,
+                label=f"{dim}={value}",
+            )
         if log2 or part["workers"].max() > 16:
             ax.set_xscale("log", base=2)
         ax.set_yscale("log")
@@ -115,7 +139,11 @@ def _variant_time_plot(summary, dim, fixed, out_dir, name, title, section, log2=
         extra = ", ".join(f"{k}={v}" for k, v in zip(fixed, group_key[len(keys) - len(fixed) :], strict=True))
         ax.set_title(f"{binary} on {node}" + (f" ({extra})" if extra else ""), fontsize=10)
         ax.legend(fontsize=8)
-        plots.append(_save(fig, out_dir, f"{name}-{node}-{binary}-{len(plots)}", f"{title}: {binary} on {node}", section))
+        plots.append(
+            _save(
+                fig, out_dir, f"{name}-{node}-{binary}-{len(plots)}", f"{title}: {binary} on {node}", section
+            )
+        )
         if len(plots) >= 6:
             break
     return plots or [Plot(name, title, section, skipped=f"no variant sweep with two or more {dim} values")]
@@ -126,7 +154,9 @@ def schedule_plots(summary, out_dir):
 
 
 def sync_plots(summary, out_dir):
-    return _variant_time_plot(summary, "sync", ["schedule"], out_dir, "sync", "Sync variants", "sync", log2=True)
+    return _variant_time_plot(
+        summary, "sync", ["schedule"], out_dir, "sync", "Sync variants", "sync", log2=True
+    )
 
 
 def language_plot(summary: pd.DataFrame, out_dir: Path) -> list[Plot]:
@@ -134,15 +164,26 @@ def language_plot(summary: pd.DataFrame, out_dir: Path) -> list[Plot]:
     keys = ["node_type", "kernel", "model", "schedule", "sync", "problem"]
     groups = [(k, g) for k, g in data.groupby(keys, dropna=False) if g["lang"].nunique() >= 2]
     if not groups:
-        return [Plot("languages", "C vs Fortran", "languages", skipped="no variant measured in both C and Fortran")]
+        return [
+            Plot(
+                "languages", "C vs Fortran", "languages", skipped="no variant measured in both C and Fortran"
+            )
+        ]
     fig, ax = plt.subplots(figsize=(8, 4.8))
     for key, g in groups[:MAX_SERIES]:
         for lang, line in g.groupby("lang"):
             line = line.sort_values("workers")
             err = [line["median_s"] - line["ci_low_s"], line["ci_high_s"] - line["median_s"]]
             name = {"c": "C", "f": "Fortran"}.get(str(lang), str(lang))
-            ax.errorbar(line["workers"], line["median_s"], yerr=err, marker="o" if lang == "c" else "s", ms=4,
-                        capsize=3, label=f"{key[1]} {key[2]} {key[3]} [{name}] on {key[0]}")  # fmt: skip
+            ax.errorbar(
+                line["workers"],
+                line["median_s"],
+                yerr=err,
+                marker="o" if lang == "c" else "s",
+                ms=4,
+                capsize=3,
+                label=f"{key[1]} {key[2]} {key[3]} [{name}] on {key[0]}",
+            )
     ax.set_yscale("log")
     _x_axis(ax, data["workers"].to_numpy(), "threads")
     ax.set_ylabel("median wall time of the compute region [s]")
@@ -161,7 +202,9 @@ def mpi_plot(summary: pd.DataFrame, out_dir: Path) -> list[Plot]:
         line = line.sort_values("workers")
         err = [line["median_s"] - line["ci_low_s"], line["ci_high_s"] - line["median_s"]]
         style = "-o" if line["threads"].nunique() > 1 else "o"
-        ax.errorbar(line["workers"], line["median_s"], yerr=err, fmt=style, ms=5, capsize=3, label=f"{ranks} ranks")
+        ax.errorbar(
+            line["workers"], line["median_s"], yerr=err, fmt=style, ms=5, capsize=3, label=f"{ranks} ranks"
+        )
     ax.set_yscale("log")
     _x_axis(ax, mpi["workers"].to_numpy(), "workers (ranks x threads per rank)")
     ax.set_ylabel("median wall time (slowest rank) [s]")
@@ -174,12 +217,16 @@ def mpi_plot(summary: pd.DataFrame, out_dir: Path) -> list[Plot]:
 def counter_plot(records: pd.DataFrame, out_dir: Path) -> list[Plot]:
     metrics = [c for c in records.columns if c.startswith("ctr_") and c.endswith("_avg")]
     if not metrics or records.get("counters_status") is None or (records["counters_status"] != "ok").all():
-        return [Plot("counters", "Hardware counters", "counters", skipped="no record with counters (status ok)")]
+        return [
+            Plot("counters", "Hardware counters", "counters", skipped="no record with counters (status ok)")
+        ]
     ok = records[records["counters_status"] == "ok"]
     workers = ok["threads"] * ok["ranks"]
     fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 4.2), squeeze=False)
     for ax, metric in zip(axes[0], metrics, strict=True):
-        table = ok.assign(workers=workers).groupby(["binary_label", "workers"], observed=True)[metric].median()
+        table = (
+            ok.assign(workers=workers).groupby(["binary_label", "workers"], observed=True)[metric].median()
+        )
         for label, line in table.groupby(level=0):
             ax.plot(line.index.get_level_values(1), line.to_numpy(), "-o", ms=4, label=label)
         ax.set_xscale("log", base=2)
@@ -214,9 +261,13 @@ def read_pgm(path: Path) -> np.ndarray:
 
 
 def mandelbrot_plot(campaign_dir: Path, out_dir: Path) -> list[Plot]:
-    dumps = sorted(p for p in campaign_dir.rglob("*.pgm") if "analysis" not in p.relative_to(campaign_dir).parts)
+    dumps = sorted(
+        p for p in campaign_dir.rglob("*.pgm") if "analysis" not in p.relative_to(campaign_dir).parts
+    )
     if not dumps:
-        return [Plot("mandelbrot", "Mandelbrot image", "image", skipped="no --dump PGM in the campaign directory")]
+        return [
+            Plot("mandelbrot", "Mandelbrot image", "image", skipped="no --dump PGM in the campaign directory")
+        ]
     try:
         image = read_pgm(dumps[0])
     except (ValueError, OSError) as err:
@@ -235,10 +286,16 @@ def all_plots(result) -> list[Plot]:
     records = result.stats.records
     if len(records):
         records = records.assign(
-            binary_label=records["kernel"].astype(str) + "-" + records["lang"].astype(str) + "-"
-            + records["model"].astype(str) + " " + records["schedule"].astype(str) + " on "
+            binary_label=records["kernel"].astype(str)
+            + "-"
+            + records["lang"].astype(str)
+            + "-"
+            + records["model"].astype(str)
+            + " "
+            + records["schedule"].astype(str)
+            + " on "
             + records["node_type"].astype(str)
-        )  # fmt: skip
+        )
     plots = speedup_plots(result.speedup, result.cores, out_dir)
     plots += schedule_plots(result.summary, out_dir)
     plots += sync_plots(result.summary, out_dir)

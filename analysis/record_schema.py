@@ -15,9 +15,19 @@ STRING = {"type": "string"}
 RECORD_SCHEMA = {
     "type": "object",
     "required": [
-        "schema", "kernel", "lang", "model", "threads", "ranks", "params", "rep", "wall_s", "checksum",
-        "case_id", "status",
-    ],  # fmt: skip
+        "schema",
+        "kernel",
+        "lang",
+        "model",
+        "threads",
+        "ranks",
+        "params",
+        "rep",
+        "wall_s",
+        "checksum",
+        "case_id",
+        "status",
+    ],
     "properties": {
         "schema": {"const": "scalebench.run/1"},
         "kernel": STRING,

@@ -49,6 +49,10 @@ def build_blocks(result, plots: list[Plot]) -> list[Block]:
     b: list[Block] = [Block("h1", f"scalebench report: {c.name}")]
 
     b.append(Block("h2", "Provenance"))
+    experiment = c.config.get("experiment") if isinstance(c.config.get("experiment"), dict) else c.config
+    description = experiment.get("description") or c.config.get("description")
+    if description:
+        b.append(Block("p", f"Experiment: {description}"))
     manifest = {k: (v if isinstance(v, str | int | float) else json.dumps(v)) for k, v in c.manifest.items()}
     b.append(Block("table", pd.DataFrame({"field": list(manifest), "value": list(manifest.values())})))
     if not c.manifest:
@@ -56,17 +60,34 @@ def build_blocks(result, plots: list[Plot]) -> list[Block]:
 
     b.append(Block("h2", "Baseline"))
     label = sp["baseline"].iloc[0] if len(sp) else result.options.baseline
-    b.append(Block("p", f"Speedup = baseline median time / case median time; efficiency = speedup / workers "
-                        f"(threads x ranks). Baseline: **{label}** (`--baseline {result.options.baseline}`). "
-                        "Every row of speedup.csv names its baseline case and that case's absolute median time. "
-                        "The base cases:"))  # fmt: skip
+    b.append(
+        Block(
+            "p",
+            f"Speedup = baseline median time / case median time; efficiency = speedup / workers "
+            f"(threads x ranks). Baseline: **{label}** (`--baseline {result.options.baseline}`). "
+            "Every row of speedup.csv names its baseline case and that case's absolute median time. "
+            "The base cases:",
+        )
+    )
     used = sp.dropna(subset=["baseline_case_id"]).drop_duplicates("baseline_case_id")["baseline_case_id"]
     base = s[s["case_id"].isin(used)]
     if base.empty:
-        b.append(Block("p", "No case has a valid baseline (no valid serial/one-worker case of the same problem)."))
+        b.append(
+            Block("p", "No case has a valid baseline (no valid serial/one-worker case of the same problem).")
+        )
     else:
-        base = base.assign(median=[ci_text(m, lo, hi, " s") for m, lo, hi in zip(base["median_s"], base["ci_low_s"], base["ci_high_s"], strict=True)])  # fmt: skip
-        b.append(Block("table", base[["case_id", "node_type", "binary", "threads", "ranks", "problem", "n", "median"]]))
+        base = base.assign(
+            median=[
+                ci_text(m, lo, hi, " s")
+                for m, lo, hi in zip(base["median_s"], base["ci_low_s"], base["ci_high_s"], strict=True)
+            ]
+        )
+        b.append(
+            Block(
+                "table",
+                base[["case_id", "node_type", "binary", "threads", "ranks", "problem", "n", "median"]],
+            )
+        )
 
     b.append(Block("h2", "How it was measured"))
     r = result.stats.records
@@ -74,17 +95,24 @@ def build_blocks(result, plots: list[Plot]) -> list[Block]:
     timer = r["timer_res_s"].dropna().unique() if "timer_res_s" in r else []
     pins = ", ".join(sorted(map(str, s["pin"].dropna().unique()))) or "unknown"
     groups = ", ".join(sorted(map(str, s["counter_group"].dropna().unique()))) or "none"
-    b.append(Block("p", (
-        f"Timer: wall time of the compute region only (`clock_gettime(CLOCK_MONOTONIC)`, resolution "
-        f"{', '.join(f'{t:g} s' for t in timer) or 'unknown'}). Repetitions per case: {reps.min() if len(reps) else 0}"
-        f"–{reps.max() if len(reps) else 0} measured (interleaved across cases by the runner); warm-up "
-        f"repetitions dropped: {int(s['n_warmup_dropped'].sum()) if len(s) else 0} in total. Pinning: {pins} "
-        f"(likwid-pin). Counter groups: {groups}. Statistics: median per case; 95 % CI of the median by "
-        f"percentile bootstrap (scipy.stats.bootstrap, {result.options.n_resamples} resamples); no normality "
-        "assumed; outliers flagged by Tukey's fences (1.5 IQR), not removed; speedup CIs from the bootstrap "
-        "replicates of both medians (ratios are never averaged); variants compared by Mann–Whitney U with "
-        "Cliff's delta and Holm-corrected p-values; Amdahl's law fitted over worker counts <= cores."
-    )))  # fmt: skip
+    n_warmup = int(s["n_warmup_dropped"].sum()) if len(s) else 0
+    b.append(
+        Block(
+            "p",
+            (
+                f"Timer: wall time of the compute region only (`clock_gettime(CLOCK_MONOTONIC)`, "
+                f"resolution {', '.join(f'{t:g} s' for t in timer) or 'unknown'}). Repetitions per case: "
+                f"{reps.min() if len(reps) else 0}–{reps.max() if len(reps) else 0} measured (interleaved "
+                f"across cases by the runner); warm-up repetitions dropped: {n_warmup} in total. Pinning: "
+                f"{pins} (likwid-pin). Counter groups: {groups}. Statistics: median per case; 95 % CI of the "
+                f"median by BCa bootstrap (scipy.stats.bootstrap, {result.options.n_resamples} resamples); "
+                "no normality assumed; outliers flagged by Tukey's fences (1.5 IQR), not removed; "
+                "speedup CIs from the bootstrap replicates of both medians (ratios are never averaged); "
+                "variants compared by Mann–Whitney U with Cliff's delta and Holm-corrected p-values; "
+                "Amdahl's law fitted over worker counts <= cores."
+            ),
+        )
+    )
     cores = pd.DataFrame([{"node_type": k, "cores": v[0], "source": v[1]} for k, v in result.cores.items()])
     b.append(Block("table", cores))
 
@@ -108,22 +136,48 @@ def validity_blocks(result) -> list[Block]:
             ("checksum mismatch / inconsistent (invalid, excluded from speedups)", len(bad_sum)),
             ("cases without a serial reference checksum (unchecked)", len(unref)),
             ("cases with placement violations", len(result.violations)),
-            ("failed cases (a failed attempt explains a missing repetition)", int((done["state"] == "failed").sum())),
+            (
+                "failed cases (a failed attempt explains a missing repetition)",
+                int((done["state"] == "failed").sum()),
+            ),
             ("partial cases (some repetitions done)", int((done["state"] == "partial").sum())),
             ("missing cases (no record, no failed attempt)", int((done["state"] == "missing").sum())),
             ("unreadable record files (skipped)", len(problems)),
             (f"noisy cases (CI wider than {result.options.noise_threshold:.0%} of the median)", len(noisy)),
-            ("records with counters unavailable", int(unavailable["records"].sum()) if len(unavailable) else 0),
+            (
+                "records with counters unavailable",
+                int(unavailable["records"].sum()) if len(unavailable) else 0,
+            ),
         ],
         columns=["check", "count"],
     )
     b.append(Block("table", counts))
     if len(bad_sum):
         b.append(Block("h3", "Checksum mismatches"))
-        b.append(Block("table", bad_sum[["case_id", "node_type", "binary", "schedule", "sync", "threads", "ranks", "checksum", "reference_checksum", "checksum_status"]]))  # fmt: skip
+        b.append(
+            Block(
+                "table",
+                bad_sum[
+                    [
+                        "case_id",
+                        "node_type",
+                        "binary",
+                        "schedule",
+                        "sync",
+                        "threads",
+                        "ranks",
+                        "checksum",
+                        "reference_checksum",
+                        "checksum_status",
+                    ]
+                ],
+            )
+        )
     if len(result.violations):
         b.append(Block("h3", "Placement violations"))
-        b.append(Block("table", result.violations.merge(s[["case_id", "binary", "threads", "pin"]], how="left")))
+        b.append(
+            Block("table", result.violations.merge(s[["case_id", "binary", "threads", "pin"]], how="left"))
+        )
     if len(incomplete):
         b.append(Block("h3", "Failed, partial and missing cases"))
         b.append(Block("table", incomplete))
@@ -132,7 +186,26 @@ def validity_blocks(result) -> list[Block]:
         b.append(Block("table", problems))
     if len(noisy):
         b.append(Block("h3", "Noisy cases"))
-        b.append(Block("table", noisy[["case_id", "node_type", "binary", "threads", "n", "median_s", "ci_low_s", "ci_high_s", "ci_rel_width", "cv", "n_outliers"]]))  # fmt: skip
+        b.append(
+            Block(
+                "table",
+                noisy[
+                    [
+                        "case_id",
+                        "node_type",
+                        "binary",
+                        "threads",
+                        "n",
+                        "median_s",
+                        "ci_low_s",
+                        "ci_high_s",
+                        "ci_rel_width",
+                        "cv",
+                        "n_outliers",
+                    ]
+                ],
+            )
+        )
     if len(ctr):
         b.append(Block("h3", "Counters"))
         b.append(Block("table", ctr))
@@ -146,9 +219,24 @@ def best_speedups(sp: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     best = ok.loc[ok.groupby(["node_type", "kernel"])["speedup"].idxmax()]
     return best[
-        ["node_type", "kernel", "binary", "schedule", "sync", "threads", "ranks", "speedup", "speedup_ci_low",
-         "speedup_ci_high", "efficiency", "baseline_case_id", "baseline_binary", "baseline_median_s", "median_s"]
-    ]  # fmt: skip
+        [
+            "node_type",
+            "kernel",
+            "binary",
+            "schedule",
+            "sync",
+            "threads",
+            "ranks",
+            "speedup",
+            "speedup_ci_low",
+            "speedup_ci_high",
+            "efficiency",
+            "baseline_case_id",
+            "baseline_binary",
+            "baseline_median_s",
+            "median_s",
+        ]
+    ]
 
 
 def result_blocks(result, plots: list[Plot]) -> list[Block]:
@@ -166,17 +254,33 @@ def result_blocks(result, plots: list[Plot]) -> list[Block]:
         b.append(Block("h3", title))
         if key == "scaling":
             best = best_speedups(result.speedup)
-            b.append(Block("p", "Best speedup per node type and kernel (95 % CI; baseline with absolute time):"))
+            b.append(
+                Block("p", "Best speedup per node type and kernel (95 % CI; baseline with absolute time):")
+            )
             b.append(Block("table", best) if len(best) else Block("p", "No speedup could be computed."))
             b.append(Block("p", "Amdahl fits (serial fraction f with bootstrap CI; 1/f bounds the speedup):"))
             models = result.models
-            b.append(Block("table", models.drop(columns=["problem"])) if len(models) else Block("p", "No series has >= 3 worker counts within the cores: no fit."))  # fmt: skip
+            b.append(
+                Block("table", models.drop(columns=["problem"]))
+                if len(models)
+                else Block("p", "No series has >= 3 worker counts within the cores: no fit.")
+            )
         if key in ("schedules", "sync"):
             comp = result.comparisons
-            part = comp[comp["dimension"] == ("schedule" if key == "schedules" else "sync")] if len(comp) else comp
+            part = (
+                comp[comp["dimension"] == ("schedule" if key == "schedules" else "sync")]
+                if len(comp)
+                else comp
+            )
             if len(part):
-                b.append(Block("p", f"{len(part)} pairwise comparisons at equal thread counts, "
-                                    f"{int(part['significant'].sum())} significant after Holm (p < 0.05). Significant ones:"))  # fmt: skip
+                b.append(
+                    Block(
+                        "p",
+                        f"{len(part)} pairwise comparisons at equal thread counts, "
+                        f"{int(part['significant'].sum())} significant after Holm (p < 0.05). "
+                        "Significant ones:",
+                    )
+                )
                 sig = part[part["significant"]].drop(columns=["case_a", "case_b"])
                 b.append(Block("table", sig) if len(sig) else Block("p", "none"))
         for plot in (p for p in plots if p.section == key):
@@ -253,7 +357,8 @@ def render_html(blocks: list[Block]) -> str:
         elif block.kind == "img":
             data = base64.b64encode(block.value.png.read_bytes()).decode()
             title = html.escape(block.value.title)
-            parts.append(f'<figure><img alt="{title}" src="data:image/png;base64,{data}"><figcaption>{title}</figcaption></figure>')  # fmt: skip
+            image = f'<img alt="{title}" src="data:image/png;base64,{data}">'
+            parts.append(f"<figure>{image}<figcaption>{title}</figcaption></figure>")
     title = html.escape(str(blocks[0].value))
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'

@@ -455,37 +455,76 @@ def standard_specs(reps: int = 10, serial_fraction: float = 0.1) -> list[CaseSpe
             )
         s.append(
             CaseSpec(
-                "synth16", "mandelbrot", "f", "omp", p, schedule="dynamic,4", reps=reps, t1=1.1,
+                "synth16",
+                "mandelbrot",
+                "f",
+                "omp",
+                p,
+                schedule="dynamic,4",
+                reps=reps,
+                t1=1.1,
                 serial_fraction=serial_fraction,
             )
-        )  # fmt: skip
+        )
     # pthreads sync variants over 1..512 threads (coarse locking: slower, fine: slightly slower).
     s.append(CaseSpec("synth16", "mcpi", "c", "serial", 1, reps=reps, t1=0.5))
     for p in [2**k for k in range(10)]:
         for sync, slow in (("none", 1.0), ("atomic", 1.05), ("fine", 1.1), ("coarse", 1.0 + 0.1 * p**0.5)):
             s.append(
                 CaseSpec(
-                    "synth16", "mcpi", "c", "pthreads", p, schedule="block", sync=sync, slowdown=slow,
-                    reps=reps, t1=0.5, serial_fraction=0.02, noise="spiky",
+                    "synth16",
+                    "mcpi",
+                    "c",
+                    "pthreads",
+                    p,
+                    schedule="block",
+                    sync=sync,
+                    slowdown=slow,
+                    reps=reps,
+                    t1=0.5,
+                    serial_fraction=0.02,
+                    noise="spiky",
                 )
-            )  # fmt: skip
+            )
     # MPI: ranks x threads.
     for ranks, threads in ((1, 1), (2, 1), (4, 1), (8, 1), (1, 8), (2, 4), (4, 2), (2, 8), (4, 4)):
         s.append(
-            CaseSpec("synth16", "mcpi", "c", "mpi", threads, ranks=ranks, reps=reps, t1=0.52, serial_fraction=0.03)
+            CaseSpec(
+                "synth16", "mcpi", "c", "mpi", threads, ranks=ranks, reps=reps, t1=0.52, serial_fraction=0.03
+            )
         )
     # Workstation: 2 cores, counters unavailable, one oversubscribed point, and the planted problems.
     s.append(CaseSpec("workstation", "mandelbrot", "c", "serial", 1, reps=reps, t1=2.0, counter_group="CPI"))
     for p in (1, 2, 4):
         s.append(
             CaseSpec(
-                "workstation", "mandelbrot", "c", "omp", p, schedule="dynamic,4", reps=reps, t1=2.05,
-                counter_group="CPI", sigma=0.3 if p == 2 else 0.02,
+                "workstation",
+                "mandelbrot",
+                "c",
+                "omp",
+                p,
+                schedule="dynamic,4",
+                reps=reps,
+                t1=2.05,
+                counter_group="CPI",
+                sigma=0.3 if p == 2 else 0.02,
             )
-        )  # fmt: skip
-    s.append(CaseSpec("workstation", "mandelbrot", "c", "omp", 2, schedule="static", t1=2.05, reps=reps, fate="failed"))
-    s.append(CaseSpec("workstation", "mandelbrot", "c", "omp", 2, schedule="guided", t1=2.05, reps=reps, fate="missing"))
-    s.append(CaseSpec("workstation", "mandelbrot", "c", "omp", 1, schedule="guided", t1=2.05, reps=reps, fate="partial"))
+        )
+    s.append(
+        CaseSpec(
+            "workstation", "mandelbrot", "c", "omp", 2, schedule="static", t1=2.05, reps=reps, fate="failed"
+        )
+    )
+    s.append(
+        CaseSpec(
+            "workstation", "mandelbrot", "c", "omp", 2, schedule="guided", t1=2.05, reps=reps, fate="missing"
+        )
+    )
+    s.append(
+        CaseSpec(
+            "workstation", "mandelbrot", "c", "omp", 1, schedule="guided", t1=2.05, reps=reps, fate="partial"
+        )
+    )
     return s
 
 
@@ -534,10 +573,18 @@ def bulk_specs(n_records: int, reps: int = 50) -> tuple[list[CaseSpec], list[Nod
             for p in threads:
                 specs.append(
                     CaseSpec(
-                        "big64", "mandelbrot", "c", "omp", p, schedule=sched, slowdown=slow, reps=reps,
-                        params=params, counter_group="L2CACHE" if sched == "dynamic,4" else None,
+                        "big64",
+                        "mandelbrot",
+                        "c",
+                        "omp",
+                        p,
+                        schedule=sched,
+                        slowdown=slow,
+                        reps=reps,
+                        params=params,
+                        counter_group="L2CACHE" if sched == "dynamic,4" else None,
                     )
-                )  # fmt: skip
+                )
     return specs[:n_cases], nodes
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.campaign import CASE_COLUMNS
+from analysis.speedup import key_strings
 
 
 def case_table(planned: pd.DataFrame, records: pd.DataFrame) -> pd.DataFrame:
@@ -35,7 +36,11 @@ def case_table(planned: pd.DataFrame, records: pd.DataFrame) -> pd.DataFrame:
             "case_id": first["case_id"],
             "index": None,
             "node_type": first["node_type"].astype(str),
-            "binary": first["kernel"].astype(str) + "-" + first["lang"].astype(str) + "-" + first["model"].astype(str),
+            "binary": first["kernel"].astype(str)
+            + "-"
+            + first["lang"].astype(str)
+            + "-"
+            + first["model"].astype(str),
             "kernel": first["kernel"].astype(str),
             "lang": first["lang"].astype(str),
             "model": first["model"].astype(str),
@@ -61,9 +66,9 @@ def checksum_check(summary: pd.DataFrame) -> pd.DataFrame:
     key = ["kernel", "problem", "inner"]
     serial = s[(s["model"] == "serial") & (s["n_checksums"] == 1)]
     # The most frequent serial checksum is the reference (a broken serial build is then the outlier).
-    reference = serial.groupby(key, dropna=False, observed=True)["checksum"].agg(lambda c: c.mode().iloc[0])
-    reference.name = "reference_checksum"
-    s = s.merge(reference.reset_index(), on=key, how="left")
+    serial_key = key_strings(serial, key)
+    reference = serial.groupby(serial_key.to_numpy())["checksum"].agg(lambda c: c.mode().iloc[0])
+    s["reference_checksum"] = key_strings(s, key).map(reference)
     status = pd.Series("ok", index=s.index)
     status[s["reference_checksum"].isna()] = "no reference"
     status[s["reference_checksum"].notna() & (s["checksum"] != s["reference_checksum"])] = "mismatch"
@@ -113,7 +118,9 @@ def placement_violations(records: pd.DataFrame) -> pd.DataFrame:
 
 def counter_status(records: pd.DataFrame) -> pd.DataFrame:
     if records.empty or "counters_status" not in records:
-        return pd.DataFrame(columns=["node_type", "counters_group", "counters_status", "counters_reason", "records"])
+        return pd.DataFrame(
+            columns=["node_type", "counters_group", "counters_status", "counters_reason", "records"]
+        )
     r = records.copy()
     for column in ("counters_group", "counters_status", "counters_reason"):
         r[column] = r[column].astype(object).fillna("")

@@ -11,13 +11,11 @@ import secrets
 import shutil
 from pathlib import Path
 
-from jobs import toml_write
 from jobs.atomic import dump_json, write_atomic
-from jobs.config import NODES_TOML, load_experiment, load_node_types
 from jobs.errors import ScalebenchError, UsageError
-from jobs.manifest import collect_manifest
-from jobs.plan import plan_cases
-from jobs.topology import detect_topology
+
+# Planning, provenance and TOML writing are imported where used: every Slurm array task imports this
+# module for load_cases, and its start-up is part of the per-case overhead (perf/perf_runcase.py).
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,8 +24,12 @@ def default_results_dir() -> Path:
     return Path(os.environ.get("SCALEBENCH_RESULTS_DIR", ROOT / "results"))
 
 
-def plan_experiment(experiment_path, node_types=None, nodes_path=NODES_TOML):
+def plan_experiment(experiment_path, node_types=None, nodes_path=None):
     """Validate the experiment and return (experiment, cases) without writing anything."""
+    from jobs.config import NODES_TOML, load_experiment, load_node_types
+    from jobs.plan import plan_cases
+
+    nodes_path = nodes_path or NODES_TOML
     known = load_node_types(nodes_path)
     exp = load_experiment(Path(experiment_path), known)
     return exp, plan_cases(exp, known, list(node_types) if node_types else None)
@@ -64,6 +66,10 @@ def resolved_config(exp, cases: list[dict], name: str, created: str, seed: int) 
 
 
 def create_campaign(experiment_path, node_types=None, name=None, results_dir=None) -> Path:
+    from jobs import toml_write
+    from jobs.manifest import collect_manifest
+    from jobs.topology import detect_topology
+
     exp, cases = plan_experiment(experiment_path, node_types)
     results = Path(results_dir) if results_dir else default_results_dir()
     results.mkdir(parents=True, exist_ok=True)

@@ -126,6 +126,10 @@ def _sweep_cases(check: Checker, exp: Experiment, sweep, where: str, node: str, 
             check.fail(f"{where}.ranks", ranks, f"{binary} is not an MPI binary: ranks must be 1")
         if is_mpi(model) and pin != "none":
             check.fail(f"{where}.pin", pin, "MPI cases are placed by mpirun/srun: use pin = 'none'")
+        if ranks > 1 and group != NO_COUNTERS:
+            check.fail(
+                f"{where}.counter_group", group, "counters are measured per process: not with ranks > 1"
+            )
         if pin == "smt-siblings" and shape["threads_per_core"] < 2:
             check.fail(f"{where}.pin", pin, f"node type {node} has no SMT siblings (1 thread per core)")
         options = binary_options(binary_path(binary))

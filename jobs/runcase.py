@@ -17,7 +17,7 @@ from pathlib import Path
 from jobs.atomic import dump_json, write_new
 from jobs.binaries import binary_path, is_mpi
 from jobs.campaign import load_cases
-from jobs.errors import UsageError
+from jobs.errors import ScalebenchError, UsageError
 from jobs.hostinfo import host_info, host_topology
 from jobs.likwid_csv import parse_perfctr_file
 from jobs.pinning import format_cpulist, pin_cpus, placement_violations
@@ -72,10 +72,9 @@ class Command:
 def build_command(ctx: Context, case: dict, k: int, env=os.environ) -> Command:
     topo = host_topology(ctx.host)
     kernel = [str(binary_path(case["binary"])), *case["argv"], "--reps", "1", "--warmup", str(case["warmup"])]
-    run_env = dict(env)
-    run_env.update(case["env"])
-    # likwid-pin sets OMP_NUM_THREADS to its list length when unset; wrapped lists are shorter than threads.
-    run_env.setdefault("OMP_NUM_THREADS", str(case["threads"]))
+    # OMP_NUM_THREADS = threads whatever the caller's shell says: likwid-pin sets it to its list length when
+    # unset (shorter than threads when the list wraps) and truncates the list when it is smaller.
+    run_env = dict(env) | {"OMP_NUM_THREADS": str(case["threads"])} | case["env"]
     pin = {"strategy": case["pin"], "cpus": None, "command": None, "violations": []}
     counters = {"status": "off", "group": None}
     csv_path = None
@@ -216,7 +215,7 @@ def run_rep(ctx: Context, case: dict, k: int, env=os.environ) -> dict:
         command = build_command(ctx, case, k, env)
     except CaseError as err:
         return _failed(directory, k, harness | {"reason": str(err), "exit_status": None, "stderr_tail": ""})
-    harness |= {"pin": command.pin, "counters": command.counters, "argv": command.argv}
+    harness |= {"pin": command.pin, "counters": command.counters, "command": command.argv}
     started = time.monotonic()
     status, out, err, timed_out = run_process(command.argv, command.env, case["timeout_s"])
     runner_wall = time.monotonic() - started
@@ -240,8 +239,7 @@ def run_rep(ctx: Context, case: dict, k: int, env=os.environ) -> dict:
         command.pin["violations"] = placement_violations(command.pin["cpus"], record["placement"])
     if command.csv_path is not None:
         harness["counters"] = _counters_from_csv(command.csv_path, command.counters["group"])
-    record |= {k2: v for k2, v in harness.items() if k2 != "argv"}
-    record |= {"status": "ok", "warmup_wall_s": [w.get("wall_s") for w in warm], "command": command.argv}
+    record |= harness | {"status": "ok", "warmup_wall_s": [w.get("wall_s") for w in warm]}
     if write_new(path, dump_json(record)):
         return {"outcome": "ok", "path": path, "record": record}
     return {"outcome": "duplicate", "path": path}
@@ -250,7 +248,9 @@ def run_rep(ctx: Context, case: dict, k: int, env=os.environ) -> dict:
 def _counters_from_csv(csv_path: Path, group: str) -> dict:
     try:
         regions = parse_perfctr_file(csv_path)
-    except Exception as err:  # the measurement stands; only the counters are lost, and the record says why
+    except (
+        ScalebenchError
+    ) as err:  # the measurement stands; only the counters are lost, and the record says why
         return {"status": "unavailable", "group": group, "reason": f"unreadable likwid-perfctr CSV: {err}"}
     finally:
         csv_path.unlink(missing_ok=True)
@@ -283,7 +283,7 @@ def run_case(campaign_dir: Path, index: int, rep: int | None = None, env=os.envi
         raise UsageError(f"INDEX {index}: campaign {campaign_dir} has cases 0..{len(cases) - 1}")
     case = cases[index]
     if rep is not None and not 0 <= rep < case["reps"]:
-        raise UsageError(f"--rep {rep}: case {index} has repetitions 0..{case['reps'] - 1}")
+        raise UsageError(f"--rep {rep}: case {index} has reps 0..{case['reps'] - 1}")
     ctx = Context.for_campaign(campaign_dir)
     reps = [rep] if rep is not None else range(case["reps"])
     return [run_rep(ctx, case, k, env) for k in reps]

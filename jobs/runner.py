@@ -3,7 +3,9 @@ seeded random order across cases so that slow drift (thermal, other load) spread
 of biasing whichever ran last. Ctrl-C stops after killing the running kernel; finished records stay.
 """
 
+import os
 import random
+import socket
 import sys
 from pathlib import Path
 
@@ -11,7 +13,7 @@ from tqdm import tqdm
 
 from jobs.campaign import campaign_seed, load_cases
 from jobs.config import load_node_types
-from jobs.runcase import Context, run_rep
+from jobs.runcase import Context, run_rep, utc_now
 from jobs.status import missing_reps
 
 
@@ -43,22 +45,28 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr) -> dict
     if not work:
         return counts
     ctx = Context.for_campaign(campaign_dir)
+    log_path = campaign_dir / "logs" / f"run-{utc_now()}-{socket.gethostname()}-{os.getpid()}.log"
+    log_path.parent.mkdir(exist_ok=True)
     bar = tqdm(total=len(work), unit="rep", file=out, disable=not progress, dynamic_ncols=True)
-    try:
-        for case, k in work:
-            bar.set_description(f"case {case['index']} rep {k}")
-            result = run_rep(ctx, case, k)
-            if result["outcome"] == "failed":
-                counts["failed"] += 1
-                bar.write(
-                    f"case {case['index']} ({case['case_id']}) rep {k} failed: {result['reason']}", file=out
-                )
-            elif result["outcome"] == "ok":
-                counts["ok"] += 1
-            bar.set_postfix(ok=counts["ok"], failed=counts["failed"])
-            bar.update()
-    except KeyboardInterrupt:
-        counts["interrupted"] = True
-    finally:
-        bar.close()
+    # Line-buffered: a kill -9 loses at most the line being written; the records are the truth anyway.
+    with log_path.open("a", buffering=1) as log:
+        try:
+            for case, k in work:
+                bar.set_description(f"case {case['index']} rep {k}")
+                result = run_rep(ctx, case, k)
+                reason = result.get("reason", "")
+                where = f"case {case['index']} {case['case_id']} rep {k}"
+                log.write(f"{utc_now()} {where} {result['outcome']} {reason}\n")
+                if result["outcome"] == "failed":
+                    counts["failed"] += 1
+                    bar.write(f"case {case['index']} ({case['case_id']}) rep {k} failed: {reason}", file=out)
+                elif result["outcome"] == "ok":
+                    counts["ok"] += 1
+                bar.set_postfix(ok=counts["ok"], failed=counts["failed"])
+                bar.update()
+        except KeyboardInterrupt:
+            counts["interrupted"] = True
+            log.write(f"{utc_now()} interrupted\n")
+        finally:
+            bar.close()
     return counts

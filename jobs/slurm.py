@@ -4,6 +4,7 @@ Every failure becomes one ScalebenchError line naming the command and Slurm's ow
 print it and stop. Nothing here knows about campaigns.
 """
 
+import os
 import shlex
 import shutil
 import subprocess
@@ -16,13 +17,17 @@ _NOISE = ("sbatch: error: ", "sbatch: fatal: ", "scancel: error: ", "squeue: err
 
 
 def require_clients(*names: str) -> None:
-    """Fail with one line if a Slurm client command is missing (not a login node, Slurm not installed)."""
+    """Fail with one line if a Slurm client command or the SLURM_CONF file it names is missing."""
     for name in names:
         if shutil.which(name) is None:
             raise ScalebenchError(
                 f"{name} not found on PATH: run this on a Slurm login node "
                 "(for the local test cluster: make slurm-up, then source its env.sh)"
             )
+    conf = os.environ.get("SLURM_CONF")
+    # Slurm clients retry a missing config file for 60 s before giving up: say it at once.
+    if conf and not os.path.isfile(conf):
+        raise ScalebenchError(f"SLURM_CONF={conf}: no such file")
 
 
 def _reason(proc: subprocess.CompletedProcess) -> str:
@@ -51,7 +56,9 @@ def ping_controller() -> None:
     require_clients("scontrol")
     proc = _run(["scontrol", "ping"])
     if proc.returncode != 0 or " is UP" not in proc.stdout:
-        raise ScalebenchError(f"Slurm controller unreachable: {_reason(proc)}")
+        # stdout: "Slurmctld(primary) at HOST is DOWN" followed by a banner; stderr: config errors.
+        first = (proc.stdout.strip().splitlines() or [_reason(proc)])[0]
+        raise ScalebenchError(f"Slurm controller unreachable: {first}")
 
 
 def sbatch(options: list[str], script=None, test_only: bool = False) -> str:

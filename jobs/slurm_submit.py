@@ -74,6 +74,11 @@ def test_only(node: NodeType, options: list[str], script: Path | None = None, ou
                     file=out,
                 )
                 return
+            if not total:
+                where = " ".join(placement_lines(node))
+                raise ScalebenchError(
+                    f"node type {node.name}: no Slurm node matches {where} ({err})"
+                ) from None
         raise ScalebenchError(f"node type {node.name}: Slurm rejects it: {err}") from None
 
 
@@ -168,12 +173,16 @@ def submit_round(
             )
         dependency = "afterany:" + ":".join(submitted)
         analysis_id = slurm.sbatch([f"--dependency={dependency}"], analysis_script)
-    except ScalebenchError as err:
-        if submitted:
-            slurm.scancel(submitted)
+    except BaseException as err:
+        # Ctrl-C or a failed sbatch half-way: take back what is queued, so a campaign is all or nothing.
+        if not submitted:
+            raise
+        slurm.scancel(submitted)
+        if isinstance(err, ScalebenchError):
             raise ScalebenchError(
                 f"{err}; cancelled the array jobs already submitted: {', '.join(submitted)}"
             ) from None
+        print(f"cancelled the array jobs already submitted: {', '.join(submitted)}", file=sys.stderr)
         raise
     append_submission(
         campaign_dir,

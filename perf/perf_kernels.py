@@ -3,10 +3,11 @@
 Every binary in build/bin matching `*-*-*` is run, so Fortran (`-f-`) and MPI (`*-mpi`) kernels
 appear once they are built. Single-worker and all-core runs alternate within each round, so drift
 in the machine's load hits both alike; the table shows medians over the rounds of Mandelbrot
-iterations/s or π samples/s and the all-core speedup (median single-worker wall time / median
-all-core wall time). MPI binaries run under `mpirun --oversubscribe` as ranks x threads.
+iterations/s or π samples/s, the all-core speedup (median single-worker wall time / median
+all-core wall time), the same from the fastest runs, and the CPU-time ratio (parallel overhead).
+MPI binaries run under `mpirun --oversubscribe` as ranks x threads.
 
-Run: .venv/bin/python perf/perf_kernels.py [--rounds N]   (or `make perf`)
+Run: .venv/bin/python perf/perf_kernels.py [--rounds N] [--binaries GLOB]   (or `make perf`)
 """
 
 import argparse
@@ -68,14 +69,17 @@ def measure(binary: Path, rounds: int, cores: int) -> list[dict]:
     kernel, _lang, model = binary.name.split("-", 2)
     configs = [("1x1", 1, 1), *configurations(model, cores)]
     walls: dict[str, list[float]] = {label: [] for label, _, _ in configs}
+    cpu: dict[str, list[float]] = {label: [] for label, _, _ in configs}
     work = {}
     for _ in range(rounds):
         for label, ranks, threads in configs:  # interleaved: baseline and all-core alternate
             record = run_once(binary, kernel, model, ranks, threads)
             walls[label].append(record["wall_s"])
+            cpu[label].append(record["cpu_user_s"] + record["cpu_sys_s"])
             work[label] = record["work"]
     base = statistics.median(walls["1x1"])
     base_best = min(walls["1x1"])
+    base_cpu = statistics.median(cpu["1x1"])
     rows = []
     for label, _, _ in configs:
         median = statistics.median(walls[label])
@@ -90,6 +94,9 @@ def measure(binary: Path, rounds: int, cores: int) -> list[dict]:
                 "speedup": base / median,
                 # least-disturbed runs: on a busy machine shows what the kernel can do
                 "speedup (best)": base_best / min(walls[label]),
+                # CPU seconds relative to one worker: >1 = parallel overhead (spinning, locks);
+                # unlike wall time it hardly depends on other load (MPI: rank 0's process only)
+                "cpu ratio": statistics.median(cpu[label]) / base_cpu if base_cpu > 0 else float("nan"),
             }
         )
     return rows
@@ -98,10 +105,13 @@ def measure(binary: Path, rounds: int, cores: int) -> list[dict]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per binary (default 5)")
+    parser.add_argument(
+        "--binaries", default="*-*-*", help="glob of binaries in build/bin to measure (default '*-*-*')"
+    )
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error(f"--rounds: '{args.rounds}' must be at least 1")
-    binaries = sorted(p for p in BIN_DIR.glob("*-*-*") if p.is_file() and os.access(p, os.X_OK))
+    binaries = sorted(p for p in BIN_DIR.glob(args.binaries) if p.is_file() and os.access(p, os.X_OK))
     if not binaries:
         print(f"perf_kernels: no kernel binaries in {BIN_DIR}: run `make kernels`", file=sys.stderr)
         return 1
@@ -127,6 +137,7 @@ def main() -> int:
                 "spread": "{:.1%}".format,
                 "speedup": "{:.2f}".format,
                 "speedup (best)": "{:.2f}".format,
+                "cpu ratio": "{:.2f}".format,
             },
         )
     )

@@ -228,10 +228,21 @@ def _wait(predicate, timeout: float, what: str, cluster: Cluster) -> None:
 
 
 def leftover_pids(cluster: Cluster) -> list[int]:
-    """Processes whose command line names this cluster's directory (daemons, job steps)."""
+    """Daemons whose command line names this cluster's directory, and job steps started by its slurmd."""
     proc = subprocess.run(["pgrep", "-f", "--", str(cluster.dir) + "/"], capture_output=True, text=True)
     # Only daemons: a shell whose command line merely mentions the directory is not ours to stop.
-    return [pid for pid in map(int, proc.stdout.split()) if _comm(pid) in DAEMONS]
+    pids = [pid for pid in map(int, proc.stdout.split()) if _comm(pid) in DAEMONS]
+    # slurmstepd's command line is "slurmstepd: [job.step]"; it inherits slurmd's SLURM_CONF.
+    steps = subprocess.run(["pgrep", "-x", "slurmstepd"], capture_output=True, text=True)
+    marker = f"SLURM_CONF={cluster.conf}".encode()
+    for pid in map(int, steps.stdout.split()):
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if marker in environ and pid not in pids:
+            pids.append(pid)
+    return pids
 
 
 def _comm(pid: int) -> str:

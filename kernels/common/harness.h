@@ -13,28 +13,31 @@
  * C-interoperable struct of fixed-size fields (bind(C) derived type with the same field order).
  *
  * Life cycle (main.c):
- *   parse options (deterministic; on error: one line on stderr — only if OMPI_COMM_WORLD_RANK /
- *   PMIX_RANK / SLURM_PROCID is unset or 0 — and exit 2 on every rank; dump path checked here)
- *   -> sb_kernel.init(&argc, &argv) if set (e.g. MPI_Init; may call sb_set_rank via a later hook:
- *      the rank is only read when records are printed, so run() may call sb_set_rank each rep)
- *   -> LIKWID_MARKER_INIT
- *   -> for warmup reps then measured reps: clear image/hits, t0 = now, run(ctx), then on the print
- *      rank (rank 0) compute work + checksum and print one JSON record line on stdout
- *   -> write --dump (print rank only, temp file + rename) -> LIKWID_MARKER_CLOSE
+ *   parse options (deterministic; on error: one line on stderr, printed only if
+ *   OMPI_COMM_WORLD_RANK / PMIX_RANK / SLURM_PROCID is unset or 0, and exit 2 on every rank;
+ *   the --dump path is checked here, before any computing)
+ *   -> sb_kernel.init(&argc, &argv) if set (e.g. MPI_Init); the rank is read only when records
+ *      are printed, so run() may call sb_set_rank in every repetition
+ *   -> LIKWID_MARKER_INIT, only under likwid-perfctr -m (LIKWID_EVENTS set)
+ *   -> for warm-up then measured repetitions: clear image/hits, t0 = now, run(ctx); then on rank 0
+ *      compute work + checksum and print one JSON record line on stdout
+ *   -> write --dump (rank 0, temp file + rename) -> LIKWID_MARKER_CLOSE
  *   -> sb_kernel.finalize() if set (e.g. MPI_Finalize) -> exit 0.
  *
- * Inside run(ctx) a threaded kernel does:
- *   start its workers (the calling thread is worker 0; pthreads kernels create threads-1 helpers so
- *   worker i lands on likwid-pin's cpu list entry i, as in OpenMP); all workers meet at a barrier;
- *   ONE thread calls sb_compute_begin(ctx) (ends setup_s, counts /proc/self/task -> os_threads,
- *   starts wall_s and the getrusage delta); barrier; each worker calls sb_worker_begin(ctx, w),
- * does its share, sb_worker_end(ctx, w); barrier; ONE thread calls sb_compute_end(ctx);
- * join/teardown. Results: Mandelbrot stores every pixel's count into sb_image(ctx) (row-major,
- * width*height uint32); π calls sb_set_hits(ctx, hits) once (after sb_compute_end is fine). run()
- * returns 0 on success; on a runtime failure call sb_fail() (prints, exits 1).
+ * Inside run(ctx) a threaded kernel:
+ *   1. starts its workers (the calling thread is worker 0; pthreads kernels create threads-1
+ *      helpers so worker i lands on likwid-pin's cpu list entry i, as in OpenMP);
+ *   2. all workers meet at a barrier; ONE thread calls sb_compute_begin(ctx) (ends setup_s,
+ *      counts /proc/self/task -> os_threads, starts wall_s and the getrusage delta); barrier;
+ *   3. each worker calls sb_worker_begin(ctx, w), does its share, sb_worker_end(ctx, w);
+ *   4. barrier; ONE thread calls sb_compute_end(ctx); join/teardown.
+ *   Results: Mandelbrot stores every pixel's count into sb_image(ctx) (row-major, width*height
+ *   uint32); π calls sb_set_hits(ctx, hits) once (after sb_compute_end is fine). run() returns 0
+ *   on success; on a runtime failure it calls sb_fail() (prints, exits 1).
  *
  * Make variables exported by kernels/c.mk for other fragments: HARNESS_OBJS, HARNESS_INC,
- * CFLAGS_REF, OBJ_DIR (build/obj), LIKWID_CFLAGS, LIKWID_LIBS, BIN_DIR.
+ * HARNESS_HDRS, CFLAGS_REF, OBJ_DIR (build/obj), LIKWID_CFLAGS, LIKWID_LIBS, BIN_DIR and
+ * $(call sb_buildinfo_obj,<binary>,<flags>) for the record's build.flags.
  */
 #ifndef SB_HARNESS_H
 #define SB_HARNESS_H
@@ -60,7 +63,8 @@ enum sb_schedule {
     SB_SCHED_BLOCK = 4,   /* pthreads: one contiguous block of work per worker */
     SB_SCHED_CYCLIC = 5,  /* pthreads: chunks dealt round-robin */
     SB_SCHED_QUEUE = 6,   /* pthreads: chunks handed out from shared state at run time */
-    SB_SCHED_COUNT = 7
+    SB_SCHED_MASTER = 7,  /* MPI: rank 0 hands out chunks to the other ranks at run time */
+    SB_SCHED_COUNT = 8
 };
 
 /* --sync modes (see each kernel's --help for what they guard). */

@@ -6,10 +6,10 @@
 #ifdef LIKWID_PERFMON
 #include <likwid-marker.h>
 #else
-#define LIKWID_MARKER_INIT
-#define LIKWID_MARKER_START(tag)
-#define LIKWID_MARKER_STOP(tag)
-#define LIKWID_MARKER_CLOSE
+#define LIKWID_MARKER_INIT ((void)0)
+#define LIKWID_MARKER_START(tag) ((void)0)
+#define LIKWID_MARKER_STOP(tag) ((void)0)
+#define LIKWID_MARKER_CLOSE ((void)0)
 #endif
 
 /* The one region every kernel measures; likwid-perfctr -m reports it as "compute". */

@@ -3,8 +3,12 @@
 
 #include <string.h>
 
-static const char *const schedule_names[SB_SCHED_COUNT] = {"none",  "static", "dynamic", "guided",
-                                                           "block", "cyclic", "queue"};
+/* A schedule added to harness.h without a name here fails the _Static_assert below. */
+static const char *const schedule_names[SB_SCHED_COUNT] = {
+    [SB_SCHED_NONE] = "none",     [SB_SCHED_STATIC] = "static", [SB_SCHED_DYNAMIC] = "dynamic",
+    [SB_SCHED_GUIDED] = "guided", [SB_SCHED_BLOCK] = "block",   [SB_SCHED_CYCLIC] = "cyclic",
+    [SB_SCHED_QUEUE] = "queue",   [SB_SCHED_MASTER] = "master"};
+_Static_assert(SB_SCHED_MASTER + 1 == SB_SCHED_COUNT, "name every schedule in schedule_names");
 static const char *const sync_names[SB_SYNC_COUNT] = {"none",   "coarse",    "fine",
                                                       "atomic", "reduction", "critical"};
 

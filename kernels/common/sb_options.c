@@ -135,8 +135,9 @@ static int parse_region(const char *text, double region[4], char *err, size_t er
         char *end = NULL;
         errno = 0;
         double v = strtod(s, &end);
-        if (end == s || errno == ERANGE || !isfinite(v) || (k < 3 && *end != ',') ||
-            (k == 3 && *end != '\0') || *s == ' ' || *s == '\t') {
+        /* overflow gives inf (rejected); underflow to a subnormal is still a usable bound */
+        if (end == s || !isfinite(v) || (k < 3 && *end != ',') || (k == 3 && *end != '\0') ||
+            *s == ' ' || *s == '\t') {
             set_error(err, errlen, "--region: '%s' is not four finite numbers x0,x1,y0,y1", text);
             return -1;
         }

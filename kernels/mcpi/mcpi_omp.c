@@ -30,7 +30,7 @@ static inline int64_t batch_hits(const sb_params *p, int64_t b) {
 
 static int run(sb_ctx *ctx) {
     const sb_params *p = sb_params_get(ctx);
-    const int64_t nbatches = (p->samples + p->batch - 1) / p->batch;
+    const int64_t nbatches = (p->samples - 1) / p->batch + 1; /* no overflow near 2^62 */
     omp_set_schedule(omp_kind(p->schedule), p->chunk);
     omp_set_dynamic(0);
     int64_t total = 0;

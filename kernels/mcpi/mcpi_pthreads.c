@@ -100,7 +100,7 @@ static int run(sb_ctx *ctx) {
     const sb_params *p = sb_params_get(ctx);
     shared_state s = {.ctx = ctx, .p = p, .total = 0};
     atomic_init(&s.total_atomic, 0);
-    const int64_t nbatches = (p->samples + p->batch - 1) / p->batch;
+    const int64_t nbatches = (p->samples - 1) / p->batch + 1; /* no overflow near 2^62 */
     s.slots = calloc((size_t)p->threads, sizeof *s.slots);
     if (!s.slots || sb_queue_init(&s.queue, p->schedule, p->sync, nbatches, 1, p->threads) != 0 ||
         pthread_barrier_init(&s.barrier, NULL, (unsigned)p->threads) != 0)

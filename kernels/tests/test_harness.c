@@ -115,6 +115,15 @@ static void test_splitmix64(void) {
           sb_pi_count_hits(42, 0, 337) + sb_pi_count_hits(42, 337, 1000));
 }
 
+/* Every enum value has a name that maps back to it (a missing name would be NULL). */
+static void test_names_round_trip(void) {
+    for (int32_t i = 0; i < SB_SCHED_COUNT; i++)
+        CHECK(sb_schedule_name(i) != NULL && sb_schedule_from_name(sb_schedule_name(i)) == i);
+    for (int32_t i = 0; i < SB_SYNC_COUNT; i++)
+        CHECK(sb_sync_name(i) != NULL && sb_sync_from_name(sb_sync_name(i)) == i);
+    CHECK(sb_schedule_from_name("bogus") == -1 && sb_sync_from_name("") == -1);
+}
+
 static void test_options_valid(void) {
     CHECK(parse(&mandel_pthreads, "") == SB_PARSE_OK);
     CHECK(cli.p.threads == 1 && cli.p.reps == 1 && cli.p.warmup == 0);
@@ -264,6 +273,7 @@ static void test_pgm(void) {
 int main(void) {
     test_fnv1a64();
     test_splitmix64();
+    test_names_round_trip();
     test_options_valid();
     test_options_errors();
     test_workqueue();

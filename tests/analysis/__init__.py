@@ -16,7 +16,9 @@ if __name__ == "analysis":
     __path__.insert(0, str(ROOT / "analysis"))
     if "jobs" not in sys.modules:
         spec = importlib.util.spec_from_file_location(
-            "jobs", ROOT / "jobs" / "__init__.py", submodule_search_locations=[str(ROOT / "jobs"), str(ROOT / "tests" / "jobs")]
+            "jobs",
+            ROOT / "jobs" / "__init__.py",
+            submodule_search_locations=[str(ROOT / "jobs"), str(ROOT / "tests" / "jobs")],
         )
         jobs = importlib.util.module_from_spec(spec)
         sys.modules["jobs"] = jobs

@@ -11,7 +11,11 @@ from analysis.synthetic import CaseSpec, NodeTypeSpec, standard_campaign, write_
 
 def scalebench(repo_root, *args, cwd=None):
     return subprocess.run(
-        [sys.executable, str(repo_root / "scalebench"), *args], capture_output=True, text=True, timeout=300, cwd=cwd
+        [sys.executable, str(repo_root / "scalebench"), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
     )
 
 
@@ -32,11 +36,17 @@ def test_not_a_campaign_directory_is_an_error(repo_root, tmp_path):
 
 @pytest.mark.parametrize(
     "option, message",
-    [(["--format", "pdf"], "--format"), (["--noise-threshold", "-1"], "--noise-threshold"),
-     (["--baseline", "nonsense"], "--baseline"), (["--resamples", "5"], "--resamples")],
-)  # fmt: skip
+    [
+        (["--format", "pdf"], "--format"),
+        (["--noise-threshold", "-1"], "--noise-threshold"),
+        (["--baseline", "nonsense"], "--baseline"),
+        (["--resamples", "5"], "--resamples"),
+    ],
+)
 def test_bad_options_exit_2_naming_the_option(repo_root, tmp_path, option, message):
-    truth = write_campaign(tmp_path, "tiny", [CaseSpec("n2", "mcpi", "c", "serial", 1, reps=3)], [NodeTypeSpec("n2", 2)])
+    truth = write_campaign(
+        tmp_path, "tiny", [CaseSpec("n2", "mcpi", "c", "serial", 1, reps=3)], [NodeTypeSpec("n2", 2)]
+    )
     run = scalebench(repo_root, "analyze", str(truth.campaign_dir), *option)
     assert run.returncode == 2 and message in run.stderr, run.stderr
 
@@ -56,14 +66,20 @@ def test_analyze_latest_prints_summary_and_report_path(repo_root, tmp_path):
 def test_compare_finds_a_planted_slowdown(repo_root, tmp_path):
     node = NodeTypeSpec("n4", cores=4)
     before = [CaseSpec("n4", "mcpi", "c", "omp", p, reps=12) for p in (1, 2, 4)]
-    after = [CaseSpec("n4", "mcpi", "c", "omp", p, reps=12, slowdown=1.2 if p == 4 else 1.0) for p in (1, 2, 4)]
+    after = [
+        CaseSpec("n4", "mcpi", "c", "omp", p, reps=12, slowdown=1.2 if p == 4 else 1.0) for p in (1, 2, 4)
+    ]
     a = write_campaign(tmp_path, "before", before, [node], seed=1)
     b = write_campaign(tmp_path, "after", after, [node], seed=2)
-    run = scalebench(repo_root, "compare", "before", "after", "--results-dir", str(tmp_path), "--resamples", "500")
+    run = scalebench(
+        repo_root, "compare", "before", "after", "--results-dir", str(tmp_path), "--resamples", "500"
+    )
     assert run.returncode == 0, run.stderr
     table = pd.read_csv(b.campaign_dir / "analysis" / "compare-before-vs-after.csv").set_index("threads")
     assert "compare-before-vs-after.csv" in run.stdout
-    assert table.loc[4, "ratio_ci_low"] <= 1.2 <= table.loc[4, "ratio_ci_high"] and table.loc[4, "p_holm"] < 0.05
+    assert (
+        table.loc[4, "ratio_ci_low"] <= 1.2 <= table.loc[4, "ratio_ci_high"] and table.loc[4, "p_holm"] < 0.05
+    )
     for p in (1, 2):
         assert table.loc[p, "ratio_ci_low"] < 1.1 and table.loc[p, "p_holm"] > 0.05
     assert a.campaign_dir.is_dir()

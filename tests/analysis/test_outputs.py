@@ -19,9 +19,18 @@ def test_tables_are_written_with_their_key_columns(rendered):
     out = result.out_dir
     records = pd.read_csv(out / "records.csv")
     assert len(records) == truth.n_records  # every measured record, one row each
-    assert {"ctr_cpi_avg", "ctr_l2_miss_ratio_max", "param_width", "param_samples", "threads", "wall_s"} <= set(records)
+    assert {
+        "ctr_cpi_avg",
+        "ctr_l2_miss_ratio_max",
+        "param_width",
+        "param_samples",
+        "threads",
+        "wall_s",
+    } <= set(records)
     summary = pd.read_csv(out / "summary.csv")
-    assert {"n", "median_s", "min_s", "ci_low_s", "ci_high_s", "cv", "n_outliers", "n_warmup_dropped"} <= set(summary)
+    assert {"n", "median_s", "min_s", "ci_low_s", "ci_high_s", "cv", "n_outliers", "n_warmup_dropped"} <= set(
+        summary
+    )
     speedup = pd.read_csv(out / "speedup.csv")
     named = speedup.dropna(subset=["speedup"])
     assert named["baseline_case_id"].notna().all() and (named["baseline_median_s"] > 0).all()
@@ -50,7 +59,16 @@ def test_plot_without_data_is_skipped_with_a_reason(standard):
 def test_report_markdown_puts_validity_before_results(rendered):
     truth, _, _, written = rendered
     text = written["md"].read_text()
-    order = [text.index(h) for h in ("## Provenance", "## Baseline", "## How it was measured", "## Validity checks", "## Results")]  # fmt: skip
+    order = [
+        text.index(h)
+        for h in (
+            "## Provenance",
+            "## Baseline",
+            "## How it was measured",
+            "## Validity checks",
+            "## Results",
+        )
+    ]
     assert order == sorted(order)
     assert truth.wrong_checksum[0] in text and truth.failed[0] in text
     for image in re.findall(r"!\[[^]]*\]\(([^)]+)\)", text):
@@ -66,21 +84,59 @@ def test_html_report_renders_offline_in_headless_chromium(rendered, tmp_path):
     n_images = sum(1 for p in plots if not p.skipped)
     assert html.count("<img ") == n_images
     common = [
-        CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1280,4000",
-    ]  # fmt: skip
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--window-size=1280,4000",
+    ]
     dom = subprocess.run(
-        [*common, f"--user-data-dir={tmp_path / 'profile-dom'}", "--virtual-time-budget=5000", "--dump-dom",
-         html_file.as_uri()],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            *common,
+            f"--user-data-dir={tmp_path / 'profile-dom'}",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            html_file.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert f'data-images="{n_images}"' in dom.stdout, dom.stderr[-2000:]
     assert 'data-images-ok="yes"' in dom.stdout
     shot = tmp_path / "report.png"
     subprocess.run(
         [*common, f"--user-data-dir={tmp_path / 'profile-shot'}", f"--screenshot={shot}", html_file.as_uri()],
-        capture_output=True, timeout=120, check=True,
-    )  # fmt: skip
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
     pixels = matplotlib.image.imread(shot)
     assert pixels.shape[:2] == (4000, 1280)
     assert np.var(pixels[..., :3]) > 0.005  # text, tables and plots, not a blank page
+
+
+def test_image_plot_from_a_real_kernel_dump(bin_dir, tmp_path):
+    """`mandelbrot-c-serial --dump` PGM: decoded as the kernel definition says, and plotted."""
+    import subprocess as sp
+
+    from analysis.plots import mandelbrot_plot, read_pgm
+    from analysis.synthetic import mandelbrot_pgm
+
+    binary = bin_dir / "mandelbrot-c-serial"
+    if not binary.exists():
+        pytest.skip(f"{binary} not built")
+    campaign = tmp_path / "campaign"
+    campaign.mkdir()
+    dump = campaign / "dump.pgm"
+    args = ["--width", "96", "--height", "64", "--max-iter", "100", "--reps", "1", "--warmup", "0"]
+    sp.run([binary, *args, "--dump", dump], check=True, capture_output=True, timeout=60)
+    reference = tmp_path / "reference.pgm"
+    reference.write_bytes(mandelbrot_pgm(96, 64, 100))
+    assert np.array_equal(read_pgm(dump), read_pgm(reference))
+    (plot,) = mandelbrot_plot(campaign, tmp_path / "plots")
+    assert plot.skipped is None and matplotlib.image.imread(plot.png)[..., :3].std() > 0.05

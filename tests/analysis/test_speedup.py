@@ -23,7 +23,12 @@ def test_speedup_ci_covers_the_true_speedup_for_most_cases(standard):
     truth, result = standard
     sp = result.speedup.dropna(subset=["speedup"])
     sp = sp[sp["model"] != "serial"]
-    true = np.array([truth.true_median_s[b] / truth.true_median_s[c] for b, c in zip(sp["baseline_case_id"], sp["case_id"], strict=True)])  # fmt: skip
+    true = np.array(
+        [
+            truth.true_median_s[b] / truth.true_median_s[c]
+            for b, c in zip(sp["baseline_case_id"], sp["case_id"], strict=True)
+        ]
+    )
     covered = (sp["speedup_ci_low"].to_numpy() <= true) & (true <= sp["speedup_ci_high"].to_numpy())
     assert covered.mean() >= 0.85, covered.mean()
     assert np.allclose(sp["efficiency"], sp["speedup"] / sp["workers"])
@@ -31,7 +36,10 @@ def test_speedup_ci_covers_the_true_speedup_for_most_cases(standard):
 
 def test_self_baseline_and_karp_flatt(tmp_path):
     node = NodeTypeSpec("n8", cores=8)
-    specs = [CaseSpec("n8", "mcpi", "c", "omp", p, reps=12, serial_fraction=0.2, noise="none") for p in (1, 2, 4, 8)]
+    specs = [
+        CaseSpec("n8", "mcpi", "c", "omp", p, reps=12, serial_fraction=0.2, noise="none")
+        for p in (1, 2, 4, 8)
+    ]
     truth = write_campaign(tmp_path, "self", specs, [node])
     result = analyze(truth.campaign_dir, Options(baseline="self", n_resamples=200))
     sp = result.speedup.set_index("threads")

@@ -54,8 +54,13 @@ def test_corrupt_files_are_skipped_each_with_a_reason(standard):
     truth, result = standard
     problems = result.loaded.problems.set_index("file")["reason"]
     assert set(problems.index) == set(truth.corrupt_files)
-    expect = {"bad-json": "bad JSON", "truncated": "truncated", "wrong-schema": "schema", "missing-field": "wall_s",
-              "wrong-type": "threads"}  # fmt: skip
+    expect = {
+        "bad-json": "bad JSON",
+        "truncated": "truncated",
+        "wrong-schema": "schema",
+        "missing-field": "wall_s",
+        "wrong-type": "threads",
+    }
     for rel, kind in truth.corrupt_files.items():
         assert expect[kind] in problems[rel], (kind, problems[rel])
     # The rest of that case still counts: its planned repetitions are all there.
@@ -98,3 +103,22 @@ def test_parallel_and_serial_parsing_agree(standard, tmp_path):
     assert len(parallel.records) == len(serial.records)
     assert sorted(parallel.records["file"]) == sorted(serial.records["file"])
     assert len(parallel.problems) == len(serial.problems)
+
+
+def test_cases_that_leave_options_at_their_default_are_still_checked(standard, tmp_path):
+    """Real plans omit options left at the kernel default (e.g. no `inner`): records say what ran."""
+    from analysis.pipeline import Options, analyze
+
+    truth, _ = standard
+    copy = tmp_path / truth.campaign_dir.name
+    shutil.copytree(truth.campaign_dir, copy, ignore=shutil.ignore_patterns("analysis"))
+    lines = []
+    for line in (copy / "cases.jsonl").read_text().splitlines():
+        case = json.loads(line)
+        case["params"].pop("inner")
+        lines.append(json.dumps(case))
+    (copy / "cases.jsonl").write_text("\n".join(lines) + "\n")
+    result = analyze(copy, Options(n_resamples=200))
+    status = result.summary.set_index("case_id")["checksum_status"]
+    assert (status[truth.wrong_checksum] == "mismatch").all()
+    assert (status.drop(index=truth.wrong_checksum) == "ok").all()

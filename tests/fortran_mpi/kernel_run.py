@@ -40,8 +40,9 @@ def mpirun_command(ranks: int, binary: Path, *args) -> list:
 
 
 def mpirun(ranks: int, binary: Path, *args, env: dict | None = None) -> subprocess.CompletedProcess:
-    return run_raw(mpirun_command(ranks, binary, *args), env={**MPI_ENV, **(env or {})},
-                   timeout=MPI_TIMEOUT_S)
+    return run_raw(
+        mpirun_command(ranks, binary, *args), env={**MPI_ENV, **(env or {})}, timeout=MPI_TIMEOUT_S
+    )
 
 
 def mpirun_records(ranks: int, binary: Path, *args) -> list[dict]:

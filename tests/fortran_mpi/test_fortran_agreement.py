@@ -31,10 +31,14 @@ def test_mandelbrot_f_omp_equals_c_serial(kernel, mandelbrot_reference, tmp_path
     (rec,) = run_records(
         kernel("mandelbrot-f-omp"),
         *MANDELBROT_ARGS,
-        "--preset", "asymmetric",
-        "--threads", threads,
-        "--schedule", schedule,
-        "--dump", out,
+        "--preset",
+        "asymmetric",
+        "--threads",
+        threads,
+        "--schedule",
+        schedule,
+        "--dump",
+        out,
     )
     assert (rec["checksum"], rec["work"]) == (checksum, work)
     assert out.read_bytes() == dump

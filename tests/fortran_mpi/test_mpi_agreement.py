@@ -27,8 +27,15 @@ def test_mandelbrot_mpi_equals_c_serial(kernel, mandelbrot_reference, tmp_path, 
     checksum, work, dump = mandelbrot_reference("asymmetric")
     out = tmp_path / "mpi.pgm"
     (rec,) = mpirun_records(
-        ranks, kernel("mandelbrot-c-mpi"), *MANDELBROT_ARGS, "--preset", "asymmetric",
-        "--schedule", schedule, "--dump", out,
+        ranks,
+        kernel("mandelbrot-c-mpi"),
+        *MANDELBROT_ARGS,
+        "--preset",
+        "asymmetric",
+        "--schedule",
+        schedule,
+        "--dump",
+        out,
     )
     assert (rec["checksum"], rec["work"], rec["schedule"]) == (checksum, work, schedule)
     assert out.read_bytes() == dump
@@ -42,8 +49,19 @@ def test_mandelbrot_mpi_3_ranks_x_2_threads(kernel, mandelbrot_reference, tmp_pa
     checksum, work, dump = mandelbrot_reference("symmetric")
     out = tmp_path / "mpi.pgm"
     recs = mpirun_records(
-        3, kernel("mandelbrot-c-mpi"), *MANDELBROT_ARGS, "--preset", "symmetric", "--threads", "2",
-        "--schedule", schedule, "--dump", out, "--reps", "2",
+        3,
+        kernel("mandelbrot-c-mpi"),
+        *MANDELBROT_ARGS,
+        "--preset",
+        "symmetric",
+        "--threads",
+        "2",
+        "--schedule",
+        schedule,
+        "--dump",
+        out,
+        "--reps",
+        "2",
     )
     assert len(recs) == 2, "one record per repetition, from rank 0 only"
     for rec in recs:
@@ -52,10 +70,10 @@ def test_mandelbrot_mpi_3_ranks_x_2_threads(kernel, mandelbrot_reference, tmp_pa
     assert out.read_bytes() == dump
 
 
-@pytest.mark.parametrize(("ranks", "threads", "batch"), [(1, 1, "4096"), (2, 1, "1"), (3, 2, "97"), (4, 1, "100000")])
+@pytest.mark.parametrize(
+    ("ranks", "threads", "batch"), [(1, 1, "4096"), (2, 1, "1"), (3, 2, "97"), (4, 1, "100000")]
+)
 def test_mcpi_mpi_equals_c_serial(kernel, pi_reference, ranks, threads, batch):
-    (rec,) = mpirun_records(
-        ranks, kernel("mcpi-c-mpi"), *PI_ARGS, "--threads", threads, "--batch", batch
-    )
+    (rec,) = mpirun_records(ranks, kernel("mcpi-c-mpi"), *PI_ARGS, "--threads", threads, "--batch", batch)
     assert (rec["checksum"], rec["result"]["hits"]) == pi_reference(PI_ARGS[3])
     check_mpi_record(rec, ranks, threads)

@@ -1,4 +1,4 @@
-"""Malformed experiments and node files: each gives one error naming file, key and value; nothing is written."""
+"""Malformed experiments and node files: one error naming file, key and value each; nothing is written."""
 
 import textwrap
 
@@ -10,6 +10,8 @@ from jobs.errors import UsageError
 
 OK_SWEEP = '[[sweep]]\nbinary = ["mcpi-c-omp"]\n'
 HEAD = 'description = "x"\n'
+SERIAL_SWEEP = '[[sweep]]\nbinary = ["mcpi-c-serial"]\n'
+ON_TC_CORE = 'node_types = ["tc-core"]\n'
 
 # (experiment text, fragment the error must contain after "<file>: ")
 MALFORMED = [
@@ -33,25 +35,44 @@ MALFORMED = [
     (HEAD + OK_SWEEP + "threads = []\n", "sweep[0].threads = []: empty axis"),
     (HEAD + OK_SWEEP + 'pin = ["spread"]\n', "sweep[0].pin[0] = 'spread': unknown pin strategy"),
     (HEAD + OK_SWEEP + 'counter_group = ["FLOPZ"]\n', "sweep[0].counter_group[0] = 'FLOPZ': unknown likwid"),
-    (HEAD + '[[sweep]]\nbinary = ["mandelbrot-c-cuda"]\n', "sweep[0].binary[0] = 'mandelbrot-c-cuda': no such"),
+    (
+        HEAD + '[[sweep]]\nbinary = ["mandelbrot-c-cuda"]\n',
+        "binary[0] = 'mandelbrot-c-cuda': no such",
+    ),
     (HEAD + '[[sweep]]\nbinary = ["mandelbrot"]\n', "sweep[0].binary[0] = 'mandelbrot': binary names are"),
     (HEAD + OK_SWEEP + "params.width = [64]\n", "sweep[0].params.width = [64]: mcpi-c-omp takes no option"),
     (HEAD + OK_SWEEP + "params.samples = [true]\n", "sweep[0].params.samples[0] = true: option values must"),
     (HEAD + OK_SWEEP + "params.samples = []\n", "sweep[0].params.samples = []: empty axis"),
     (HEAD + OK_SWEEP + "params.threads = [2]\n", "sweep[0].params.threads = [2]: set by the harness"),
-    (HEAD + 'env.OMP_NUM_THREADS = 2\n' + OK_SWEEP, "env.OMP_NUM_THREADS = 2: environment values must be strings"),
+    (
+        HEAD + "env.OMP_NUM_THREADS = 2\n" + OK_SWEEP,
+        "env.OMP_NUM_THREADS = 2: environment values must",
+    ),
     (HEAD + 'env."1X" = "a"\n' + OK_SWEEP, "env.1X = 'a': not a valid environment variable name"),
     (HEAD + 'node_types = ["cray"]\n' + OK_SWEEP, "node_types[0] = 'cray': unknown node type"),
     (HEAD + OK_SWEEP + '[[exclude]]\ncolour = "red"\n', "exclude[0].colour = 'red': unknown key"),
-    (HEAD + '[[sweep]]\nbinary = ["mcpi-c-serial"]\nthreads = [1, 2]\n', "sweep[0].threads = 2: mcpi-c-serial is serial"),
+    (
+        HEAD + '[[sweep]]\nbinary = ["mcpi-c-serial"]\nthreads = [1, 2]\n',
+        "sweep[0].threads = 2: mcpi-c-serial is serial",
+    ),
     (HEAD + OK_SWEEP + "ranks = [2]\n", "sweep[0].ranks = 2: mcpi-c-omp is not an MPI binary"),
-    (HEAD + 'node_types = ["tc-core"]\n' + OK_SWEEP + 'pin = ["smt-siblings"]\n', "node type tc-core has no SMT"),
-    (HEAD + 'node_types = ["tc-core"]\n' + OK_SWEEP + 'threads = ["cores-2"]\n', "resolves to 0 on node type tc-core"),
+    (
+        HEAD + 'node_types = ["tc-core"]\n' + OK_SWEEP + 'pin = ["smt-siblings"]\n',
+        "node type tc-core has no SMT",
+    ),
+    (
+        HEAD + 'node_types = ["tc-core"]\n' + OK_SWEEP + 'threads = ["cores-2"]\n',
+        "resolves to 0 on node type tc-core",
+    ),
     (
         HEAD + '[[sweep]]\nbinary = ["mandelbrot-c-serial"]\npin = ["compact"]\nparams.dump = ["a b.pgm"]\n',
         "sweep[0].params = 'a b.pgm': likwid-pin splits its command line on whitespace",
     ),
     (HEAD + "[[sweep\n", "not valid TOML"),
+    (
+        HEAD + '[[sweep]]\nbinary = ["mcpi-c-mpi"]\nranks = [2]\ncounter_group = ["CLOCK"]\n',
+        "sweep[0].counter_group = 'CLOCK': counters are measured per process",
+    ),
 ]
 
 
@@ -73,11 +94,18 @@ def test_the_table_is_big_enough():
     assert len(MALFORMED) >= 20
 
 
+NODE_A = '[node_types.a]\ndescription = "a"\n'
 NODE_MALFORMED = [
     ("", "node_types: missing"),
     ('[node_types.a]\ndescription = "a"\ncounters = "no"\ndetect = true\n', "node_types.a.counters = 'no'"),
-    ('[node_types.a]\ndescription = "a"\ncounters = false\npartition = "p"\n', "node_types.a.sockets: missing"),
-    ('[node_types.a]\ndescription = "a"\ncounters = false\ndetect = true\ncolor = 1\n', "node_types.a.color = 1"),
+    (
+        '[node_types.a]\ndescription = "a"\ncounters = false\npartition = "p"\n',
+        "node_types.a.sockets: missing",
+    ),
+    (
+        '[node_types.a]\ndescription = "a"\ncounters = false\ndetect = true\ncolor = 1\n',
+        "node_types.a.color = 1",
+    ),
     (
         '[node_types.a]\ndescription = "a"\ncounters = false\nsockets = 1\ncores_per_socket = 2\n'
         "threads_per_core = 1\n",

@@ -2,10 +2,17 @@
 the campaign goes on, status shows it, and a later resume retries it."""
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
 
 from jobs.status import case_states
 
-from .conftest import run_cli
+from .conftest import ROOT, run_cli
 
 EXPERIMENT = """
 description = "failure injection: three broken stand-ins and one real kernel"
@@ -30,11 +37,14 @@ EXPECTED_REASONS = {
 }
 
 
+@pytest.mark.slow
 def test_failures_are_recorded_and_the_campaign_goes_on(tmp_path, injection_bin_dir):
     experiment = tmp_path / "failures.toml"
     experiment.write_text(EXPERIMENT)
     env = {"SCALEBENCH_BIN_DIR": str(injection_bin_dir)}
-    run = run_cli("run", experiment, "--results-dir", tmp_path / "res", "--name", "f", "--no-progress", env=env)
+    run = run_cli(
+        "run", experiment, "--results-dir", tmp_path / "res", "--name", "f", "--no-progress", env=env
+    )
     assert run.returncode == 1, run.stderr
     assert "1 repetitions ran, 4 failed" in run.stdout
     campaign = tmp_path / "res" / "f"
@@ -48,7 +58,9 @@ def test_failures_are_recorded_and_the_campaign_goes_on(tmp_path, injection_bin_
         record = json.loads(attempt.read_text())
         assert record["status"] == "failed" and record["reason"] == reason
         assert record["case_id"] == states[binary]["case_id"] and record["rep"] == 0
-    crash = json.loads(next((campaign / "raw" / states["failinject-sh-crash"]["case_id"]).glob("*")).read_text())
+    crash = json.loads(
+        next((campaign / "raw" / states["failinject-sh-crash"]["case_id"]).glob("*")).read_text()
+    )
     assert crash["exit_status"] == -11 and "about to crash" in crash["stderr_tail"]
 
     status = run_cli("status", campaign, env=env)
@@ -75,3 +87,45 @@ def test_run_case_exit_status_and_message(tmp_path, injection_bin_dir):
     assert bad.returncode == 1 and "exit status 3" in bad.stderr
     good = run_cli("run-case", tmp_path / "res" / "g", 4, env=env)
     assert good.returncode == 0 and "rep-0.json: ok" in good.stderr
+
+
+INTERRUPTED = """
+description = "Ctrl-C while a stand-in hangs"
+repetitions = 1
+warmup = 0
+timeout_s = 120
+[[sweep]]
+binary = ["failinject-sh-hang"]
+"""
+
+
+def test_ctrl_c_stops_cleanly_and_keeps_nothing_half_done(tmp_path, injection_bin_dir):
+    experiment = tmp_path / "int.toml"
+    experiment.write_text(INTERRUPTED)
+    campaign = tmp_path / "res" / "i"
+    runner = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "scalebench"),
+            "run",
+            str(experiment),
+            "--results-dir",
+            str(tmp_path / "res"),
+        ]
+        + ["--name", "i", "--no-progress"],
+        cwd=ROOT,
+        env={**os.environ, "SCALEBENCH_BIN_DIR": str(injection_bin_dir)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not list((campaign / "logs").glob("run-*.log")):
+        time.sleep(0.05)
+    time.sleep(0.5)  # the stand-in is hanging now
+    runner.send_signal(signal.SIGINT)
+    out, err = runner.communicate(timeout=20)
+    assert runner.returncode == 130, err
+    assert f"continue with ./scalebench run --resume {campaign}" in out
+    assert list((campaign / "raw").glob("*/rep-*")) == []  # an interrupted attempt is neither done nor failed
+    assert "interrupted" in next((campaign / "logs").glob("run-*.log")).read_text()

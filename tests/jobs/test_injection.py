@@ -14,14 +14,14 @@ from jobs.toml_write import _value as toml_string
 def test_hostile_strings_stay_data(tmp_path, bin_dir, pin, monkeypatch):
     marker = tmp_path / f"INJECTED-{uuid.uuid4().hex[:8]}"
     monkeypatch.chdir(tmp_path)
-    # Shell syntax that would create the marker file if any shell saw it. likwid-pin splits its command on
-    # whitespace, so the pinned variant uses the same syntax without spaces.
+    # Shell syntax that would create the marker file (in the working directory) if any shell saw it.
+    # likwid-pin splits its command on whitespace, so the pinned variant uses the syntax without spaces.
     if pin == "none":
-        name = f"$(touch {marker}); rm -rf {tmp_path}/keep; 'q\"\n`touch {marker}`.pgm"
+        name = f"$(touch {marker.name}); rm -rf keep; 'q\"\n`touch {marker.name}`.pgm"
     else:
-        name = f"$(touch${{IFS}}{marker});rm${{IFS}}-rf${{IFS}}keep;'q\"`touch${{IFS}}{marker}`.pgm"
+        name = f"$(touch${{IFS}}{marker.name});rm${{IFS}}-rf${{IFS}}keep;'q\"`touch${{IFS}}{marker.name}`.pgm"
     dump = tmp_path / name
-    env_value = f"$(touch {marker})\n; rm -rf keep 'x\" `touch {marker}`"
+    env_value = f"$(touch {marker.name})\n; rm -rf keep 'x\" `touch {marker.name}`"
     (tmp_path / "keep").mkdir()
     experiment = tmp_path / "inject.toml"
     experiment.write_text(

@@ -53,7 +53,10 @@ def test_marker_two_hwthreads_several_regions():
     assert compute["metrics"]["DP [MFLOP/s]"]["sum"] == 1979.939
     assert compute["metrics"]["AVX DP [MFLOP/s]"]["per_hwthread"] == {"0": None, "1": 0}
     assert compute["metrics"]["Vectorization ratio"]["per_hwthread"] == {"0": 0, "1": None}
-    assert compute["events"]["FP_ARITH_INST_RETIRED_128B_PACKED_DOUBLE"]["per_hwthread"] == {"0": 0, "1": None}
+    assert compute["events"]["FP_ARITH_INST_RETIRED_128B_PACKED_DOUBLE"]["per_hwthread"] == {
+        "0": 0,
+        "1": None,
+    }
     # A STAT row over only "-" values: likwid prints min = inf, which is no measurement.
     assert compute["events"]["FP_ARITH_INST_RETIRED_512B_PACKED_DOUBLE"]["min"] is None
     assert regions["init"]["metrics"]["CPI"]["per_hwthread"] == {"0": 2, "1": 2}
@@ -65,7 +68,13 @@ def test_marker_one_hwthread_without_stat_tables():
     assert compute["hwthreads"] == [2]
     assert compute["region_info"]["runtime_s"] == {"2": 0.25}
     assert compute["events"]["UNCORE_CLOCK"]["per_hwthread"] == {"2": None}
-    assert compute["metrics"]["Power [W]"] == {"per_hwthread": {"2": 50}, "sum": 50, "min": 50, "max": 50, "avg": 50}
+    assert compute["metrics"]["Power [W]"] == {
+        "per_hwthread": {"2": 50},
+        "sum": 50,
+        "min": 50,
+        "max": 50,
+        "avg": 50,
+    }
     assert compute["metrics"]["Uncore Clock [MHz]"]["per_hwthread"] == {"2": None}
 
 

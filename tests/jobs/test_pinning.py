@@ -1,4 +1,4 @@
-"""CPU lists per pin strategy for synthetic topologies (likwid-topology -O fixtures), and the placement check."""
+"""CPU lists per pin strategy for synthetic topologies (likwid-topology -O fixtures); the placement check."""
 
 from pathlib import Path
 

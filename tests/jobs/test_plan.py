@@ -65,7 +65,9 @@ def test_cross_product_union_and_excludes(experiment):
     _, cases = plan_experiment(experiment)
     cores, hwthreads = sysfs_shape()
     work = {
-        (c["node_type"], c["binary"], c["threads"], c["pin"]) for c in cases if c["node_type"] == "workstation"
+        (c["node_type"], c["binary"], c["threads"], c["pin"])
+        for c in cases
+        if c["node_type"] == "workstation"
     }
     expected = {
         ("workstation", b, t, p)
@@ -108,7 +110,14 @@ def test_campaign_directory(experiment, tmp_path):
     results = tmp_path / "results"
     first = create_campaign(experiment, name="c1", results_dir=results)
     assert first == results / "c1"
-    assert sorted(p.name for p in first.iterdir()) == ["campaign.toml", "cases.jsonl", "hosts", "logs", "manifest.json", "raw"]
+    assert sorted(p.name for p in first.iterdir()) == [
+        "campaign.toml",
+        "cases.jsonl",
+        "hosts",
+        "logs",
+        "manifest.json",
+        "raw",
+    ]
     cases = load_cases(first)
     assert cases == plan_experiment(experiment)[1]
     config = tomllib.loads((first / "campaign.toml").read_text())
@@ -116,7 +125,16 @@ def test_campaign_directory(experiment, tmp_path):
     assert config["repetitions"] == 2 and config["sweep"][0]["threads"] == [1, "cores", "2*hwthreads"]
     assert config["sweep"][1]["warmup"] == 1  # defaults filled in
     manifest = json.loads((first / "manifest.json").read_text())
-    for key in ("git", "compilers", "flags", "tools", "topology", "load_average", "cpu_times", "kernel_binaries"):
+    for key in (
+        "git",
+        "compilers",
+        "flags",
+        "tools",
+        "topology",
+        "load_average",
+        "cpu_times",
+        "kernel_binaries",
+    ):
         assert key in manifest, key
     assert set(manifest["git"]) == {"commit", "dirty"}
     assert "steal" in manifest["cpu_times"]

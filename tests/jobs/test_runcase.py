@@ -1,6 +1,7 @@
 """Command construction (likwid-pin, likwid-perfctr, mpirun/srun), Slurm ids and counters in records."""
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -139,5 +140,40 @@ def test_real_run_records_slurm_ids_and_why_counters_are_off(tmp_path, bin_dir):
     if host["counters"]["available"]:
         pytest.skip("this host has working counters; the unavailable path is not reachable here")
     assert record["counters"]["status"] == "unavailable" and record["counters"]["group"] == "CLOCK"
-    assert record["counters"]["reason"] == host["counters"]["reason"] and "likwid-perfctr" in record["counters"]["reason"]
+    assert (
+        record["counters"]["reason"] == host["counters"]["reason"]
+        and "likwid-perfctr" in record["counters"]["reason"]
+    )
     assert run_case(campaign, 0, rep=1) == [{"outcome": "done", "path": results[0]["path"]}]
+
+
+def test_callers_omp_num_threads_does_not_leak_into_the_case(tmp_path):
+    cmd = build_command(context(tmp_path, False), case(), 0, env={"OMP_NUM_THREADS": "1", "KEEP": "x"})
+    assert cmd.env["OMP_NUM_THREADS"] == "4" and cmd.env["KEEP"] == "x"
+    explicit = build_command(context(tmp_path, False), case(env={"OMP_NUM_THREADS": "3"}), 0, env={})
+    assert explicit.env["OMP_NUM_THREADS"] == "3"
+
+
+MPI_EXPERIMENT = """
+description = "mpi through mpirun"
+repetitions = 1
+warmup = 0
+[[sweep]]
+binary = ["mcpi-c-mpi"]
+ranks = [2]
+threads = [1]
+params = { samples = [100000] }
+"""
+
+
+@pytest.mark.mpi
+def test_mpi_case_runs_through_mpirun(tmp_path, bin_dir):
+    experiment = tmp_path / "mpi.toml"
+    experiment.write_text(MPI_EXPERIMENT)
+    campaign = create_campaign(experiment, results_dir=tmp_path / "res")
+    [result] = run_case(campaign, 0, env={k: v for k, v in os.environ.items() if not k.startswith("SLURM_")})
+    assert result["outcome"] == "ok", result
+    record = result["record"]
+    oversubscribe = ["--oversubscribe"] if len(os.sched_getaffinity(0)) < 2 else []
+    assert record["command"][: 3 + len(oversubscribe)] == ["mpirun", "-np", "2", *oversubscribe]
+    assert record["ranks"] == 2 and len(record["placement"]) == 2 and len(record["rank_wall_s"]) == 2

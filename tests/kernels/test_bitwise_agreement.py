@@ -28,7 +28,11 @@ MANDELBROT_VARIANTS = (
 PI_SAMPLES = 20011  # prime: no batch size divides it
 PI_BATCHES = [1, 7, 1000, 50000]
 PI_VARIANTS = (
-    [("omp", s, y) for s in ["static", "dynamic,3", "guided"] for y in ["reduction", "atomic", "critical"]]
+    [
+        ("omp", s, y)
+        for s in ["static", "static,2", "dynamic,3", "guided", "guided,5"]
+        for y in ["reduction", "atomic", "critical"]
+    ]
     + [("pthreads", s, y) for s in ["block", "cyclic"] for y in ["none", "coarse", "fine", "atomic"]]
     + [("pthreads", "queue", y) for y in ["coarse", "fine", "atomic"]]
 )

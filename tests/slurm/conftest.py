@@ -10,6 +10,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -72,8 +73,14 @@ def slurm_cluster():
 
 
 def scalebench(*args, env=None, timeout=120) -> subprocess.CompletedProcess:
+    """./scalebench with the venv's python named explicitly, so tests may empty PATH."""
     return subprocess.run(
-        [str(SCALEBENCH), *map(str, args)], capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT
+        [sys.executable, str(SCALEBENCH), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=ROOT,
     )
 
 

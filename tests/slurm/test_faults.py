@@ -1,4 +1,5 @@
-"""Faults mid-campaign on the real cluster: a task killed with SIGKILL, cancelled tasks, a drained node.
+"""Faults mid-campaign on the real cluster: a task killed with SIGKILL, cancelled tasks, a drained node,
+a crashing kernel.
 
 status must report them, resume must refuse while cases are still queued, then resubmit exactly the
 missing/failed ones, and the finished campaign must hold every repetition exactly once.
@@ -38,15 +39,41 @@ def _rep_files(campaign: Path) -> dict[str, list[str]]:
     return files
 
 
-def test_kill_cancel_drain_then_resume_completes_exactly_once(slurm_cluster, tmp_path):
-    proc = scalebench(
-        "submit", HERE / "faults.toml", "--throttle", "1", "--name", "faults", "--results-dir", tmp_path
-    )  # fmt: skip
+FLAKY_KERNEL = """#!/bin/bash
+# The real kernel, except that one case on partition smt fails once (a crashing kernel).
+if [[ " $* " == *" --threads 1 "* && " $* " == *" --samples 150000002 "* ]] \\
+   && [[ "$SLURM_JOB_PARTITION" == smt ]] && mkdir {mark} 2>/dev/null; then
+  echo "injected kernel failure" >&2; exit 3
+fi
+exec {real} "$@"
+"""
+
+
+def _flaky_bin_dir(tmp_path: Path, bin_dir: Path) -> Path:
+    flaky = tmp_path / "bin"
+    flaky.mkdir()
+    kernel = flaky / "mcpi-c-omp"
+    kernel.write_text(FLAKY_KERNEL.format(mark=tmp_path / "failed-once", real=bin_dir / "mcpi-c-omp"))
+    kernel.chmod(0o755)
+    return flaky
+
+
+def test_kill_cancel_drain_fail_then_resume_completes_exactly_once(slurm_cluster, tmp_path, bin_dir):
+    # Array tasks inherit the submitting environment, so they run the flaky kernel.
+    env = {**os.environ, "SCALEBENCH_BIN_DIR": str(_flaky_bin_dir(tmp_path, bin_dir))}
+    results = tmp_path / "results"
+    submit = ["submit", HERE / "faults.toml", "--throttle", "1", "--name", "faults", "--results-dir", results]
+    proc = scalebench(*submit, env=env)
     assert proc.returncode == 0, proc.stderr
-    campaign = tmp_path / "faults"
+    campaign = results / "faults"
     cases = [json.loads(line) for line in (campaign / "cases.jsonl").read_text().splitlines()]
     core = [c["index"] for c in cases if c["node_type"] == "tc-core"]
     smt = [c["index"] for c in cases if c["node_type"] == "tc-smt"]
+    [crashing] = [
+        c["index"]
+        for c in cases
+        if c["node_type"] == "tc-smt" and c["threads"] == 1 and c["params"]["samples"] == 150000002
+    ]
     arrays = {s["node_type"]: s["job_id"] for s in submissions(campaign) if s["kind"] == "array"}
     first_analysis = next(s["job_id"] for s in submissions(campaign) if s["kind"] == "analysis")
 
@@ -70,7 +97,7 @@ def test_kill_cancel_drain_then_resume_completes_exactly_once(slurm_cluster, tmp
         status = scalebench("status", campaign, "--all")
         assert status.returncode == 0, status.stderr
         assert "PENDING" in status.stdout
-        refused = scalebench("resume", campaign)
+        refused = scalebench("resume", campaign, env=env)
         assert refused.returncode != 0
         assert "still in the Slurm queue" in refused.stderr
         assert len(refused.stderr.strip().splitlines()) == 1
@@ -80,13 +107,15 @@ def test_kill_cancel_drain_then_resume_completes_exactly_once(slurm_cluster, tmp
     wait_for(lambda: queue_empty_for([*arrays.values(), first_analysis]), 120, "the first round to finish")
     states = {s["index"]: s for s in _case_states(campaign)}
     unfinished = sorted(i for i, s in states.items() if s["state"] != "done")
-    assert set(unfinished) == {victim, *cancelled}
+    assert set(unfinished) == {victim, *cancelled, crashing}
+    assert states[crashing]["state"] == "failed"
+    assert "exit status 3" in states[crashing]["reason"]
     status = scalebench("status", campaign, "--all")
     for state in {states[i]["state"] for i in unfinished}:
         assert state in status.stdout
     before = {p: p.read_bytes() for p in campaign.glob("raw/*/rep-*.json")}
 
-    resumed = scalebench("resume", campaign, "--throttle", "2")
+    resumed = scalebench("resume", campaign, "--throttle", "2", env=env)
     assert resumed.returncode == 0, resumed.stderr
     round2 = [s for s in submissions(campaign) if s.get("round") == 2]
     assert sorted(i for s in round2 if s["kind"] == "array" for i in s["indices"]) == unfinished

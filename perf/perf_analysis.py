@@ -1,0 +1,83 @@
+"""Scale benchmark of the analysis: N synthetic records (default 1,000,000), time and peak memory per phase.
+
+Prints figures, asserts nothing. Phases: generating the campaign (once, into a temp dir), loading cold
+(parse every JSON file, process pool), loading warm (append-only cache), statistics (summary with
+vectorised bootstrap, speedup, models, comparisons), writing the CSV tables. Aim: <= 30 s, <= 4 GB.
+
+    .venv/bin/python perf/perf_analysis.py [--records N] [--keep DIR]
+"""
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from analysis.load import load_records  # noqa: E402
+from analysis.pipeline import Options, analyze, write_tables  # noqa: E402
+from analysis.synthetic import bulk_specs, write_campaign  # noqa: E402
+
+
+def peak_rss_gb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
+
+
+def timed(label: str, fn):
+    start = time.perf_counter()
+    value = fn()
+    print(f"{label:<34} {time.perf_counter() - start:8.1f} s   peak RSS {peak_rss_gb():5.2f} GB", flush=True)
+    return value
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--records", type=int, default=1_000_000, help="synthetic records (default 1e6)")
+    parser.add_argument("--reps", type=int, default=50, help="repetitions per case (default 50)")
+    parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    parser.add_argument(
+        "--keep", type=Path, help="generate into / reuse this directory instead of a temp dir"
+    )
+    args = parser.parse_args()
+    root = args.keep or Path(tempfile.mkdtemp(prefix="perf-analysis-"))
+    campaign = root / "bulk"
+    specs, nodes = bulk_specs(args.records, args.reps)
+    print(f"{len(specs)} cases x {args.reps} reps on {os.cpu_count()} CPUs, in {campaign}")
+    if not (campaign / "cases.jsonl").exists():
+        timed(
+            "generate campaign (once)",
+            lambda: write_campaign(root, "bulk", specs, nodes, processes=os.cpu_count()),
+        )
+    cache = campaign / "analysis" / ".cache"
+    for chunk in cache.glob("chunk-*.pkl"):
+        chunk.unlink()  # derived data: a cold load must parse every file
+    os.system("sync")
+    loaded = timed("load, cold (parse all JSON)", lambda: load_records(campaign))
+    print(f"  {loaded.n_files} files, {len(loaded.records)} records, {len(loaded.problems)} problems")
+    timed("load, warm (append-only cache)", lambda: load_records(campaign))
+    result = timed(
+        "load (warm) + statistics", lambda: analyze(campaign, Options(n_resamples=args.resamples, seed=1))
+    )
+    print(
+        f"  of which statistics: {result.timings['statistics']:.1f} s "
+        f"({len(result.summary)} cases, {len(result.comparisons)} comparisons, {len(result.models)} fits)"
+    )
+    timed("write CSV tables", lambda: write_tables(result))
+    print(
+        f"peak RSS overall {peak_rss_gb():.2f} GB (aim <= 4 GB); "
+        f"cold load + statistics = {result.timings['statistics']:.1f} s + load phase above (aim <= 30 s)"
+    )
+    if not args.keep:
+        import shutil
+
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
