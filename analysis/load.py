@@ -12,6 +12,7 @@ A corrupt, truncated or schema-violating file is reported (file + reason) and sk
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import pickle
@@ -21,7 +22,9 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+from pandas.api.types import union_categoricals
 
 from analysis.atomic import write_bytes_atomic
 from analysis.flatten import flatten_record
@@ -133,12 +136,28 @@ def parse_files(campaign_dir: Path, keys: dict[str, tuple[int, int]]) -> Parsed:
 
 
 def explode_counters(entries: list[tuple]) -> pd.DataFrame:
-    """One row per (record, metric, hardware thread) from per-metric lists."""
+    """One row per (record, metric, hardware thread) from per-metric lists.
+
+    Tens of millions of rows on a big campaign: strings are categoricals (integer codes), rows are
+    repeated with np.repeat, values flattened with np.fromiter; no per-row Python objects."""
     if not entries:
         return pd.DataFrame(columns=COUNTER_COLUMNS)
     wide = pd.DataFrame(entries, columns=COUNTER_COLUMNS)
-    long = wide.explode(["hwthread", "value"], ignore_index=True)
-    return long.astype({"hwthread": int, "value": float})
+    lengths = wide["hwthread"].map(len).to_numpy()
+    repeat = np.repeat(np.arange(len(wide)), lengths)
+    total = int(lengths.sum())
+    return pd.DataFrame(
+        {
+            "file": pd.Categorical(wide["file"]).take(repeat),
+            "case_id": pd.Categorical(wide["case_id"]).take(repeat),
+            "rep": wide["rep"].to_numpy()[repeat],
+            "metric": pd.Categorical(wide["metric"]).take(repeat),
+            "hwthread": np.fromiter(
+                itertools.chain.from_iterable(wide["hwthread"]), dtype=np.int64, count=total
+            ),
+            "value": np.fromiter(itertools.chain.from_iterable(wide["value"]), dtype=float, count=total),
+        }
+    )
 
 
 def _parse_chunk(args: tuple[Path, dict]) -> Parsed:
@@ -234,6 +253,16 @@ def _concat(chunks: list[Parsed]) -> Parsed:
         frames = [f for f in frames if len(f)]
         if not frames:
             return pd.DataFrame(columns=columns)
+        if len(frames) == 1:
+            return frames[0]
+        # Categoricals with different categories would fall back to objects: merge their codes instead.
+        categorical = [c for c in frames[0].columns if isinstance(frames[0][c].dtype, pd.CategoricalDtype)]
+        if categorical and all(
+            isinstance(f[c].dtype, pd.CategoricalDtype) for f in frames for c in categorical
+        ):
+            merged = {c: union_categoricals([f[c] for f in frames]) for c in categorical}
+            plain = pd.concat([f.drop(columns=categorical) for f in frames], ignore_index=True)
+            return plain.assign(**merged)[frames[0].columns]
         return pd.concat(frames, ignore_index=True)
 
     keys: dict[str, tuple[int, int]] = {}

@@ -86,15 +86,15 @@ def scancel(job_ids: list[str]) -> None:
         raise ScalebenchError(f"`scancel {' '.join(job_ids)}` failed: {_reason(proc)}")
 
 
-def queued_array_tasks(job_ids: list[str]) -> list[tuple[str, int, str]]:
-    """(array job id, task id, state) of every task of these array jobs still in the queue.
+def queued_array_tasks(job_ids: list[str]) -> list[tuple[str, int, str, str]]:
+    """(array job id, task id, state, job name) of every task of these array jobs still in the queue.
 
     Finished tasks are not listed (squeue shows pending, running, completing, ... only).
     """
     if not job_ids:
         return []
     require_clients("squeue")
-    cmd = ["squeue", "--noheader", "--array", "--jobs", ",".join(job_ids), "--format", "%F|%K|%T"]
+    cmd = ["squeue", "--noheader", "--array", "--jobs", ",".join(job_ids), "--format", "%F|%K|%T|%j"]
     proc = _run(cmd)
     if proc.returncode != 0:
         reason = _reason(proc)
@@ -104,9 +104,9 @@ def queued_array_tasks(job_ids: list[str]) -> list[tuple[str, int, str]]:
         raise ScalebenchError(f"`{shlex.join(cmd)}` failed: {reason}")
     tasks = []
     for line in proc.stdout.splitlines():
-        array_id, task, state = line.strip().split("|")
+        array_id, task, state, name = line.strip().split("|", 3)
         if task.isdigit():
-            tasks.append((array_id, int(task), state))
+            tasks.append((array_id, int(task), state, name))
     return tasks
 
 

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from jobs.slurm import queued_array_tasks
+from jobs.slurm_scripts import job_name_prefix
 from jobs.slurm_submissions import read_submissions
 
 # When a resubmitted index shows up twice, the more advanced state wins.
@@ -16,8 +17,12 @@ def queue_states(campaign_dir: Path) -> dict[int, str]:
     Raises ScalebenchError if squeue is missing or the controller does not answer.
     """
     array_ids = [str(e["job_id"]) for e in read_submissions(campaign_dir) if e["kind"] == "array"]
+    # A controller started afresh hands out job ids again: only trust jobs that carry our name.
+    prefix = job_name_prefix(Path(campaign_dir).name)
     states: dict[int, str] = {}
-    for _, index, state in queued_array_tasks(array_ids):
+    for _, index, state, name in queued_array_tasks(array_ids):
+        if not name.startswith(prefix):
+            continue
         if _RANK.get(state, 1) >= _RANK.get(states.get(index, ""), 0):
             states[index] = state
     return states

@@ -52,10 +52,10 @@ def resume_campaign(campaign_dir: Path, throttle: int, dry_run: bool, out=sys.st
         queued = queue_states(campaign_dir)
         busy = [i for i in todo if i in queued]
         if busy:
-            states = sorted({queued[i] for i in busy})
+            seen = sorted({queued[i] for i in busy})
             raise ScalebenchError(
                 f"campaign {campaign_dir.name}: case(s) {format_array_spec(busy)} still in the Slurm queue "
-                f"({'/'.join(states)}); wait for them or scancel them, then resume again (nothing submitted)"
+                f"({'/'.join(seen)}); wait for them or scancel them, then resume again (nothing submitted)"
             )
         check_placements(nodes, out)
     round_no = next_round(campaign_dir)

@@ -28,6 +28,11 @@ class ArrayJob:
     script: Path
 
 
+def job_name_prefix(campaign: str) -> str:
+    """Every job of a campaign is named sb-<campaign>-<node type | analysis>."""
+    return f"sb-{campaign}-"
+
+
 def placement_lines(node: NodeType) -> list[str]:
     """The #SBATCH options that send a job to this node type (partition and/or feature constraint)."""
     lines = []
@@ -61,7 +66,7 @@ def render_array_script(
     values |= {
         "node_type": job.node_type.name,
         "count": len(job.indices),
-        "job_name": shlex.quote(f"sb-{campaign_dir.name}-{job.node_type.name}"),
+        "job_name": shlex.quote(job_name_prefix(campaign_dir.name) + job.node_type.name),
         "ntasks": job.ntasks,
         "log_pattern": shlex.quote(str(campaign_dir / "logs" / "%A_%a.out")),
         "array": array_spec,
@@ -74,7 +79,7 @@ def render_analysis_script(
 ) -> str:
     values = _common(campaign_dir, node, script, command, created)
     values |= {
-        "job_name": shlex.quote(f"sb-{campaign_dir.name}-analysis"),
+        "job_name": shlex.quote(job_name_prefix(campaign_dir.name) + "analysis"),
         "log_pattern": shlex.quote(str(campaign_dir / "logs" / "analysis-%j.out")),
     }
     return _render("analysis.sbatch", values)

@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from .conftest import MASTER_SCHEDULE
 from .kernel_run import MPI_ENV, MPI_TIMEOUT_S, leftover_processes, mpirun, run_raw
 
 # (binary, arguments, texts the one stderr line must contain: option and value)
@@ -32,7 +33,11 @@ BAD_FORTRAN_INVOCATIONS = [
 # Bad input that every rank of an MPI binary sees.
 BAD_MPI_INVOCATIONS = [
     ("mandelbrot-c-mpi", ["--threads", "0"], ["--threads", "'0'"]),
-    ("mandelbrot-c-mpi", ["--schedule", "dynamic"], ["--schedule", "'dynamic'", "block|cyclic|queue"]),
+    (
+        "mandelbrot-c-mpi",
+        ["--schedule", "dynamic"],
+        ["--schedule", "'dynamic'", f"block|cyclic|{MASTER_SCHEDULE}"],
+    ),
     ("mandelbrot-c-mpi", ["--schedule", "block,4"], ["--schedule", "'block,4'", "no chunk"]),
     ("mcpi-c-mpi", ["--sync", "atomic"], ["--sync", "'atomic'"]),
     ("mcpi-c-mpi", ["--samples", "0"], ["--samples", "'0'"]),
