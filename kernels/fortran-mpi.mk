@@ -12,6 +12,9 @@ MPICC := mpicc
 # Reference build: no FMA contraction (bit-identical to C), -fwrapv so integer(int64) products wrap
 # modulo 2**64 like uint64_t in the pi generator.
 FFLAGS_REF := -std=f2008 -O2 -ffp-contract=off -fwrapv -g -Wall -Wextra
+# The record's build.compiler names the harness's C compiler; the Fortran compiler and its version go
+# into build.flags.
+FC_VERSION := $(shell $(FC) -dumpfullversion 2>/dev/null)
 F_OBJ_DIR := $(OBJ_DIR)/fortran
 F_MOD_DIR := $(F_OBJ_DIR)/mod
 
@@ -33,7 +36,7 @@ $(F_OBJ_DIR)/$(1)_f_$(2)_desc.o: kernels/$(1)/$(1)_f_$(2).c $$(HARNESS_HDRS) ker
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS_REF) $$(HARNESS_INC) -c $$< -o $$@
 $(BIN_DIR)/$(1)-f-$(2): $(F_OBJ_DIR)/$(1)_f_$(2).o $(F_OBJ_DIR)/$(1)_f_$(2)_desc.o $(F_COMMON_OBJS) \
-    $(call sb_buildinfo_obj,$(1)-f-$(2),$(strip gfortran $(FFLAGS_REF) $(3) / C harness $(CFLAGS_REF) $(LIKWID_CFLAGS))) \
+    $(call sb_buildinfo_obj,$(1)-f-$(2),$(strip $(FC) $(FC_VERSION) $(FFLAGS_REF) $(3) / C harness $(CFLAGS_REF) $(LIKWID_CFLAGS))) \
     $$(HARNESS_OBJS)
 	@mkdir -p $$(@D)
 	$$(FC) $$^ -o $$@ -pthread $(3) $$(LIKWID_LIBS) -lm

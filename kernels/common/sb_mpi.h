@@ -18,11 +18,6 @@
 
 #include <mpi.h>
 
-/* The dynamic "rank 0 hands out chunks of rows" schedule. harness.h has no "master" schedule name
- * yet, so it is spelt `queue` on the command line; switch this to SB_SCHED_MASTER once it exists.
- */
-#define SB_MPI_SCHED_MASTER SB_SCHED_QUEUE
-
 /* Descriptor init/finalize callbacks: MPI_Init_thread (FUNNELED) / MPI_Finalize. init also makes
  * any exit without MPI_Finalize (sb_fail, exit(1)) call MPI_Abort, so a failing rank takes the
  * whole job down instead of leaving the others waiting in a collective. */

@@ -2,7 +2,7 @@
  * Mandelbrot, MPI (+OpenMP inside each rank). Rows are distributed over ranks by --schedule:
  *   block          rank r computes the contiguous rows [r*H/R, (r+1)*H/R)
  *   cyclic[,C]     chunks of C rows (default 1) dealt round-robin: chunk k goes to rank k mod R
- *   queue[,C]      dynamic master/worker: rank 0 only hands out chunks of C rows (default 1) on
+ *   master[,C]     dynamic master/worker: rank 0 only hands out chunks of C rows (default 1) on
  *                  request, ranks 1..R-1 compute them (one rank alone computes everything itself)
  * Inside a rank its --threads OpenMP threads share the rank's rows with schedule(dynamic,1).
  * Every rank writes its rows into its own zeroed copy of the image; after the timed region one
@@ -65,7 +65,7 @@ static int run(sb_ctx *ctx) {
     uint32_t *image = sb_image(ctx);
     int nranks;
     const int rank = sb_mpi_attach(ctx, &nranks);
-    const int master_mode = p->schedule == SB_MPI_SCHED_MASTER && nranks > 1;
+    const int master_mode = p->schedule == SB_SCHED_MASTER && nranks > 1;
     const int32_t chunk = p->chunk ? p->chunk : 1;
     int32_t *rows = malloc((size_t)p->height * sizeof *rows);
     if (!rows)
@@ -133,14 +133,14 @@ const sb_kernel_desc sb_kernel = {
         {
             [SB_SCHED_BLOCK] = SB_BIT(SB_SYNC_NONE),
             [SB_SCHED_CYCLIC] = SB_BIT(SB_SYNC_NONE),
-            [SB_MPI_SCHED_MASTER] = SB_BIT(SB_SYNC_NONE),
+            [SB_SCHED_MASTER] = SB_BIT(SB_SYNC_NONE),
         },
-    .chunk_schedules = SB_BIT(SB_SCHED_CYCLIC) | SB_BIT(SB_MPI_SCHED_MASTER),
+    .chunk_schedules = SB_BIT(SB_SCHED_CYCLIC) | SB_BIT(SB_SCHED_MASTER),
     .help =
         "MPI model (run under mpirun or srun --mpi=pmix; --threads = OpenMP threads per rank,\n"
         "sharing the rank's rows with schedule(dynamic,1)). Rows over ranks by --schedule:\n"
         "block = one contiguous block per rank; cyclic[,C] = chunks of C rows (default 1) dealt\n"
-        "round-robin; queue[,C] = dynamic master/worker, rank 0 hands out chunks of C rows on\n"
+        "round-robin; master[,C] = dynamic master/worker, rank 0 hands out chunks of C rows on\n"
         "request and computes none (a single rank computes all). wall_s is the slowest rank's\n"
         "compute time (after an MPI_Barrier), rank_wall_s every rank's; placement is rank-major.\n"
         "The image is assembled on rank 0 after the timed region. --sync is none only.",

@@ -10,9 +10,6 @@ from .kernel_run import run_records
 # Small on purpose: the matrices below run each configuration once.
 MANDELBROT_ARGS = ["--width", "67", "--height", "43", "--max-iter", "600"]
 PI_ARGS = ["--samples", "30011", "--seed", "0xdeadbeefcafe"]
-# mandelbrot-c-mpi's dynamic master/worker schedule. The issue names it `master`; harness.h has no
-# such schedule name yet, so it is spelt `queue` (kernels/common/sb_mpi.h: SB_MPI_SCHED_MASTER).
-MASTER_SCHEDULE = "queue"
 
 
 @pytest.fixture(scope="session")

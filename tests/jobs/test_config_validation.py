@@ -11,6 +11,7 @@ from jobs.errors import UsageError
 OK_SWEEP = '[[sweep]]\nbinary = ["mcpi-c-omp"]\n'
 HEAD = 'description = "x"\n'
 SERIAL_SWEEP = '[[sweep]]\nbinary = ["mcpi-c-serial"]\n'
+PTHREADS_SWEEP = '[[sweep]]\nbinary = ["mcpi-c-pthreads"]\n'
 ON_TC_CORE = 'node_types = ["tc-core"]\n'
 
 # (experiment text, fragment the error must contain after "<file>: ")
@@ -69,6 +70,10 @@ MALFORMED = [
         "sweep[0].params = 'a b.pgm': likwid-pin splits its command line on whitespace",
     ),
     (HEAD + "[[sweep\n", "not valid TOML"),
+    (
+        HEAD + "warmup = 5\n" + PTHREADS_SWEEP + 'threads = [20]\npin = ["compact"]\n',
+        "warmup = 5: pinned pthreads, 20 threads",
+    ),
     (
         HEAD + '[[sweep]]\nbinary = ["mcpi-c-mpi"]\nranks = [2]\ncounter_group = ["CLOCK"]\n',
         "sweep[0].counter_group = 'CLOCK': counters are measured per process",

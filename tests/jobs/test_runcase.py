@@ -177,3 +177,33 @@ def test_mpi_case_runs_through_mpirun(tmp_path, bin_dir):
     oversubscribe = ["--oversubscribe"] if len(os.sched_getaffinity(0)) < 2 else []
     assert record["command"][: 3 + len(oversubscribe)] == ["mpirun", "-np", "2", *oversubscribe]
     assert record["ranks"] == 2 and len(record["placement"]) == 2 and len(record["rank_wall_s"]) == 2
+
+
+def test_pthreads_warmup_threads_are_skipped_by_likwid_pin(tmp_path):
+    # 4 threads, 2 warm-ups: each repetition creates 3 threads, so the first 6 creations stay unpinned.
+    cmd = build_command(context(tmp_path, False), case(model="pthreads", binary="mcpi-c-pthreads"), 0, env={})
+    assert cmd.argv[:6] == ["likwid-pin", "-q", "-s", "0x3f", "-c", "0,4,1,5"]
+    omp = build_command(context(tmp_path, False), case(), 0, env={})
+    assert "-s" not in omp.argv  # OpenMP reuses its thread pool
+
+
+PTHREADS_EXPERIMENT = """
+description = "pinned pthreads with warm-ups"
+repetitions = 1
+warmup = 2
+[[sweep]]
+binary = ["mandelbrot-c-pthreads"]
+threads = [2, 3]
+pin = ["compact"]
+params = { width = [32], height = [32], max_iter = [50] }
+"""
+
+
+def test_pinned_pthreads_placement_holds_after_warmups(tmp_path, bin_dir):
+    experiment = tmp_path / "pt.toml"
+    experiment.write_text(PTHREADS_EXPERIMENT)
+    campaign = create_campaign(experiment, results_dir=tmp_path / "res")
+    for index in (0, 1):
+        [result] = run_case(campaign, index)
+        assert result["outcome"] == "ok", result
+        assert result["record"]["pin"]["violations"] == [], result["record"]["placement"]
