@@ -36,7 +36,8 @@ def canonical_json(value: object) -> str:
 
 def flatten_record(record: dict, relpath: str) -> tuple[dict, list[tuple]]:
     """(row, [(case_id, rep, metric, [hwthread ids], [values]) per counted metric])."""
-    row: dict = {"file": relpath, "case_id": record["case_id"], "rep": record["rep"]}
+    # No file column: a record's file is always raw/<case_id>/rep-<rep>.json (see load.record_file).
+    row: dict = {"case_id": record["case_id"], "rep": record["rep"]}
     for key in _RAW_TEXT:
         row[key] = record.get(key)
     for key in _RAW_NUMERIC:

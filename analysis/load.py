@@ -32,11 +32,11 @@ from analysis.record_schema import looks_valid, schema_problem
 
 REP_FILE = re.compile(r"rep-(\d+)\.json$")
 FAILED_FILE = re.compile(r"rep-(\d+)\.failed-.*\.json$")
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # bump when the parsed-row layout changes
 PARALLEL_THRESHOLD = 4000  # below this, a process pool costs more than it saves
 CHUNK_FILES = 5000
 
-COUNTER_COLUMNS = ["file", "case_id", "rep", "metric", "hwthread", "value"]
+COUNTER_COLUMNS = ["case_id", "rep", "metric", "hwthread", "value"]
 FAILED_COLUMNS = ["file", "case_id", "rep", "reason", "exit_status"]
 PROBLEM_COLUMNS = ["file", "reason"]
 
@@ -121,14 +121,14 @@ def parse_files(campaign_dir: Path, keys: dict[str, tuple[int, int]]) -> Parsed:
         if kind == "ok":
             row, per_hwthread = value
             rows.append(row)
-            counters.extend((relpath, *entry) for entry in per_hwthread)
+            counters.extend(per_hwthread)
         elif kind == "failed":
             failed.append(value)
         else:
             problems.append((relpath, value))
     return Parsed(
         keys=dict(keys),
-        records=pd.DataFrame(rows),
+        records=categorize(pd.DataFrame(rows)),
         counters=explode_counters(counters),
         failed=pd.DataFrame(failed, columns=FAILED_COLUMNS),
         problems=pd.DataFrame(problems, columns=PROBLEM_COLUMNS),
@@ -148,9 +148,8 @@ def explode_counters(entries: list[tuple]) -> pd.DataFrame:
     total = int(lengths.sum())
     return pd.DataFrame(
         {
-            "file": pd.Categorical(wide["file"]).take(repeat),
             "case_id": pd.Categorical(wide["case_id"]).take(repeat),
-            "rep": wide["rep"].to_numpy()[repeat],
+            "rep": wide["rep"].to_numpy(dtype=np.int32)[repeat],
             "metric": pd.Categorical(wide["metric"]).take(repeat),
             "hwthread": np.fromiter(
                 itertools.chain.from_iterable(wide["hwthread"]), dtype=np.int64, count=total
@@ -220,7 +219,7 @@ def load_records(campaign_dir: Path, processes: int | None = None, use_cache: bo
         new_chunks = [merged]
     everything = _concat(kept + new_chunks)
     return Loaded(
-        records=_tidy_types(everything.records),
+        records=everything.records,
         counters=everything.counters,
         failed=everything.failed,
         problems=everything.problems.sort_values("file", ignore_index=True),
@@ -230,9 +229,17 @@ def load_records(campaign_dir: Path, processes: int | None = None, use_cache: bo
     )
 
 
+def record_file(case_ids: pd.Series, reps: pd.Series) -> pd.Series:
+    """The file a parsed record came from (the layout fixes it: raw/<case_id>/rep-<k>.json)."""
+    return "raw/" + case_ids.astype(str) + "/rep-" + reps.astype(int).astype(str) + ".json"
+
+
 def _restrict(chunk: Parsed, keep: set[str]) -> Parsed:
     def sel(df: pd.DataFrame) -> pd.DataFrame:
-        return df[df["file"].isin(keep)] if len(df) else df
+        if df.empty:
+            return df
+        files = df["file"] if "file" in df else record_file(df["case_id"], df["rep"])
+        return df[files.isin(keep).to_numpy()]
 
     return Parsed(
         keys={k: v for k, v in chunk.keys.items() if k in keep},
@@ -253,17 +260,7 @@ def _concat(chunks: list[Parsed]) -> Parsed:
         frames = [f for f in frames if len(f)]
         if not frames:
             return pd.DataFrame(columns=columns)
-        if len(frames) == 1:
-            return frames[0]
-        # Categoricals with different categories would fall back to objects: merge their codes instead.
-        categorical = [c for c in frames[0].columns if isinstance(frames[0][c].dtype, pd.CategoricalDtype)]
-        if categorical and all(
-            isinstance(f[c].dtype, pd.CategoricalDtype) for f in frames for c in categorical
-        ):
-            merged = {c: union_categoricals([f[c] for f in frames]) for c in categorical}
-            plain = pd.concat([f.drop(columns=categorical) for f in frames], ignore_index=True)
-            return plain.assign(**merged)[frames[0].columns]
-        return pd.concat(frames, ignore_index=True)
+        return concat_frames(frames)
 
     keys: dict[str, tuple[int, int]] = {}
     for chunk in chunks:
@@ -277,17 +274,33 @@ def _concat(chunks: list[Parsed]) -> Parsed:
     )
 
 
-def _tidy_types(records: pd.DataFrame) -> pd.DataFrame:
-    """Repeated strings as categoricals: a million rows stay a few hundred MB."""
-    if records.empty:
-        return records
-    records = records.reset_index(drop=True)
-    for column in records.columns:
-        if records[column].dtype != object or column in ("file", "checksum"):
-            continue
-        if records[column].nunique(dropna=True) < max(1000, len(records) // 10):
-            records[column] = records[column].astype("category")
-    return records
+def categorize(frame: pd.DataFrame) -> pd.DataFrame:
+    """Text columns as categoricals: a million rows of repeated strings stay a few MB, pickle fast."""
+    for column in frame.columns:
+        if frame[column].dtype == object or pd.api.types.is_string_dtype(frame[column].dtype):
+            frame[column] = frame[column].astype("category")
+    return frame
+
+
+def concat_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """pd.concat, except that categorical columns are merged by their codes (union_categoricals):
+    plain concat turns categoricals with different categories into Python objects."""
+    if len(frames) == 1:
+        return frames[0].reset_index(drop=True)
+    columns = list(dict.fromkeys(c for f in frames for c in f.columns))
+    shared = [
+        c for c in columns if all(c in f and isinstance(f[c].dtype, pd.CategoricalDtype) for f in frames)
+    ]
+    merged = {}
+    for column in shared:
+        try:
+            merged[column] = union_categoricals([f[column] for f in frames])
+        except TypeError:  # categories of different dtypes (e.g. an all-missing column): go through objects
+            merged[column] = pd.Categorical(
+                np.concatenate([f[column].astype(object).to_numpy() for f in frames])
+            )
+    rest = pd.concat([f.drop(columns=shared) for f in frames], ignore_index=True)
+    return rest.assign(**merged)[columns]
 
 
 if __name__ == "__main__":  # quick look: python -m analysis.load CAMPAIGN_DIR

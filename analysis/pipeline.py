@@ -139,7 +139,7 @@ def write_tables(result: Analysis) -> list[Path]:
     records = result.stats.records.drop(columns=["warmup"])
     tables = {
         "records.csv": records.sort_values(["case_id", "rep"]),
-        "counters.csv": result.loaded.counters.drop(columns=["file"]),
+        "counters.csv": result.loaded.counters,
         "summary.csv": summary,
         "speedup.csv": result.speedup.sort_values(["node_type", "binary", "workers", "case_id"]),
         "models.csv": result.models,

@@ -231,7 +231,8 @@ def counter_plot(records: pd.DataFrame, out_dir: Path) -> list[Plot]:
             ax.plot(line.index.get_level_values(1), line.to_numpy(), "-o", ms=4, label=label)
         ax.set_xscale("log", base=2)
         ax.set_xlabel("workers (threads x ranks)")
-        ax.set_ylabel(f"{metric[4:-4]} (average over hardware threads, median over reps)")
+        ax.set_title(metric[4:-4].replace("_", " "))
+        ax.set_ylabel("mean over hardware threads, median over reps", fontsize=8)
         ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=7)
     return [_save(fig, out_dir, "counters", "Counter metrics vs threads", "counters")]

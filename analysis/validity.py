@@ -10,16 +10,16 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 
-from analysis.campaign import CASE_COLUMNS
+from analysis.campaign import CASE_COLUMNS, problem_key
 from analysis.speedup import key_strings
 
 
 def case_table(planned: pd.DataFrame, records: pd.DataFrame) -> pd.DataFrame:
     """Planned cases, plus cases that only appear in records (case properties taken from a record)."""
-    from analysis.campaign import problem_key
-
     planned = planned.copy()
     planned["planned"] = True
     if records.empty:
@@ -29,8 +29,6 @@ def case_table(planned: pd.DataFrame, records: pd.DataFrame) -> pd.DataFrame:
     if extra.empty:
         return planned
     first = extra.astype({"case_id": str}).groupby("case_id", observed=True).first().reset_index()
-    import json
-
     rows = pd.DataFrame(
         {
             "case_id": first["case_id"],

@@ -4,23 +4,28 @@ Records are measurements: `write_new` refuses to replace an existing file (hard-
 O_EXCL of renames), so a record once written is never rewritten, even by two runners racing.
 """
 
+import itertools
 import json
 import os
-import tempfile
 from pathlib import Path
+
+_serial = itertools.count()
 
 
 def _write_temp(path: Path, data: bytes) -> Path:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    # A unique name per process and call, created with O_EXCL (what tempfile.mkstemp does; tempfile itself
+    # is not imported because every Slurm array task pays for the import).
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{next(_serial)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
-    return Path(tmp)
+    return tmp
 
 
 def _fsync_dir(directory: Path) -> None:

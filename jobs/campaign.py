@@ -4,11 +4,8 @@ Layout and fields: docs/formats.md. A campaign directory appears complete or not
 under a temporary name and renamed), and results/latest is switched atomically to the newest.
 """
 
-import datetime
 import json
 import os
-import secrets
-import shutil
 from pathlib import Path
 
 from jobs.atomic import dump_json, write_atomic
@@ -66,6 +63,10 @@ def resolved_config(exp, cases: list[dict], name: str, created: str, seed: int) 
 
 
 def create_campaign(experiment_path, node_types=None, name=None, results_dir=None) -> Path:
+    import datetime
+    import secrets
+    import shutil
+
     from jobs import toml_write
     from jobs.manifest import collect_manifest
     from jobs.topology import detect_topology

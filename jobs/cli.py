@@ -21,8 +21,9 @@ def register(sub) -> None:
     p = sub.add_parser(
         "plan",
         help="validate an experiment and print its cases (writes nothing unless --write)",
-        description="Validate config/experiments/EXP.toml, expand its sweeps into cases and print the case "
-        "table (count, case ids, parameters). Nothing is written unless --write is given.",
+        description="Validate an experiment (e.g. config/experiments/smoke.toml), expand its sweeps into\n"
+        "cases and print the case table (count, case ids, parameters). Nothing is written unless\n"
+        "--write is given.",
         formatter_class=fmt,
     )
     p.add_argument("experiment", metavar="EXP", help="experiment file, e.g. config/experiments/smoke.toml")
@@ -34,10 +35,11 @@ def register(sub) -> None:
     p = sub.add_parser(
         "run",
         help="plan and run a campaign on this machine, or resume one",
-        description="Create a campaign from EXP and run every repetition on this machine, interleaved in a "
-        "seeded random order across cases, with a progress bar on stderr. Ctrl-C stops cleanly and "
-        "keeps what finished; `run --resume CAMPAIGN` runs only what is missing. Cases of Slurm node "
-        "types are left for `submit`.",
+        description="Create a campaign from EXP and run every repetition on this machine, interleaved in a\n"
+        "seeded random order across cases, with a progress bar (ETA) on stderr. Ctrl-C stops\n"
+        "cleanly and keeps what finished; `run --resume CAMPAIGN` runs only what is missing.\n"
+        "Cases of Slurm node types are left for `submit`. At the end it prints the campaign\n"
+        "directory and how to analyse it.",
         epilog="examples:\n  ./scalebench run config/experiments/smoke.toml\n"
         "  ./scalebench run --resume latest",
         formatter_class=fmt,

@@ -102,8 +102,8 @@ class Checker:
     def number(self, value, key: str):
         if not isinstance(value, int | float) or isinstance(value, bool):
             self.fail(key, value, "must be a number")
-        if value <= 0:
-            self.fail(key, value, "must be > 0")
+        if not value > 0 or value == float("inf"):
+            self.fail(key, value, "must be a finite number > 0")
         return value
 
     def axis(self, value, key: str) -> list:
@@ -247,14 +247,7 @@ def _sweep(check: Checker, raw, where: str, run: dict, env: dict) -> Sweep:
     for i, value in enumerate(axes["binary"]):
         check.str_(value, f"{where}.binary[{i}]")
     for i, value in enumerate(axes["threads"]):
-        key = f"{where}.threads[{i}]"
-        if isinstance(value, str):
-            if not THREAD_EXPR.match(value):
-                check.fail(
-                    key, value, "not a thread count or expression like 'cores', '2*cores', 'hwthreads+1'"
-                )
-        else:
-            check.int_(value, key, 1)
+        _thread_value(check, value, f"{where}.threads[{i}]")
     for i, value in enumerate(axes["ranks"]):
         check.int_(value, f"{where}.ranks[{i}]", 1)
     for i, value in enumerate(axes["pin"]):
@@ -286,6 +279,14 @@ def _sweep(check: Checker, raw, where: str, run: dict, env: dict) -> Sweep:
     return Sweep(axes, params, merged_env, _run_settings(check, raw, where, run))
 
 
+def _thread_value(check: Checker, value, key: str) -> None:
+    if isinstance(value, str):
+        if not THREAD_EXPR.match(value):
+            check.fail(key, value, "not a thread count or expression like 'cores', '2*cores', 'hwthreads+1'")
+    else:
+        check.int_(value, key, 1)
+
+
 def _excludes(check: Checker, raw, sweeps: list[Sweep]) -> list[dict]:
     if not isinstance(raw, list):
         check.fail("exclude", raw, "must be an array of tables ([[exclude]])")
@@ -296,7 +297,10 @@ def _excludes(check: Checker, raw, sweeps: list[Sweep]) -> list[dict]:
         if not isinstance(rule, dict) or not rule:
             check.fail(where, rule, "must be a non-empty table of axis = value(s)")
         check.keys(rule, known, where)
-        rules.append({k: check.axis(v, f"{where}.{k}") for k, v in rule.items()})
+        rule = {k: check.axis(v, f"{where}.{k}") for k, v in rule.items()}
+        for j, value in enumerate(rule.get("threads", [])):
+            _thread_value(check, value, f"{where}.threads[{j}]")
+        rules.append(rule)
     return rules
 
 

@@ -3,7 +3,7 @@ its topology (for the pin lists) and whether likwid-perfctr works there (and if 
 
 import datetime
 import json
-import socket
+import os
 import subprocess
 from pathlib import Path
 
@@ -12,6 +12,11 @@ from jobs.errors import ScalebenchError
 from jobs.topology import Topology, detect_topology
 
 PERFCTR_PROBE = ["likwid-perfctr", "-C", "0", "-g", "CLOCK", "true"]
+
+
+def hostname() -> str:
+    """socket.gethostname() without importing socket (run-case start-up): both are uname's nodename."""
+    return os.uname().nodename
 
 
 def probe_counters(timeout_s: float = 30) -> dict:
@@ -34,7 +39,7 @@ def probe_counters(timeout_s: float = 30) -> dict:
 
 def probe_host() -> dict:
     return {
-        "hostname": socket.gethostname(),
+        "hostname": hostname(),
         "probed": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "topology": detect_topology().to_json(),
         "counters": probe_counters(),
@@ -44,7 +49,7 @@ def probe_host() -> dict:
 def host_info(campaign_dir: Path) -> dict:
     """This host's cached verdict in the campaign, probing (and caching) on first use."""
     hosts = Path(campaign_dir) / "hosts"
-    path = hosts / f"{socket.gethostname()}.json"
+    path = hosts / f"{hostname()}.json"
     if not path.exists():
         hosts.mkdir(exist_ok=True)
         write_new(path, dump_json(probe_host()))  # first writer wins when array tasks race

@@ -8,18 +8,16 @@ import datetime
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from jobs.atomic import dump_json, write_new
 from jobs.binaries import binary_path, is_mpi
 from jobs.campaign import load_cases
 from jobs.errors import ScalebenchError, UsageError
-from jobs.hostinfo import host_info, host_topology
-from jobs.likwid_csv import parse_perfctr_file
+from jobs.hostinfo import host_info, host_topology, hostname
 from jobs.pinning import format_cpulist, pin_cpus, placement_violations
 from jobs.status import rep_done
 
@@ -39,8 +37,7 @@ SLURM_FIELDS = {
 }
 
 
-@dataclass
-class Context:
+class Context(NamedTuple):
     """What every repetition of a campaign on this host shares."""
 
     campaign_dir: Path
@@ -51,7 +48,7 @@ class Context:
     @classmethod
     def for_campaign(cls, campaign_dir: Path) -> "Context":
         campaign_dir = Path(campaign_dir)
-        return cls(campaign_dir, campaign_dir.name, host_info(campaign_dir), socket.gethostname())
+        return cls(campaign_dir, campaign_dir.name, host_info(campaign_dir), hostname())
 
 
 def utc_now() -> str:
@@ -64,8 +61,7 @@ def slurm_ids(env=os.environ) -> dict | None:
     return {key: env.get(var) for key, var in SLURM_FIELDS.items()}
 
 
-@dataclass
-class Command:
+class Command(NamedTuple):
     argv: list[str]
     env: dict
     pin: dict
@@ -97,7 +93,7 @@ def build_command(ctx: Context, case: dict, k: int, env=os.environ) -> Command:
         counters = {"status": "unavailable", "group": group, "reason": ctx.host["counters"]["reason"]}
     if group and ctx.host["counters"]["available"]:
         csv_path = ctx.campaign_dir / "raw" / case["case_id"] / f".perfctr-{k}-{os.getpid()}.csv"
-        counters = {"status": "pending", "group": group}
+        counters = {"status": "pending", "group": group}  # until the CSV is read after the run
         if case["pin"] != "none":
             # -C pins like likwid-pin (same skip mask) and measures those CPUs
             wrapper = ["likwid-perfctr", *pin_options, "-C", pin_list]
@@ -242,6 +238,7 @@ def run_rep(ctx: Context, case: dict, k: int, env=os.environ) -> dict:
     if reason:
         if command.csv_path is not None:
             command.csv_path.unlink(missing_ok=True)
+            harness["counters"] = {"status": "unavailable", "group": case["counter_group"], "reason": reason}
         return _failed(directory, k, harness | {"reason": reason})
     record = measured[0]
     if command.pin["cpus"] and isinstance(record.get("placement"), list):
@@ -255,11 +252,12 @@ def run_rep(ctx: Context, case: dict, k: int, env=os.environ) -> dict:
 
 
 def _counters_from_csv(csv_path: Path, group: str) -> dict:
+    from jobs.likwid_csv import parse_perfctr_file  # only counted runs need it (start-up cost)
+
     try:
         regions = parse_perfctr_file(csv_path)
-    except (
-        ScalebenchError
-    ) as err:  # the measurement stands; only the counters are lost, and the record says why
+    except ScalebenchError as err:
+        # The measurement stands; only the counters are lost, and the record says why.
         return {"status": "unavailable", "group": group, "reason": f"unreadable likwid-perfctr CSV: {err}"}
     finally:
         csv_path.unlink(missing_ok=True)

@@ -5,13 +5,15 @@ whitespace. SMT siblings are the hardware threads sharing (socket, core).
 """
 
 import subprocess
-from dataclasses import asdict, dataclass
+from typing import NamedTuple
 
 from jobs.errors import ScalebenchError
 
+# NamedTuple rather than dataclasses: run-case imports this module, and dataclasses pulls in `inspect`,
+# ~8 ms of start-up per Slurm array task.
 
-@dataclass(frozen=True)
-class HwThread:
+
+class HwThread(NamedTuple):
     hwthread: int
     thread: int  # index of this hardware thread within its core (0 = first sibling)
     core: int
@@ -19,8 +21,7 @@ class HwThread:
     socket: int
 
 
-@dataclass(frozen=True)
-class Topology:
+class Topology(NamedTuple):
     hwthreads: tuple[HwThread, ...]
 
     @property
@@ -46,7 +47,7 @@ class Topology:
             "sockets": self.sockets,
             "cores": self.cores,
             "threads_per_core": self.threads_per_core,
-            "hwthreads": [asdict(h) for h in self.hwthreads],
+            "hwthreads": [h._asdict() for h in self.hwthreads],
         }
 
     @classmethod

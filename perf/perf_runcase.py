@@ -64,12 +64,13 @@ def main() -> None:
         )
         campaign = str(Path(tmp) / "o")
         timed([*SCALEBENCH, "run-case", campaign, "0", "--rep", "0"])  # first call probes the host (cached)
-        direct, runcase, startup, engine = [], [], [], []
+        direct, runcase, startup, engine, bare = [], [], [], [], []
         for k in range(1, SAMPLES + 1):
             direct.append(timed(kernel))
             runcase.append(timed([*SCALEBENCH, "run-case", campaign, "0", "--rep", str(k)]))
             startup.append(timed([*SCALEBENCH, "run-case", "--help"]))
             engine.append(timed([*ENGINE_ONLY, "run-case", campaign, "0", "--rep", str(SAMPLES + k)]))
+            bare.append(timed([sys.executable, "-c", "pass"]))
         pinned, pin_direct = [], []
         for k in range(PINNED_SAMPLES):
             pinned.append(timed([*SCALEBENCH, "run-case", campaign, "1", "--rep", str(k)]))
@@ -83,6 +84,7 @@ def main() -> None:
     print(f"  of which start-up + imports        {med(startup) * 1e3:8.1f} ms  (run-case --help)")
     print(f"run-case, engine CLI only     median {med(engine) * 1e3:8.1f} ms  (n={len(engine)})")
     print(f"  overhead per repetition            {(med(engine) - med(direct)) * 1e3:8.1f} ms")
+    print(f"  of which the bare interpreter      {med(bare) * 1e3:8.1f} ms  (python -c pass)")
     print(f"likwid-pin + kernel directly  median {med(pin_direct) * 1e3:8.1f} ms  (n={len(pin_direct)})")
     print(f"run-case, pin compact         median {med(pinned) * 1e3:8.1f} ms  (n={len(pinned)})")
     print(f"  overhead over likwid-pin directly  {(med(pinned) - med(pin_direct)) * 1e3:8.1f} ms")

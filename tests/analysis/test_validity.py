@@ -101,7 +101,13 @@ def test_parallel_and_serial_parsing_agree(standard, tmp_path):
     finally:
         load.PARALLEL_THRESHOLD, load.CHUNK_FILES = old
     assert len(parallel.records) == len(serial.records)
-    assert sorted(parallel.records["file"]) == sorted(serial.records["file"])
+    key = ["case_id", "rep"]
+    assert (
+        parallel.records[key]
+        .astype(str)
+        .sort_values(key)
+        .equals(serial.records[key].astype(str).sort_values(key))
+    )
     assert len(parallel.problems) == len(serial.problems)
 
 

@@ -22,7 +22,8 @@ MALFORMED = [
     (HEAD + "repetitions = 0\n" + OK_SWEEP, "repetitions = 0: must be >= 1"),
     (HEAD + 'repetitions = "3"\n' + OK_SWEEP, "repetitions = '3': must be an integer"),
     (HEAD + "warmup = -1\n" + OK_SWEEP, "warmup = -1: must be >= 0"),
-    (HEAD + "timeout_s = 0\n" + OK_SWEEP, "timeout_s = 0: must be > 0"),
+    (HEAD + "timeout_s = 0\n" + OK_SWEEP, "timeout_s = 0: must be a finite number > 0"),
+    (HEAD + "timeout_s = nan\n" + OK_SWEEP, "timeout_s = nan: must be a finite number > 0"),
     (HEAD + 'timeout_s = "long"\n' + OK_SWEEP, "timeout_s = 'long': must be a number"),
     (HEAD + "seed = -4\n" + OK_SWEEP, "seed = -4: must be >= 0"),
     (HEAD, "sweep: missing"),
@@ -52,6 +53,7 @@ MALFORMED = [
     (HEAD + 'env."1X" = "a"\n' + OK_SWEEP, "env.1X = 'a': not a valid environment variable name"),
     (HEAD + 'node_types = ["cray"]\n' + OK_SWEEP, "node_types[0] = 'cray': unknown node type"),
     (HEAD + OK_SWEEP + '[[exclude]]\ncolour = "red"\n', "exclude[0].colour = 'red': unknown key"),
+    (HEAD + OK_SWEEP + '[[exclude]]\nthreads = ["lots"]\n', "exclude[0].threads[0] = 'lots': not a thread"),
     (
         HEAD + '[[sweep]]\nbinary = ["mcpi-c-serial"]\nthreads = [1, 2]\n',
         "sweep[0].threads = 2: mcpi-c-serial is serial",

@@ -99,6 +99,7 @@ binary = ["failinject-sh-hang"]
 """
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_cleanly_and_keeps_nothing_half_done(tmp_path, injection_bin_dir):
     experiment = tmp_path / "int.toml"
     experiment.write_text(INTERRUPTED)

@@ -199,6 +199,7 @@ params = { width = [32], height = [32], max_iter = [50] }
 """
 
 
+@pytest.mark.slow
 def test_pinned_pthreads_placement_holds_after_warmups(tmp_path, bin_dir):
     experiment = tmp_path / "pt.toml"
     experiment.write_text(PTHREADS_EXPERIMENT)
