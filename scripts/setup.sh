@@ -14,6 +14,7 @@ packages=(
   hwloc                          # topology cross-check (lstopo)
   chromium                       # headless rendering test of the HTML report
   clang-format                   # C formatting check (make lint)
+  clang libomp-14-dev            # ThreadSanitizer check of the OpenMP kernels (LLVM Archer)
 )
 
 missing=()
