@@ -9,11 +9,11 @@ variant is slower than the other; p-values are Holm-corrected over all compariso
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pandas as pd
 from scipy import stats
+
+from analysis.speedup import key_strings
 
 SAME = ["node_type", "binary", "problem", "pin", "counter_group", "inner", "threads", "ranks"]
 DIMENSIONS = ("schedule", "sync")
@@ -52,46 +52,48 @@ def holm(p: np.ndarray) -> np.ndarray:
 
 
 def candidate_pairs(s: pd.DataFrame) -> pd.DataFrame:
+    """All (a, b) pairs of the same measurement differing in exactly one of schedule/sync, a < b.
+
+    One self-merge on the measurement key instead of a Python loop over groups (6400 pairs: 25 s -> <1 s)."""
+    columns = ["case_id", "row", "n", "median_s", "node_type", "binary", "threads", "ranks", *DIMENSIONS]
     usable = s[s["valid"] & (s["n"] >= 2) & (s["model"] != "serial")]
-    pairs = []
-    for _, group in usable.groupby(SAME, dropna=False):
-        if len(group) < 2:
-            continue
-        records = group.to_dict("records")
-        for a, b in itertools.combinations(records, 2):
-            differs = [d for d in DIMENSIONS if str(a[d]) != str(b[d])]
-            if len(differs) != 1:
-                continue
-            dim = differs[0]
-            if str(a[dim]) > str(b[dim]):
-                a, b = b, a
-            pairs.append((a, b, dim))
-    return pairs
+    u = usable[columns].assign(_key=key_strings(usable, SAME).to_numpy())
+    for dim in DIMENSIONS:
+        u[dim] = u[dim].astype(object).where(u[dim].notna(), "<none>").astype(str)
+    m = u.merge(u.drop(columns=["node_type", "binary", "threads", "ranks"]), on="_key", suffixes=("_a", "_b"))
+    by_schedule = (m["schedule_a"] != m["schedule_b"]).to_numpy()
+    by_sync = (m["sync_a"] != m["sync_b"]).to_numpy()
+    variant_a = np.where(by_schedule, m["schedule_a"], m["sync_a"])
+    variant_b = np.where(by_schedule, m["schedule_b"], m["sync_b"])
+    keep = (by_schedule ^ by_sync) & (variant_a < variant_b)
+    m = m[keep]
+    return pd.DataFrame(
+        {
+            "node_type": m["node_type"].to_numpy(),
+            "binary": m["binary"].to_numpy(),
+            "threads": m["threads"].to_numpy(),
+            "ranks": m["ranks"].to_numpy(),
+            "dimension": np.where(by_schedule[keep], "schedule", "sync"),
+            "variant_a": variant_a[keep],
+            "variant_b": variant_b[keep],
+            "case_a": m["case_id_a"].to_numpy(),
+            "case_b": m["case_id_b"].to_numpy(),
+            "row_a": m["row_a"].to_numpy(),
+            "row_b": m["row_b"].to_numpy(),
+            "n_a": m["n_a"].to_numpy(),
+            "n_b": m["n_b"].to_numpy(),
+            "median_a_s": m["median_s_a"].to_numpy(),
+            "median_b_s": m["median_s_b"].to_numpy(),
+        }
+    )
 
 
 def compare_variants(s: pd.DataFrame, starts, counts, values, alpha: float = 0.05) -> pd.DataFrame:
-    pairs = candidate_pairs(s)
-    if not pairs:
+    table = candidate_pairs(s)
+    if table.empty:
         return pd.DataFrame(columns=COLUMNS)
-    rows = []
-    for a, b, dim in pairs:
-        rows.append(
-            {
-                **{c: a[c] for c in ("node_type", "binary", "threads", "ranks")},
-                "dimension": dim,
-                "variant_a": a[dim],
-                "variant_b": b[dim],
-                "case_a": a["case_id"],
-                "case_b": b["case_id"],
-                "row_a": a["row"],
-                "row_b": b["row"],
-                "n_a": a["n"],
-                "n_b": b["n"],
-                "median_a_s": a["median_s"],
-                "median_b_s": b["median_s"],
-            }
-        )
-    table = pd.DataFrame(rows)
+    order = ["node_type", "binary", "threads", "ranks", "dimension", "variant_a", "variant_b"]
+    table = table.sort_values(order, ignore_index=True)
     table["ratio_b_over_a"] = table["median_b_s"] / table["median_a_s"]
     u, p = mann_whitney(table["row_a"].to_numpy(), table["row_b"].to_numpy(), starts, counts, values)
     table["u_statistic"] = u

@@ -1,12 +1,12 @@
 """Loading raw records: scan raw/, parse new files in parallel, keep an append-only cache of parsed rows.
 
 A campaign of a million small JSON files is dominated by the file system, so:
-- files are listed with os.scandir (one stat per file, no per-file glob);
+- files are listed with os.scandir, without a stat per file (the listing alone is cheap);
 - only files not yet in the cache are parsed, by a process pool in chunks (each worker builds a
   DataFrame, so only columnar data crosses the process boundary);
-- parsed chunks are appended to `analysis/.cache/chunk-<n>.pkl`, keyed by (relative path, size, mtime):
-  records are never rewritten (docs/formats.md), so a key seen once stays valid; a changed or vanished
-  file simply drops its cached rows.
+- parsed chunks are appended to `analysis/.cache/chunk-<n>.pkl`, keyed by relative path: records are
+  never rewritten (docs/formats.md), so a file parsed once stays parsed; a vanished file drops its cached
+  rows. Files with problems are never cached: they are parsed (and reported) again on every run.
 A corrupt, truncated or schema-violating file is reported (file + reason) and skipped, never fatal.
 """
 
@@ -32,7 +32,7 @@ from analysis.record_schema import looks_valid, schema_problem
 
 REP_FILE = re.compile(r"rep-(\d+)\.json$")
 FAILED_FILE = re.compile(r"rep-(\d+)\.failed-.*\.json$")
-CACHE_VERSION = 2  # bump when the parsed-row layout changes
+CACHE_VERSION = 3  # bump when the parsed-row layout changes
 PARALLEL_THRESHOLD = 4000  # below this, a process pool costs more than it saves
 CHUNK_FILES = 5000
 
@@ -45,7 +45,7 @@ PROBLEM_COLUMNS = ["file", "reason"]
 class Parsed:
     """Parsed content of a set of files; the unit of caching."""
 
-    keys: dict[str, tuple[int, int]] = field(default_factory=dict)  # relpath -> (size, mtime_ns)
+    keys: dict[str, None] = field(default_factory=dict)  # relative paths (a dict: ordered, fast lookup)
     records: pd.DataFrame = field(default_factory=pd.DataFrame)
     counters: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=COUNTER_COLUMNS))
     failed: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=FAILED_COLUMNS))
@@ -63,9 +63,9 @@ class Loaded:
     notes: list[str]
 
 
-def scan_raw(campaign_dir: Path) -> dict[str, tuple[int, int]]:
-    """relpath ('raw/<case>/rep-k.json') -> (size, mtime_ns) for every record and failed-attempt file."""
-    found: dict[str, tuple[int, int]] = {}
+def scan_raw(campaign_dir: Path) -> dict[str, None]:
+    """Every record and failed-attempt file, as relative paths 'raw/<case>/rep-<k>[...].json'."""
+    found: dict[str, None] = {}
     raw = campaign_dir / "raw"
     if not raw.is_dir():
         return found
@@ -75,8 +75,7 @@ def scan_raw(campaign_dir: Path) -> dict[str, tuple[int, int]]:
         with os.scandir(raw / case) as files:
             for entry in files:
                 if entry.name.startswith("rep-") and entry.name.endswith(".json"):
-                    st = entry.stat()
-                    found[f"raw/{case}/{entry.name}"] = (st.st_size, st.st_mtime_ns)
+                    found[f"raw/{case}/{entry.name}"] = None
     return found
 
 
@@ -130,7 +129,7 @@ def prefetch(campaign_dir: Path, relpaths) -> None:
             os.close(fd)
 
 
-def parse_files(campaign_dir: Path, keys: dict[str, tuple[int, int]]) -> Parsed:
+def parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
     rows, counters, failed, problems = [], [], [], []
     prefetch(campaign_dir, keys)
     for relpath in keys:
@@ -180,7 +179,7 @@ def _parse_chunk(args: tuple[Path, dict]) -> Parsed:
     return parse_files(*args)
 
 
-def parse_parallel(campaign_dir: Path, keys: dict[str, tuple[int, int]], processes: int) -> list[Parsed]:
+def parse_parallel(campaign_dir: Path, keys: dict[str, None], processes: int) -> list[Parsed]:
     items = list(keys.items())
     chunks = [dict(items[i : i + CHUNK_FILES]) for i in range(0, len(items), CHUNK_FILES)]
     if processes <= 1 or len(items) < PARALLEL_THRESHOLD:
@@ -223,7 +222,7 @@ def load_records(campaign_dir: Path, processes: int | None = None, use_cache: bo
     fresh_keys: set[str] = set()
     kept: list[Parsed] = []
     for chunk in cached:
-        valid = {k for k, stamp in chunk.keys.items() if on_disk.get(k) == stamp}
+        valid = {k for k in chunk.keys if k in on_disk}
         if valid:
             kept.append(_restrict(chunk, valid) if len(valid) < len(chunk.keys) else chunk)
             fresh_keys |= valid
@@ -231,8 +230,12 @@ def load_records(campaign_dir: Path, processes: int | None = None, use_cache: bo
     new_chunks = parse_parallel(campaign_dir, new_keys, processes)
     if use_cache and new_chunks:
         merged = _concat(new_chunks)
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        append_cache(cache_dir, merged, notes)
+        bad = set(merged.problems["file"])
+        good = {k: None for k in merged.keys if k not in bad}
+        if good:
+            cache_dir.mkdir(parents=True, exist_ok=True)
+            keep = Parsed(good, merged.records, merged.counters, merged.failed)
+            append_cache(cache_dir, keep, notes)
         new_chunks = [merged]
     everything = _concat(kept + new_chunks)
     return Loaded(
@@ -279,7 +282,7 @@ def _concat(chunks: list[Parsed]) -> Parsed:
             return pd.DataFrame(columns=columns)
         return concat_frames(frames)
 
-    keys: dict[str, tuple[int, int]] = {}
+    keys: dict[str, None] = {}
     for chunk in chunks:
         keys.update(chunk.keys)
     return Parsed(

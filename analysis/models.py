@@ -5,7 +5,8 @@
 fitted to the case medians with scipy.optimize.curve_fit, relative errors (sigma = median), f in [0, 1].
 The CI of f comes from the bootstrap replicates of the medians (percentile), by refitting each replicate
 with the same weighted least squares in the linear form T = a + b/p (f = a / (a + b)), all replicates
-in one np.linalg.lstsq call. 1/f is the upper bound of the speedup the series can reach.
+at once through the pseudo-inverse of the design matrix. 1/f is the upper bound of the speedup the
+series can reach.
 Only series with >= 3 distinct worker counts are fitted; beyond the cores time sharing, not Amdahl,
 decides, so those points are left out.
 """
@@ -62,7 +63,7 @@ def fit_series(workers: np.ndarray, medians: np.ndarray, replicates: np.ndarray)
     # Same weights for every replicate (the observed medians): one lstsq with many right-hand sides.
     weight = 1 / medians
     design = np.column_stack([np.ones_like(workers), 1 / workers]) * weight[:, None]
-    coef = np.linalg.lstsq(design, replicates.astype(float) * weight[:, None], rcond=None)[0]
+    coef = np.linalg.pinv(design) @ (replicates.astype(float) * weight[:, None])  # the lstsq solution
     with np.errstate(divide="ignore", invalid="ignore"):
         boot_f = coef[0] / (coef[0] + coef[1])
     alpha = (1 - CONFIDENCE) / 2

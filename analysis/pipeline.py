@@ -16,7 +16,7 @@ import pandas as pd
 from analysis.atomic import write_text_atomic
 from analysis.campaign import Campaign, cores_of, read_campaign
 from analysis.comparisons import compare_variants
-from analysis.load import Loaded, load_records
+from analysis.load import Loaded, load_records, record_file
 from analysis.models import fit_models
 from analysis.speedup import speedups
 from analysis.stats import CaseStats, summarize
@@ -137,6 +137,7 @@ def write_tables(result: Analysis) -> list[Path]:
     out = result.out_dir
     summary = result.summary[SUMMARY_ORDER].sort_values(["node_type", "binary", "workers", "case_id"])
     records = result.stats.records.drop(columns=["warmup"])
+    records.insert(0, "file", record_file(records["case_id"], records["rep"]))
     tables = {
         "records.csv": records.sort_values(["case_id", "rep"]),
         "counters.csv": result.loaded.counters,

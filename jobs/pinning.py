@@ -2,7 +2,9 @@
 
 Worker i is planned on cpus[i mod len(cpus)]: threads beyond the hardware-thread count wrap round-robin.
 That is also what likwid-pin does with the list: the main thread (worker 0 in every kernel model) goes
-on list[0] and the j-th created thread on list[j mod n].
+on list[0] and the j-th created thread of the process on list[j mod n]. Both threaded models create
+their threads-1 helpers once per process, in worker order (libgomp's team, the pthreads kernels' pool),
+so the j-th created thread is worker j in every repetition and no skip mask (-s) is needed.
 """
 
 from jobs.topology import Topology

@@ -14,8 +14,6 @@ from jobs.config import NO_COUNTERS, Checker, Experiment, NodeType, resolve_thre
 from jobs.errors import UsageError
 from jobs.topology import detect_topology
 
-# likwid-pin's skip mask (-s) is one 64-bit word: at most 64 created threads can be left unpinned.
-SKIP_MASK_BITS = 64
 # Fields that say where a case sits, not what it measures: kept out of the hash.
 UNHASHED = ("case_id", "index", "experiment")
 
@@ -131,13 +129,6 @@ def _sweep_cases(check: Checker, exp: Experiment, sweep, where: str, node: str, 
         if ranks > 1 and group != NO_COUNTERS:
             check.fail(
                 f"{where}.counter_group", group, "counters are measured per process: not with ranks > 1"
-            )
-        if model == "pthreads" and pin != "none" and sweep.run["warmup"] * (threads - 1) > SKIP_MASK_BITS:
-            check.fail(
-                f"{where}.warmup",
-                sweep.run["warmup"],
-                f"pinned pthreads, {threads} threads: the warm-up creates more than {SKIP_MASK_BITS} "
-                "threads, beyond likwid-pin's skip mask",
             )
         if pin == "smt-siblings" and shape["threads_per_core"] < 2:
             check.fail(f"{where}.pin", pin, f"node type {node} has no SMT siblings (1 thread per core)")

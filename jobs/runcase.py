@@ -24,10 +24,6 @@ from jobs.status import rep_done
 SCHEMA = "scalebench.run/1"
 REQUIRED = ("kernel", "threads", "wall_s", "placement", "checksum", "warmup")
 STDERR_TAIL_CHARS = 4000
-# Threads a model creates per repetition besides the main thread. likwid-pin hands created threads the
-# next list entry across the whole process, so threads created by the warm-up repetitions would shift the
-# measured repetition's placement; its skip mask (-s) leaves those unpinned. OpenMP reuses its pool.
-CREATED_PER_REP = {"pthreads": lambda threads: threads - 1}
 SLURM_FIELDS = {
     "job_id": "SLURM_JOB_ID",
     "array_job_id": "SLURM_ARRAY_JOB_ID",
@@ -78,10 +74,8 @@ def build_command(ctx: Context, case: dict, k: int, env=os.environ) -> Command:
     pin = {"strategy": case["pin"], "cpus": None, "command": None, "violations": []}
     counters = {"status": "off", "group": None}
     csv_path = None
-    pin_options = []
-    created = CREATED_PER_REP.get(case["model"], lambda threads: 0)(case["threads"]) * case["warmup"]
-    if created:
-        pin_options = ["-s", hex((1 << created) - 1)]
+    # No skip mask (-s) for any model: OpenMP and the pthreads kernels both keep one pool of threads-1
+    # helpers for the whole process, so likwid-pin's n-th created thread is worker n in every repetition.
     if case["pin"] != "none":
         if case["pin"] == "smt-siblings" and topo.threads_per_core < 2:
             raise CaseError(f"pin smt-siblings: host {ctx.hostname} has no SMT siblings")
@@ -95,15 +89,15 @@ def build_command(ctx: Context, case: dict, k: int, env=os.environ) -> Command:
         csv_path = ctx.campaign_dir / "raw" / case["case_id"] / f".perfctr-{k}-{os.getpid()}.csv"
         counters = {"status": "pending", "group": group}  # until the CSV is read after the run
         if case["pin"] != "none":
-            # -C pins like likwid-pin (same skip mask) and measures those CPUs
-            wrapper = ["likwid-perfctr", *pin_options, "-C", pin_list]
+            # -C pins like likwid-pin and measures those CPUs
+            wrapper = ["likwid-perfctr", "-C", pin_list]
         else:
             wrapper = ["likwid-perfctr", "-c", format_cpulist([h.hwthread for h in topo.hwthreads])]
         wrapper += ["-g", group, "-m", "-O", "-o", str(csv_path)]
         pin["command"] = wrapper
         argv = wrapper + kernel
     elif case["pin"] != "none":
-        pin["command"] = ["likwid-pin", "-q", *pin_options, "-c", pin_list]
+        pin["command"] = ["likwid-pin", "-q", "-c", pin_list]
         argv = pin["command"] + kernel
     else:
         argv = kernel

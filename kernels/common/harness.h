@@ -25,8 +25,9 @@
  *   -> sb_kernel.finalize() if set (e.g. MPI_Finalize) -> exit 0.
  *
  * Inside run(ctx) a threaded kernel:
- *   1. starts its workers (the calling thread is worker 0; pthreads kernels create threads-1
- *      helpers so worker i lands on likwid-pin's cpu list entry i, as in OpenMP);
+ *   1. starts its workers (the calling thread is worker 0; pthreads kernels keep a pool of
+ *      threads-1 helpers, created in order on the first repetition, so worker i lands on
+ *      likwid-pin's cpu list entry i in every repetition, as in OpenMP);
  *   2. all workers meet at a barrier; ONE thread calls sb_compute_begin(ctx) (ends setup_s,
  *      counts /proc/self/task -> os_threads, starts wall_s and the getrusage delta); barrier;
  *   3. each worker calls sb_worker_begin(ctx, w), does its share, sb_worker_end(ctx, w);

@@ -1,8 +1,13 @@
-/* Worker start-up and join for the pthreads kernels. */
+/*
+ * The persistent worker pool of the pthreads kernels. Helpers block on a condition variable between
+ * jobs instead of spinning: with up to 4096 workers on a few cores, spinning helpers would steal
+ * the CPU from the ones computing. The cost is the wake-up latency, which falls into setup_s.
+ */
 #define _POSIX_C_SOURCE 200809L
 #include "sb_threads.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,41 +16,119 @@
 #define WORKER_STACK_BYTES (256 * 1024)
 
 typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t job_posted; /* helpers wait here for the next generation (or shutdown) */
+    pthread_cond_t job_done;   /* the caller waits here until `pending` is 0 */
     void (*body)(void *, int32_t);
     void *arg;
-    int32_t worker;
-} start_info;
+    uint64_t generation; /* bumped once per job: a helper runs each generation exactly once */
+    int32_t pending;     /* helpers still running the current job */
+    int busy;            /* a job is in progress: helpers may be inside the kernel's barriers */
+    int shutdown;
+    int32_t threads; /* workers including the caller; 0 = no pool yet */
+    int32_t created; /* helpers created (1..created are running) */
+    pthread_t *tids; /* tids[w] for helper w */
+} worker_pool;
 
-static void *start(void *p) {
-    start_info *s = p;
-    s->body(s->arg, s->worker);
+static worker_pool pool = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .job_posted = PTHREAD_COND_INITIALIZER,
+    .job_done = PTHREAD_COND_INITIALIZER,
+};
+
+static void *helper_main(void *p) {
+    const int32_t worker = (int32_t)(intptr_t)p;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&pool.lock);
+    for (;;) {
+        while (pool.generation == seen && !pool.shutdown)
+            pthread_cond_wait(&pool.job_posted, &pool.lock);
+        if (pool.shutdown)
+            break;
+        seen = pool.generation;
+        void (*body)(void *, int32_t) = pool.body;
+        void *arg = pool.arg;
+        pthread_mutex_unlock(&pool.lock);
+        body(arg, worker);
+        pthread_mutex_lock(&pool.lock);
+        if (--pool.pending == 0)
+            pthread_cond_signal(&pool.job_done);
+    }
+    pthread_mutex_unlock(&pool.lock);
     return NULL;
 }
 
-void sb_run_workers(sb_ctx *ctx, int32_t threads, void (*body)(void *arg, int32_t worker),
-                    void *arg) {
-    pthread_t *tids = calloc((size_t)threads, sizeof *tids);
-    start_info *info = calloc((size_t)threads, sizeof *info);
-    if (!tids || !info)
+/* Wakes and joins every idle helper. Skipped while a job runs: exit() from inside a job (sb_fail)
+ * must not wait for helpers that may be blocked in the kernel's barriers; the exit ends them. */
+static void stop_pool(void) {
+    pthread_mutex_lock(&pool.lock);
+    const int idle = !pool.busy;
+    if (idle)
+        pool.shutdown = 1;
+    pthread_cond_broadcast(&pool.job_posted);
+    pthread_mutex_unlock(&pool.lock);
+    if (!idle)
+        return;
+    for (int32_t w = 1; w <= pool.created; w++)
+        pthread_join(pool.tids[w], NULL);
+    free(pool.tids);
+    pool.tids = NULL;
+    pool.created = 0;
+}
+
+static void start_pool(sb_ctx *ctx, int32_t threads) {
+    pool.tids = calloc((size_t)threads, sizeof *pool.tids);
+    if (!pool.tids)
         sb_fail(ctx, "out of memory for worker threads");
+    pool.threads = threads;
+    if (atexit(stop_pool) != 0)
+        sb_fail(ctx, "cannot register the worker pool's shutdown (atexit)");
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, WORKER_STACK_BYTES);
+    /* In worker order, so likwid-pin's n-th created thread is worker n. */
     for (int32_t w = 1; w < threads; w++) {
-        info[w] = (start_info){body, arg, w};
-        int rc = pthread_create(&tids[w], &attr, start, &info[w]);
+        int rc = pthread_create(&pool.tids[w], &attr, helper_main, (void *)(intptr_t)w);
         if (rc != 0) {
-            /* Workers already started wait at a barrier for all `threads`: nothing to unwind. */
+            pthread_attr_destroy(&attr);
+            stop_pool(); /* the helpers created so far are idle: join them, then fail */
             char msg[160];
             snprintf(msg, sizeof msg, "cannot create worker thread %d of %d: %s", (int)w,
                      (int)threads, strerror(rc));
             sb_fail(ctx, msg);
         }
+        pool.created = w;
     }
     pthread_attr_destroy(&attr);
+}
+
+void sb_run_workers(sb_ctx *ctx, int32_t threads, void (*body)(void *arg, int32_t worker),
+                    void *arg) {
+    if (threads == 1) {
+        body(arg, 0);
+        return;
+    }
+    if (pool.threads == 0)
+        start_pool(ctx, threads);
+    else if (pool.threads != threads) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "internal error: worker pool has %d threads, %d requested",
+                 (int)pool.threads, (int)threads);
+        sb_fail(ctx, msg);
+    }
+    pthread_mutex_lock(&pool.lock);
+    pool.body = body;
+    pool.arg = arg;
+    pool.pending = threads - 1;
+    pool.busy = 1;
+    pool.generation++;
+    pthread_cond_broadcast(&pool.job_posted);
+    pthread_mutex_unlock(&pool.lock);
     body(arg, 0);
-    for (int32_t w = 1; w < threads; w++)
-        pthread_join(tids[w], NULL);
-    free(tids);
-    free(info);
+    /* The kernel's state lives in run()'s frame: return only once no helper can touch it. */
+    pthread_mutex_lock(&pool.lock);
+    while (pool.pending > 0)
+        pthread_cond_wait(&pool.job_done, &pool.lock);
+    pool.busy = 0;
+    pthread_mutex_unlock(&pool.lock);
 }

@@ -122,11 +122,15 @@ const sb_kernel_desc sb_kernel = {
         },
     .chunk_schedules = SB_BIT(SB_SCHED_CYCLIC) | SB_BIT(SB_SCHED_QUEUE),
     .help =
-        "pthreads model (the calling thread is worker 0 and creates threads-1 helpers). Rows are\n"
-        "the unit of work. --schedule: block = one contiguous band of rows per worker; cyclic[,C]\n"
-        "= chunks of C rows (default 1) dealt round-robin; queue[,C] = chunks of C rows taken at\n"
-        "run time from shared state. --sync: none = nothing shared (block|cyclic only); coarse =\n"
-        "one global mutex held for the queue cursor and while EACH finished pixel is stored (the\n"
+        "pthreads model: the calling thread is worker 0; threads-1 helpers are created once, on\n"
+        "the first repetition, and reused by every later one (a pool, as OpenMP keeps its team),\n"
+        "so under likwid-pin worker i runs on list entry i in every repetition. setup_s = start\n"
+        "of the repetition until all workers reached the start barrier: thread creation on the\n"
+        "first repetition, wake-up latency afterwards (use --warmup). Rows are the unit of work.\n"
+        "--schedule: block = one contiguous band of rows per worker; cyclic[,C] = chunks of C\n"
+        "rows (default 1) dealt round-robin; queue[,C] = chunks of C rows taken at run time from\n"
+        "shared state. --sync: none = nothing shared (block|cyclic only); coarse = one global\n"
+        "mutex held for the queue cursor and while EACH finished pixel is stored (the\n"
         "'synchronized method'); fine = a lock per row held while each pixel of it is stored, and\n"
         "per-worker queue slots with their own lock (idle workers steal); atomic = lock-free:\n"
         "relaxed atomic pixel stores and a fetch-add queue cursor.",

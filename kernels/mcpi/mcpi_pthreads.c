@@ -136,14 +136,18 @@ const sb_kernel_desc sb_kernel = {
         },
     .chunk_schedules = 0,
     .help =
-        "pthreads model (the calling thread is worker 0 and creates threads-1 helpers). The unit\n"
-        "of work is one batch of --batch samples; --schedule: block = one contiguous range of\n"
-        "batches per worker; cyclic = batches dealt round-robin; queue = batches taken one at a\n"
-        "time from shared state (no ',chunk': --batch sets the grain). After each batch the\n"
-        "worker publishes its hits as --sync says: none = a private per-worker slot, summed after\n"
-        "the join (block|cyclic only); coarse = one global mutex around the shared total and the\n"
-        "shared batch cursor; fine = per-worker slots each with its own lock (the queue likewise:\n"
-        "one locked slot of batches per worker, idle workers steal); atomic = lock-free\n"
+        "pthreads model: the calling thread is worker 0; threads-1 helpers are created once, on\n"
+        "the first repetition, and reused by every later one (a pool, as OpenMP keeps its team),\n"
+        "so under likwid-pin worker i runs on list entry i in every repetition. setup_s = start\n"
+        "of the repetition until all workers reached the start barrier: thread creation on the\n"
+        "first repetition, wake-up latency afterwards (use --warmup). The unit of work is one\n"
+        "batch of --batch samples; --schedule: block = one contiguous range of batches per\n"
+        "worker; cyclic = batches dealt round-robin; queue = batches taken one at a time from\n"
+        "shared state (no ',chunk': --batch sets the grain). After each batch the worker\n"
+        "publishes its hits as --sync says: none = a private per-worker slot, summed once all\n"
+        "workers are done (block|cyclic only); coarse = one global mutex around the shared total\n"
+        "and the shared batch cursor; fine = per-worker slots each with its own lock (the queue\n"
+        "likewise: one locked slot of batches per worker, idle workers steal); atomic = lock-free\n"
         "atomic_fetch_add on the shared total and the batch cursor.",
     .run = run,
 };
