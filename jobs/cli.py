@@ -203,12 +203,15 @@ def cmd_status(args) -> int:
     cases = {c["index"]: c for c in load_cases(campaign)}
     queue = _queue_states(campaign)
     print(f"campaign {campaign} ({len(states)} cases)")
-    print(f"{'node type':<16}{'done':>6}{'missing':>9}{'failed':>8}{'reps done':>14}")
+    queue_columns = f"{'pending':>9}{'running':>9}" if queue else ""
+    print(f"{'node type':<16}{'done':>6}{'missing':>9}{'failed':>8}{'reps done':>14}{queue_columns}")
     for node in dict.fromkeys(s["node_type"] for s in states):
         mine = [s for s in states if s["node_type"] == node]
         n = {state: sum(s["state"] == state for s in mine) for state in ("done", "missing", "failed")}
         reps = f"{sum(s['reps_done'] for s in mine)}/{sum(s['reps'] for s in mine)}"
-        print(f"{node:<16}{n['done']:>6}{n['missing']:>9}{n['failed']:>8}{reps:>14}")
+        queued = [queue[s["index"]] for s in mine if s["state"] != "done" and s["index"] in queue]
+        counts = f"{queued.count('PENDING'):>9}{queued.count('RUNNING'):>9}" if queue else ""
+        print(f"{node:<16}{n['done']:>6}{n['missing']:>9}{n['failed']:>8}{reps:>14}{counts}")
     for state in ("failed", "missing"):
         rows = [s for s in states if s["state"] == state]
         if rows:
@@ -245,9 +248,14 @@ def _queued(queue: dict, state: dict) -> str:
 def _queue_states(campaign: Path) -> dict:
     if not (campaign / "jobs" / "submissions.jsonl").exists():
         return {}
-    from jobs.slurm_queue import queue_states  # the Slurm adapter's module
+    from jobs.slurm_queue import QueueUnavailable, queue_states  # the Slurm adapter's module
 
-    return queue_states(campaign)
+    try:
+        return queue_states(campaign)
+    except QueueUnavailable as err:
+        # The files alone still say what is done; the queue only adds pending/running.
+        print(f"scalebench status: warning: no Slurm queue states ({err}); file states only", file=sys.stderr)
+        return {}
 
 
 def cmd_probe(args) -> int:

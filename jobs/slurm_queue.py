@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from jobs.errors import ScalebenchError
 from jobs.slurm import queued_array_tasks
 from jobs.slurm_scripts import job_name_prefix
 from jobs.slurm_submissions import read_submissions
@@ -10,17 +11,26 @@ from jobs.slurm_submissions import read_submissions
 _RANK = {"RUNNING": 3, "COMPLETING": 2, "CONFIGURING": 2}
 
 
+class QueueUnavailable(ScalebenchError):
+    """squeue is missing or the controller does not answer: the files still tell what is done."""
+
+
 def queue_states(campaign_dir: Path) -> dict[int, str]:
     """Campaign index -> squeue state (PENDING, RUNNING, ...) of its array tasks still in the queue.
 
     Job ids come from <campaign>/jobs/submissions.jsonl; finished tasks are absent (the files tell those).
-    Raises ScalebenchError if squeue is missing or the controller does not answer.
+    Raises QueueUnavailable if squeue is missing or the controller does not answer, and
+    ScalebenchError if submissions.jsonl is corrupt.
     """
     array_ids = [str(e["job_id"]) for e in read_submissions(campaign_dir) if e["kind"] == "array"]
     # A controller started afresh hands out job ids again: only trust jobs that carry our name.
     prefix = job_name_prefix(Path(campaign_dir).name)
     states: dict[int, str] = {}
-    for _, index, state, name in queued_array_tasks(array_ids):
+    try:
+        queued = queued_array_tasks(array_ids)
+    except ScalebenchError as err:
+        raise QueueUnavailable(str(err)) from err
+    for _, index, state, name in queued:
         if not name.startswith(prefix):
             continue
         if _RANK.get(state, 1) >= _RANK.get(states.get(index, ""), 0):

@@ -155,3 +155,26 @@ def test_corrupt_submissions_log_is_named(tmp_path):
     log.write_text('{"job_id": "12", "kind": "array", "indices": [0]}\n{"job_id": \n')
     proc = scalebench("status", tmp_path / "c")
     _one_line_error(proc, 1, f"{log}:2: not valid JSON")
+
+
+def test_status_without_a_controller_still_reports_the_files(slurm_cluster, tmp_path):
+    proc = scalebench(
+        "submit", TINY, "--node-types", "tc-core", "--dry-run", "--name", "q", "--results-dir", tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    campaign = tmp_path / "q"
+    # A submission log pointing at a job id, and a controller nobody answers on.
+    (campaign / "jobs" / "submissions.jsonl").write_text(
+        '{"node_type": "tc-core", "job_id": "4242", "kind": "array", "indices": [0]}\n'
+    )
+    conf = tmp_path / "slurm.conf"
+    text = slurm_cluster.conf.read_text()
+    conf.write_text(text.replace(f"SlurmctldPort={slurm_cluster.port_base}\n", "SlurmctldPort=9\n"))
+    proc = scalebench("status", campaign, env={**os.environ, "SLURM_CONF": str(conf)})
+    assert proc.returncode == 0, proc.stderr
+    assert "tc-core" in proc.stdout and "missing" in proc.stdout
+    warning = proc.stderr.strip().splitlines()
+    assert len(warning) == 1 and "no Slurm queue states" in warning[0], proc.stderr
+    # resume, which must not double-submit, still refuses without the queue
+    proc = scalebench("resume", campaign, env={**os.environ, "SLURM_CONF": str(conf)})
+    assert proc.returncode != 0
