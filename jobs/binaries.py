@@ -15,7 +15,8 @@ OPTION = re.compile(r"(?<![\w-])--([a-z][a-z0-9-]*)")
 
 def bin_dir() -> Path:
     """build/bin, or $SCALEBENCH_BIN_DIR (lets tests and odd installs point elsewhere)."""
-    return Path(os.environ.get("SCALEBENCH_BIN_DIR", BIN_DIR))
+    # Absolute: kernels run with the campaign directory as their working directory.
+    return Path(os.environ.get("SCALEBENCH_BIN_DIR", BIN_DIR)).resolve()
 
 
 def binary_path(name: str) -> Path:

@@ -25,11 +25,11 @@ NODE_KEYS = {
     "threads_per_core",
     "counters",
 }
-RUN_KEYS = {"repetitions", "warmup", "timeout_s"}
+RUN_KEYS = {"repetitions", "warmup", "timeout_s", "dump_image"}
 EXPERIMENT_KEYS = {"description", "node_types", "seed", "env", "sweep", "exclude"} | RUN_KEYS
 AXES = ("binary", "threads", "ranks", "pin", "counter_group")
 SWEEP_KEYS = set(AXES) | {"params", "env"} | RUN_KEYS
-DEFAULTS = {"repetitions": 3, "warmup": 1, "timeout_s": 300}
+DEFAULTS = {"repetitions": 3, "warmup": 1, "timeout_s": 300, "dump_image": False}
 NO_COUNTERS = "none"
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 THREAD_EXPR = re.compile(r"^\s*(?:(\d+)\s*\*\s*)?(cores|hwthreads|sockets)\s*(?:([+-])\s*(\d+))?\s*$")
@@ -228,6 +228,10 @@ def _run_settings(check: Checker, table: dict, where: str, inherited: dict) -> d
         run["warmup"] = check.int_(table["warmup"], f"{prefix}warmup", 0)
     if "timeout_s" in table:
         run["timeout_s"] = check.number(table["timeout_s"], f"{prefix}timeout_s")
+    if "dump_image" in table:
+        if not isinstance(table["dump_image"], bool):
+            check.fail(f"{prefix}dump_image", table["dump_image"], "must be true or false")
+        run["dump_image"] = table["dump_image"]
     return run
 
 

@@ -133,6 +133,10 @@ def _sweep_cases(check: Checker, exp: Experiment, sweep, where: str, node: str, 
         if pin == "smt-siblings" and shape["threads_per_core"] < 2:
             check.fail(f"{where}.pin", pin, f"node type {node} has no SMT siblings (1 thread per core)")
         options = binary_options(binary_path(binary))
+        if sweep.run["dump_image"] and "dump" not in options:
+            check.fail(f"{where}.dump_image", True, f"{binary} writes no image (it has no --dump)")
+        if sweep.run["dump_image"] and "dump" in params:
+            check.fail(f"{where}.params.dump", params["dump"], "give either params.dump or dump_image")
         argv = ["--threads", str(threads)] if "threads" in options else []
         for name in sorted(params):
             argv += [f"--{name.replace('_', '-')}", str(params[name])]
@@ -164,5 +168,7 @@ def _sweep_cases(check: Checker, exp: Experiment, sweep, where: str, node: str, 
             "env": dict(sweep.env),
             "argv": argv,
         }
+        if sweep.run["dump_image"]:
+            case["dump_image"] = True  # only when set, so the ids of other cases stay as they were
         case["case_id"] = case_id(case)
         yield case

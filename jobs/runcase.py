@@ -68,6 +68,10 @@ class Command(NamedTuple):
 def build_command(ctx: Context, case: dict, k: int, env=os.environ) -> Command:
     topo = host_topology(ctx.host)
     kernel = [str(binary_path(case["binary"])), *case["argv"], "--reps", "1", "--warmup", str(case["warmup"])]
+    if case.get("dump_image"):
+        # Relative to the campaign directory, the kernels' working directory: no whitespace of the
+        # campaign's path reaches likwid-pin, which splits its command line on it.
+        kernel += ["--dump", str(rep_image_path(case, k))]
     # OMP_NUM_THREADS = threads whatever the caller's shell says: likwid-pin sets it to its list length when
     # unset (shorter than threads when the list wraps) and truncates the list when it is smaller.
     run_env = dict(env) | {"OMP_NUM_THREADS": str(case["threads"])} | case["env"]
@@ -145,13 +149,21 @@ def parse_records(stdout: str) -> tuple[list[dict], list[dict]]:
     return warm, measured
 
 
-def run_process(argv: list[str], env: dict, timeout_s: float) -> tuple[int | None, str, str, bool]:
+def rep_image_path(case: dict, k: int) -> Path:
+    """Where repetition k of a dump_image case writes its --dump PGM, relative to the campaign."""
+    return Path("raw") / case["case_id"] / f"rep-{k}.pgm"
+
+
+def run_process(
+    argv: list[str], env: dict, timeout_s: float, cwd: Path | None = None
+) -> tuple[int | None, str, str, bool]:
     """(exit status, stdout, stderr, timed out). The child gets its own session so a timeout or Ctrl-C
     kills everything it started (likwid-pin's child, mpirun's ranks)."""
     try:
         proc = subprocess.Popen(
             argv,
             env=env,
+            cwd=cwd,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -216,7 +228,7 @@ def run_rep(ctx: Context, case: dict, k: int, env=os.environ) -> dict:
         return _failed(directory, k, harness | {"reason": str(err), "exit_status": None, "stderr_tail": ""})
     harness |= {"pin": command.pin, "counters": command.counters, "command": command.argv}
     started = time.monotonic()
-    status, out, err, timed_out = run_process(command.argv, command.env, case["timeout_s"])
+    status, out, err, timed_out = run_process(command.argv, command.env, case["timeout_s"], ctx.campaign_dir)
     runner_wall = time.monotonic() - started
     harness |= {"exit_status": status, "stderr_tail": _tail(err), "runner_wall_s": round(runner_wall, 6)}
     warm, measured = parse_records(out)

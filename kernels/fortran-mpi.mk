@@ -27,15 +27,24 @@ $(F_COMMON_OBJS): kernels/fortran-mpi.mk
 	@mkdir -p $(@D) $(F_MOD_DIR)
 	$(FC) $(FFLAGS_REF) -J$(F_MOD_DIR) -c $(filter %.f90,$^) -o $@
 
+# Per-model Fortran modules: the OpenMP region skeleton (sb_omp_f.f90) needs -fopenmp, so only the
+# omp kernels compile against it and link it.
+F_MODEL_OBJS_omp := $(F_OBJ_DIR)/sb_omp_f.o
+$(F_OBJ_DIR)/sb_omp_f.o: kernels/common/sb_omp_f.f90 $(F_OBJ_DIR)/harness_f.o kernels/fortran-mpi.mk
+	@mkdir -p $(@D) $(F_MOD_DIR)
+	$(FC) $(FFLAGS_REF) -fopenmp -J$(F_MOD_DIR) -c $< -o $@
+
 # $(1) kernel, $(2) model, $(3) model flags (compile and link)
 define f_kernel
-$(F_OBJ_DIR)/$(1)_f_$(2).o: kernels/$(1)/$(1)_f_$(2).f90 $(F_COMMON_OBJS) kernels/fortran-mpi.mk
+$(F_OBJ_DIR)/$(1)_f_$(2).o: kernels/$(1)/$(1)_f_$(2).f90 $(F_COMMON_OBJS) $(F_MODEL_OBJS_$(2)) \
+    kernels/fortran-mpi.mk
 	@mkdir -p $$(@D)
 	$$(FC) $$(FFLAGS_REF) $(3) -J$$(F_MOD_DIR) -c $$< -o $$@
 $(F_OBJ_DIR)/$(1)_f_$(2)_desc.o: kernels/$(1)/$(1)_f_$(2).c $$(HARNESS_HDRS) kernels/fortran-mpi.mk
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS_REF) $$(HARNESS_INC) -c $$< -o $$@
 $(BIN_DIR)/$(1)-f-$(2): $(F_OBJ_DIR)/$(1)_f_$(2).o $(F_OBJ_DIR)/$(1)_f_$(2)_desc.o $(F_COMMON_OBJS) \
+    $(F_MODEL_OBJS_$(2)) \
     $(call sb_buildinfo_obj,$(1)-f-$(2),$(strip $(FC) $(FC_VERSION) $(FFLAGS_REF) $(3) / C harness $(CFLAGS_REF) $(LIKWID_CFLAGS))) \
     $$(HARNESS_OBJS)
 	@mkdir -p $$(@D)

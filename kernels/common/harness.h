@@ -164,6 +164,11 @@ void sb_set_hits(sb_ctx *ctx, int64_t hits);
 /* Runtime failure (e.g. pthread_create failed): prints "<binary>: <message>" on stderr, exit 1. */
 void sb_fail(sb_ctx *ctx, const char *message);
 
+/* After an OpenMP parallel region, with the team size one thread read from omp_get_num_threads():
+ * sb_fail ("OpenMP gave <team> threads instead of <threads> (OMP_THREAD_LIMIT?)") unless the
+ * runtime gave exactly --threads threads, so a capped team never passes for the requested one. */
+void sb_check_team(sb_ctx *ctx, int32_t team);
+
 /* ---- MPI support (defaults: rank 0 of 1) ---------------------------------------------------- */
 
 /* Tells the harness this process's rank; only rank 0 prints records and writes --dump. The record

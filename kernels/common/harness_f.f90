@@ -24,7 +24,7 @@ module sb_harness
   end type sb_params
 
   public :: sb_compute_begin, sb_compute_end, sb_worker_begin, sb_worker_end, sb_set_hits
-  public :: sb_params_of, sb_image_of, sb_fail_with
+  public :: sb_check_team, sb_params_of, sb_image_of, sb_fail_with
 
   interface
     function sb_params_get(ctx) bind(C, name='sb_params_get')
@@ -66,6 +66,12 @@ module sb_harness
       type(c_ptr), value :: ctx
       integer(c_int64_t), value :: hits
     end subroutine sb_set_hits
+
+    subroutine sb_check_team(ctx, team) bind(C, name='sb_check_team')
+      import :: c_ptr, c_int32_t
+      type(c_ptr), value :: ctx
+      integer(c_int32_t), value :: team
+    end subroutine sb_check_team
 
     subroutine sb_fail(ctx, message) bind(C, name='sb_fail')
       import :: c_ptr, c_char

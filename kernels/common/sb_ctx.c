@@ -98,6 +98,15 @@ void sb_fail(sb_ctx *ctx, const char *message) {
     exit(1);
 }
 
+void sb_check_team(sb_ctx *ctx, int32_t team) {
+    if (team != ctx->cli.p.threads) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "OpenMP gave %d threads instead of %d (OMP_THREAD_LIMIT?)",
+                 (int)team, (int)ctx->cli.p.threads);
+        sb_fail(ctx, msg);
+    }
+}
+
 void sb_set_rank(sb_ctx *ctx, int32_t rank, int32_t nranks) {
     ctx->rank = rank;
     ctx->nranks = nranks;

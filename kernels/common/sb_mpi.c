@@ -89,13 +89,3 @@ void sb_mpi_report(sb_ctx *ctx) {
     free(times);
     free(all);
 }
-
-void sb_mpi_check_team(sb_ctx *ctx, int team) {
-    const int threads = sb_params_get(ctx)->threads;
-    if (team != threads) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "OpenMP gave %d threads instead of %d (OMP_THREAD_LIMIT?)", team,
-                 threads);
-        sb_fail(ctx, msg);
-    }
-}

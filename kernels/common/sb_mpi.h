@@ -33,7 +33,11 @@ void sb_mpi_compute_begin(sb_ctx *ctx);
 /* After sb_compute_end, on every rank (collective): rank times and placement to rank 0. */
 void sb_mpi_report(sb_ctx *ctx);
 
-/* sb_fail with a formatted team-size message when OpenMP gave fewer threads than asked. */
-void sb_mpi_check_team(sb_ctx *ctx, int team);
+/* Block `part` of [0, n) cut into `nparts` contiguous blocks: [n*part/nparts, n*(part+1)/nparts).
+ * 128-bit intermediate: n * part overflows int64 beyond 2^62 / nparts. */
+static inline void sb_block_range(int64_t n, int part, int nparts, int64_t *first, int64_t *end) {
+    *first = (int64_t)((__int128)n * part / nparts);
+    *end = (int64_t)((__int128)n * (part + 1) / nparts);
+}
 
 #endif /* SB_MPI_H */

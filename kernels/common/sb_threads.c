@@ -132,3 +132,21 @@ void sb_run_workers(sb_ctx *ctx, int32_t threads, void (*body)(void *arg, int32_
     pool.busy = 0;
     pthread_mutex_unlock(&pool.lock);
 }
+
+void sb_timed_queue_share(sb_ctx *ctx, pthread_barrier_t *barrier, sb_queue *queue, int32_t worker,
+                          sb_range_work work, void *arg) {
+    pthread_barrier_wait(barrier); /* all workers exist */
+    if (worker == 0)
+        sb_compute_begin(ctx);
+    pthread_barrier_wait(barrier); /* nobody starts before the clock */
+    sb_worker_begin(ctx, worker);
+    sb_queue_cursor cursor;
+    sb_queue_cursor_init(&cursor, queue, worker);
+    int64_t begin, end;
+    while (sb_queue_next(queue, &cursor, &begin, &end))
+        work(arg, worker, begin, end);
+    sb_worker_end(ctx, worker);
+    pthread_barrier_wait(barrier); /* every share is done */
+    if (worker == 0)
+        sb_compute_end(ctx);
+}

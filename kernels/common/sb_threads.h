@@ -9,6 +9,9 @@
 #define SB_THREADS_H
 
 #include "harness.h"
+#include "sb_workqueue.h"
+
+#include <pthread.h>
 
 /* Runs body(arg, worker) on `threads` workers (worker 0 = the caller) and returns when all are
  * done. The first call creates the pool (threads-1 helpers, shut down and joined at exit); later
@@ -17,5 +20,16 @@
  * joining the helpers already created, or if a later call asks for a different thread count. */
 void sb_run_workers(sb_ctx *ctx, int32_t threads, void (*body)(void *arg, int32_t worker),
                     void *arg);
+
+/* Work on a range of units [begin, end) of the queue, in worker `worker`. */
+typedef void (*sb_range_work)(void *arg, int32_t worker, int64_t begin, int64_t end);
+
+/* One worker's timed share, called by every worker from its sb_run_workers body, as harness.h's
+ * life cycle asks: all meet at `barrier` (initialised for `threads` workers), worker 0 starts the
+ * clock, all meet again so nobody starts before it; then sb_worker_begin, work(arg, worker, ...)
+ * for each range the queue hands this worker, sb_worker_end; all meet once the last range is
+ * done, and worker 0 stops the clock. */
+void sb_timed_queue_share(sb_ctx *ctx, pthread_barrier_t *barrier, sb_queue *queue, int32_t worker,
+                          sb_range_work work, void *arg);
 
 #endif /* SB_THREADS_H */

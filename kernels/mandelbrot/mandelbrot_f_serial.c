@@ -1,18 +1,12 @@
 /* Mandelbrot, Fortran serial: the descriptor; the loop is mandelbrot_f_serial.f90. */
 #include "harness.h"
+#include "sb_descriptors.h"
 
 int mandelbrot_f_serial_run(sb_ctx *ctx); /* Fortran, bind(C) */
 
 const sb_kernel_desc sb_kernel = {
-    .kernel = "mandelbrot",
+    SB_DESC_SERIAL("mandelbrot", SB_KERNEL_MANDELBROT),
     .lang = "f",
-    .model = "serial",
-    .kind = SB_KERNEL_MANDELBROT,
-    .max_threads = 1,
-    .default_schedule = SB_SCHED_NONE,
-    .default_sync = SB_SYNC_NONE,
-    .sync_by_schedule = {[SB_SCHED_NONE] = SB_BIT(SB_SYNC_NONE)},
-    .chunk_schedules = 0,
     .help =
         "Fortran 2008 serial model: one thread, rows top to bottom (gfortran, -ffp-contract=off);\n"
         "--schedule and --sync accept only none.",

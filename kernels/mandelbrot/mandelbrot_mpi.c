@@ -11,8 +11,8 @@
 #include "harness.h"
 #include "sb_mandelbrot.h"
 #include "sb_mpi.h"
+#include "sb_omp.h"
 
-#include <omp.h>
 #include <stdlib.h>
 
 enum { TAG_REQUEST = 1, TAG_CHUNK = 2 };
@@ -24,10 +24,10 @@ static int32_t static_rows(int32_t height, int cyclic, int32_t chunk, int rank, 
                            int32_t *rows) {
     int32_t n = 0;
     if (!cyclic) {
-        int32_t first = (int32_t)((int64_t)height * rank / nranks);
-        int32_t end = (int32_t)((int64_t)height * (rank + 1) / nranks);
-        for (int32_t j = first; j < end; j++)
-            rows[n++] = j;
+        int64_t first, end;
+        sb_block_range(height, rank, nranks, &first, &end);
+        for (int64_t j = first; j < end; j++)
+            rows[n++] = (int32_t)j;
     } else {
         for (int64_t c0 = (int64_t)rank * chunk; c0 < height; c0 += (int64_t)nranks * chunk)
             for (int64_t j = c0; j < c0 + chunk && j < height; j++)
@@ -78,13 +78,7 @@ static int run(sb_ctx *ctx) {
     int32_t chunk_first = 0; /* master mode: the chunk the team works on, -1 = done */
 #pragma omp parallel num_threads(p->threads)
     {
-        const int worker = omp_get_thread_num();
-#pragma omp single
-        team = omp_get_num_threads();
-#pragma omp master
-        sb_mpi_compute_begin(ctx);
-#pragma omp barrier
-        sb_worker_begin(ctx, worker);
+        const int worker = sb_omp_region_begin(ctx, &team, sb_mpi_compute_begin);
         if (!master_mode) {
 #pragma omp for schedule(dynamic, 1) nowait
             for (int32_t k = 0; k < nrows; k++)
@@ -108,13 +102,10 @@ static int run(sb_ctx *ctx) {
                 /* the for's implied barrier: nobody reads chunk_first while it is replaced */
             }
         }
-        sb_worker_end(ctx, worker);
-#pragma omp barrier
-#pragma omp master
-        sb_compute_end(ctx);
+        sb_omp_region_end(ctx, worker);
     }
     free(rows);
-    sb_mpi_check_team(ctx, team);
+    sb_check_team(ctx, team);
     MPI_Reduce(rank == 0 ? MPI_IN_PLACE : image, image, p->width * p->height, MPI_UINT32_T, MPI_SUM,
                0, MPI_COMM_WORLD);
     sb_mpi_report(ctx);

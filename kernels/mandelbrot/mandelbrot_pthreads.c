@@ -10,6 +10,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
+#include "sb_descriptors.h"
 #include "sb_mandelbrot.h"
 #include "sb_threads.h"
 #include "sb_workqueue.h"
@@ -27,7 +28,10 @@ typedef struct {
     pthread_mutex_t *row_locks; /* fine: one per row */
 } shared_state;
 
-static void compute_rows(shared_state *s, int64_t begin, int64_t end) {
+/* sb_range_work: rows [begin, end), stored as --sync says. */
+static void compute_rows(void *arg, int32_t worker, int64_t begin, int64_t end) {
+    (void)worker; /* rows go to the shared image whoever computes them */
+    shared_state *s = arg;
     const sb_params *p = s->p;
     const size_t w = (size_t)p->width;
     for (int32_t j = (int32_t)begin; j < (int32_t)end; j++) {
@@ -63,20 +67,7 @@ static void compute_rows(shared_state *s, int64_t begin, int64_t end) {
 
 static void worker_body(void *arg, int32_t worker) {
     shared_state *s = arg;
-    pthread_barrier_wait(&s->barrier); /* all workers exist */
-    if (worker == 0)
-        sb_compute_begin(s->ctx);
-    pthread_barrier_wait(&s->barrier); /* nobody starts before the clock */
-    sb_worker_begin(s->ctx, worker);
-    sb_queue_cursor cursor;
-    sb_queue_cursor_init(&cursor, &s->queue, worker);
-    int64_t begin, end;
-    while (sb_queue_next(&s->queue, &cursor, &begin, &end))
-        compute_rows(s, begin, end);
-    sb_worker_end(s->ctx, worker);
-    pthread_barrier_wait(&s->barrier); /* the last row is stored */
-    if (worker == 0)
-        sb_compute_end(s->ctx);
+    sb_timed_queue_share(s->ctx, &s->barrier, &s->queue, worker, compute_rows, s);
 }
 
 static int run(sb_ctx *ctx) {
@@ -103,23 +94,9 @@ static int run(sb_ctx *ctx) {
     return 0;
 }
 
-#define ALL_SYNCS                                                                                  \
-    (SB_BIT(SB_SYNC_NONE) | SB_BIT(SB_SYNC_COARSE) | SB_BIT(SB_SYNC_FINE) | SB_BIT(SB_SYNC_ATOMIC))
-
 const sb_kernel_desc sb_kernel = {
-    .kernel = "mandelbrot",
+    SB_DESC_PTHREADS("mandelbrot", SB_KERNEL_MANDELBROT),
     .lang = "c",
-    .model = "pthreads",
-    .kind = SB_KERNEL_MANDELBROT,
-    .max_threads = 4096,
-    .default_schedule = SB_SCHED_BLOCK,
-    .default_sync = SB_SYNC_NONE,
-    .sync_by_schedule =
-        {
-            [SB_SCHED_BLOCK] = ALL_SYNCS,
-            [SB_SCHED_CYCLIC] = ALL_SYNCS,
-            [SB_SCHED_QUEUE] = ALL_SYNCS & ~SB_BIT(SB_SYNC_NONE),
-        },
     .chunk_schedules = SB_BIT(SB_SCHED_CYCLIC) | SB_BIT(SB_SCHED_QUEUE),
     .help =
         "pthreads model: the calling thread is worker 0; threads-1 helpers are created once, on\n"

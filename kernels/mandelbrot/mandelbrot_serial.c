@@ -1,5 +1,6 @@
 /* Mandelbrot, serial: the reference every other model must match bit for bit. */
 #include "harness.h"
+#include "sb_descriptors.h"
 #include "sb_mandelbrot.h"
 
 static int run(sb_ctx *ctx) {
@@ -15,15 +16,8 @@ static int run(sb_ctx *ctx) {
 }
 
 const sb_kernel_desc sb_kernel = {
-    .kernel = "mandelbrot",
+    SB_DESC_SERIAL("mandelbrot", SB_KERNEL_MANDELBROT),
     .lang = "c",
-    .model = "serial",
-    .kind = SB_KERNEL_MANDELBROT,
-    .max_threads = 1,
-    .default_schedule = SB_SCHED_NONE,
-    .default_sync = SB_SYNC_NONE,
-    .sync_by_schedule = {[SB_SCHED_NONE] = SB_BIT(SB_SYNC_NONE)},
-    .chunk_schedules = 0,
     .help = "Serial model: one thread, rows top to bottom; --schedule and --sync accept only none.",
     .run = run,
 };

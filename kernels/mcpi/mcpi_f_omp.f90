@@ -6,8 +6,9 @@
 !   critical   !$omp critical around the shared total
 module mcpi_f_omp
   use, intrinsic :: iso_c_binding, only: c_ptr, c_int, c_int32_t, c_int64_t
-  use omp_lib
+  use omp_lib, only: omp_set_schedule, omp_set_dynamic
   use sb_harness
+  use sb_omp
   use mcpi_hits, only: mcpi_count_hits
   implicit none
   private
@@ -21,25 +22,16 @@ contains
     type(sb_params), pointer :: p
     integer(c_int64_t) :: nbatches, b, h, total
     integer(c_int32_t) :: worker
-    integer :: team
-    character(len=96) :: message
+    integer(c_int32_t) :: team
 
     p => sb_params_of(ctx)
     nbatches = (p%samples + p%batch - 1) / p%batch
-    call omp_set_schedule(omp_kind(p%schedule), int(p%chunk))
+    call omp_set_schedule(sb_omp_kind(p%schedule), int(p%chunk))
     call omp_set_dynamic(.false.)
     total = 0
     team = 0
     !$omp parallel num_threads(p%threads) default(shared) private(worker, b, h)
-    worker = int(omp_get_thread_num(), c_int32_t)
-    !$omp single
-    team = omp_get_num_threads()
-    !$omp end single
-    !$omp master
-    call sb_compute_begin(ctx)
-    !$omp end master
-    !$omp barrier
-    call sb_worker_begin(ctx, worker)
+    worker = sb_omp_region_begin(ctx, team)
     select case (p%sync)
     case (sb_sync_reduction)
       !$omp do schedule(runtime) reduction(+:total)
@@ -65,17 +57,9 @@ contains
       end do
       !$omp end do
     end select
-    call sb_worker_end(ctx, worker)
-    !$omp barrier
-    !$omp master
-    call sb_compute_end(ctx)
-    !$omp end master
+    call sb_omp_region_end(ctx, worker)
     !$omp end parallel
-    if (team /= p%threads) then
-      write (message, '(a, i0, a, i0, a)') 'OpenMP gave ', team, ' threads instead of ', &
-        p%threads, ' (OMP_THREAD_LIMIT?)'
-      call sb_fail_with(ctx, trim(message))
-    end if
+    call sb_check_team(ctx, team)
     call sb_set_hits(ctx, total)
     mcpi_f_omp_run = 0
   end function mcpi_f_omp_run
@@ -89,18 +73,5 @@ contains
     first = b * p%batch
     batch_hits = mcpi_count_hits(p%seed, first, min(p%batch, p%samples - first))
   end function batch_hits
-
-  integer(omp_sched_kind) function omp_kind(schedule)
-    integer(c_int32_t), intent(in) :: schedule
-
-    select case (schedule)
-    case (sb_sched_dynamic)
-      omp_kind = omp_sched_dynamic
-    case (sb_sched_guided)
-      omp_kind = omp_sched_guided
-    case default
-      omp_kind = omp_sched_static
-    end select
-  end function omp_kind
 
 end module mcpi_f_omp

@@ -6,42 +6,31 @@
  */
 #include "harness.h"
 #include "sb_mpi.h"
+#include "sb_omp.h"
 #include "sb_rng.h"
-
-#include <omp.h>
 
 static int run(sb_ctx *ctx) {
     const sb_params *p = sb_params_get(ctx);
     int nranks;
     const int rank = sb_mpi_attach(ctx, &nranks);
-    /* 128-bit intermediate: samples * rank overflows int64 beyond 2^62 / ranks */
-    const int64_t first = (int64_t)((__int128)p->samples * rank / nranks);
-    const int64_t end = (int64_t)((__int128)p->samples * (rank + 1) / nranks);
+    int64_t first, end;
+    sb_block_range(p->samples, rank, nranks, &first, &end);
     const int64_t nbatches = (end - first + p->batch - 1) / p->batch;
     omp_set_dynamic(0);
     int64_t hits = 0;
     int team = 0;
 #pragma omp parallel num_threads(p->threads)
     {
-        const int worker = omp_get_thread_num();
-#pragma omp single
-        team = omp_get_num_threads();
-#pragma omp master
-        sb_mpi_compute_begin(ctx);
-#pragma omp barrier
-        sb_worker_begin(ctx, worker);
+        const int worker = sb_omp_region_begin(ctx, &team, sb_mpi_compute_begin);
 #pragma omp for schedule(static) reduction(+ : hits) nowait
         for (int64_t b = 0; b < nbatches; b++) {
             int64_t s0 = first + b * p->batch;
             int64_t s1 = end - s0 > p->batch ? s0 + p->batch : end;
             hits += sb_pi_count_hits((uint64_t)p->seed, s0, s1);
         }
-        sb_worker_end(ctx, worker);
-#pragma omp barrier
-#pragma omp master
-        sb_compute_end(ctx);
+        sb_omp_region_end(ctx, worker);
     }
-    sb_mpi_check_team(ctx, team);
+    sb_check_team(ctx, team);
     int64_t total = 0;
     MPI_Reduce(&hits, &total, 1, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     sb_set_hits(ctx, rank == 0 ? total : hits);

@@ -11,6 +11,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
+#include "sb_descriptors.h"
 #include "sb_rng.h"
 #include "sb_threads.h"
 #include "sb_workqueue.h"
@@ -57,28 +58,21 @@ static void add_hits(shared_state *s, int32_t worker, int64_t h) {
     }
 }
 
-static void worker_body(void *arg, int32_t worker) {
+/* sb_range_work: batches [begin, end), each batch's hits published as --sync says. */
+static void count_batches(void *arg, int32_t worker, int64_t begin, int64_t end) {
     shared_state *s = arg;
     const sb_params *p = s->p;
     const uint64_t seed = (uint64_t)p->seed;
-    pthread_barrier_wait(&s->barrier);
-    if (worker == 0)
-        sb_compute_begin(s->ctx);
-    pthread_barrier_wait(&s->barrier);
-    sb_worker_begin(s->ctx, worker);
-    sb_queue_cursor cursor;
-    sb_queue_cursor_init(&cursor, &s->queue, worker);
-    int64_t begin, end;
-    while (sb_queue_next(&s->queue, &cursor, &begin, &end))
-        for (int64_t b = begin; b < end; b++) {
-            int64_t s0 = b * p->batch;
-            int64_t s1 = p->samples - s0 > p->batch ? s0 + p->batch : p->samples;
-            add_hits(s, worker, sb_pi_count_hits(seed, s0, s1));
-        }
-    sb_worker_end(s->ctx, worker);
-    pthread_barrier_wait(&s->barrier);
-    if (worker == 0)
-        sb_compute_end(s->ctx);
+    for (int64_t b = begin; b < end; b++) {
+        int64_t s0 = b * p->batch;
+        int64_t s1 = p->samples - s0 > p->batch ? s0 + p->batch : p->samples;
+        add_hits(s, worker, sb_pi_count_hits(seed, s0, s1));
+    }
+}
+
+static void worker_body(void *arg, int32_t worker) {
+    shared_state *s = arg;
+    sb_timed_queue_share(s->ctx, &s->barrier, &s->queue, worker, count_batches, s);
 }
 
 static int64_t collect_total(shared_state *s) {
@@ -117,23 +111,9 @@ static int run(sb_ctx *ctx) {
     return 0;
 }
 
-#define ALL_SYNCS                                                                                  \
-    (SB_BIT(SB_SYNC_NONE) | SB_BIT(SB_SYNC_COARSE) | SB_BIT(SB_SYNC_FINE) | SB_BIT(SB_SYNC_ATOMIC))
-
 const sb_kernel_desc sb_kernel = {
-    .kernel = "mcpi",
+    SB_DESC_PTHREADS("mcpi", SB_KERNEL_MCPI),
     .lang = "c",
-    .model = "pthreads",
-    .kind = SB_KERNEL_MCPI,
-    .max_threads = 4096,
-    .default_schedule = SB_SCHED_BLOCK,
-    .default_sync = SB_SYNC_NONE,
-    .sync_by_schedule =
-        {
-            [SB_SCHED_BLOCK] = ALL_SYNCS,
-            [SB_SCHED_CYCLIC] = ALL_SYNCS,
-            [SB_SCHED_QUEUE] = ALL_SYNCS & ~SB_BIT(SB_SYNC_NONE),
-        },
     .chunk_schedules = 0,
     .help =
         "pthreads model: the calling thread is worker 0; threads-1 helpers are created once, on\n"

@@ -1,5 +1,6 @@
 /* Monte-Carlo π, serial: the reference hit count. */
 #include "harness.h"
+#include "sb_descriptors.h"
 #include "sb_rng.h"
 
 static int run(sb_ctx *ctx) {
@@ -20,15 +21,8 @@ static int run(sb_ctx *ctx) {
 }
 
 const sb_kernel_desc sb_kernel = {
-    .kernel = "mcpi",
+    SB_DESC_SERIAL("mcpi", SB_KERNEL_MCPI),
     .lang = "c",
-    .model = "serial",
-    .kind = SB_KERNEL_MCPI,
-    .max_threads = 1,
-    .default_schedule = SB_SCHED_NONE,
-    .default_sync = SB_SYNC_NONE,
-    .sync_by_schedule = {[SB_SCHED_NONE] = SB_BIT(SB_SYNC_NONE)},
-    .chunk_schedules = 0,
     .help = "Serial model: one thread; --schedule and --sync accept only none.",
     .run = run,
 };

@@ -1,6 +1,7 @@
 /* C-level tests of the harness: checksum and RNG test vectors, option parser, work queue, PGM. */
 #define _GNU_SOURCE
 #include "sb_checksum.h"
+#include "sb_descriptors.h"
 #include "sb_options.h"
 #include "sb_pgm.h"
 #include "sb_rng.h"
@@ -12,47 +13,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#define ALL4                                                                                       \
-    (SB_BIT(SB_SYNC_NONE) | SB_BIT(SB_SYNC_COARSE) | SB_BIT(SB_SYNC_FINE) | SB_BIT(SB_SYNC_ATOMIC))
-
+/* The descriptors' field sets the kernels use (sb_descriptors.h), so these tests parse against the
+ * very schedule/sync tables the binaries accept. */
 static const sb_kernel_desc mandel_pthreads = {
-    .kernel = "mandelbrot",
+    SB_DESC_PTHREADS("mandelbrot", SB_KERNEL_MANDELBROT),
     .lang = "c",
-    .model = "pthreads",
-    .kind = SB_KERNEL_MANDELBROT,
-    .max_threads = 4096,
-    .default_schedule = SB_SCHED_BLOCK,
-    .default_sync = SB_SYNC_NONE,
-    .sync_by_schedule = {[SB_SCHED_BLOCK] = ALL4,
-                         [SB_SCHED_CYCLIC] = ALL4,
-                         [SB_SCHED_QUEUE] = ALL4 & ~SB_BIT(SB_SYNC_NONE)},
     .chunk_schedules = SB_BIT(SB_SCHED_CYCLIC) | SB_BIT(SB_SCHED_QUEUE),
 };
 
-static const sb_kernel_desc mcpi_serial = {
-    .kernel = "mcpi",
-    .lang = "c",
-    .model = "serial",
-    .kind = SB_KERNEL_MCPI,
-    .max_threads = 1,
-    .default_schedule = SB_SCHED_NONE,
-    .default_sync = SB_SYNC_NONE,
-    .sync_by_schedule = {[SB_SCHED_NONE] = SB_BIT(SB_SYNC_NONE)},
-};
+static const sb_kernel_desc mcpi_serial = {SB_DESC_SERIAL("mcpi", SB_KERNEL_MCPI), .lang = "c"};
 
-static const sb_kernel_desc mandel_omp = {
-    .kernel = "mandelbrot",
-    .lang = "c",
-    .model = "omp",
-    .kind = SB_KERNEL_MANDELBROT,
-    .max_threads = 4096,
-    .default_schedule = SB_SCHED_STATIC,
-    .default_sync = SB_SYNC_NONE,
-    .sync_by_schedule = {[SB_SCHED_STATIC] = SB_BIT(SB_SYNC_NONE),
-                         [SB_SCHED_DYNAMIC] = SB_BIT(SB_SYNC_NONE),
-                         [SB_SCHED_GUIDED] = SB_BIT(SB_SYNC_NONE)},
-    .chunk_schedules = SB_BIT(SB_SCHED_STATIC) | SB_BIT(SB_SCHED_DYNAMIC) | SB_BIT(SB_SCHED_GUIDED),
-};
+static const sb_kernel_desc mandel_omp = {SB_DESC_MANDELBROT_OMP, .lang = "c"};
 
 static char err[512];
 static sb_cli cli;

@@ -26,6 +26,12 @@ MALFORMED = [
     (HEAD + "timeout_s = nan\n" + OK_SWEEP, "timeout_s = nan: must be a finite number > 0"),
     (HEAD + 'timeout_s = "long"\n' + OK_SWEEP, "timeout_s = 'long': must be a number"),
     (HEAD + "seed = -4\n" + OK_SWEEP, "seed = -4: must be >= 0"),
+    (HEAD + "dump_image = 1\n" + OK_SWEEP, "dump_image = 1: must be true or false"),
+    (HEAD + OK_SWEEP + "dump_image = true\n", "sweep[0].dump_image = true: mcpi-c-omp writes no image"),
+    (
+        HEAD + '[[sweep]]\nbinary = ["mandelbrot-c-omp"]\ndump_image = true\nparams.dump = ["x.pgm"]\n',
+        "sweep[0].params.dump = 'x.pgm': give either params.dump or dump_image",
+    ),
     (HEAD, "sweep: missing"),
     (HEAD + "sweep = [1]\n", "sweep[0] = 1: must be a table"),
     (HEAD + OK_SWEEP + "threds = [1]\n", "sweep[0].threds = [1]: unknown key"),
@@ -68,8 +74,8 @@ MALFORMED = [
         "resolves to 0 on node type tc-core",
     ),
     (
-        HEAD + '[[sweep]]\nbinary = ["mandelbrot-c-serial"]\npin = ["compact"]\nparams.dump = ["a b.pgm"]\n',
-        "sweep[0].params = 'a b.pgm': likwid-pin splits its command line on whitespace",
+        HEAD + '[[sweep]]\nbinary = ["mandelbrot-c-serial"]\npin = ["compact"]\nparams.preset = ["a b"]\n',
+        "sweep[0].params = 'a b': likwid-pin splits its command line on whitespace",
     ),
     (HEAD + "[[sweep\n", "not valid TOML"),
     (

@@ -8,6 +8,14 @@ import pytest
 from .conftest import ROOT, run_cli
 
 
+def fnv1a64_u32(values) -> int:
+    """FNV-1a 64 over the values as little-endian uint32, as the design defines the image checksum."""
+    h = 0xCBF29CE484222325
+    for byte in b"".join(v.to_bytes(4, "little") for v in values):
+        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
 @pytest.mark.slow
 def test_smoke_campaign(tmp_path, bin_dir):
     results = tmp_path / "res"
@@ -42,6 +50,16 @@ def test_smoke_campaign(tmp_path, bin_dir):
             checksums[case["kernel"]].add(record["checksum"])
     # Same input, any model and thread count: one checksum per kernel.
     assert {k: len(v) for k, v in checksums.items()} == {"mandelbrot": 1, "mcpi": 1}
+
+    # dump_image: each repetition of the serial Mandelbrot case left its own image, and the image is
+    # what the record's checksum was computed over.
+    (dumping,) = [c for c in cases if c.get("dump_image")]
+    for k in range(dumping["reps"]):
+        image = (campaign / "raw" / dumping["case_id"] / f"rep-{k}.pgm").read_bytes()
+        header = b"P5\n128 128\n65535\n"
+        assert image.startswith(header) and len(image) == len(header) + 128 * 128 * 2
+        counts = [int.from_bytes(image[i : i + 2], "big") for i in range(len(header), len(image), 2)]
+        assert f"fnv1a64:{fnv1a64_u32(counts):016x}" in checksums["mandelbrot"]
 
     status = run_cli("status", campaign)
     assert status.returncode == 0
