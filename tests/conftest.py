@@ -1,7 +1,9 @@
 """Fixtures shared by every test suite: where the repository and the kernel binaries are."""
 
+import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,3 +21,24 @@ def bin_dir() -> Path:
     if not BIN_DIR.is_dir():
         pytest.fail(f"{BIN_DIR} does not exist: run the tests with `make test`, which builds the kernels")
     return BIN_DIR
+
+
+@pytest.fixture(scope="session")
+def kernel(bin_dir: Path):
+    """kernel("mandelbrot-c-omp") -> path of that binary, failing clearly when it was not built."""
+
+    def find(name: str) -> Path:
+        path = bin_dir / name
+        if not path.is_file():
+            pytest.fail(f"{path} is missing: build it with `make kernels`")
+        return path
+
+    return find
+
+
+@pytest.fixture(scope="session")
+def record_validator() -> jsonschema.Draft202012Validator:
+    """Validator of the kernels' raw records (kernels/record.schema.json, itself checked first)."""
+    schema = json.loads((ROOT / "kernels" / "record.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)

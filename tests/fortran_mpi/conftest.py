@@ -1,28 +1,28 @@
-"""Fixtures of the Fortran and MPI kernel tests: the binaries and the C serial references."""
+"""Fixtures of the Fortran and MPI kernel tests: mpirun and the C serial references (the `kernel`
+fixture is in tests/conftest.py)."""
 
 import shutil
 from pathlib import Path
 
 import pytest
 
-from .kernel_run import run_records
+from ..kernel_records import run_records
 
 # Small on purpose: the matrices below run each configuration once.
 MANDELBROT_ARGS = ["--width", "67", "--height", "43", "--max-iter", "600"]
 PI_ARGS = ["--samples", "30011", "--seed", "0xdeadbeefcafe"]
 
 
-@pytest.fixture(scope="session")
-def kernel(bin_dir: Path):
-    """kernel("mandelbrot-f-omp") -> path of that binary, failing clearly when it was not built."""
+def mandelbrot_args(preset: str, dump: Path, *more) -> list:
+    """The test image of `preset`, dumped to `dump`, plus `more` arguments."""
+    return [*MANDELBROT_ARGS, "--preset", preset, "--dump", dump, *more]
 
-    def find(name: str) -> Path:
-        path = bin_dir / name
-        if not path.is_file():
-            pytest.fail(f"{path} is missing: build it with `make kernels`")
-        return path
 
-    return find
+def assert_same_image(rec: dict, dump: Path, reference: tuple):
+    """Record and dump equal the reference's (checksum, work, dump bytes)."""
+    checksum, work, dump_bytes = reference
+    assert (rec["checksum"], rec["work"]) == (checksum, work)
+    assert dump.read_bytes() == dump_bytes
 
 
 @pytest.fixture(scope="session")
@@ -39,9 +39,7 @@ def mandelbrot_reference(kernel, tmp_path_factory):
     def reference(preset: str):
         if preset not in cache:
             dump = tmp_path_factory.mktemp("ref") / f"{preset}.pgm"
-            (rec,) = run_records(
-                kernel("mandelbrot-c-serial"), *MANDELBROT_ARGS, "--preset", preset, "--dump", dump
-            )
+            (rec,) = run_records(kernel("mandelbrot-c-serial"), *mandelbrot_args(preset, dump))
             cache[preset] = (rec["checksum"], rec["work"], dump.read_bytes())
         return cache[preset]
 

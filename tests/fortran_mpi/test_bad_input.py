@@ -6,7 +6,8 @@ import os
 
 import pytest
 
-from .kernel_run import MPI_ENV, MPI_TIMEOUT_S, leftover_processes, mpirun, run_raw
+from ..kernel_records import assert_error_line, assert_usage_error, run_raw
+from .mpi_run import leftover_processes, mpirun, mpirun_mpmd
 
 # (binary, arguments, texts the one stderr line must contain: option and value)
 BAD_FORTRAN_INVOCATIONS = [
@@ -48,28 +49,15 @@ def unique_token() -> str:
     return str(1_000_000 + os.getpid() % 1_000_000)
 
 
-def check_one_line_error(stderr: str, binary: str, expected: list[str]):
-    lines = stderr.splitlines()
-    mine = [line for line in lines if line.startswith(f"{binary}: ")]
-    assert len(mine) == 1, f"want exactly one error line from {binary}, got:\n{stderr}"
-    for text in expected:
-        assert text in mine[0], f"{text!r} missing from {mine[0]!r}"
-
-
 @pytest.mark.parametrize(("binary", "args", "expected"), BAD_FORTRAN_INVOCATIONS, ids=lambda v: str(v))
 def test_fortran_bad_input(kernel, tmp_path, binary, args, expected):
-    proc = run_raw([kernel(binary), *args], timeout=30)
-    assert proc.returncode == 2, proc.stderr
-    assert proc.stdout == ""
-    assert len(proc.stderr.splitlines()) == 1, proc.stderr
-    check_one_line_error(proc.stderr, binary, expected)
+    assert_usage_error(run_raw(kernel(binary), *args, timeout=30), binary, expected)
 
 
 def test_fortran_unwritable_dump_is_refused_before_computing(kernel, tmp_path):
     (tmp_path / "taken").mkdir()
-    proc = run_raw([kernel("mandelbrot-f-omp"), "--threads", "2", "--dump", tmp_path / "taken"], timeout=30)
-    assert proc.returncode == 2
-    check_one_line_error(proc.stderr, "mandelbrot-f-omp", ["--dump", "directory"])
+    proc = run_raw(kernel("mandelbrot-f-omp"), "--threads", "2", "--dump", tmp_path / "taken", timeout=30)
+    assert_usage_error(proc, "mandelbrot-f-omp", ["--dump", "directory"])
     assert [p.name for p in tmp_path.iterdir()] == ["taken"], "nothing may be written"
 
 
@@ -83,7 +71,7 @@ def test_mpi_bad_input_on_every_rank(kernel, binary, args, expected):
     proc = mpirun(3, kernel(binary), *marker, *args)
     assert proc.returncode == 2, proc.stderr
     assert proc.stdout == ""
-    check_one_line_error(proc.stderr, binary, expected)  # rank 0 speaks for all three
+    assert_error_line(proc.stderr, binary, expected)  # rank 0 speaks for all three
     assert leftover_processes(f"{binary} .*{token}") == ""
 
 
@@ -94,22 +82,7 @@ def test_mpi_bad_input_on_some_ranks_does_not_hang(kernel):
     token = unique_token()
     binary = kernel("mandelbrot-c-mpi")
     good = ["--width", "40", "--height", "40", "--max-iter", token]
-    command = [
-        "mpirun",
-        "--oversubscribe",
-        "-np",
-        "1",
-        binary,
-        *good,
-        ":",
-        "-np",
-        "2",
-        binary,
-        *good,
-        "--threads",
-        "0",
-    ]
-    proc = run_raw(command, env=MPI_ENV, timeout=MPI_TIMEOUT_S)
+    proc = mpirun_mpmd(["-np", 1, binary, *good], ["-np", 2, binary, *good, "--threads", "0"])
     assert proc.returncode != 0
     assert proc.stdout == "", "no record from a job that failed"
     assert leftover_processes(f"mandelbrot-c-mpi .*{token}") == ""
@@ -123,22 +96,7 @@ def test_mpi_rank_failing_at_run_time_aborts_the_job(kernel):
     token = unique_token()
     binary = kernel("mcpi-c-mpi")
     args = ["--samples", "100000", "--threads", "2", "--seed", token]
-    command = [
-        "mpirun",
-        "--oversubscribe",
-        "-np",
-        "2",
-        binary,
-        *args,
-        ":",
-        "-np",
-        "1",
-        "-x",
-        "OMP_THREAD_LIMIT=1",
-        binary,
-        *args,
-    ]
-    proc = run_raw(command, env=MPI_ENV, timeout=MPI_TIMEOUT_S)
+    proc = mpirun_mpmd(["-np", 2, binary, *args], ["-np", 1, "-x", "OMP_THREAD_LIMIT=1", binary, *args])
     # mpirun (Open MPI 4.1.4) itself sometimes dies with SIGSEGV in PMIx_server_finalize after an
     # MPI_Abort (1 in ~8 runs here), so any failure status counts; what matters is no hang, no leak.
     assert proc.returncode != 0, proc.stderr

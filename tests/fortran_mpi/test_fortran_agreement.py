@@ -4,8 +4,8 @@ batch size, including seeds with the top bit set (the signed int64 path of the F
 
 import pytest
 
-from .conftest import MANDELBROT_ARGS, PI_ARGS
-from .kernel_run import run_records
+from ..kernel_records import run_records
+from .conftest import MANDELBROT_ARGS, PI_ARGS, assert_same_image, mandelbrot_args
 
 THREADS = [1, 2, 3, 7, 16]
 OMP_SCHEDULES = ["static", "static,1", "dynamic", "dynamic,4", "guided", "guided,3"]
@@ -16,32 +16,18 @@ SEED = PI_ARGS[3]
 
 @pytest.mark.parametrize("preset", ["asymmetric", "symmetric"])
 def test_mandelbrot_f_serial_equals_c_serial(kernel, mandelbrot_reference, tmp_path, preset):
-    checksum, work, dump = mandelbrot_reference(preset)
     out = tmp_path / "f.pgm"
-    (rec,) = run_records(kernel("mandelbrot-f-serial"), *MANDELBROT_ARGS, "--preset", preset, "--dump", out)
-    assert (rec["checksum"], rec["work"]) == (checksum, work)
-    assert out.read_bytes() == dump
+    (rec,) = run_records(kernel("mandelbrot-f-serial"), *mandelbrot_args(preset, out))
+    assert_same_image(rec, out, mandelbrot_reference(preset))
 
 
 @pytest.mark.parametrize("schedule", OMP_SCHEDULES)
 @pytest.mark.parametrize("threads", THREADS)
 def test_mandelbrot_f_omp_equals_c_serial(kernel, mandelbrot_reference, tmp_path, threads, schedule):
-    checksum, work, dump = mandelbrot_reference("asymmetric")
     out = tmp_path / "f.pgm"
-    (rec,) = run_records(
-        kernel("mandelbrot-f-omp"),
-        *MANDELBROT_ARGS,
-        "--preset",
-        "asymmetric",
-        "--threads",
-        threads,
-        "--schedule",
-        schedule,
-        "--dump",
-        out,
-    )
-    assert (rec["checksum"], rec["work"]) == (checksum, work)
-    assert out.read_bytes() == dump
+    args = mandelbrot_args("asymmetric", out, "--threads", threads, "--schedule", schedule)
+    (rec,) = run_records(kernel("mandelbrot-f-omp"), *args)
+    assert_same_image(rec, out, mandelbrot_reference("asymmetric"))
     assert (rec["lang"], rec["model"], rec["threads"], rec["schedule"]) == ("f", "omp", threads, schedule)
     assert len(rec["placement"]) == threads
 

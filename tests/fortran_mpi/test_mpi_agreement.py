@@ -4,8 +4,8 @@ record carries ranks, threads, every rank's time and the placement of every rank
 
 import pytest
 
-from .conftest import MANDELBROT_ARGS, PI_ARGS
-from .kernel_run import mpirun_records
+from .conftest import PI_ARGS, assert_same_image, mandelbrot_args
+from .mpi_run import mpirun_records
 
 pytestmark = [pytest.mark.mpi, pytest.mark.usefixtures("need_mpirun")]
 
@@ -23,21 +23,11 @@ def check_mpi_record(rec: dict, ranks: int, threads: int):
 @pytest.mark.parametrize("schedule", MPI_SCHEDULES)
 @pytest.mark.parametrize("ranks", RANKS)
 def test_mandelbrot_mpi_equals_c_serial(kernel, mandelbrot_reference, tmp_path, ranks, schedule):
-    checksum, work, dump = mandelbrot_reference("asymmetric")
     out = tmp_path / "mpi.pgm"
-    (rec,) = mpirun_records(
-        ranks,
-        kernel("mandelbrot-c-mpi"),
-        *MANDELBROT_ARGS,
-        "--preset",
-        "asymmetric",
-        "--schedule",
-        schedule,
-        "--dump",
-        out,
-    )
-    assert (rec["checksum"], rec["work"], rec["schedule"]) == (checksum, work, schedule)
-    assert out.read_bytes() == dump
+    args = mandelbrot_args("asymmetric", out, "--schedule", schedule)
+    (rec,) = mpirun_records(ranks, kernel("mandelbrot-c-mpi"), *args)
+    assert_same_image(rec, out, mandelbrot_reference("asymmetric"))
+    assert rec["schedule"] == schedule
     # only rank 0 writes the dump; no rank leaves a temporary file behind
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mpi.pgm"]
     check_mpi_record(rec, ranks, 1)
@@ -45,28 +35,13 @@ def test_mandelbrot_mpi_equals_c_serial(kernel, mandelbrot_reference, tmp_path, 
 
 @pytest.mark.parametrize("schedule", ["block", "cyclic,2", "master,3"])
 def test_mandelbrot_mpi_3_ranks_x_2_threads(kernel, mandelbrot_reference, tmp_path, schedule):
-    checksum, work, dump = mandelbrot_reference("symmetric")
     out = tmp_path / "mpi.pgm"
-    recs = mpirun_records(
-        3,
-        kernel("mandelbrot-c-mpi"),
-        *MANDELBROT_ARGS,
-        "--preset",
-        "symmetric",
-        "--threads",
-        "2",
-        "--schedule",
-        schedule,
-        "--dump",
-        out,
-        "--reps",
-        "2",
-    )
+    args = mandelbrot_args("symmetric", out, "--threads", "2", "--schedule", schedule, "--reps", "2")
+    recs = mpirun_records(3, kernel("mandelbrot-c-mpi"), *args)
     assert len(recs) == 2, "one record per repetition, from rank 0 only"
     for rec in recs:
-        assert (rec["checksum"], rec["work"]) == (checksum, work)
+        assert_same_image(rec, out, mandelbrot_reference("symmetric"))
         check_mpi_record(rec, 3, 2)
-    assert out.read_bytes() == dump
 
 
 @pytest.mark.parametrize(

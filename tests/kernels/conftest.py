@@ -1,22 +1,9 @@
-"""Fixtures of the kernel tests: the binaries and the sanitizer builds."""
+"""Fixtures of the C kernel tests: the sanitizer builds (the `kernel` fixture is in tests/conftest.py)."""
 
 import subprocess
 from pathlib import Path
 
 import pytest
-
-
-@pytest.fixture(scope="session")
-def kernel(bin_dir: Path):
-    """kernel("mandelbrot-c-omp") -> path of that binary, failing clearly when it was not built."""
-
-    def find(name: str) -> Path:
-        path = bin_dir / name
-        if not path.is_file():
-            pytest.fail(f"{path} is missing: build it with `make kernels`")
-        return path
-
-    return find
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,7 @@ the same table under the ASan+UBSan build must stay free of sanitizer reports.""
 
 import pytest
 
-from .kernel_runner import run_raw
+from ..kernel_records import assert_usage_error, run_raw
 
 # (binary, arguments, texts the one stderr line must contain: option and value)
 BAD_INVOCATIONS = [
@@ -63,30 +63,20 @@ def ids(case):
     return f"{case[0]} {' '.join(case[1])}"
 
 
-def check_one_line_error(proc, binary, expected):
-    assert proc.returncode == 2, f"exit {proc.returncode}, stderr: {proc.stderr!r}"
-    lines = proc.stderr.splitlines()
-    assert len(lines) == 1, f"expected one stderr line, got {lines}"
-    assert lines[0].startswith(f"{binary}: "), lines[0]
-    for text in expected:
-        assert text in lines[0], f"{text!r} missing from {lines[0]!r}"
-    assert proc.stdout == ""
-
-
 def test_table_is_large_enough():
     assert len(BAD_INVOCATIONS) >= 15
 
 
 @pytest.mark.parametrize(("binary", "args", "expected"), BAD_INVOCATIONS, ids=map(ids, BAD_INVOCATIONS))
 def test_bad_invocation(kernel, binary, args, expected):
-    check_one_line_error(run_raw(kernel(binary), *args, timeout=10), binary, expected)
+    assert_usage_error(run_raw(kernel(binary), *args, timeout=10), binary, expected)
 
 
 @pytest.mark.parametrize(("binary", "args", "expected"), BAD_INVOCATIONS, ids=map(ids, BAD_INVOCATIONS))
 def test_bad_invocation_under_asan_ubsan(sanitized_dir, binary, args, expected):
     env = {"ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0", "UBSAN_OPTIONS": "print_stacktrace=1"}
     proc = run_raw(sanitized_dir / "asan" / binary, *args, env=env, timeout=30)
-    check_one_line_error(proc, binary, expected)
+    assert_usage_error(proc, binary, expected)
 
 
 def test_only_first_mpi_rank_prints_the_error(kernel):

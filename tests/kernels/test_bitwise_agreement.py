@@ -6,7 +6,7 @@ independent implementation, so agreement here means every variant computes the d
 
 import pytest
 
-from .kernel_runner import checksums, run_records
+from ..kernel_records import checksums, run_records
 
 THREADS = [1, 2, 3, 4, 7, 16, 64]
 # Odd sizes so no schedule divides the rows evenly; the asymmetric region so rows differ in cost.

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .kernel_runner import run_raw, run_records
+from ..kernel_records import run_raw, run_records
 
 PRESETS = {"symmetric": (-2.0, 0.5, -1.25, 1.25), "asymmetric": (-0.75, 0.25, 0.0, 1.0)}
 

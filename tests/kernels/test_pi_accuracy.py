@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from .kernel_runner import run_records
+from ..kernel_records import run_records
 
 MASK = (1 << 64) - 1
 

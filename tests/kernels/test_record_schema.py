@@ -1,24 +1,17 @@
 """Every record validates against kernels/record.schema.json, and the fields mean what they say."""
 
 import copy
-import json
 
 import jsonschema
 import pytest
 
-from .kernel_runner import C_BINARIES, run_records
+from ..kernel_records import run_records
 
+C_BINARIES = [f"{k}-c-{m}" for k in ("mandelbrot", "mcpi") for m in ("serial", "omp", "pthreads")]
 CASES = {
     "mandelbrot": ["--width", 32, "--height", 24, "--max-iter", 100],
     "mcpi": ["--samples", 5000, "--batch", 64],
 }
-
-
-@pytest.fixture(scope="module")
-def validator(repo_root):
-    schema = json.loads((repo_root / "kernels" / "record.schema.json").read_text())
-    jsonschema.Draft202012Validator.check_schema(schema)
-    return jsonschema.Draft202012Validator(schema)
 
 
 @pytest.fixture(scope="module")
@@ -27,13 +20,13 @@ def sample_record(kernel):
 
 
 @pytest.mark.parametrize("binary", C_BINARIES)
-def test_records_validate_and_describe_the_run(kernel, validator, binary):
+def test_records_validate_and_describe_the_run(kernel, record_validator, binary):
     name, lang, model = binary.split("-")
     threads = 1 if model == "serial" else 3
     records = run_records(kernel(binary), *CASES[name], "--threads", threads, "--reps", 3, "--warmup", 2)
     assert len(records) == 5
     for record in records:
-        validator.validate(record)
+        record_validator.validate(record)
         assert (record["kernel"], record["lang"], record["model"]) == (name, lang, model)
         assert record["threads"] == threads and record["ranks"] == 1
         assert len(record["placement"]) == threads
@@ -61,11 +54,11 @@ def test_records_validate_and_describe_the_run(kernel, validator, binary):
         ("mcpi-c-pthreads", "cyclic", "fine"),
     ],
 )
-def test_schedule_and_sync_echoed(kernel, validator, binary, schedule, sync):
+def test_schedule_and_sync_echoed(kernel, record_validator, binary, schedule, sync):
     (record,) = run_records(
         kernel(binary), *CASES[binary.split("-")[0]], "--threads", 2, "--schedule", schedule, "--sync", sync
     )
-    validator.validate(record)
+    record_validator.validate(record)
     assert (record["schedule"], record["sync"]) == (schedule, sync)
 
 
@@ -94,15 +87,15 @@ def test_cpu_time_counts_all_threads(kernel):
         lambda r: r.update(warmup=0),
     ],
 )
-def test_schema_rejects_malformed_records(validator, sample_record, mutate):
+def test_schema_rejects_malformed_records(record_validator, sample_record, mutate):
     record = copy.deepcopy(sample_record)
     mutate(record)
     with pytest.raises(jsonschema.ValidationError):
-        validator.validate(record)
+        record_validator.validate(record)
 
 
-def test_schema_accepts_mpi_rank_times_and_extended_result(validator, sample_record):
+def test_schema_accepts_mpi_rank_times_and_extended_result(record_validator, sample_record):
     record = copy.deepcopy(sample_record)
     record.update(ranks=2, rank_wall_s=[0.1, 0.2])
     record["result"]["note"] = "extension point"
-    validator.validate(record)
+    record_validator.validate(record)

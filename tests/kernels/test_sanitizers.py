@@ -21,7 +21,7 @@ import subprocess
 
 import pytest
 
-from .kernel_runner import checksums, run_raw
+from ..kernel_records import checksums, run_raw
 
 TSAN_ENV = {"TSAN_OPTIONS": "halt_on_error=1 second_deadlock_stack=1"}
 MANDELBROT = ["--width", 24, "--height", 19, "--max-iter", 150, "--preset", "asymmetric"]
@@ -42,9 +42,31 @@ def all_records_agree(stdout: str, reference: str) -> bool:
     return len(sums) == 5 and set(sums) == {reference}
 
 
+def prints_checksum(stdout: str, reference: str) -> bool:
+    return reference in stdout
+
+
 def assert_clean(proc, what):
     assert proc.returncode == 0, f"{what}: exit {proc.returncode}\n{proc.stderr[-3000:]}"
     assert "ThreadSanitizer" not in proc.stderr and "WARNING" not in proc.stderr, proc.stderr[-3000:]
+
+
+def assert_tsan_clean(kernel, sanitized_dir, binary: str, case: list, args: list, env: dict, agrees):
+    """build/tsan/<binary> on `case` + `args` with 2 and 5 threads: no report, and agrees(stdout,
+    checksum) with the C serial reference of `case`."""
+    (reference,) = checksums(kernel(binary.split("-")[0] + "-c-serial"), *case)
+    for threads in (2, 5):
+        proc = run_raw(sanitized_dir / "tsan" / binary, *case, "--threads", threads, *args, env=env)
+        assert_clean(proc, f"{binary} threads {threads}")
+        assert agrees(proc.stdout, reference)
+
+
+def assert_canary_race_reported(tmp_path, compile_command: list, source: str, env: dict):
+    """A deliberately racy program built with `compile_command` is reported, so the checker sees races."""
+    binary = tmp_path / "canary"
+    subprocess.run([*compile_command, source, "-o", str(binary)], check=True)
+    proc = run_raw(binary, env=env)
+    assert proc.returncode != 0 and "WARNING: ThreadSanitizer: data race" in proc.stderr
 
 
 @pytest.mark.parametrize(
@@ -53,12 +75,10 @@ def assert_clean(proc, what):
     + [("queue,3", y) for y in ["coarse", "fine", "atomic"]],
 )
 def test_mandelbrot_pthreads_tsan_clean(kernel, sanitized_dir, schedule, sync):
-    (reference,) = checksums(kernel("mandelbrot-c-serial"), *MANDELBROT)
-    for threads in (2, 5):
-        args = [*MANDELBROT, "--threads", threads, "--schedule", schedule, "--sync", sync, *POOL_REUSE]
-        proc = run_raw(sanitized_dir / "tsan" / "mandelbrot-c-pthreads", *args, env=TSAN_ENV)
-        assert_clean(proc, f"threads {threads}")
-        assert all_records_agree(proc.stdout, reference)
+    args = ["--schedule", schedule, "--sync", sync, *POOL_REUSE]
+    assert_tsan_clean(
+        kernel, sanitized_dir, "mandelbrot-c-pthreads", MANDELBROT, args, TSAN_ENV, all_records_agree
+    )
 
 
 @pytest.mark.parametrize(
@@ -67,31 +87,14 @@ def test_mandelbrot_pthreads_tsan_clean(kernel, sanitized_dir, schedule, sync):
     + [("queue", y) for y in ["coarse", "fine", "atomic"]],
 )
 def test_mcpi_pthreads_tsan_clean(kernel, sanitized_dir, schedule, sync):
-    (reference,) = checksums(kernel("mcpi-c-serial"), *PI)
-    for threads in (2, 5):
-        args = [*PI, "--threads", threads, "--batch", 13, "--schedule", schedule, "--sync", sync, *POOL_REUSE]
-        proc = run_raw(sanitized_dir / "tsan" / "mcpi-c-pthreads", *args, env=TSAN_ENV)
-        assert_clean(proc, f"threads {threads}")
-        assert all_records_agree(proc.stdout, reference)
+    args = ["--batch", 13, "--schedule", schedule, "--sync", sync, *POOL_REUSE]
+    assert_tsan_clean(kernel, sanitized_dir, "mcpi-c-pthreads", PI, args, TSAN_ENV, all_records_agree)
 
 
 def test_tsan_reports_a_real_race(repo_root, tmp_path):
-    binary = tmp_path / "canary"
-    subprocess.run(
-        [
-            "gcc",
-            "-g",
-            "-O1",
-            "-fsanitize=thread",
-            "-pthread",
-            str(repo_root / "kernels/tests/tsan_canary_pthreads.c"),
-            "-o",
-            str(binary),
-        ],
-        check=True,
-    )
-    proc = run_raw(binary, env=TSAN_ENV)
-    assert proc.returncode != 0 and "WARNING: ThreadSanitizer: data race" in proc.stderr
+    command = ["gcc", "-g", "-O1", "-fsanitize=thread", "-pthread"]
+    source = str(repo_root / "kernels/tests/tsan_canary_pthreads.c")
+    assert_canary_race_reported(tmp_path, command, source, TSAN_ENV)
 
 
 @pytest.fixture(scope="module")
@@ -107,59 +110,20 @@ def archer_env():
 
 
 def test_archer_reports_a_real_openmp_race(repo_root, tmp_path, archer_env):
-    binary = tmp_path / "canary-omp"
-    subprocess.run(
-        [
-            "clang",
-            "-g",
-            "-O1",
-            "-fopenmp",
-            "-fsanitize=thread",
-            str(repo_root / "kernels/tests/tsan_canary_omp.c"),
-            "-o",
-            str(binary),
-        ],
-        check=True,
-    )
-    proc = run_raw(binary, env=archer_env)
-    assert proc.returncode != 0 and "WARNING: ThreadSanitizer: data race" in proc.stderr
+    command = ["clang", "-g", "-O1", "-fopenmp", "-fsanitize=thread"]
+    source = str(repo_root / "kernels/tests/tsan_canary_omp.c")
+    assert_canary_race_reported(tmp_path, command, source, archer_env)
 
 
 @pytest.mark.parametrize("schedule", ["static", "dynamic,2", "guided"])
 def test_mandelbrot_omp_archer_clean(kernel, sanitized_dir, archer_env, schedule):
-    (reference,) = checksums(kernel("mandelbrot-c-serial"), *MANDELBROT)
-    for threads in (2, 5):
-        proc = run_raw(
-            sanitized_dir / "tsan" / "mandelbrot-c-omp",
-            *MANDELBROT,
-            "--threads",
-            threads,
-            "--schedule",
-            schedule,
-            "--reps",
-            2,
-            env=archer_env,
-        )
-        assert_clean(proc, f"threads {threads}")
-        assert reference in proc.stdout
+    args = ["--schedule", schedule, "--reps", 2]
+    assert_tsan_clean(
+        kernel, sanitized_dir, "mandelbrot-c-omp", MANDELBROT, args, archer_env, prints_checksum
+    )
 
 
 @pytest.mark.parametrize("sync", ["reduction", "atomic", "critical"])
 def test_mcpi_omp_archer_clean(kernel, sanitized_dir, archer_env, sync):
-    (reference,) = checksums(kernel("mcpi-c-serial"), *PI)
-    for threads in (2, 5):
-        proc = run_raw(
-            sanitized_dir / "tsan" / "mcpi-c-omp",
-            *PI,
-            "--threads",
-            threads,
-            "--batch",
-            13,
-            "--schedule",
-            "dynamic",
-            "--sync",
-            sync,
-            env=archer_env,
-        )
-        assert_clean(proc, f"threads {threads}")
-        assert reference in proc.stdout
+    args = ["--batch", 13, "--schedule", "dynamic", "--sync", sync]
+    assert_tsan_clean(kernel, sanitized_dir, "mcpi-c-omp", PI, args, archer_env, prints_checksum)

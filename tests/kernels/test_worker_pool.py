@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from .kernel_runner import checksums, run_raw, run_records
+from ..kernel_records import checksums, run_raw, run_records
 
 PTHREADS = ["mandelbrot-c-pthreads", "mcpi-c-pthreads"]
 SMALL = {
