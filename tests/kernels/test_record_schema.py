@@ -1,6 +1,7 @@
 """Every record validates against kernels/record.schema.json, and the fields mean what they say."""
 
 import copy
+import statistics
 
 import jsonschema
 import pytest
@@ -64,14 +65,17 @@ def test_schedule_and_sync_echoed(kernel, record_validator, binary, schedule, sy
 
 def test_cpu_time_counts_all_threads(kernel):
     # the same work on 1 and on 2 workers costs the same CPU time if getrusage covers every thread;
-    # counting only the main thread would show about half
-    args = ["--samples", 40_000_000, "--threads"]
-    (one,) = run_records(kernel("mcpi-c-pthreads"), *args, 1)
-    (two,) = run_records(kernel("mcpi-c-pthreads"), *args, 2)
-    cpu_one = one["cpu_user_s"] + one["cpu_sys_s"]
-    cpu_two = two["cpu_user_s"] + two["cpu_sys_s"]
+    # counting only the main thread would show about half. Medians of 3 and a threshold between 0.5 and
+    # 1 keep the test meaningful on a loaded machine.
+    args = ["--samples", 20_000_000, "--reps", 3, "--threads"]
+
+    def median_cpu(threads: int) -> float:
+        records = run_records(kernel("mcpi-c-pthreads"), *args, threads)
+        return statistics.median(r["cpu_user_s"] + r["cpu_sys_s"] for r in records)
+
+    cpu_one, cpu_two = median_cpu(1), median_cpu(2)
     assert cpu_one > 0.02
-    assert cpu_two > 0.75 * cpu_one, (cpu_one, cpu_two)
+    assert cpu_two > 0.65 * cpu_one, (cpu_one, cpu_two)
 
 
 @pytest.mark.parametrize(
