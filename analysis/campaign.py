@@ -140,8 +140,17 @@ def _read_toml(path: Path, problems: list) -> dict:
 def cores_of(node_type: str, campaign: Campaign, records: pd.DataFrame) -> tuple[int | None, str]:
     """Physical cores of a node type and where that number came from.
 
-    Looked up in the manifest (topology per node type), then campaign.toml (node type definition), then
-    inferred from the CPUs the records ran on (hardware threads, an upper bound for cores)."""
+    Looked up in hosts/<hostname>.json (topology probed on a node that ran the type's records), the
+    manifest (topology per node type), campaign.toml (node type definition), then inferred from the CPUs
+    the records ran on (hardware threads, an upper bound for cores)."""
+    if not records.empty and "hostname" in records:
+        hosts = records.loc[records["node_type"] == node_type, "hostname"].dropna().astype(str).unique()
+        for host in sorted(hosts):
+            probed = _read_json(campaign.path / "hosts" / f"{host}.json", [])
+            topology = probed.get("topology")
+            cores = _cores_in(topology) if isinstance(topology, dict) else None
+            if cores:
+                return cores, f"hosts/{host}.json"
     for source, tree in (("manifest.json", campaign.manifest), ("campaign.toml", campaign.config)):
         entry = _find_node_entry(tree, node_type)
         cores = _cores_in(entry) if entry else None
