@@ -1,26 +1,18 @@
-"""Atomic file writes: temporary file in the same directory, fsync, rename (docs/formats.md).
+"""Atomic writes of the analysis outputs (tables, plots, reports, cache).
 
-A reader never sees a half-written table or report, and a crash leaves the previous version intact.
+The mechanism (temp file, fsync, rename) is the engine's, `jobs.atomic`; the analysis only adds that
+its output directories are created on first use.
 """
 
-import os
-import tempfile
 from pathlib import Path
+
+from jobs.atomic import write_atomic
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, data)
 
 
 def write_text_atomic(path: Path, text: str) -> None:

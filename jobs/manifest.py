@@ -13,44 +13,33 @@ from jobs.binaries import binary_path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _first_line(argv: list[str], cwd: Path = ROOT) -> str | None:
+def _run(argv: list[str], cwd: Path = ROOT) -> subprocess.CompletedProcess | None:
+    """The finished command, or None if it could not start or did not finish in time."""
     try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=20, cwd=cwd, check=False)
+        return subprocess.run(argv, capture_output=True, text=True, timeout=20, cwd=cwd, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    text = (out.stdout or out.stderr).strip()
-    return text.splitlines()[0].strip() if out.returncode == 0 and text else None
+
+
+def _first_line(argv: list[str], cwd: Path = ROOT) -> str | None:
+    out = _run(argv, cwd)
+    text = (out.stdout or out.stderr).strip() if out else ""
+    return text.splitlines()[0].strip() if out and out.returncode == 0 and text else None
 
 
 def git_state() -> dict:
     commit = _first_line(["git", "rev-parse", "HEAD"])
-    try:
-        status = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            cwd=ROOT,
-            check=False,
-        ).stdout
-    except OSError:
-        status = ""
+    out = _run(["git", "status", "--porcelain", "--untracked-files=no"])
+    status = out.stdout if out else ""
     return {"commit": commit, "dirty": bool(status.strip()) if commit else None}
 
 
 def make_flags() -> dict:
     """The compiler flag variables the Makefile fragments define (from make's own database)."""
-    try:
-        out = subprocess.run(
-            ["make", "-pnq", "--no-print-directory", "-f", "Makefile", ".DEFAULT"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            cwd=ROOT,
-            check=False,
-        ).stdout
-    except OSError:
+    done = _run(["make", "-pnq", "--no-print-directory", "-f", "Makefile", ".DEFAULT"])
+    if done is None:
         return {}
+    out = done.stdout
     flags, from_makefile = {}, False
     for line in out.splitlines():
         # make -p prints "# makefile (from 'kernels/c.mk', line 3)" above each variable a makefile set.
