@@ -1,6 +1,7 @@
 """Scale benchmark of the analysis: N synthetic records (default 1,000,000), time and peak memory per phase.
 
-Prints figures, asserts nothing. Phases: generating the campaign (once, into a temp dir), loading cold
+Prints figures, asserts nothing. Phases: generating the campaign (once, into build/perf/, reused by
+later runs), loading cold
 (parse every JSON file, process pool), loading warm (append-only cache), statistics (summary with
 vectorised bootstrap, speedup, models, comparisons), writing the CSV tables. Aim: <= 30 s, <= 4 GB.
 
@@ -11,11 +12,11 @@ import argparse
 import os
 import resource
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
 from analysis.load import load_records  # noqa: E402
 from analysis.pipeline import Options, analyze, write_tables  # noqa: E402
@@ -41,10 +42,12 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=50, help="repetitions per case (default 50)")
     parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
     parser.add_argument(
-        "--keep", type=Path, help="generate into / reuse this directory instead of a temp dir"
+        "--keep", type=Path, help="generate into / reuse this directory (default build/perf/analysis-N-R)"
     )
     args = parser.parse_args()
-    root = args.keep or Path(tempfile.mkdtemp(prefix="perf-analysis-"))
+    # A million files take minutes to generate: keep them for the next run instead of leaking a temp dir.
+    root = args.keep or ROOT / "build" / "perf" / f"analysis-{args.records}-{args.reps}"
+    root.mkdir(parents=True, exist_ok=True)
     campaign = root / "bulk"
     specs, nodes = bulk_specs(args.records, args.reps)
     print(f"{len(specs)} cases x {args.reps} reps on {os.cpu_count()} CPUs, in {campaign}")
@@ -76,10 +79,6 @@ def main() -> int:
         f"warm {result.timings['load'] + stats_s:.1f} s (aim <= 30 s); "
         f"peak RSS {peak_rss_gb():.2f} GB (aim <= 4 GB)"
     )
-    if not args.keep:
-        import shutil
-
-        shutil.rmtree(root, ignore_errors=True)
     return 0
 
 
