@@ -31,6 +31,7 @@ PI_ARGS = ["--samples", "100000000", "--seed", "1"]
 # Per model, the schedule/sync that balances load best; others keep their defaults.
 MODEL_ARGS = {
     ("mandelbrot", "omp"): ["--schedule", "dynamic,1"],
+    ("mandelbrot", "mpi"): ["--schedule", "cyclic"],  # block is unbalanced on the asymmetric preset
     ("mandelbrot", "pthreads"): ["--schedule", "queue,1", "--sync", "atomic"],
     ("mcpi", "omp"): ["--schedule", "static", "--sync", "reduction"],
     ("mcpi", "pthreads"): ["--schedule", "block", "--sync", "none"],
@@ -65,41 +66,72 @@ def run_once(binary: Path, kernel: str, model: str, ranks: int, threads: int) ->
     return json.loads(proc.stdout.splitlines()[-1])
 
 
-def measure(binary: Path, rounds: int, cores: int) -> list[dict]:
-    kernel, _lang, model = binary.name.split("-", 2)
-    configs = [("1x1", 1, 1), *configurations(model, cores)]
-    walls: dict[str, list[float]] = {label: [] for label, _, _ in configs}
-    cpu: dict[str, list[float]] = {label: [] for label, _, _ in configs}
-    work = {}
-    for _ in range(rounds):
-        for label, ranks, threads in configs:  # interleaved: baseline and all-core alternate
-            record = run_once(binary, kernel, model, ranks, threads)
-            walls[label].append(record["wall_s"])
-            cpu[label].append(record["cpu_user_s"] + record["cpu_sys_s"])
-            work[label] = record["work"]
-    base = statistics.median(walls["1x1"])
-    base_best = min(walls["1x1"])
-    base_cpu = statistics.median(cpu["1x1"])
+def measure(binaries: list[Path], rounds: int, cores: int) -> list[dict]:
+    """Rounds outermost: within a round every binary and configuration runs once, so drift in the
+    machine's load hits the baseline, the all-core runs and the C and Fortran twins alike."""
+    plans = {}
+    for binary in binaries:
+        kernel, _lang, model = binary.name.split("-", 2)
+        plans[binary] = (kernel, model, [("1x1", 1, 1), *configurations(model, cores)])
+    walls: dict[tuple, list[float]] = {}
+    cpu: dict[tuple, list[float]] = {}
+    work: dict[tuple, int] = {}
+    for r in range(rounds):
+        print(f"  round {r + 1}/{rounds} ...", file=sys.stderr, flush=True)
+        for binary, (kernel, model, configs) in plans.items():
+            for label, ranks, threads in configs:
+                key = (binary.name, label)
+                try:
+                    record = run_once(binary, kernel, model, ranks, threads)
+                except (RuntimeError, subprocess.TimeoutExpired, ValueError, IndexError) as err:
+                    print(f"perf_kernels: {binary.name} {label}: {err}", file=sys.stderr)
+                    continue
+                walls.setdefault(key, []).append(record["wall_s"])
+                cpu.setdefault(key, []).append(record["cpu_user_s"] + record["cpu_sys_s"])
+                work[key] = record["work"]
     rows = []
-    for label, _, _ in configs:
-        median = statistics.median(walls[label])
-        rows.append(
-            {
-                "binary": binary.name,
-                "ranks x threads": label,
-                "unit": "iter/s" if kernel == "mandelbrot" else "samples/s",
-                "median rate": work[label] / median,
-                "median wall_s": median,
-                "spread": (max(walls[label]) - min(walls[label])) / median,
-                "speedup": base / median,
-                # least-disturbed runs: on a busy machine shows what the kernel can do
-                "speedup (best)": base_best / min(walls[label]),
-                # CPU seconds relative to one worker: >1 = parallel overhead (spinning, locks);
-                # unlike wall time it hardly depends on other load (MPI: rank 0's process only)
-                "cpu ratio": statistics.median(cpu[label]) / base_cpu if base_cpu > 0 else float("nan"),
-            }
-        )
+    for binary, (kernel, _model, configs) in plans.items():
+        base_key = (binary.name, "1x1")
+        if base_key not in walls:
+            continue
+        base = statistics.median(walls[base_key])
+        base_best = min(walls[base_key])
+        base_cpu = statistics.median(cpu[base_key])
+        for label, _, _ in configs:
+            key = (binary.name, label)
+            if key not in walls:
+                continue
+            median = statistics.median(walls[key])
+            rows.append(
+                {
+                    "binary": binary.name,
+                    "ranks x threads": label,
+                    "unit": "iter/s" if kernel == "mandelbrot" else "samples/s",
+                    "median rate": work[key] / median,
+                    "median wall_s": median,
+                    "spread": (max(walls[key]) - min(walls[key])) / median,
+                    "speedup": base / median,
+                    # least-disturbed runs: on a busy machine shows what the kernel can do
+                    "speedup (best)": base_best / min(walls[key]),
+                    # CPU seconds relative to one worker: >1 = parallel overhead (spinning, locks);
+                    # unlike wall time it hardly depends on other load (MPI: rank 0's process only)
+                    "cpu ratio": statistics.median(cpu[key]) / base_cpu if base_cpu > 0 else float("nan"),
+                }
+            )
     return rows
+
+
+def language_ratios(table: pd.DataFrame) -> pd.DataFrame:
+    """C rate / Fortran rate of the same kernel and model, single worker and all cores."""
+    parts = table["binary"].str.split("-", n=2, expand=True)
+    table = table.assign(kernel=parts[0], lang=parts[1], model=parts[2])
+    wide = table.pivot_table(
+        index=["kernel", "model", "ranks x threads"], columns="lang", values="median rate"
+    )
+    if not {"c", "f"} <= set(wide.columns):
+        return pd.DataFrame()
+    wide = wide.dropna(subset=["c", "f"])
+    return (wide["c"] / wide["f"]).rename("C/Fortran rate").reset_index()
 
 
 def main() -> int:
@@ -120,14 +152,7 @@ def main() -> int:
         binaries = [b for b in binaries if not b.name.endswith("mpi")]
     cores = os.cpu_count() or 1
     print(f"cores: {cores}; rounds: {args.rounds}; load average before: {os.getloadavg()[0]:.2f}")
-    rows = []
-    for binary in binaries:
-        print(f"  measuring {binary.name} ...", file=sys.stderr, flush=True)
-        try:
-            rows += measure(binary, args.rounds, cores)
-        except (RuntimeError, subprocess.TimeoutExpired, ValueError, IndexError) as err:
-            print(f"perf_kernels: {binary.name}: {err}", file=sys.stderr)
-    table = pd.DataFrame(rows)
+    table = pd.DataFrame(measure(binaries, args.rounds, cores))
     print(
         table.to_string(
             index=False,
@@ -142,6 +167,10 @@ def main() -> int:
         )
     )
     print(f"load average after: {os.getloadavg()[0]:.2f}")
+    ratios = language_ratios(table)
+    if not ratios.empty:
+        print("C vs Fortran (same round, same machine state): median rate ratio")
+        print(ratios.to_string(index=False, float_format="{:.3f}".format))
     aims = table[(table["ranks x threads"] == f"1x{cores}") & table["binary"].str.contains("-omp|-pthreads")]
     for _, row in aims.iterrows():
         verdict = "met" if row["speedup"] >= SPEEDUP_AIM else "NOT met"
