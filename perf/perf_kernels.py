@@ -5,7 +5,9 @@ appear once they are built. Single-worker and all-core runs alternate within eac
 in the machine's load hits both alike; the table shows medians over the rounds of Mandelbrot
 iterations/s or π samples/s, the all-core speedup (median single-worker wall time / median
 all-core wall time), the same from the fastest runs, and the CPU-time ratio (parallel overhead).
-MPI binaries run under `mpirun --oversubscribe` as ranks x threads.
+MPI binaries run under `mpirun --oversubscribe` as ranks x threads. Every run does two in-process
+warm-up repetitions first (a fresh process runs slowly for its first half second on our VMs) and the
+measured repetition's record is used.
 
 Run: .venv/bin/python perf/perf_kernels.py [--rounds N] [--binaries GLOB]   (or `make perf`)
 """
@@ -37,6 +39,7 @@ MODEL_ARGS = {
     ("mcpi", "pthreads"): ["--schedule", "block", "--sync", "none"],
 }
 SPEEDUP_AIM = 1.95
+WARMUP = 2
 
 
 def configurations(model: str, cores: int) -> list[tuple[str, int, int]]:
@@ -55,6 +58,8 @@ def run_once(binary: Path, kernel: str, model: str, ranks: int, threads: int) ->
     args = [*(MANDELBROT_ARGS if kernel == "mandelbrot" else PI_ARGS), *MODEL_ARGS.get((kernel, model), [])]
     if model != "serial":
         args += ["--threads", str(threads)]
+    # The first ~0.5 s of a process run slow on our VMs (clock ramp-up): warm up in-process, measure after.
+    args += ["--warmup", str(WARMUP), "--reps", "1"]
     command = [str(binary), *args]
     env = dict(os.environ)
     if model.endswith("mpi"):
