@@ -159,6 +159,10 @@ def sync_plots(summary, out_dir):
     )
 
 
+def _sync_label(sync) -> str:
+    return "" if pd.isna(sync) or sync == "none" else f" {sync}"
+
+
 def language_plot(summary: pd.DataFrame, out_dir: Path) -> list[Plot]:
     data = summary[summary["valid"] & (summary["model"] != "serial")]
     keys = ["node_type", "kernel", "model", "schedule", "sync", "problem"]
@@ -182,7 +186,7 @@ def language_plot(summary: pd.DataFrame, out_dir: Path) -> list[Plot]:
                 marker="o" if lang == "c" else "s",
                 ms=4,
                 capsize=3,
-                label=f"{key[1]} {key[2]} {key[3]} [{name}] on {key[0]}",
+                label=f"{key[1]} {key[2]} {key[3]}{_sync_label(key[4])} [{name}] on {key[0]}",
             )
     ax.set_yscale("log")
     _x_axis(ax, data["workers"].to_numpy(), "threads")
