@@ -31,7 +31,8 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "setup: installing Debian packages: ${missing[*]}" >&2
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # With recommends, as on the machines this was verified on (fonts for chromium, Slurm plugins).
+    apt-get install -y -qq "${missing[@]}" >/dev/null
   else
     echo "setup: missing Debian packages: ${missing[*]}" >&2
     echo "setup: install them as root: apt-get install ${missing[*]}" >&2
