@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from analysis.campaign import DEFAULT_RESULTS, resolve_campaign
+from jobs.argtypes import int_at_least
 from jobs.errors import UsageError
 
 FORMATS = ("md", "html", "csv")
@@ -42,9 +43,9 @@ def register(sub) -> None:
         help="flag a case as noisy when its CI of the median is wider than F x median (default 0.05)",
     )
     analyze.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
-    analyze.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    analyze.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the bootstrap (default 0)")
     analyze.add_argument(
-        "--jobs", type=int, default=None, help="processes that parse records (default: all CPUs)"
+        "--jobs", type=int_at_least(1), default=None, help="processes that parse records (default: all CPUs)"
     )
     analyze.add_argument("--results-dir", type=Path, default=DEFAULT_RESULTS, help="where campaigns live")
     analyze.set_defaults(func=run_analyze)

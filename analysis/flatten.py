@@ -8,6 +8,20 @@ wide column per hardware thread would be mostly empty on a 512-CPU node.
 import json
 import re
 
+# What names a variant in every table, in this order (summary, speedup, models).
+CASE_DESCRIPTION = [
+    "node_type",
+    "binary",
+    "kernel",
+    "lang",
+    "model",
+    "schedule",
+    "sync",
+    "inner",
+    "pin",
+    "counter_group",
+]
+
 VARIANT_KEYS = ("schedule", "sync", "inner")
 _RAW_NUMERIC = (
     "wall_s",

@@ -17,21 +17,13 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import curve_fit
 
+from analysis.flatten import CASE_DESCRIPTION
 from analysis.speedup import VARIANT
 from analysis.stats import CONFIDENCE
 
 MIN_POINTS = 3
 MODEL_COLUMNS = [
-    "node_type",
-    "binary",
-    "kernel",
-    "lang",
-    "model",
-    "schedule",
-    "sync",
-    "inner",
-    "pin",
-    "counter_group",
+    *CASE_DESCRIPTION,
     "problem",
     "cores",
     "n_points",
@@ -96,7 +88,7 @@ def fit_models(s: pd.DataFrame, dist: np.ndarray, cores: dict[str, int | None]) 
         )
         rows.append(
             {
-                **{c: first[c] for c in MODEL_COLUMNS[:11]},
+                **{c: first[c] for c in [*CASE_DESCRIPTION, "problem"]},
                 "cores": int(first["cores"]),
                 "n_points": len(series),
                 "workers": " ".join(str(w) for w in sorted(series["workers"])),

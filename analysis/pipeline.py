@@ -16,6 +16,7 @@ import pandas as pd
 from analysis.atomic import write_text_atomic
 from analysis.campaign import Campaign, cores_of, read_campaign
 from analysis.comparisons import compare_variants
+from analysis.flatten import CASE_DESCRIPTION
 from analysis.load import Loaded, load_records, record_file
 from analysis.models import fit_models
 from analysis.speedup import speedups
@@ -101,16 +102,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
 
 SUMMARY_ORDER = [
     "case_id",
-    "node_type",
-    "binary",
-    "kernel",
-    "lang",
-    "model",
-    "schedule",
-    "sync",
-    "inner",
-    "pin",
-    "counter_group",
+    *CASE_DESCRIPTION,
     "threads",
     "ranks",
     "workers",

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from jobs.argtypes import int_at_least
 from jobs.errors import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,8 +64,8 @@ def register(sub) -> None:
         "SLURMD_NODENAME) are stored in the records when set. Exit status 1 if a repetition failed.",
     )
     p.add_argument("campaign", metavar="CAMPAIGN", help="campaign path, name under results/, or 'latest'")
-    p.add_argument("index", metavar="INDEX", type=_nonnegative, help="case index (= Slurm array task id)")
-    p.add_argument("--rep", metavar="K", type=_nonnegative, help="run only repetition K (0-based)")
+    p.add_argument("index", metavar="INDEX", type=int_at_least(0), help="case index (= Slurm array task id)")
+    p.add_argument("--rep", metavar="K", type=int_at_least(0), help="run only repetition K (0-based)")
     p.set_defaults(func=cmd_run_case)
 
     p = sub.add_parser(
@@ -88,16 +89,6 @@ def register(sub) -> None:
     )
     p.add_argument("--campaign", metavar="CAMPAIGN", help="also cache this host's verdict in the campaign")
     p.set_defaults(func=cmd_probe)
-
-
-def _nonnegative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative")
-    return value
 
 
 def _node_type_option(p) -> None:

@@ -3,6 +3,7 @@
 import argparse
 from pathlib import Path
 
+from jobs.argtypes import int_at_least
 from jobs.slurm_submit import DEFAULT_THROTTLE
 
 SHAPE_NOTE = (
@@ -16,16 +17,6 @@ def _node_types(text: str) -> list[str]:
     if not names:
         raise argparse.ArgumentTypeError(f"{text!r}: give node type names separated by commas")
     return names
-
-
-def _throttle(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value}: must be >= 1")
-    return value
 
 
 def register(subparsers) -> None:
@@ -49,7 +40,7 @@ def register(subparsers) -> None:
     )
     submit.add_argument(
         "--throttle",
-        type=_throttle,
+        type=int_at_least(1),
         default=DEFAULT_THROTTLE,
         metavar="N",
         help=f"at most N tasks of each array run at once (%%N in --array; default {DEFAULT_THROTTLE})",
@@ -78,7 +69,7 @@ def register(subparsers) -> None:
     resume.add_argument("campaign", help="campaign directory, name under results/, or 'latest'")
     resume.add_argument(
         "--throttle",
-        type=_throttle,
+        type=int_at_least(1),
         default=DEFAULT_THROTTLE,
         metavar="N",
         help=f"at most N tasks of each array run at once (default {DEFAULT_THROTTLE})",
