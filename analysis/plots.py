@@ -202,13 +202,13 @@ def mpi_plot(summary: pd.DataFrame, out_dir: Path) -> list[Plot]:
     if mpi.empty or mpi["ranks"].nunique() < 2:
         return [Plot("mpi", "MPI ranks vs threads", "mpi", skipped="no MPI cases with several rank counts")]
     fig, ax = plt.subplots(figsize=(8, 4.8))
-    for ranks, line in mpi.groupby("ranks"):
+    # One series per kernel problem and rank count: different kernels never share a line.
+    for (node, binary, _problem, ranks), line in mpi.groupby(["node_type", "binary", "problem", "ranks"]):
         line = line.sort_values("workers")
         err = [line["median_s"] - line["ci_low_s"], line["ci_high_s"] - line["median_s"]]
         style = "-o" if line["threads"].nunique() > 1 else "o"
-        ax.errorbar(
-            line["workers"], line["median_s"], yerr=err, fmt=style, ms=5, capsize=3, label=f"{ranks} ranks"
-        )
+        label = f"{binary}, {ranks} rank{'s' if ranks > 1 else ''} on {node}"
+        ax.errorbar(line["workers"], line["median_s"], yerr=err, fmt=style, ms=5, capsize=3, label=label)
     ax.set_yscale("log")
     _x_axis(ax, mpi["workers"].to_numpy(), "workers (ranks x threads per rank)")
     ax.set_ylabel("median wall time (slowest rank) [s]")
