@@ -253,7 +253,7 @@ def _sweep(check: Checker, raw, where: str, run: dict, env: dict) -> Sweep:
     for i, value in enumerate(axes["threads"]):
         _thread_value(check, value, f"{where}.threads[{i}]")
     for i, value in enumerate(axes["ranks"]):
-        check.int_(value, f"{where}.ranks[{i}]", 1)
+        _thread_value(check, value, f"{where}.ranks[{i}]")
     for i, value in enumerate(axes["pin"]):
         if value not in STRATEGIES:
             check.fail(f"{where}.pin[{i}]", value, f"unknown pin strategy (known: {', '.join(STRATEGIES)})")
@@ -284,9 +284,10 @@ def _sweep(check: Checker, raw, where: str, run: dict, env: dict) -> Sweep:
 
 
 def _thread_value(check: Checker, value, key: str) -> None:
+    """A thread or rank count: an integer >= 1 or an expression over the node's topology."""
     if isinstance(value, str):
         if not THREAD_EXPR.match(value):
-            check.fail(key, value, "not a thread count or expression like 'cores', '2*cores', 'hwthreads+1'")
+            check.fail(key, value, "not a count or expression like 'cores', '2*cores', 'hwthreads+1'")
     else:
         check.int_(value, key, 1)
 
@@ -302,8 +303,9 @@ def _excludes(check: Checker, raw, sweeps: list[Sweep]) -> list[dict]:
             check.fail(where, rule, "must be a non-empty table of axis = value(s)")
         check.keys(rule, known, where)
         rule = {k: check.axis(v, f"{where}.{k}") for k, v in rule.items()}
-        for j, value in enumerate(rule.get("threads", [])):
-            _thread_value(check, value, f"{where}.threads[{j}]")
+        for axis in ("threads", "ranks"):
+            for j, value in enumerate(rule.get(axis, [])):
+                _thread_value(check, value, f"{where}.{axis}[{j}]")
         rules.append(rule)
     return rules
 

@@ -93,7 +93,7 @@ def _check_binaries(check: Checker, exp: Experiment) -> None:
 
 def _matches(rule: dict, combo: dict, shape: dict) -> bool:
     for key, values in rule.items():
-        if key == "threads":
+        if key in ("threads", "ranks"):
             values = [
                 resolve_threads(v, shape["cores"], shape["hwthreads"], shape["sockets"]) for v in values
             ]
@@ -106,9 +106,10 @@ def _sweep_cases(check: Checker, exp: Experiment, sweep, where: str, node: str, 
     param_names = list(sweep.params)
     axes = [sweep.axes[a] for a in ("binary", "threads", "ranks", "pin", "counter_group")]
     for values in itertools.product(*axes, *(sweep.params[p] for p in param_names)):
-        binary, threads_raw, ranks, pin, group = values[:5]
+        binary, threads_raw, ranks_raw, pin, group = values[:5]
         params = dict(zip(param_names, values[5:], strict=True))
         threads = resolve_threads(threads_raw, shape["cores"], shape["hwthreads"], shape["sockets"])
+        ranks = resolve_threads(ranks_raw, shape["cores"], shape["hwthreads"], shape["sockets"])
         combo = {"binary": binary, "threads": threads, "ranks": ranks, "pin": pin}
         combo |= {"counter_group": group, "node_type": node, **params}
         if any(_matches(rule, combo, shape) for rule in exp.excludes):
@@ -116,6 +117,8 @@ def _sweep_cases(check: Checker, exp: Experiment, sweep, where: str, node: str, 
         kernel, lang, model = split_name(binary)
         if threads < 1:
             check.fail(f"{where}.threads", threads_raw, f"resolves to {threads} on node type {node}")
+        if ranks < 1:
+            check.fail(f"{where}.ranks", ranks_raw, f"resolves to {ranks} on node type {node}")
         if model == "serial" and threads != 1:
             check.fail(
                 f"{where}.threads",

@@ -39,7 +39,7 @@ MALFORMED = [
     (HEAD + "[[sweep]]\nbinary = []\n", "sweep[0].binary = []: empty axis"),
     (HEAD + OK_SWEEP + "threads = [0]\n", "sweep[0].threads[0] = 0: must be >= 1"),
     (HEAD + OK_SWEEP + "threads = [1.5]\n", "sweep[0].threads[0] = 1.5: must be an integer"),
-    (HEAD + OK_SWEEP + 'threads = ["3*cors"]\n', "sweep[0].threads[0] = '3*cors': not a thread count"),
+    (HEAD + OK_SWEEP + 'threads = ["3*cors"]\n', "sweep[0].threads[0] = '3*cors': not a count or expression"),
     (HEAD + OK_SWEEP + "threads = []\n", "sweep[0].threads = []: empty axis"),
     (HEAD + OK_SWEEP + 'pin = ["spread"]\n', "sweep[0].pin[0] = 'spread': unknown pin strategy"),
     (HEAD + OK_SWEEP + 'counter_group = ["FLOPZ"]\n', "sweep[0].counter_group[0] = 'FLOPZ': unknown likwid"),
@@ -59,12 +59,17 @@ MALFORMED = [
     (HEAD + 'env."1X" = "a"\n' + OK_SWEEP, "env.1X = 'a': not a valid environment variable name"),
     (HEAD + 'node_types = ["cray"]\n' + OK_SWEEP, "node_types[0] = 'cray': unknown node type"),
     (HEAD + OK_SWEEP + '[[exclude]]\ncolour = "red"\n', "exclude[0].colour = 'red': unknown key"),
-    (HEAD + OK_SWEEP + '[[exclude]]\nthreads = ["lots"]\n', "exclude[0].threads[0] = 'lots': not a thread"),
+    (HEAD + OK_SWEEP + '[[exclude]]\nthreads = ["lots"]\n', "exclude[0].threads[0] = 'lots': not a count"),
     (
         HEAD + '[[sweep]]\nbinary = ["mcpi-c-serial"]\nthreads = [1, 2]\n',
         "sweep[0].threads = 2: mcpi-c-serial is serial",
     ),
     (HEAD + OK_SWEEP + "ranks = [2]\n", "sweep[0].ranks = 2: mcpi-c-omp is not an MPI binary"),
+    (HEAD + OK_SWEEP + 'ranks = ["all"]\n', "sweep[0].ranks[0] = 'all': not a count or expression"),
+    (
+        HEAD + '[[sweep]]\nbinary = ["mcpi-c-mpi"]\nranks = ["cores-9"]\n',
+        "sweep[0].ranks = 'cores-9': resolves to",
+    ),
     (
         HEAD + 'node_types = ["tc-core"]\n' + OK_SWEEP + 'pin = ["smt-siblings"]\n',
         "node type tc-core has no SMT",

@@ -93,6 +93,20 @@ def test_case_fields_and_argv(experiment):
     assert case["counter_group"] is None and case["reps"] == 2 and case["experiment"] == "plantest"
 
 
+def test_rank_axes_take_topology_expressions(tmp_path):
+    path = tmp_path / "ranks.toml"
+    path.write_text(
+        'description = "ranks"\nnode_types = ["tc-core", "tc-smt"]\n'
+        '[[sweep]]\nbinary = ["mcpi-c-mpi"]\nranks = [1, "cores", "2*hwthreads"]\n'
+        "params = { samples = [1000] }\n"
+        '[[exclude]]\nnode_type = "tc-core"\nranks = ["2*hwthreads"]\n'
+    )
+    _, cases = plan_experiment(path)
+    ranks = {(c["node_type"], c["ranks"]) for c in cases}
+    # tc-core: 2 cores x 1 thread (4 = 2*hwthreads excluded); tc-smt: 1 core x 2 threads
+    assert ranks == {("tc-core", 1), ("tc-core", 2), ("tc-smt", 1), ("tc-smt", 4)}
+
+
 def test_replanning_gives_identical_cases(experiment):
     assert plan_experiment(experiment)[1] == plan_experiment(experiment)[1]
 
