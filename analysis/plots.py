@@ -108,6 +108,19 @@ def speedup_plots(sp: pd.DataFrame, cores: dict, out_dir: Path) -> list[Plot]:
     return plots
 
 
+def _plot_medians(ax, line: pd.DataFrame, **style) -> None:
+    """Median time vs workers with the bootstrap CI of each median as error bars."""
+    line = line.sort_values("workers")
+    err = [line["median_s"] - line["ci_low_s"], line["ci_high_s"] - line["median_s"]]
+    ax.errorbar(line["workers"], line["median_s"], yerr=err, capsize=3, **style)
+
+
+def _log_time_axis(ax, ylabel: str = "median wall time of the compute region [s]") -> None:
+    ax.set_yscale("log")
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3, which="both")
+
+
 def _variant_time_plot(summary, dim, fixed, out_dir, name, title, section, log2=False) -> list[Plot]:
     """Median time vs workers, one line per value of `dim`, for every group that has >= 2 values."""
     s = summary[summary["valid"] & (summary["model"] != "serial")]
@@ -118,23 +131,11 @@ def _variant_time_plot(summary, dim, fixed, out_dir, name, title, section, log2=
             continue
         fig, ax = plt.subplots(figsize=(8, 4.8))
         for value, line in part.groupby(dim):
-            line = line.sort_values("workers")
-            err = [line["median_s"] - line["ci_low_s"], line["ci_high_s"] - line["median_s"]]
-            ax.errorbar(
-                line["workers"],
-                line["median_s"],
-                yerr=err,
-                marker="o",
-                ms=4,
-                capsize=3,
-                label=f"{dim}={value}",
-            )
+            _plot_medians(ax, line, marker="o", ms=4, label=f"{dim}={value}")
         if log2 or part["workers"].max() > 16:
             ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
+        _log_time_axis(ax)
         ax.set_xlabel("threads" if (part["ranks"] == 1).all() else "workers (threads x ranks)")
-        ax.set_ylabel("median wall time of the compute region [s]")
-        ax.grid(alpha=0.3, which="both")
         node, binary = group_key[0], group_key[1]
         extra = ", ".join(f"{k}={v}" for k, v in zip(fixed, group_key[len(keys) - len(fixed) :], strict=True))
         ax.set_title(f"{binary} on {node}" + (f" ({extra})" if extra else ""), fontsize=10)
@@ -176,22 +177,16 @@ def language_plot(summary: pd.DataFrame, out_dir: Path) -> list[Plot]:
     fig, ax = plt.subplots(figsize=(8, 4.8))
     for key, g in groups[:MAX_SERIES]:
         for lang, line in g.groupby("lang"):
-            line = line.sort_values("workers")
-            err = [line["median_s"] - line["ci_low_s"], line["ci_high_s"] - line["median_s"]]
             name = {"c": "C", "f": "Fortran"}.get(str(lang), str(lang))
-            ax.errorbar(
-                line["workers"],
-                line["median_s"],
-                yerr=err,
+            _plot_medians(
+                ax,
+                line,
                 marker="o" if lang == "c" else "s",
                 ms=4,
-                capsize=3,
                 label=f"{key[1]} {key[2]} {key[3]}{_sync_label(key[4])} [{name}] on {key[0]}",
             )
-    ax.set_yscale("log")
+    _log_time_axis(ax)
     _x_axis(ax, data["workers"].to_numpy(), "threads")
-    ax.set_ylabel("median wall time of the compute region [s]")
-    ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7)
     ax.set_title("C vs Fortran, same kernel and variant")
     return [_save(fig, out_dir, "languages", "C vs Fortran", "languages")]
@@ -204,15 +199,11 @@ def mpi_plot(summary: pd.DataFrame, out_dir: Path) -> list[Plot]:
     fig, ax = plt.subplots(figsize=(8, 4.8))
     # One series per kernel problem and rank count: different kernels never share a line.
     for (node, binary, _problem, ranks), line in mpi.groupby(["node_type", "binary", "problem", "ranks"]):
-        line = line.sort_values("workers")
-        err = [line["median_s"] - line["ci_low_s"], line["ci_high_s"] - line["median_s"]]
         style = "-o" if line["threads"].nunique() > 1 else "o"
         label = f"{binary}, {ranks} rank{'s' if ranks > 1 else ''} on {node}"
-        ax.errorbar(line["workers"], line["median_s"], yerr=err, fmt=style, ms=5, capsize=3, label=label)
-    ax.set_yscale("log")
+        _plot_medians(ax, line, fmt=style, ms=5, label=label)
+    _log_time_axis(ax, "median wall time (slowest rank) [s]")
     _x_axis(ax, mpi["workers"].to_numpy(), "workers (ranks x threads per rank)")
-    ax.set_ylabel("median wall time (slowest rank) [s]")
-    ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
     ax.set_title("Same worker count split into ranks and threads")
     return [_save(fig, out_dir, "mpi", "MPI ranks vs threads", "mpi")]

@@ -19,6 +19,18 @@ def _node_types(text: str) -> list[str]:
     return names
 
 
+def _array_options(parser, dry_run_help: str) -> None:
+    """--throttle and --dry-run: what submit and resume share about the arrays they write."""
+    parser.add_argument(
+        "--throttle",
+        type=int_at_least(1),
+        default=DEFAULT_THROTTLE,
+        metavar="N",
+        help=f"at most N tasks of each array run at once (%%N in --array; default {DEFAULT_THROTTLE})",
+    )
+    parser.add_argument("--dry-run", action="store_true", help=dry_run_help)
+
+
 def register(subparsers) -> None:
     submit = subparsers.add_parser(
         "submit",
@@ -38,18 +50,7 @@ def register(subparsers) -> None:
         metavar="A,B",
         help="node types from config/nodes.toml to run on (default: the experiment's node_types)",
     )
-    submit.add_argument(
-        "--throttle",
-        type=int_at_least(1),
-        default=DEFAULT_THROTTLE,
-        metavar="N",
-        help=f"at most N tasks of each array run at once (%%N in --array; default {DEFAULT_THROTTLE})",
-    )
-    submit.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="plan and write the scripts, print the sbatch commands, submit nothing",
-    )
+    _array_options(submit, "plan and write the scripts, print the sbatch commands, submit nothing")
     submit.add_argument("--name", help="campaign name (default <experiment>-<UTC timestamp>)")
     submit.add_argument(
         "--results-dir", type=Path, help="where campaigns live (default results/, or $SCALEBENCH_RESULTS_DIR)"
@@ -67,18 +68,7 @@ def register(subparsers) -> None:
         ),
     )
     resume.add_argument("campaign", help="campaign directory, name under results/, or 'latest'")
-    resume.add_argument(
-        "--throttle",
-        type=int_at_least(1),
-        default=DEFAULT_THROTTLE,
-        metavar="N",
-        help=f"at most N tasks of each array run at once (default {DEFAULT_THROTTLE})",
-    )
-    resume.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="write the scripts and print the sbatch commands, submit nothing",
-    )
+    _array_options(resume, "write the scripts and print the sbatch commands, submit nothing")
     resume.set_defaults(func=run_resume)
 
 
