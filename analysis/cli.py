@@ -52,10 +52,13 @@ def register(sub) -> None:
 
     compare = sub.add_parser(
         "compare",
-        help="compare two campaigns case by case (before/after)",
+        help="compare two campaigns case by case (before/after, or two clusters / node types)",
         description=(
-            "Per case_id present in both campaigns: ratio of medians B/A with bootstrap 95 %% CI and "
-            "the Mann-Whitney p-value (Holm-corrected). Prints a table and writes "
+            "Cases are matched by content (binary, parameters, pinning, counter group, threads, ranks): "
+            "first with the same node type, then, for what is left, across node types where the match is "
+            "unambiguous, so campaigns of one experiment on different clusters compare. Per matched case: "
+            "ratio of medians B/A with bootstrap 95 %% CI and the Mann-Whitney p-value (Holm-corrected). "
+            "Cases without a match are listed on stderr. Prints a table and writes "
             "compare-<A>-vs-<B>.csv into B's analysis/."
         ),
     )
@@ -157,7 +160,20 @@ def run_compare(args: argparse.Namespace) -> int:
                 index=False
             )
         ]
-    )[["case_id", "node_type", "binary", "threads", "ranks", "median_a_s", "median_b_s", "ratio", "p_holm"]]
+    )[
+        [
+            "case_a",
+            "node_type_a",
+            "node_type_b",
+            "binary",
+            "threads",
+            "ranks",
+            "median_a_s",
+            "median_b_s",
+            "ratio",
+        ]
+        + ["p_holm"]
+    ]
     with_pd_options(lambda: print(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}")))
     print(f"comparison: {write_comparison(table, dir_a, dir_b)}")
     return 0

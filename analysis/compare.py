@@ -1,5 +1,12 @@
-"""Two campaigns (e.g. before/after a change): per matching case_id, ratio of medians B/A with a bootstrap
-CI and the Mann–Whitney p-value (Holm-corrected over all matched cases)."""
+"""Two campaigns (before/after a change, or the same experiment on two clusters or node types): per
+matched case, ratio of medians B/A with a bootstrap CI and the Mann–Whitney p-value (Holm-corrected over
+all matched cases).
+
+Cases are matched by their content, not their case_id (which includes the node type): first on content
+and node type, then, among what is left, on content alone where that is unambiguous on both sides (one
+case of that content left in A and one in B). So campaigns run on differently named node types still
+compare; cases that cannot be matched are listed, never silently dropped.
+"""
 
 from __future__ import annotations
 
@@ -10,14 +17,20 @@ import pandas as pd
 from scipy import stats
 
 from analysis.atomic import write_text_atomic
+from analysis.campaign import read_campaign
 from analysis.comparisons import holm
 from analysis.load import load_records
+from analysis.speedup import key_strings
 from analysis.stats import ratio_ci, summarize
 from jobs.errors import ScalebenchError
 
+CONTENT = ["binary", "params_json", "pin", "counter_group", "threads", "ranks"]
 COLUMNS = [
-    "case_id",
-    "node_type",
+    "case_a",
+    "case_b",
+    "node_type_a",
+    "node_type_b",
+    "matched_by",
     "binary",
     "threads",
     "ranks",
@@ -33,23 +46,58 @@ COLUMNS = [
 ]
 
 
+def match_cases(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(pairs case_a/case_b/matched_by, unmatched rows of A, unmatched rows of B) of two case tables."""
+    a = a.assign(_content=key_strings(a, CONTENT).to_numpy(), _node=a["node_type"].astype(str))
+    b = b.assign(_content=key_strings(b, CONTENT).to_numpy(), _node=b["node_type"].astype(str))
+    exact = a.merge(b, on=["_content", "_node"], suffixes=("_a", "_b"))[["case_id_a", "case_id_b"]]
+    exact = (
+        exact.drop_duplicates("case_id_a").drop_duplicates("case_id_b").assign(matched_by="content+node_type")
+    )
+    rest_a = a[~a["case_id"].isin(exact["case_id_a"])]
+    rest_b = b[~b["case_id"].isin(exact["case_id_b"])]
+    unique_a = rest_a[~rest_a["_content"].duplicated(keep=False)]
+    unique_b = rest_b[~rest_b["_content"].duplicated(keep=False)]
+    loose = unique_a.merge(unique_b, on="_content", suffixes=("_a", "_b"))[["case_id_a", "case_id_b"]]
+    pairs = pd.concat([exact, loose.assign(matched_by="content")], ignore_index=True)
+    pairs.columns = ["case_a", "case_b", "matched_by"]
+    return pairs, a[~a["case_id"].isin(pairs["case_a"])], b[~b["case_id"].isin(pairs["case_b"])]
+
+
+def _unmatched_note(label: str, path, rows: pd.DataFrame) -> str:
+    shown = ", ".join(
+        f"{r.case_id} ({r.node_type} {r.binary} threads={r.threads} ranks={r.ranks})"
+        for r in rows.head(10).itertuples()
+    )
+    more = f" and {len(rows) - 10} more" if len(rows) > 10 else ""
+    return f"{len(rows)} case(s) of {label} ({path.name}) have no match in the other campaign: {shown}{more}"
+
+
 def compare_campaigns(dir_a, dir_b, n_resamples: int = 2000, seed: int = 0) -> tuple[pd.DataFrame, list[str]]:
     notes = []
-    loaded = []
+    stats_of, cases_of = [], []
     for path in (dir_a, dir_b):
         data = load_records(path)
         for file, reason in data.problems.itertuples(index=False):
             notes.append(f"{path.name}/{file}: skipped: {reason}")
-        loaded.append(summarize(data.records, n_resamples, seed))
-    a, b = loaded
+        stats_of.append(summarize(data.records, n_resamples, seed))
+        cases_of.append(read_campaign(path).cases)
+    a, b = stats_of
     if a.table.empty or b.table.empty:
         raise ScalebenchError(f"compare: {'A' if a.table.empty else 'B'} has no readable records")
     ta = a.table.reset_index(names="row_a")
     tb = b.table.reset_index(names="row_b")
-    info = b.records.drop_duplicates("case_id").set_index("case_id")
-    matched = ta.merge(tb, on="case_id", suffixes=("_a", "_b"))
-    if matched.empty:
-        raise ScalebenchError(f"compare: {dir_a.name} and {dir_b.name} have no case_id in common")
+    cases_a = cases_of[0][cases_of[0]["case_id"].isin(ta["case_id"])]
+    cases_b = cases_of[1][cases_of[1]["case_id"].isin(tb["case_id"])]
+    pairs, only_a, only_b = match_cases(cases_a, cases_b)
+    for label, path, rows in (("A", dir_a, only_a), ("B", dir_b, only_b)):
+        if len(rows):
+            notes.append(_unmatched_note(label, path, rows))
+    if pairs.empty:
+        raise ScalebenchError(f"compare: no case of {dir_a.name} matches a case of {dir_b.name} by content")
+    matched = pairs.merge(ta.rename(columns={"case_id": "case_a"}), on="case_a").merge(
+        tb.rename(columns={"case_id": "case_b"}), on="case_b", suffixes=("_a", "_b")
+    )
     rng = np.random.default_rng(seed + 7)
     row_a, row_b = matched["row_a"].to_numpy(), matched["row_b"].to_numpy()
     low, high = ratio_ci(b.dist[row_b], a.dist[row_a], rng)
@@ -58,15 +106,18 @@ def compare_campaigns(dir_a, dir_b, n_resamples: int = 2000, seed: int = 0) -> t
         xa = a.values[a.starts[ra] : a.starts[ra] + a.counts[ra]]
         xb = b.values[b.starts[rb] : b.starts[rb] + b.counts[rb]]
         p[i] = stats.mannwhitneyu(xa, xb, alternative="two-sided").pvalue
+    info_a = cases_a.set_index("case_id")
+    info_b = cases_b.set_index("case_id")
     out = pd.DataFrame(
         {
-            "case_id": matched["case_id"],
-            "node_type": matched["case_id"].map(info["node_type"].astype(str)),
-            "binary": matched["case_id"].map(
-                info["kernel"].astype(str) + "-" + info["lang"].astype(str) + "-" + info["model"].astype(str)
-            ),
-            "threads": matched["case_id"].map(info["threads"]),
-            "ranks": matched["case_id"].map(info["ranks"]),
+            "case_a": matched["case_a"],
+            "case_b": matched["case_b"],
+            "node_type_a": matched["case_a"].map(info_a["node_type"]),
+            "node_type_b": matched["case_b"].map(info_b["node_type"]),
+            "matched_by": matched["matched_by"],
+            "binary": matched["case_a"].map(info_a["binary"]),
+            "threads": matched["case_a"].map(info_a["threads"]),
+            "ranks": matched["case_a"].map(info_a["ranks"]),
             "n_a": matched["n_a"],
             "n_b": matched["n_b"],
             "median_a_s": matched["median_s_a"],
@@ -78,10 +129,7 @@ def compare_campaigns(dir_a, dir_b, n_resamples: int = 2000, seed: int = 0) -> t
         }
     )
     out["p_holm"] = holm(out["p_value"].fillna(1.0).to_numpy())
-    only = len(ta) + len(tb) - 2 * len(matched)
-    if only:
-        notes.append(f"{only} cases appear in only one of the campaigns (not compared)")
-    return out[COLUMNS].sort_values(["node_type", "binary", "threads", "case_id"], ignore_index=True), notes
+    return out[COLUMNS].sort_values(["node_type_a", "binary", "threads", "case_a"], ignore_index=True), notes
 
 
 def write_comparison(table: pd.DataFrame, dir_a, dir_b):

@@ -1,10 +1,11 @@
-"""Schedules and sync variants compared at equal thread counts: Mann–Whitney U, Cliff's delta, Holm.
+"""Schedules, sync variants and node types compared at equal thread counts: Mann–Whitney U, Holm.
 
 Two cases are compared when they are the same measurement (node type, binary, problem, pinning, counter
 group, inner loop, threads, ranks) except for exactly one of schedule or sync. The test makes no
 normality assumption; Cliff's delta (= rank-biserial correlation, 2U/(n1 n2) - 1) says how often one
 variant is slower than the other; p-values are Holm-corrected over all comparisons of the campaign
-(scipy has Benjamini–Hochberg but not Holm).
+(scipy has Benjamini–Hochberg but not Holm). Node-type pairs (the same measurement on two node types,
+see analysis/node_types.py) join the same correction.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from analysis.node_types import node_type_pairs
 from analysis.speedup import key_strings
 
 SAME = ["node_type", "binary", "problem", "pin", "counter_group", "inner", "threads", "ranks"]
@@ -89,7 +91,9 @@ def candidate_pairs(s: pd.DataFrame) -> pd.DataFrame:
 
 
 def compare_variants(s: pd.DataFrame, starts, counts, values, alpha: float = 0.05) -> pd.DataFrame:
-    table = candidate_pairs(s)
+    """Schedule, sync and node-type pairs, Holm-corrected together."""
+    parts = [t for t in (candidate_pairs(s), node_type_pairs(s)) if not t.empty]
+    table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     if table.empty:
         return pd.DataFrame(columns=COLUMNS)
     order = ["node_type", "binary", "threads", "ranks", "dimension", "variant_a", "variant_b"]

@@ -19,6 +19,7 @@ from analysis.comparisons import compare_variants
 from analysis.flatten import CASE_DESCRIPTION
 from analysis.load import Loaded, load_records, record_file
 from analysis.models import fit_models
+from analysis.node_types import best_configurations, node_type_table
 from analysis.speedup import speedups
 from analysis.stats import CaseStats, summarize
 from analysis.validity import case_table, checksum_check, completeness, counter_status, placement_violations
@@ -49,6 +50,8 @@ class Analysis:
     violations: pd.DataFrame
     counters: pd.DataFrame
     cores: dict[str, tuple[int | None, str]]
+    node_types: pd.DataFrame  # the same case on two node types: ratio, CI, test
+    node_types_best: pd.DataFrame  # per node type and kernel: the best configuration and its rates
     timings: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -81,6 +84,10 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
     cores = {nt: cores_of(nt, campaign, loaded.records) for nt in node_types}
     models = fit_models(summary, case_stats.dist, {nt: c for nt, (c, _) in cores.items()})
     comparisons = compare_variants(summary, case_stats.starts, case_stats.counts, case_stats.values)
+    node_types = node_type_table(
+        comparisons, summary, case_stats.dist, np.random.default_rng(options.seed + 2)
+    )
+    node_types_best = best_configurations(summary, speedup, case_stats.records, cores)
     done = completeness(cases, loaded.records, loaded.failed)
     timings["statistics"] = time.perf_counter() - start
     return Analysis(
@@ -96,6 +103,8 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         violations=placement_violations(loaded.records),
         counters=counter_status(loaded.records),
         cores=cores,
+        node_types=node_types,
+        node_types_best=node_types_best,
         timings=timings,
     )
 
@@ -137,6 +146,8 @@ def write_tables(result: Analysis) -> list[Path]:
         "speedup.csv": result.speedup.sort_values(["node_type", "binary", "workers", "case_id"]),
         "models.csv": result.models,
         "comparisons.csv": result.comparisons,
+        "node_types.csv": result.node_types,
+        "node_types_best.csv": result.node_types_best,
         "unreadable.csv": result.loaded.problems,
         "completeness.csv": result.completeness,
     }

@@ -83,3 +83,26 @@ def test_compare_finds_a_planted_slowdown(repo_root, tmp_path):
     for p in (1, 2):
         assert table.loc[p, "ratio_ci_low"] < 1.1 and table.loc[p, "p_holm"] > 0.05
     assert a.campaign_dir.is_dir()
+
+
+def test_compare_matches_cases_across_clusters_by_content(repo_root, tmp_path):
+    """The same experiment on two clusters with differently named node types: matched by content."""
+    sky, ice = NodeTypeSpec("skylake", cores=4), NodeTypeSpec("icelake", cores=4)
+    a_specs = [CaseSpec("skylake", "mcpi", "c", "omp", p, reps=12) for p in (1, 2, 4)]
+    b_specs = [CaseSpec("icelake", "mcpi", "c", "omp", p, reps=12, slowdown=0.8) for p in (1, 2)]
+    b_specs.append(CaseSpec("icelake", "mcpi", "c", "omp", 3, reps=12))  # no twin in A
+    write_campaign(tmp_path, "on-sky", a_specs, [sky], seed=1)
+    b = write_campaign(tmp_path, "on-ice", b_specs, [ice], seed=2)
+    run = scalebench(
+        repo_root, "compare", "on-sky", "on-ice", "--results-dir", str(tmp_path), "--resamples", "500"
+    )
+    assert run.returncode == 0, run.stderr
+    table = pd.read_csv(b.campaign_dir / "analysis" / "compare-on-sky-vs-on-ice.csv").set_index("threads")
+    assert sorted(table.index) == [1, 2]
+    assert set(table["matched_by"]) == {"content"}
+    assert set(table["node_type_a"]) == {"skylake"} and set(table["node_type_b"]) == {"icelake"}
+    for p in (1, 2):
+        assert table.loc[p, "ratio_ci_low"] <= 0.8 <= table.loc[p, "ratio_ci_high"]
+    # what could not be matched is named on both sides
+    assert "1 case(s) of A (on-sky) have no match" in run.stderr and "threads=4" in run.stderr
+    assert "1 case(s) of B (on-ice) have no match" in run.stderr and "threads=3" in run.stderr
