@@ -299,4 +299,7 @@ def all_plots(result) -> list[Plot]:
     plots += mpi_plot(result.summary, out_dir)
     plots += counter_plot(records, out_dir)
     plots += mandelbrot_plot(result.campaign.path, out_dir)
+    from analysis.node_types_plot import node_type_plots  # imports this module: no top-level import
+
+    plots += node_type_plots(result, out_dir)
     return plots

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from analysis.atomic import write_text_atomic
+from analysis.node_types_section import node_type_blocks
 from analysis.plots import Plot
 
 MAX_ROWS = 40  # longer tables are cut in the report (the CSV has everything)
@@ -47,6 +48,7 @@ def build_blocks(result, plots: list[Plot]) -> list[Block]:
     s = result.summary
     sp = result.speedup
     b: list[Block] = [Block("h1", f"scalebench report: {c.name}")]
+    b += node_type_blocks(result, plots, Block)
 
     b.append(Block("h2", "Provenance"))
     experiment = c.config.get("experiment") if isinstance(c.config.get("experiment"), dict) else c.config

@@ -89,3 +89,34 @@ def test_single_node_type_campaign_has_no_node_type_rows(tmp_path):
     result = analyze(truth.campaign_dir, Options(n_resamples=200, seed=1))
     assert result.node_types.empty
     assert (result.comparisons["dimension"] != "node_type").all()
+
+
+def test_report_has_a_node_types_section_near_the_top(two_node_types):
+    from analysis.pipeline import write_tables
+    from analysis.plots import all_plots
+    from analysis.report import write_report
+
+    truth, result = two_node_types
+    write_tables(result)
+    plots = all_plots(result)
+    nt_plots = [p for p in plots if p.section == "node_types"]
+    assert len(nt_plots) == 2 and all(p.png.stat().st_size > 10_000 for p in nt_plots)  # mandelbrot, mcpi
+    write_report(result, plots, ("md", "html"))
+    md = (truth.campaign_dir / "analysis" / "report.md").read_text()
+    headings = [line for line in md.splitlines() if line.startswith("## ")]
+    assert headings[0] == "## Node types"
+    assert "mandelbrot: 4 cases measured on both alpha and beta; alpha significantly faster in 4" in md
+    assert "mcpi: 4 cases measured on both alpha and beta; alpha significantly faster in 0, beta in 0" in md
+    assert (truth.campaign_dir / "analysis" / "node_types.csv").is_file()
+
+
+def test_single_node_type_report_has_no_node_types_section(tmp_path):
+    from analysis.plots import all_plots
+    from analysis.report import write_report
+
+    truth = write_campaign(tmp_path, "one-20261123T000000Z", specs()[:8], NODES[:1], seed=5)
+    result = analyze(truth.campaign_dir, Options(n_resamples=200, seed=1))
+    plots = all_plots(result)
+    assert not [p for p in plots if p.section == "node_types"]
+    write_report(result, plots, ("md",))
+    assert "Node types" not in (truth.campaign_dir / "analysis" / "report.md").read_text()

@@ -78,6 +78,14 @@ def test_campaign_runs_as_arrays_then_analysis(slurm_cluster, tmp_path):
     logs = sorted(p.name for p in (campaign / "logs").glob("analysis-*.out"))
     assert logs == [f"analysis-{analysis['job_id']}.out"]
 
+    # The dependent analysis compared the two node types: every case of one has its twin on the other.
+    node_types = (campaign / "analysis" / "node_types.csv").read_text().splitlines()
+    assert node_types[0].startswith("binary,kernel,")
+    assert len(node_types) - 1 == len(cases) // 2
+    assert all(",tc-core,tc-smt," in line for line in node_types[1:])
+    report = (campaign / "analysis" / "report.md").read_text()
+    assert [line for line in report.splitlines() if line.startswith("## ")][0] == "## Node types"
+
     status = scalebench("status", campaign)
     assert status.returncode == 0, status.stderr
     for node_type in PLACES:
