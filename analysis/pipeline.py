@@ -16,6 +16,7 @@ import pandas as pd
 from analysis.atomic import write_text_atomic
 from analysis.campaign import Campaign, cores_of, read_campaign
 from analysis.comparisons import compare_variants
+from analysis.counter_tables import counter_tables
 from analysis.flatten import CASE_DESCRIPTION
 from analysis.load import Loaded, load_records, record_file
 from analysis.models import fit_models
@@ -49,6 +50,7 @@ class Analysis:
     violations: pd.DataFrame
     counters: pd.DataFrame
     cores: dict[str, tuple[int | None, str]]
+    counter_tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -96,6 +98,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         violations=placement_violations(loaded.records),
         counters=counter_status(loaded.records),
         cores=cores,
+        counter_tables=counter_tables(loaded.records, loaded.counters, campaign.path),
         timings=timings,
     )
 
@@ -139,6 +142,7 @@ def write_tables(result: Analysis) -> list[Path]:
         "comparisons.csv": result.comparisons,
         "unreadable.csv": result.loaded.problems,
         "completeness.csv": result.completeness,
+        **result.counter_tables,
     }
     written = []
     for name, table in tables.items():
