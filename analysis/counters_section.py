@@ -46,10 +46,13 @@ def counter_blocks(result) -> list:
         )
         wide = wide[order].join(part.groupby(labels, observed=True)["reps"].min())
         wide = wide[["reps", *order]].reset_index().rename(columns=CASE_LABELS)
+        wide[order] = wide[order].map(_number)
         blocks.append(Block("p", f"Node type {node_type}, group {group}:"))
         blocks.append(Block("table", wide))
     if siblings is not None and len(siblings):
         side = siblings[~siblings["metric"].str.startswith(PER_SOCKET)]
+        side = side.sort_values("metric", key=lambda m: m != "CPI", kind="stable")
+        side = side.assign(sibling_0=side["sibling_0"].map(_number), sibling_1=side["sibling_1"].map(_number))
         blocks.append(
             Block(
                 "p",
@@ -57,7 +60,13 @@ def counter_blocks(result) -> list:
                 "Per-socket memory metrics are left out: likwid counts them on the socket's first thread.",
             )
         )
-        shown = side.drop(columns=["case_id"]).rename(columns={**CASE_LABELS, "counters_group": "group"})
+        names = {
+            **CASE_LABELS,
+            "counters_group": "group",
+            "sibling_0": "first sibling",
+            "sibling_1": "second sibling",
+        }
+        shown = side.drop(columns=["case_id"]).rename(columns=names)
         blocks.append(Block("table", shown))
     return blocks
 
@@ -65,3 +74,10 @@ def counter_blocks(result) -> list:
 def _column_names(part: pd.DataFrame) -> pd.Series:
     suffix = part["over_hwthreads"].map({"sum": " (sum)", "mean": ""})
     return part["metric"].astype(str) + suffix
+
+
+def _number(value) -> str:
+    """Thousands as whole numbers (MBytes/s, MHz), small values with 4 significant digits."""
+    if pd.isna(value):
+        return ""
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"

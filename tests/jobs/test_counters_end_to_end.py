@@ -98,4 +98,4 @@ def test_counted_campaign_with_stand_in_perfctr(tmp_path, bin_dir):
     section = report[report.index("<h3>Hardware counters</h3>") :]
     assert "Node type workstation, group MEM:" in section and "Memory bandwidth [MBytes/s] (sum)" in section
     assert "SMT: sibling hardware threads of one core side by side" in section
-    assert "<th>sibling_0</th>" in section
+    assert "<th>first sibling</th>" in section
