@@ -16,6 +16,7 @@ import pandas as pd
 from analysis.atomic import write_text_atomic
 from analysis.campaign import Campaign, cores_of, read_campaign
 from analysis.comparisons import compare_variants
+from analysis.counter_tables import counter_tables
 from analysis.flatten import CASE_DESCRIPTION
 from analysis.load import Loaded, load_records, record_file
 from analysis.models import fit_models
@@ -52,6 +53,7 @@ class Analysis:
     cores: dict[str, tuple[int | None, str]]
     node_types: pd.DataFrame  # the same case on two node types: ratio, CI, test
     node_types_best: pd.DataFrame  # per node type and kernel: the best configuration and its rates
+    counter_tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -105,6 +107,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         cores=cores,
         node_types=node_types,
         node_types_best=node_types_best,
+        counter_tables=counter_tables(loaded.records, loaded.counters, campaign.path),
         timings=timings,
     )
 
@@ -150,6 +153,7 @@ def write_tables(result: Analysis) -> list[Path]:
         "node_types_best.csv": result.node_types_best,
         "unreadable.csv": result.loaded.problems,
         "completeness.csv": result.completeness,
+        **result.counter_tables,
     }
     written = []
     for name, table in tables.items():

@@ -211,11 +211,16 @@ def mpi_plot(summary: pd.DataFrame, out_dir: Path) -> list[Plot]:
 
 def counter_plot(records: pd.DataFrame, out_dir: Path) -> list[Plot]:
     metrics = [c for c in records.columns if c.startswith("ctr_") and c.endswith("_avg")]
+    metrics = [c for c in metrics if c == "ctr_cpi_avg"] or metrics[:2]  # the rest: counter tables
     if not metrics or records.get("counters_status") is None or (records["counters_status"] != "ok").all():
         return [
             Plot("counters", "Hardware counters", "counters", skipped="no record with counters (status ok)")
         ]
     ok = records[records["counters_status"] == "ok"]
+    # One series per binary and counter group: the same metric of two groups are two measurements.
+    ok = ok.assign(
+        binary_label=ok["binary_label"].astype(str) + " (" + ok["counters_group"].astype(str) + ")"
+    )
     workers = ok["threads"] * ok["ranks"]
     fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 4.2), squeeze=False)
     for ax, metric in zip(axes[0], metrics, strict=True):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from analysis.atomic import write_text_atomic
+from analysis.counters_section import counter_blocks
 from analysis.node_types_section import node_type_blocks
 from analysis.plots import Plot
 
@@ -285,6 +286,7 @@ def result_blocks(result, plots: list[Plot]) -> list[Block]:
                 )
                 sig = part[part["significant"]].drop(columns=["case_a", "case_b"])
                 b.append(Block("table", sig) if len(sig) else Block("p", "none"))
+        b += counter_blocks(result) if key == "counters" else []
         for plot in (p for p in plots if p.section == key):
             b.append(Block("skip", f"Plot skipped: {plot.skipped}") if plot.skipped else Block("img", plot))
     return b

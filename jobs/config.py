@@ -24,6 +24,7 @@ NODE_KEYS = {
     "cores_per_socket",
     "threads_per_core",
     "counters",
+    "arch",
 }
 RUN_KEYS = {"repetitions", "warmup", "timeout_s", "dump_image"}
 EXPERIMENT_KEYS = {"description", "node_types", "seed", "env", "sweep", "exclude"} | RUN_KEYS
@@ -46,6 +47,7 @@ class NodeType:
     sockets: int | None = None
     cores_per_socket: int | None = None
     threads_per_core: int | None = None
+    arch: str | None = None  # likwid's architecture name (perfgroups directory): counter groups are checked
 
 
 @dataclass
@@ -177,6 +179,8 @@ def load_node_types(path: Path = NODES_TOML) -> dict[str, NodeType]:
                 shape[key] = check.int_(table[key], f"{where}.{key}", 1)
             elif not detect:
                 check.missing(f"{where}.{key}", "required unless detect = true")
+        if "arch" in table:
+            _check_arch(check, table["arch"], f"{where}.arch")
         if not detect and "partition" not in table and "constraint" not in table:
             check.fail(where, table, "a Slurm node type needs a partition and/or constraint")
         nodes[name] = NodeType(
@@ -186,6 +190,7 @@ def load_node_types(path: Path = NODES_TOML) -> dict[str, NodeType]:
             partition=table.get("partition"),
             constraint=table.get("constraint"),
             detect=detect,
+            arch=table.get("arch"),
             **shape,
         )
     return nodes
@@ -321,6 +326,17 @@ def resolve_threads(value, cores: int, hwthreads: int, sockets: int) -> int:
     if sign:
         result = result + int(offset) if sign == "+" else result - int(offset)
     return result
+
+
+def _check_arch(check: Checker, arch, where: str) -> None:
+    from jobs.counter_groups import PERFGROUPS, architectures
+
+    check.str_(arch, where)
+    known = architectures()
+    if not known:
+        check.fail(where, arch, f"no likwid group files in {PERFGROUPS} to check it against (install likwid)")
+    if arch not in known:
+        check.fail(where, arch, f"unknown likwid architecture (known: {', '.join(known)})")
 
 
 def available_counter_groups(root: Path = Path("/usr/share/likwid/perfgroups")) -> set[str]:

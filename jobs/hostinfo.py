@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 from jobs.atomic import dump_json, write_new
+from jobs.counter_groups import node_groups
 from jobs.errors import ScalebenchError
 from jobs.topology import Topology, detect_topology
 
@@ -43,6 +44,7 @@ def probe_host() -> dict:
         "probed": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "topology": detect_topology().to_json(),
         "counters": probe_counters(),
+        "counter_groups": node_groups(),  # None when likwid-perfctr cannot list them
     }
 
 

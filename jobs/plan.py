@@ -11,6 +11,7 @@ import os
 
 from jobs.binaries import binary_options, binary_path, is_mpi, split_name
 from jobs.config import NO_COUNTERS, Checker, Experiment, NodeType, resolve_threads
+from jobs.counter_groups import check_planned_groups
 from jobs.errors import UsageError
 from jobs.topology import detect_topology
 
@@ -53,6 +54,7 @@ def plan_cases(exp: Experiment, node_types: dict[str, NodeType], selected: list[
     cases, seen = [], set()
     for name in names:
         shape = node_shape(node_types[name])
+        check_planned_groups(check, exp, node_types[name], NO_COUNTERS)
         for s, sweep in enumerate(exp.sweeps):
             for case in _sweep_cases(check, exp, sweep, f"sweep[{s}]", name, shape):
                 if case["case_id"] not in seen:

@@ -3,6 +3,7 @@ counters work (and why not), and whether likwid-pin's pinning actually holds."""
 
 import subprocess
 
+from jobs.counter_groups import node_groups
 from jobs.hostinfo import probe_counters
 from jobs.pinning import format_cpulist
 from jobs.topology import Topology, detect_topology
@@ -33,6 +34,7 @@ def report() -> str:
         f"{len(topo.hwthreads)} hardware threads",
         "SMT siblings (per core): " + "  ".join(format_cpulist(group) for group in topo.siblings()),
         f"counters: {'available' if counters['available'] else 'unavailable'} — {counters['reason']}",
+        f"counter groups (likwid-perfctr -a): {', '.join(node_groups() or ['cannot say'])}",
         "pinning:",
         *pinning_holds(topo),
     ]

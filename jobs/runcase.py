@@ -16,7 +16,8 @@ from typing import NamedTuple
 from jobs.atomic import dump_json, write_new
 from jobs.binaries import binary_path, is_mpi
 from jobs.campaign import load_cases
-from jobs.errors import ScalebenchError, UsageError
+from jobs.counter_record import counters_from_csv, group_problem
+from jobs.errors import UsageError
 from jobs.hostinfo import host_info, host_topology, hostname
 from jobs.pinning import format_cpulist, pin_cpus, placement_violations
 from jobs.status import rep_done
@@ -90,13 +91,14 @@ def build_command(ctx: Context, case: dict, k: int, env=os.environ) -> Command:
     if group:
         counters = {"status": "unavailable", "group": group, "reason": ctx.host["counters"]["reason"]}
     if group and ctx.host["counters"]["available"]:
+        problem = group_problem(group, ctx.host, ctx.hostname)
+        if problem:
+            raise CaseError(problem)
         csv_path = ctx.campaign_dir / "raw" / case["case_id"] / f".perfctr-{k}-{os.getpid()}.csv"
-        counters = {"status": "pending", "group": group}  # until the CSV is read after the run
-        if case["pin"] != "none":
-            # -C pins like likwid-pin and measures those CPUs
-            wrapper = ["likwid-perfctr", "-C", pin_list]
-        else:
-            wrapper = ["likwid-perfctr", "-c", format_cpulist([h.hwthread for h in topo.hwthreads])]
+        measured = pin["cpus"] if case["pin"] != "none" else [h.hwthread for h in topo.hwthreads]
+        counters = {"status": "pending", "group": group, "cpus": measured}  # until the CSV is read
+        # -C pins like likwid-pin and measures those CPUs; -c only measures
+        wrapper = ["likwid-perfctr", "-C" if case["pin"] != "none" else "-c", format_cpulist(measured)]
         wrapper += ["-g", group, "-m", "-O", "-o", str(csv_path)]
         pin["command"] = wrapper
         argv = wrapper + kernel
@@ -250,36 +252,11 @@ def run_rep(ctx: Context, case: dict, k: int, env=os.environ) -> dict:
     if command.pin["cpus"] and isinstance(record.get("placement"), list):
         command.pin["violations"] = placement_violations(command.pin["cpus"], record["placement"])
     if command.csv_path is not None:
-        harness["counters"] = _counters_from_csv(command.csv_path, command.counters["group"])
+        harness["counters"] = counters_from_csv(command.csv_path, command.counters)
     record |= harness | {"status": "ok", "warmup_wall_s": [w.get("wall_s") for w in warm]}
     if write_new(path, dump_json(record)):
         return {"outcome": "ok", "path": path, "record": record}
     return {"outcome": "duplicate", "path": path}
-
-
-def _counters_from_csv(csv_path: Path, group: str) -> dict:
-    from jobs.likwid_csv import parse_perfctr_file  # only counted runs need it (start-up cost)
-
-    try:
-        regions = parse_perfctr_file(csv_path)
-    except ScalebenchError as err:
-        # The measurement stands; only the counters are lost, and the record says why.
-        return {"status": "unavailable", "group": group, "reason": f"unreadable likwid-perfctr CSV: {err}"}
-    finally:
-        csv_path.unlink(missing_ok=True)
-    region = regions.get("compute") or regions.get(None)
-    if region is None:
-        names = ", ".join(str(r) for r in regions)
-        return {"status": "unavailable", "group": group, "reason": f"no region 'compute' in CSV ({names})"}
-    return {
-        "status": "ok",
-        "group": group,
-        "region": "compute" if "compute" in regions else None,
-        "hwthreads": region["hwthreads"],
-        "metrics": region["metrics"],
-        "events": region["events"],
-        "region_info": region["region_info"],
-    }
 
 
 def _failed(directory: Path, k: int, fields: dict) -> dict:

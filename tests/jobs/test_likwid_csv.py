@@ -80,9 +80,13 @@ def test_marker_one_hwthread_without_stat_tables():
 
 def test_truncated_file_is_a_clear_error():
     path = FIXTURES / "perfctr-marker-2threads-truncated.csv"
-    with pytest.raises(ScalebenchError, match=r"truncated.*row 3 of 7 of Group 1 Raw") as err:
+    with pytest.raises(ScalebenchError, match=r"truncated.*row 3 of 7 of the Raw table") as err:
         parse_perfctr_file(path)
     assert str(path) in str(err.value)
+
+
+R1, R2 = "TABLE,Group 1 Raw,CPI,1\nEvent,Counter,", "TABLE,Group 1 Raw,CPI,2\nEvent,Counter,"
+MSTAT = "TABLE,Group 1 Metric STAT,CPI,1\nMetric,Sum,Min,Max,Avg\n"
 
 
 @pytest.mark.parametrize(
@@ -91,8 +95,26 @@ def test_truncated_file_is_a_clear_error():
         ("", "no TABLE found"),
         ("TABLE,Group 1 Raw,CPI,x\n", "bad row count"),
         ("TABLE,Group 1 Cooked,CPI,1\n", "unknown table kind"),
-        ("TABLE,Group 1 Raw,CPI,1\nEvent,Counter,CPU 0\nX,FIXC0,1\n", "expected 'HWThread <n>'"),
-        ("TABLE,Group 1 Raw,CPI,1\nEvent,Counter,HWThread 0,HWThread 1\nX,FIXC0,1\n", "truncated row"),
+        (R1 + "CPU 0\nX,FIXC0,1\n", "expected 'HWThread <n>'"),
+        (
+            R1 + "HWThread 0,HWThread 1\nX,FIXC0,1\n",
+            "x.csv:3: row .* 1 values for 2",
+        ),
+        (R1 + "Core 0,HWThread 1\nX,FIXC0,1,2\n", "x.csv:2: .*mixes label"),
+        (
+            R1 + "Core 0\nX,FIXC0,1\nY,FIXC1,2\n",
+            "x.csv:4: .*beyond the table",
+        ),
+        (
+            R2 + "Core 0\nX,FIXC0,1\nX,FIXC0,2\n",
+            "x.csv:4: event X on counter FIXC0 twice",
+        ),
+        (R1 + "Core 0\nX,,1\n", "x.csv:3: event row without"),
+        ("TABLE,Group 1 Metric,CPI,1\nName,Core 0\nCPI,1\n", "x.csv:2: expected 'Metric"),
+        (
+            MSTAT + "CPI STAT,1,1,1,1\n",
+            "x.csv:3: .*no per-thread row",
+        ),
     ],
 )
 def test_malformed_csv(text, message):

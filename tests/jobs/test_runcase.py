@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from jobs.campaign import create_campaign, load_cases
-from jobs.runcase import Context, _counters_from_csv, build_command, run_case
+from jobs.counter_record import counters_from_csv
+from jobs.runcase import Context, build_command, run_case
 from jobs.topology import parse_likwid_topology
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "likwid"
@@ -68,13 +69,13 @@ def test_uncounted_when_counters_do_not_work(tmp_path):
 def test_counter_csv_is_merged_into_the_record(tmp_path):
     csv = tmp_path / "out.csv"
     shutil.copy(FIXTURES / "perfctr-marker-2threads-FLOPS_DP.csv", csv)
-    counters = _counters_from_csv(csv, "FLOPS_DP")
+    counters = counters_from_csv(csv, {"group": "FLOPS_DP", "cpus": [0, 1]})
     assert counters["status"] == "ok" and counters["region"] == "compute"
     assert counters["metrics"]["CPI"]["per_hwthread"] == {"0": 0.6, "1": 0.7}
     assert not csv.exists()
     broken = tmp_path / "broken.csv"
     shutil.copy(FIXTURES / "perfctr-marker-2threads-truncated.csv", broken)
-    lost = _counters_from_csv(broken, "FLOPS_DP")
+    lost = counters_from_csv(broken, {"group": "FLOPS_DP", "cpus": [0, 1]})
     assert lost["status"] == "unavailable" and "truncated" in lost["reason"]
 
 
