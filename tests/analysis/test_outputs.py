@@ -56,18 +56,12 @@ def test_plot_without_data_is_skipped_with_a_reason(standard):
     assert plot.skipped and plot.png is None
 
 
-def test_report_markdown_puts_validity_before_results(rendered):
+def test_report_markdown_puts_findings_first_and_provenance_last(rendered):
     truth, _, _, written = rendered
     text = written["md"].read_text()
     order = [
         text.index(h)
-        for h in (
-            "## Provenance",
-            "## Baseline",
-            "## How it was measured",
-            "## Validity checks",
-            "## Results",
-        )
+        for h in ("## Findings", "## Scaling", "## Variants", "## Validity details", "## Method", "## Provenance")
     ]
     assert order == sorted(order)
     assert truth.wrong_checksum[0] in text and truth.failed[0] in text
