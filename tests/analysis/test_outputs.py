@@ -61,7 +61,14 @@ def test_report_markdown_puts_findings_first_and_provenance_last(rendered):
     text = written["md"].read_text()
     order = [
         text.index(h)
-        for h in ("## Findings", "## Scaling", "## Variants", "## Validity details", "## Method", "## Provenance")
+        for h in (
+            "## Findings",
+            "## Scaling",
+            "## Variants",
+            "## Validity details",
+            "## Method",
+            "## Provenance",
+        )
     ]
     assert order == sorted(order)
     assert truth.wrong_checksum[0] in text and truth.failed[0] in text

@@ -130,7 +130,14 @@ def test_headline_says_when_the_case_is_noisy():
 def test_console_summary_applies_the_same_rules(trap, repo_root):
     truth, ids, _ = trap
     run = subprocess.run(
-        [sys.executable, str(repo_root / "scalebench"), "analyze", str(truth.campaign_dir), "--format", "csv"],
+        [
+            sys.executable,
+            str(repo_root / "scalebench"),
+            "analyze",
+            str(truth.campaign_dir),
+            "--format",
+            "csv",
+        ],
         capture_output=True,
         text=True,
         timeout=300,
