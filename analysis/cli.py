@@ -18,11 +18,13 @@ def register(sub) -> None:
         "analyze",
         help="tables, plots and report of one campaign",
         description=(
-            "Analyse a campaign: validity checks (checksums, placement, failed/missing, noise, counters), "
+            "Analyse a campaign: validity checks (checksums, placement, failed/missing, noise, bimodal, "
+            "implausible speedups above min(workers, cores), counters), "
             "per-case median with bootstrap CI, speedup/efficiency against a named baseline, Amdahl fits, "
             "variant comparisons (Mann-Whitney, Holm). Writes results/<campaign>/analysis/ (records.csv "
             "summary.csv speedup.csv models.csv comparisons.csv, plots/, report.md, report.html) and prints "
-            "a short summary and the path of report.html."
+            "a short summary (best speedup per kernel by its CI lower bound, never an implausible one) "
+            "and the path of report.html."
         ),
     )
     analyze.add_argument(

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -190,6 +191,9 @@ def _plot_medians(ax, line: pd.DataFrame, **style) -> None:
 
 def _log_time_axis(ax, ylabel: str = "median wall time of the compute region [s]") -> None:
     ax.set_yscale("log")
+    # Plain numbers (0.3, not 3 x 10^-1) on the log axis.
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%.3g"))
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.FormatStrFormatter("%.3g"))
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3, which="both")
 
@@ -207,6 +211,8 @@ def _variant_time_plot(summary, dim, fixed, out_dir, name, title, section, log2=
             _plot_medians(ax, line, marker="o", ms=4, label=f"{dim}={value}")
         if log2 or part["workers"].max() > 16:
             ax.set_xscale("log", base=2)
+        ticks = sorted(part["workers"].unique())
+        ax.set_xticks(ticks, [f"{w:g}" for w in ticks])
         _log_time_axis(ax)
         ax.set_xlabel("threads" if (part["ranks"] == 1).all() else "workers (threads x ranks)")
         node, binary = group_key[0], group_key[1]

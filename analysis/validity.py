@@ -140,7 +140,10 @@ def counter_status(records: pd.DataFrame) -> pd.DataFrame:
 # bound = min(workers, cores). Above the bound the number is flagged `implausible` (typically a slow
 # baseline: measured while the machine was slower) unless even the CI's lower bound is above it: then it
 # is `superlinear`, which is possible (caches) but needs an explanation.
+# Within PLAUSIBILITY_TOLERANCE of the bound is noise around perfect scaling (a 1-worker case 1 % faster
+# than the serial baseline), not a claim to be flagged.
 PLAUSIBILITY = ("ok", "implausible", "superlinear", "unknown")
+PLAUSIBILITY_TOLERANCE = 0.02
 
 
 def plausibility(speedup: pd.DataFrame, cores: dict[str, int | None]) -> pd.DataFrame:
@@ -150,7 +153,7 @@ def plausibility(speedup: pd.DataFrame, cores: dict[str, int | None]) -> pd.Data
     bound = np.fmin(sp["workers"].astype(float), node_cores)  # unknown cores: the workers still bound it
     sp["speedup_bound"] = bound
     verdict = pd.Series("ok", index=sp.index, dtype=object)
-    above = sp["speedup"] > bound
+    above = sp["speedup"] > bound * (1 + PLAUSIBILITY_TOLERANCE)
     verdict[above] = "implausible"
     verdict[above & (sp["speedup_ci_low"] > bound)] = "superlinear"
     verdict[sp["speedup"].isna()] = "unknown"
