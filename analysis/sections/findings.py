@@ -11,14 +11,13 @@ from analysis.validity import caveats, headline
 
 
 def at_all_cores(result) -> pd.DataFrame:
-    """Per variant, the row at workers == cores (or the most workers below that when not measured)."""
+    """Per variant, the row at workers == cores; where the cores are unknown, the most workers."""
     sp = result.speedup
     sp = sp[sp["speedup"].notna() & (sp["model"] != "serial")].copy()
     if sp.empty:
         return sp
     sp["cores"] = sp["node_type"].map(lambda nt: result.cores.get(nt, (None,))[0])
-    limit = sp["cores"].fillna(sp["workers"].max()).astype(float)
-    sp = sp[sp["workers"] <= limit]
+    sp = sp[sp["cores"].isna() | (sp["workers"] == sp["cores"])]
     key = ["node_type", "kernel", "binary", "schedule", "sync", "inner", "pin", "problem"]
     top = sp.sort_values("workers").groupby(key, dropna=False).tail(1)
     return top.sort_values(["node_type", "kernel", "speedup_ci_low"], ascending=[True, True, False])
