@@ -47,6 +47,14 @@ def _normal_loglik(ss: np.ndarray, n: np.ndarray) -> np.ndarray:
     return -0.5 * n * np.log(2 * np.pi * var) - 0.5 * ss / var
 
 
+def _median_of_slice(x: np.ndarray, first: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Median of exp(x[i, first[i]:end[i]]) per row of the row-sorted matrix x."""
+    size = end - first
+    low = np.take_along_axis(x, (first + (size - 1) // 2)[:, None], axis=1)[:, 0]
+    high = np.take_along_axis(x, (first + size // 2)[:, None], axis=1)[:, 0]
+    return 0.5 * (np.exp(low) + np.exp(high))
+
+
 def bimodality(starts: np.ndarray, counts: np.ndarray, values: np.ndarray) -> pd.DataFrame:
     """One row per case (in the order of starts/counts) with the COLUMNS above."""
     n_cases = len(counts)
@@ -87,9 +95,8 @@ def bimodality(starts: np.ndarray, counts: np.ndarray, values: np.ndarray) -> pd
         v1 = np.maximum(ss1[pick, best] / kb, SPREAD_FLOOR**2)
         v2 = np.maximum(ss2[pick, best] / (n - kb), SPREAD_FLOOR**2)
         ashman = np.sqrt(2) * np.abs(m2 - m1) / np.sqrt(v1 + v2)
-        ordered = np.exp(x)
-        fast = np.array([np.median(ordered[i, : kb[i]]) for i in pick])
-        slow = np.array([np.median(ordered[i, kb[i] :]) for i in pick])
+        fast = _median_of_slice(x, np.zeros_like(kb), kb)
+        slow = _median_of_slice(x, kb, np.full_like(kb, n))
         out["bimodal_delta_bic"][rows] = delta_bic
         out["bimodal_ashman_d"][rows] = ashman
         out["mode_fast_s"][rows] = fast
