@@ -178,6 +178,10 @@ def caveats(row) -> str:
         notes.append(f"implausible: above {row['speedup_bound']:g} cores/workers")
     if row["plausibility"] == "superlinear":
         notes.append("superlinear: needs an explanation")
+    if row.get("speedup_ci_high", np.nan) < 1:
+        notes.append("slower than the baseline")
+    elif row.get("speedup_ci_low", np.nan) <= 1 <= row.get("speedup_ci_high", np.nan):
+        notes.append("not significantly faster than the baseline")
     for column, what in (("noisy", "noisy"), ("bimodal", "bimodal")):
         if row.get(column):
             notes.append(f"{what} case")

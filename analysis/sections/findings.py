@@ -111,8 +111,9 @@ def warning_lines(result) -> list[str]:
     bimodal = s[s["bimodal"].astype(bool)]
     add(
         [
-            f"{c} ({m1:.3g} s / {m2:.3g} s)"
-            for c, m1, m2 in bimodal[["case_id", "mode_fast_s", "mode_slow_s"]].values
+            f"{r['case_id']} {variant_text(r)} x{r['threads']} ({r['mode_fast_s']:.3g} s / "
+            f"{r['mode_slow_s']:.3g} s)"
+            for _, r in bimodal.iterrows()
         ],
         "bimodal case(s), two clusters of times",
     )

@@ -114,7 +114,7 @@ def test_headline_says_when_the_case_is_noisy():
         "model": "omp",
         "binary": "k-c-omp",
         "speedup": 1.5,
-        "speedup_ci_low": 1.0,
+        "speedup_ci_low": 1.1,
         "speedup_ci_high": 1.9,
         "speedup_bound": 2,
         "plausibility": "ok",
@@ -173,3 +173,21 @@ def test_report_leads_with_findings_and_ends_with_readable_provenance(trap):
     assert "<td>gcc 12.2.0</td>" in page  # compilers.c, one row of its own
     md = written["md"].read_text()
     assert md.index("## Findings") < md.index("## Scaling") < md.index("## Provenance")
+
+
+def test_headline_says_when_it_is_no_speedup_at_all():
+    base = {"node_type": "n", "kernel": "k", "model": "omp", "binary": "k-c-omp", "speedup_bound": 2}
+    rows = [
+        {**base, "speedup": 0.9, "speedup_ci_low": 0.8, "speedup_ci_high": 1.2, "plausibility": "ok"},
+        {
+            **base,
+            "kernel": "j",
+            "speedup": 0.7,
+            "speedup_ci_low": 0.6,
+            "speedup_ci_high": 0.8,
+            "plausibility": "ok",
+        },
+    ]
+    caveats = headline(pd.DataFrame(rows)).set_index("kernel")["caveats"]
+    assert caveats["k"] == "not significantly faster than the baseline"
+    assert caveats["j"] == "slower than the baseline"
