@@ -18,11 +18,13 @@ def register(sub) -> None:
         "analyze",
         help="tables, plots and report of one campaign",
         description=(
-            "Analyse a campaign: validity checks (checksums, placement, failed/missing, noise, counters), "
+            "Analyse a campaign: validity checks (checksums, placement, failed/missing, noise, bimodal, "
+            "implausible speedups above min(workers, cores), counters), "
             "per-case median with bootstrap CI, speedup/efficiency against a named baseline, Amdahl fits, "
             "variant comparisons (Mann-Whitney, Holm). Writes results/<campaign>/analysis/ (records.csv "
             "summary.csv speedup.csv models.csv comparisons.csv, plots/, report.md, report.html) and prints "
-            "a short summary and the path of report.html."
+            "a short summary (best speedup per kernel by its CI lower bound, never an implausible one) "
+            "and the path of report.html."
         ),
     )
     analyze.add_argument(
@@ -86,7 +88,8 @@ def check_resamples(value: int) -> None:
 def run_analyze(args: argparse.Namespace) -> int:
     from analysis.pipeline import Options, analyze, write_tables
     from analysis.plots import all_plots
-    from analysis.report import best_speedups, write_report
+    from analysis.report import write_report
+    from analysis.validity import headline
 
     formats = parse_formats(args.format)
     if not 0 < args.noise_threshold < 10:
@@ -107,7 +110,7 @@ def run_analyze(args: argparse.Namespace) -> int:
         write_tables(result)
     plots = all_plots(result) if {"md", "html"} & set(formats) else []
     written = write_report(result, plots, formats)
-    print_summary(result, best_speedups(result.speedup), plots)
+    print_summary(result, headline(result.speedup), plots)
     for kind in ("md", "html"):
         if kind in written:
             print(f"report: {written[kind]}")
@@ -117,7 +120,8 @@ def run_analyze(args: argparse.Namespace) -> int:
 
 
 def print_summary(result, best, plots) -> None:
-    s, done = result.summary, result.completeness
+    """The console summary applies the report's rules: headline by CI lower bound, never implausible."""
+    s, done, sp = result.summary, result.completeness, result.speedup
     print(
         f"campaign {result.campaign.name}: {len(s)} cases with records, {len(result.stats.records)} records"
     )
@@ -127,17 +131,25 @@ def print_summary(result, best, plots) -> None:
         f"{len(result.violations)} cases with placement violations, "
         f"{states.get('failed', 0)} failed, {states.get('partial', 0)} partial, "
         f"{states.get('missing', 0)} missing, {len(result.loaded.problems)} unreadable files, "
-        f"{int(s['noisy'].sum())} noisy"
+        f"{int(s['noisy'].sum())} noisy, {int(s['bimodal'].sum())} bimodal, "
+        f"{int((sp['plausibility'] == 'implausible').sum())} implausible speedups, "
+        f"{int((sp['plausibility'] == 'superlinear').sum())} superlinear"
     )
     if best.empty:
         print("speedup: none computed (no valid baseline)")
     for row in best.itertuples(index=False):
+        skipped = int(row.implausible_left_out) if row.implausible_left_out == row.implausible_left_out else 0
+        left_out = f" ({skipped} implausible left out)" if skipped else ""
+        if not isinstance(row.binary, str):
+            print(f"best {row.kernel} on {row.node_type}: no plausible speedup{left_out}")
+            continue
         variant = " ".join(str(v) for v in (row.schedule, row.sync) if isinstance(v, str) and v != "none")
+        caveat = f" — {row.caveats}" if row.caveats else ""
         print(
-            f"best {row.kernel} on {row.node_type}: {row.binary} {variant} x{row.threads}"
+            f"best {row.kernel} on {row.node_type} (by CI lower bound): {row.binary} {variant} x{row.threads}"
             f"{f' x{row.ranks} ranks' if row.ranks > 1 else ''}: speedup {row.speedup:.2f} "
             f"[95% CI {row.speedup_ci_low:.2f}-{row.speedup_ci_high:.2f}] vs {row.baseline_binary} "
-            f"({row.baseline_median_s:.4g} s)"
+            f"({row.baseline_median_s:.4g} s){caveat}{left_out}"
         )
     skipped = [p for p in plots if p.skipped]
     if skipped:

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import pandas as pd
 
+from analysis.report_blocks import Block
+
 # Uncore metrics (memory controller) are counted once per socket, on its first hardware thread: comparing
 # them between siblings would compare a socket's total with zero.
 PER_SOCKET = ("Memory ",)
 CASE_LABELS = {"binary": "binary", "threads": "threads", "pin_strategy": "pin"}
 
 
-def counter_blocks(result) -> list:
-    from analysis.report import Block  # the report imports this module
-
+def counter_blocks(result) -> list[Block]:
     tables = result.counter_tables
     cases, siblings = tables.get("counter_cases.csv"), tables.get("counter_siblings.csv")
     records = result.loaded.records

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.node_types_plot import SECTION
+from analysis.report_blocks import Block
 
 
 def _ci(value, low, high, digits: str = ".3g") -> str:
@@ -71,11 +72,12 @@ def verdicts(nt: pd.DataFrame) -> list[str]:
     return out
 
 
-def node_type_blocks(result, plots, block) -> list:
-    """Blocks of the section; `block(kind, value)` makes one report block. Empty for one node type."""
+def section(result, plots) -> list[Block]:
+    """The section's blocks; none (so no section) for a campaign with one node type."""
+    block = Block
     if len(result.cores) < 2:
         return []
-    b = [block("h2", "Node types")]
+    b = []
     best = result.node_types_best
     if len(best):
         b.append(

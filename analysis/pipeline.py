@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 
 from analysis.atomic import write_text_atomic
+from analysis.bimodality import COLUMNS as BIMODAL_COLUMNS
+from analysis.bimodality import bimodality
 from analysis.campaign import Campaign, cores_of, read_campaign
 from analysis.comparisons import compare_variants
 from analysis.counter_tables import counter_tables
@@ -23,7 +25,15 @@ from analysis.models import fit_models
 from analysis.node_types import best_configurations, node_type_table
 from analysis.speedup import speedups
 from analysis.stats import CaseStats, summarize
-from analysis.validity import case_table, checksum_check, completeness, counter_status, placement_violations
+from analysis.validity import (
+    attach_case_flags,
+    case_table,
+    checksum_check,
+    completeness,
+    counter_status,
+    placement_violations,
+    plausibility,
+)
 
 
 @dataclass
@@ -71,6 +81,12 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
     start = time.perf_counter()
     cases = case_table(campaign.cases, loaded.records)
     case_stats = summarize(loaded.records, options.n_resamples, options.seed, options.noise_threshold)
+    if len(case_stats.table):
+        modes = bimodality(case_stats.starts, case_stats.counts, case_stats.values)
+        for column in BIMODAL_COLUMNS:
+            case_stats.table[column] = modes[column].to_numpy()
+    else:
+        case_stats.table = case_stats.table.reindex(columns=[*case_stats.table.columns, *BIMODAL_COLUMNS])
     summary = case_stats.table.reset_index(names="row").merge(
         cases.drop(columns=["reps"]), on="case_id", how="left"
     )
@@ -84,6 +100,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
     speedup = speedups(summary, case_stats.dist, options.baseline, rng)
     node_types = sorted(set(cases["node_type"].astype(str)))
     cores = {nt: cores_of(nt, campaign, loaded.records) for nt in node_types}
+    speedup = attach_case_flags(plausibility(speedup, cores), summary)
     models = fit_models(summary, case_stats.dist, {nt: c for nt, (c, _) in cores.items()})
     comparisons = compare_variants(summary, case_stats.starts, case_stats.counts, case_stats.values)
     node_types = node_type_table(
@@ -129,6 +146,7 @@ SUMMARY_ORDER = [
     "n_outliers",
     "n_warmup_dropped",
     "noisy",
+    *BIMODAL_COLUMNS,
     "checksum",
     "reference_checksum",
     "checksum_status",

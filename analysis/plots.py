@@ -1,8 +1,10 @@
 """Plots (matplotlib, Agg) into analysis/plots/, each as PNG and SVG.
 
-Lines join points only along thread sweeps (a trend); everything else gets markers. Error bars are the
-bootstrap 95 % CIs. The oversubscribed region (workers > cores) is shaded. A plot without data is skipped
-and the reason returned, so the report can say so.
+Lines join points only along thread sweeps (a trend); everything else gets markers. Speedup and
+efficiency are small multiples (one panel per binary, or per binary and schedule when it has many
+variants; shared axes; CIs as bands; ideal line; the cores marked and the oversubscribed region
+shaded; implausible speedups crossed out). Colours: Okabe & Ito's colour-blind-safe palette.
+A plot without data is skipped and the reason returned, so the report can say so.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -21,6 +24,21 @@ import pandas as pd  # noqa: E402
 from analysis.atomic import write_bytes_atomic  # noqa: E402
 
 MAX_SERIES = 10  # more lines than this are unreadable; the rest stay in speedup.csv
+MAX_LINES = 4  # lines per small-multiple panel before the panel is split by schedule
+SERIES_KEYS = ["binary", "schedule", "sync", "inner", "pin", "ranks"]
+# Okabe & Ito's colour-blind-safe palette (black left for reference lines), with distinct markers so
+# the lines also differ in greyscale.
+PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X"]
+plt.rcParams.update(
+    {
+        "font.size": 11,
+        "axes.titlesize": 11,
+        "axes.labelsize": 11,
+        "legend.fontsize": 9,
+        "axes.prop_cycle": matplotlib.cycler(color=PALETTE),
+    }
+)
 
 
 @dataclass
@@ -60,51 +78,107 @@ def _shade_oversubscribed(ax, cores: int | None, xmax: float) -> None:
         ax.axvspan(cores, xmax * 1.05, color="0.9", zorder=0, label=f"oversubscribed (> {cores} cores)")
 
 
+def _panels(part: pd.DataFrame) -> list[tuple[str, list[tuple[str, pd.DataFrame]]]]:
+    """Small multiples: one panel per binary (per binary and schedule when a binary has more than
+    MAX_LINES variants), one line per remaining variant."""
+    panels = []
+    for binary, rows in part.groupby("binary", sort=True):
+        split = rows.groupby(SERIES_KEYS, dropna=False).ngroups > MAX_LINES
+        for panel_key, panel in rows.groupby(["schedule"] if split else ["binary"], dropna=False, sort=True):
+            title = f"{binary} {panel_key[0]}" if split else str(binary)
+            series = []
+            for _, line in panel.groupby(SERIES_KEYS, dropna=False, sort=True):
+                first = line.iloc[0]
+                label = _series_label(
+                    first, [k for k in ("schedule", "sync") if not split or k != "schedule"]
+                )
+                if first["model"] == "mpi":
+                    label += f" {first['ranks']} ranks"
+                series.append((label or str(binary), line.sort_values("workers")))
+            panels.append((title, series))
+    return panels
+
+
+def _scaling_figure(part, panels, column: str, core_count, ylabel: str):
+    n = len(panels)
+    ncols = min(3, n)
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(
+        nrows,
+        ncols,
+        figsize=(max(7.5, 4.8 * ncols), 3.8 * nrows + 0.7),
+        sharex=True,
+        sharey=True,
+        squeeze=False,
+    )
+    workers = np.array(sorted(set(part["workers"]) | {1}), dtype=float)
+    wmax = float(workers.max())
+    for ax, (title, series) in zip(axes.flat, panels, strict=False):
+        if column == "speedup":
+            bound = np.minimum(workers, core_count) if core_count else workers
+            ax.plot(workers, workers, color="0.35", ls="--", lw=1, label="ideal")
+            if core_count and wmax > core_count:
+                ax.plot(workers, bound, color="0.35", ls=":", lw=1, label="bound: min(workers, cores)")
+        else:
+            ax.axhline(1.0, color="0.35", ls="--", lw=1, label="ideal")
+        for i, (label, line) in enumerate(series):
+            style = dict(color=PALETTE[i % len(PALETTE)], marker=MARKERS[i % len(MARKERS)])
+            x = line["workers"].to_numpy(float)
+            ax.plot(x, line[column], lw=1.6, ms=5, label=label, **style)
+            ax.fill_between(
+                x, line[f"{column}_ci_low"], line[f"{column}_ci_high"], color=style["color"], alpha=0.18, lw=0
+            )
+            bad = line[line["plausibility"] == "implausible"]
+            if len(bad):
+                ax.plot(bad["workers"], bad[column], ls="none", marker="x", ms=11, mew=2.2, color="#000000")
+        if core_count:
+            ax.axvline(core_count, color="0.2", ls=":", lw=1.2)
+            ax.text(core_count, 0.02, f" {core_count} cores", transform=ax.get_xaxis_transform(), fontsize=9)
+            if wmax > core_count:
+                ax.axvspan(core_count, wmax * 1.1, color="0.92", zorder=0)
+        ax.set_title(title, fontsize=11)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=9, loc="best", framealpha=0.85)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    if wmax > 16:
+        axes[0][0].set_xscale("log", base=2)
+    axes[0][0].set_xticks(workers)
+    axes[0][0].set_xticklabels([f"{w:g}" for w in workers])
+    if column == "speedup":
+        # The ideal line up to many oversubscribed threads would flatten the curves: the axis ends
+        # near the data, but always shows the ideal up to the cores.
+        top = float(np.nanmax(part["speedup_ci_high"].fillna(part["speedup"])))
+        axes[0][0].set_ylim(0, max(1.5, 1.2 * top, 1.1 * min(core_count or wmax, wmax)))
+    else:
+        top = float(np.nanmax(part["efficiency_ci_high"].fillna(part["efficiency"])))
+        axes[0][0].set_ylim(0, max(1.15, 1.1 * top))
+    for ax in axes[-1]:
+        ax.set_xlabel("workers (threads x ranks)")
+    for row in axes:
+        row[0].set_ylabel(ylabel)
+    return fig
+
+
 def speedup_plots(sp: pd.DataFrame, cores: dict, out_dir: Path) -> list[Plot]:
     plots = []
     data = sp[sp["speedup"].notna() & (sp["model"] != "serial")]
     if data.empty:
         return [Plot("speedup", "Speedup and efficiency", "scaling", skipped="no case has a valid baseline")]
+    if "plausibility" not in data:
+        data = data.assign(plausibility="ok")
     for (node, kernel), part in data.groupby(["node_type", "kernel"]):
-        keys = ["binary", "schedule", "sync", "inner", "pin", "ranks"]
-        series = list(part.groupby(keys, dropna=False))
-        series.sort(key=lambda kv: -kv[1]["speedup"].max())
-        fig, (ax_s, ax_e) = plt.subplots(1, 2, figsize=(12, 4.8))
-        wmax = float(part["workers"].max())
-        for _, s in series[:MAX_SERIES]:
-            s = s.groupby("workers", as_index=False).first().sort_values("workers")
-            label = _series_label(s.iloc[0], keys[:-1])
-            if s.iloc[0]["model"] == "mpi":
-                label += f" {s.iloc[0]['ranks']} ranks"
-            for ax, col in ((ax_s, "speedup"), (ax_e, "efficiency")):
-                err = [s[col] - s[f"{col}_ci_low"], s[f"{col}_ci_high"] - s[col]]
-                ax.errorbar(s["workers"], s[col], yerr=err, marker="o", ms=4, capsize=3, label=label)
-        ideal = np.array(sorted(set(part["workers"]) | {1}), dtype=float)
-        ax_s.plot(ideal, ideal, "k--", lw=1, label="ideal")
-        # The ideal line up to 512 threads would flatten the measured curves: clip the axis near the data.
-        top = float(np.nanmax(part["speedup_ci_high"].fillna(part["speedup"])))
-        ax_s.set_ylim(0, max(2.0, 1.25 * top))
-        ax_e.set_ylim(
-            0, max(1.1, 1.1 * float(np.nanmax(part["efficiency_ci_high"].fillna(part["efficiency"]))))
-        )
-        ax_e.axhline(1.0, color="k", ls="--", lw=1, label="ideal")
+        panels = _panels(part)
         core_count = cores.get(node, (None, ""))[0]
-        base = part.iloc[0]
-        for ax, ylabel in (
-            (ax_s, "speedup (baseline time / time)"),
-            (ax_e, "parallel efficiency (speedup / workers)"),
+        baseline = part.iloc[0]["baseline"]
+        for column, ylabel, what in (
+            ("speedup", "speedup (baseline time / time)", "Speedup"),
+            ("efficiency", "efficiency (speedup / workers)", "Parallel efficiency"),
         ):
-            _shade_oversubscribed(ax, core_count, wmax)
-            _x_axis(ax, part["workers"].to_numpy())
-            ax.set_ylabel(ylabel)
-            ax.grid(alpha=0.3)
-        ax_s.set_title(f"{kernel} on {node}: baseline {base['baseline']}")
-        ax_e.set_title(
-            f"{len(series)} series" + (f", best {MAX_SERIES} shown" if len(series) > MAX_SERIES else "")
-        )
-        ax_s.legend(fontsize=7)
-        name = f"speedup-{node}-{kernel}"
-        plots.append(_save(fig, out_dir, name, f"Speedup and efficiency: {kernel} on {node}", "scaling"))
+            fig = _scaling_figure(part, panels, column, core_count, ylabel)
+            fig.suptitle(f"{what}: {kernel} on {node} (baseline {baseline}, 95 % CI bands)", fontsize=12)
+            name = f"{column}-{node}-{kernel}"
+            plots.append(_save(fig, out_dir, name, f"{what}: {kernel} on {node}", "scaling"))
     return plots
 
 
@@ -117,6 +191,9 @@ def _plot_medians(ax, line: pd.DataFrame, **style) -> None:
 
 def _log_time_axis(ax, ylabel: str = "median wall time of the compute region [s]") -> None:
     ax.set_yscale("log")
+    # Plain numbers (0.3, not 3 x 10^-1) on the log axis.
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%.3g"))
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.FormatStrFormatter("%.3g"))
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3, which="both")
 
@@ -134,6 +211,8 @@ def _variant_time_plot(summary, dim, fixed, out_dir, name, title, section, log2=
             _plot_medians(ax, line, marker="o", ms=4, label=f"{dim}={value}")
         if log2 or part["workers"].max() > 16:
             ax.set_xscale("log", base=2)
+        ticks = sorted(part["workers"].unique())
+        ax.set_xticks(ticks, [f"{w:g}" for w in ticks])
         _log_time_axis(ax)
         ax.set_xlabel("threads" if (part["ranks"] == 1).all() else "workers (threads x ranks)")
         node, binary = group_key[0], group_key[1]

@@ -5,6 +5,10 @@
 - placement: records whose workers ran elsewhere than planned (`pin.violations`);
 - completeness: planned repetitions (cases.jsonl) without a record, failed (with the reason) or missing;
 - noise: cases whose CI of the median is wider than a fraction of the median;
+- bimodality: cases whose repetitions fall into two clusters (analysis/bimodality.py);
+- plausibility: a speedup above min(workers, cores) is implausible unless its CI's lower bound is
+  above it too (then superlinear); the headline speedup is chosen by the CI's lower bound and is never
+  an implausible one;
 - counters: asked for but unavailable, and why.
 """
 
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 
 from analysis.campaign import CASE_COLUMNS, problem_key
@@ -128,3 +133,109 @@ def counter_status(records: pd.DataFrame) -> pd.DataFrame:
         .rename("records")
         .reset_index()
     )
+
+
+# Speedup plausibility -------------------------------------------------------------------------------
+# A case can at most be as many times faster as it has workers running on distinct physical cores:
+# bound = min(workers, cores). Above the bound the number is flagged `implausible` (typically a slow
+# baseline: measured while the machine was slower) unless even the CI's lower bound is above it: then it
+# is `superlinear`, which is possible (caches) but needs an explanation.
+# Within PLAUSIBILITY_TOLERANCE of the bound is noise around perfect scaling (a 1-worker case 1 % faster
+# than the serial baseline), not a claim to be flagged.
+PLAUSIBILITY = ("ok", "implausible", "superlinear", "unknown")
+PLAUSIBILITY_TOLERANCE = 0.02
+
+
+def plausibility(speedup: pd.DataFrame, cores: dict[str, int | None]) -> pd.DataFrame:
+    """Adds speedup_bound (min(workers, cores)) and plausibility (ok|implausible|superlinear|unknown)."""
+    sp = speedup.copy()
+    node_cores = sp["node_type"].map(lambda nt: (cores.get(nt) or (None,))[0]).astype(float)
+    bound = np.fmin(sp["workers"].astype(float), node_cores)  # unknown cores: the workers still bound it
+    sp["speedup_bound"] = bound
+    verdict = pd.Series("ok", index=sp.index, dtype=object)
+    above = sp["speedup"] > bound * (1 + PLAUSIBILITY_TOLERANCE)
+    verdict[above] = "implausible"
+    verdict[above & (sp["speedup_ci_low"] > bound)] = "superlinear"
+    verdict[sp["speedup"].isna()] = "unknown"
+    sp["plausibility"] = verdict
+    return sp
+
+
+def attach_case_flags(speedup: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
+    """Noise and bimodality of each case and of its baseline, next to the speedup they produce."""
+    flags = summary.set_index("case_id")[["noisy", "bimodal"]]
+    sp = speedup.copy()
+    for column in ("noisy", "bimodal"):
+        sp[column] = sp["case_id"].map(flags[column]).fillna(False).astype(bool)
+        sp[f"baseline_{column}"] = sp["baseline_case_id"].map(flags[column]).fillna(False).astype(bool)
+    return sp
+
+
+def caveats(row) -> str:
+    """The reader's warnings for one speedup row, as a short comma-separated text ('' when none)."""
+    notes = []
+    if row["plausibility"] == "implausible":
+        notes.append(f"implausible: above {row['speedup_bound']:g} cores/workers")
+    if row["plausibility"] == "superlinear":
+        notes.append("superlinear: needs an explanation")
+    if row.get("speedup_ci_high", np.nan) < 1:
+        notes.append("slower than the baseline")
+    elif row.get("speedup_ci_low", np.nan) <= 1 <= row.get("speedup_ci_high", np.nan):
+        notes.append("not significantly faster than the baseline")
+    for column, what in (("noisy", "noisy"), ("bimodal", "bimodal")):
+        if row.get(column):
+            notes.append(f"{what} case")
+        if row.get(f"baseline_{column}"):
+            notes.append(f"{what} baseline")
+    return ", ".join(notes)
+
+
+def headline(speedup: pd.DataFrame) -> pd.DataFrame:
+    """Best speedup per node type and kernel, chosen by the CI's lower bound (never the median).
+
+    Implausible speedups are never a headline. A case without a CI (one repetition) ranks after every
+    case with one. `caveats` says when the case or its baseline is noisy or bimodal; `implausible_left_out`
+    counts what was passed over."""
+    columns = HEADLINE_COLUMNS
+    ok = speedup[speedup["speedup"].notna() & (speedup["model"] != "serial")]
+    if ok.empty:
+        return pd.DataFrame(columns=columns)
+    rows = []
+    for (node, kernel), part in ok.groupby(["node_type", "kernel"], sort=True):
+        eligible = part[part["plausibility"] != "implausible"]
+        skipped = int((part["plausibility"] == "implausible").sum())
+        if eligible.empty:
+            rows.append({"node_type": node, "kernel": kernel, "implausible_left_out": skipped})
+            continue
+        rank = eligible["speedup_ci_low"].fillna(-np.inf)
+        best = eligible.loc[rank.idxmax()].to_dict()
+        best["implausible_left_out"] = skipped
+        best["caveats"] = caveats(best)
+        rows.append(best)
+    return pd.DataFrame(rows).reindex(columns=columns)
+
+
+HEADLINE_COLUMNS = [
+    "node_type",
+    "kernel",
+    "binary",
+    "schedule",
+    "sync",
+    "threads",
+    "ranks",
+    "workers",
+    "speedup",
+    "speedup_ci_low",
+    "speedup_ci_high",
+    "efficiency",
+    "efficiency_ci_low",
+    "efficiency_ci_high",
+    "plausibility",
+    "caveats",
+    "implausible_left_out",
+    "case_id",
+    "baseline_case_id",
+    "baseline_binary",
+    "baseline_median_s",
+    "median_s",
+]

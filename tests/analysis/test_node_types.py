@@ -104,7 +104,7 @@ def test_report_has_a_node_types_section_near_the_top(two_node_types):
     write_report(result, plots, ("md", "html"))
     md = (truth.campaign_dir / "analysis" / "report.md").read_text()
     headings = [line for line in md.splitlines() if line.startswith("## ")]
-    assert headings[0] == "## Node types"
+    assert headings[:2] == ["## Findings", "## Node types"]
     assert "mandelbrot: 4 cases measured on both alpha and beta; alpha significantly faster in 4" in md
     assert "mcpi: 4 cases measured on both alpha and beta; alpha significantly faster in 0, beta in 0" in md
     assert (truth.campaign_dir / "analysis" / "node_types.csv").is_file()

@@ -42,7 +42,7 @@ def test_tables_are_written_with_their_key_columns(rendered):
 def test_every_plot_exists_and_is_not_blank(rendered):
     _, _, plots, _ = rendered
     sections = {p.section for p in plots if not p.skipped}
-    assert sections == {"scaling", "schedules", "sync", "languages", "mpi", "counters", "image"}
+    assert sections == {"scaling", "schedules", "sync", "languages", "mpi", "counters", "image", "node_types"}
     for plot in plots:
         assert plot.png.stat().st_size > 10_000 and plot.svg.stat().st_size > 10_000
         pixels = matplotlib.image.imread(plot.png)
@@ -56,17 +56,18 @@ def test_plot_without_data_is_skipped_with_a_reason(standard):
     assert plot.skipped and plot.png is None
 
 
-def test_report_markdown_puts_validity_before_results(rendered):
+def test_report_markdown_puts_findings_first_and_provenance_last(rendered):
     truth, _, _, written = rendered
     text = written["md"].read_text()
     order = [
         text.index(h)
         for h in (
+            "## Findings",
+            "## Scaling",
+            "## Variants",
+            "## Validity details",
+            "## Method",
             "## Provenance",
-            "## Baseline",
-            "## How it was measured",
-            "## Validity checks",
-            "## Results",
         )
     ]
     assert order == sorted(order)

@@ -84,7 +84,10 @@ def test_campaign_runs_as_arrays_then_analysis(slurm_cluster, tmp_path):
     assert len(node_types) - 1 == len(cases) // 2
     assert all(",tc-core,tc-smt," in line for line in node_types[1:])
     report = (campaign / "analysis" / "report.md").read_text()
-    assert [line for line in report.splitlines() if line.startswith("## ")][0] == "## Node types"
+    assert [line for line in report.splitlines() if line.startswith("## ")][:2] == [
+        "## Findings",
+        "## Node types",
+    ]
 
     status = scalebench("status", campaign)
     assert status.returncode == 0, status.stderr

@@ -1,0 +1,34 @@
+"""The report's sections, in reading order: findings first, method and provenance last.
+
+A section is a function (analysis result, list of plots.Plot) -> list of report_blocks.Block; it gets
+its own heading from the title here and is left out when it returns no block. To add a section, write
+the function in its own module and add ONE line to SECTIONS where it belongs in the reading order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from analysis import node_types_section
+from analysis.sections import checks, findings, method, results
+
+
+@dataclass(frozen=True)
+class Section:
+    key: str  # anchor in report.html
+    title: str
+    build: Callable  # (result, plots) -> list[Block]
+
+
+SECTIONS = [
+    Section("findings", "Findings", findings.section),
+    Section("node-types", "Node types", node_types_section.section),
+    Section("scaling", "Scaling", results.scaling),
+    Section("variants", "Variants", results.variants),
+    Section("counters", "Hardware counters", results.counters),
+    Section("image", "Mandelbrot image", results.image),
+    Section("validity", "Validity details", checks.section),
+    Section("method", "Method", method.method),
+    Section("provenance", "Provenance", method.provenance),
+]

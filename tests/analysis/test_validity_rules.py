@@ -1,0 +1,193 @@
+"""Validity rules for what is reported as a result: implausible speedups, bimodal cases, the headline
+chosen by the CI's lower bound, in the tables, the report and the console summary."""
+
+import json
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.bimodality import bimodality
+from analysis.pipeline import Options, analyze
+from analysis.plots import all_plots
+from analysis.report import write_report
+from analysis.synthetic import CaseSpec, NodeTypeSpec, write_campaign
+from analysis.validity import headline
+
+SLOW_MODE = 1.7  # the planted bimodal case: half of its repetitions this much slower
+
+
+def arrays(samples):
+    counts = np.array([len(s) for s in samples])
+    return np.concatenate([[0], np.cumsum(counts)[:-1]]), counts, np.concatenate(samples)
+
+
+def test_bimodality_test_on_small_and_large_samples():
+    rng = np.random.default_rng(5)
+    two_states = [
+        np.array([0.124, 0.125, 0.214, 0.22]),  # smallest testable sample: two clear pairs
+        np.concatenate([0.124 * rng.lognormal(0, 0.02, 5), 0.215 * rng.lognormal(0, 0.02, 5)]),
+        np.concatenate([1.0 * rng.lognormal(0, 0.02, 300), 1.12 * rng.lognormal(0, 0.02, 200)]),
+    ]
+    one_state = [
+        np.array([0.124, 0.125, 0.126]),  # n = 3: nothing can be said
+        np.full(10, 0.5),  # identical times
+        np.array([1.0, 1.01, 0.99, 1.0, 1.02, 1.0, 0.98, 1.01, 1.0, 1.6]),  # one outlier is no mode
+        *(rng.lognormal(0, 0.05, n) for n in (10, 50, 1000, 10000)),
+        rng.lognormal(0, 0.3, 1000),  # very noisy, but one cluster
+    ]
+    flags = bimodality(*arrays(two_states + one_state))
+    assert flags["bimodal"].tolist() == [True] * len(two_states) + [False] * len(one_state)
+    # The modes are the two planted states.
+    assert flags.loc[1, "mode_fast_s"] == pytest.approx(0.124, rel=0.05)
+    assert flags.loc[1, "mode_slow_s"] == pytest.approx(0.215, rel=0.05)
+    assert flags.loc[2, "mode_slow_share"] == pytest.approx(0.4, abs=0.02)
+
+
+@pytest.fixture(scope="module")
+def trap(tmp_path_factory):
+    """A 2-core node type where the largest median speedup is implausible, the best CI lower bound is
+    a different case, one case is bimodal and one superlinear beyond doubt."""
+    node = NodeTypeSpec("vm2", cores=2, oversub=0.05)
+
+    def spec(kernel, model, threads, **kw):
+        return CaseSpec("vm2", kernel, "c", model, threads, reps=12, t1=1.0, serial_fraction=0.0, **kw)
+
+    specs = [
+        spec("mcpi", "serial", 1, sigma=0.01),
+        spec("mcpi", "omp", 2, sigma=0.01, slowdown=2 / 1.6),  # 1.6x, tight CI: the honest headline
+        spec("mcpi", "omp", 4, sigma=0.2, slowdown=(1 / 1.85) / 0.525),  # 1.85x median, wide CI
+        spec("mcpi", "omp", 8, sigma=0.5, slowdown=(1 / 2.3) / 0.575),  # 2.3x on 2 cores: implausible
+        spec("mandelbrot", "serial", 1, sigma=0.01),
+        spec("mandelbrot", "omp", 2, sigma=0.01, slowdown=0.8),  # 2.5x, CI above 2: superlinear
+        spec("mandelbrot", "omp", 1, schedule="dynamic,4", sigma=0.02),  # made bimodal below
+        spec("mandelbrot", "omp", 1, schedule="guided", sigma=0.05),  # unimodal twin
+    ]
+    truth = write_campaign(tmp_path_factory.mktemp("results"), "trap-20261123T000000Z", specs, [node], seed=9)
+    ids = [c["case_id"] for c in truth.cases]
+    for path in sorted((truth.campaign_dir / "raw" / ids[6]).glob("rep-*.json")):
+        record = json.loads(path.read_text())
+        if record["rep"] % 2:
+            record["wall_s"] *= SLOW_MODE
+            path.write_text(json.dumps(record))
+    result = analyze(truth.campaign_dir, Options(n_resamples=1000, seed=2))
+    return truth, ids, result
+
+
+def test_bimodal_case_is_flagged_and_unimodal_ones_are_not(trap):
+    _, ids, result = trap
+    flagged = set(result.summary.loc[result.summary["bimodal"], "case_id"])
+    assert flagged == {ids[6]}
+    row = result.summary.set_index("case_id").loc[ids[6]]
+    assert row["mode_slow_s"] / row["mode_fast_s"] == pytest.approx(SLOW_MODE, rel=0.1)
+
+
+def test_speedup_above_the_cores_is_implausible_unless_its_ci_is_above_too(trap):
+    _, ids, result = trap
+    sp = result.speedup.set_index("case_id")
+    implausible, superlinear = sp.loc[ids[3]], sp.loc[ids[5]]
+    assert implausible["speedup"] > 2 and implausible["speedup_ci_low"] < 2  # what was planted
+    assert implausible["speedup_bound"] == 2 and implausible["plausibility"] == "implausible"
+    assert superlinear["speedup_ci_low"] > 2 and superlinear["plausibility"] == "superlinear"
+    assert (sp.drop(index=[ids[3], ids[5]])["plausibility"].isin(["ok", "unknown"])).all()
+
+
+def test_headline_is_chosen_by_the_ci_lower_bound_never_an_implausible_one(trap):
+    _, ids, result = trap
+    best = headline(result.speedup).set_index("kernel")
+    mcpi = result.speedup[result.speedup["kernel"] == "mcpi"].set_index("case_id")
+    assert mcpi["speedup"].idxmax() == ids[3]  # the old rule (largest median) would pick this one
+    assert mcpi.loc[ids[2], "speedup"] > mcpi.loc[ids[1], "speedup"]  # larger median, wider CI
+    assert best.loc["mcpi", "case_id"] == ids[1]
+    assert best.loc["mcpi", "implausible_left_out"] == 1
+    assert best.loc["mandelbrot", "case_id"] == ids[5]
+    assert "superlinear" in best.loc["mandelbrot", "caveats"]
+
+
+def test_headline_says_when_the_case_is_noisy():
+    row = {
+        "node_type": "n",
+        "kernel": "k",
+        "model": "omp",
+        "binary": "k-c-omp",
+        "speedup": 1.5,
+        "speedup_ci_low": 1.1,
+        "speedup_ci_high": 1.9,
+        "speedup_bound": 2,
+        "plausibility": "ok",
+        "noisy": True,
+        "baseline_noisy": False,
+        "bimodal": False,
+        "baseline_bimodal": True,
+    }
+    (caveats,) = headline(pd.DataFrame([row]))["caveats"]
+    assert caveats == "noisy case, bimodal baseline"
+
+
+def test_console_summary_applies_the_same_rules(trap, repo_root):
+    truth, ids, _ = trap
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(repo_root / "scalebench"),
+            "analyze",
+            str(truth.campaign_dir),
+            "--format",
+            "csv",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    (line,) = [x for x in run.stdout.splitlines() if x.startswith("best mcpi")]
+    assert "x2:" in line and "speedup 1.6" in line and "1 implausible left out" in line
+    assert "1 bimodal, 1 implausible speedups, 1 superlinear" in run.stdout
+    speedup = pd.read_csv(truth.campaign_dir / "analysis" / "speedup.csv")
+    assert {"speedup_bound", "plausibility", "noisy", "bimodal", "baseline_noisy"} <= set(speedup)
+    summary = pd.read_csv(truth.campaign_dir / "analysis" / "summary.csv")
+    assert summary.loc[summary["bimodal"], "case_id"].tolist() == [ids[6]]
+
+
+def test_report_leads_with_findings_and_ends_with_readable_provenance(trap):
+    truth, ids, result = trap
+    written = write_report(result, all_plots(result), ("md", "html"))
+    page = written["html"].read_text()
+    headings = re.findall(r'<h2 id="([^"]+)"', page)
+    assert headings.index("findings") == 0
+    assert headings.index("scaling") < headings.index("validity") < headings.index("method")
+    assert headings[-1] == "provenance"
+    findings = page[page.index('id="findings"') : page.index('id="scaling"')]
+    assert "mcpi on vm2: best mcpi-c-omp" in findings and "implausible speedup(s) left out" in findings
+    assert "bimodal case(s)" in findings and ids[6] in findings
+    assert "<img" not in findings  # the summary first, the plots after it
+    # Provenance as key/value tables: no JSON object of the manifest anywhere in the report.
+    manifest = json.loads((truth.campaign_dir / "manifest.json").read_text())
+    for value in manifest.values():
+        if isinstance(value, dict):
+            assert json.dumps(value) not in page and json.dumps(value, sort_keys=True) not in page
+    assert not re.search(r"<td>\s*\{&quot;", page)
+    assert "<td>gcc 12.2.0</td>" in page  # compilers.c, one row of its own
+    md = written["md"].read_text()
+    assert md.index("## Findings") < md.index("## Scaling") < md.index("## Provenance")
+
+
+def test_headline_says_when_it_is_no_speedup_at_all():
+    base = {"node_type": "n", "kernel": "k", "model": "omp", "binary": "k-c-omp", "speedup_bound": 2}
+    rows = [
+        {**base, "speedup": 0.9, "speedup_ci_low": 0.8, "speedup_ci_high": 1.2, "plausibility": "ok"},
+        {
+            **base,
+            "kernel": "j",
+            "speedup": 0.7,
+            "speedup_ci_low": 0.6,
+            "speedup_ci_high": 0.8,
+            "plausibility": "ok",
+        },
+    ]
+    caveats = headline(pd.DataFrame(rows)).set_index("kernel")["caveats"]
+    assert caveats["k"] == "not significantly faster than the baseline"
+    assert caveats["j"] == "slower than the baseline"
