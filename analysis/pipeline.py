@@ -16,6 +16,7 @@ import pandas as pd
 from analysis.atomic import write_text_atomic
 from analysis.campaign import Campaign, cores_of, read_campaign
 from analysis.comparisons import compare_variants
+from analysis.disturbance import SUMMARY_COLUMNS, clean_summary, flag_disturbed
 from analysis.flatten import CASE_DESCRIPTION
 from analysis.load import Loaded, load_records, record_file
 from analysis.models import fit_models
@@ -75,6 +76,8 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
     for column in ("schedule", "sync", "inner"):
         summary[column] = summary[column].fillna(summary["case_id"].map(reported[column].astype(object)))
     summary = checksum_check(summary)
+    case_stats.records = flag_disturbed(case_stats.records)
+    summary = summary.merge(clean_summary(case_stats.records), on="case_id", how="left")
     rng = np.random.default_rng(options.seed + 1)
     speedup = speedups(summary, case_stats.dist, options.baseline, rng)
     node_types = sorted(set(cases["node_type"].astype(str)))
@@ -122,6 +125,7 @@ SUMMARY_ORDER = [
     "checksum_status",
     "valid",
     "n_resamples",
+    *SUMMARY_COLUMNS,
 ]
 
 

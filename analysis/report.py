@@ -16,6 +16,7 @@ import pandas as pd
 
 from analysis.atomic import write_text_atomic
 from analysis.plots import Plot
+from analysis.report_disturbance import disturbance_section
 
 MAX_ROWS = 40  # longer tables are cut in the report (the CSV has everything)
 
@@ -117,6 +118,7 @@ def build_blocks(result, plots: list[Plot]) -> list[Block]:
     b.append(Block("table", cores))
 
     b += validity_blocks(result)
+    b += [Block(kind, value) for kind, value in disturbance_section(result)]
     b += result_blocks(result, plots)
     return b
 

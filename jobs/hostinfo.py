@@ -9,6 +9,7 @@ from pathlib import Path
 
 from jobs.atomic import dump_json, write_new
 from jobs.errors import ScalebenchError
+from jobs.pinning import find_pin_library
 from jobs.topology import Topology, detect_topology
 
 PERFCTR_PROBE = ["likwid-perfctr", "-C", "0", "-g", "CLOCK", "true"]
@@ -43,6 +44,7 @@ def probe_host() -> dict:
         "probed": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "topology": detect_topology().to_json(),
         "counters": probe_counters(),
+        "pin_library": find_pin_library(),
     }
 
 
