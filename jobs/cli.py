@@ -203,6 +203,16 @@ def cmd_status(args) -> int:
         queued = [queue[s["index"]] for s in mine if s["state"] != "done" and s["index"] in queue]
         counts = f"{queued.count('PENDING'):>9}{queued.count('RUNNING'):>9}" if queue else ""
         print(f"{node:<16}{n['done']:>6}{n['missing']:>9}{n['failed']:>8}{reps:>14}{counts}")
+    targeted = [s for s in states if s["target_ci"]]
+    if targeted:  # cases sampled to a precision target: reps are "at most"; say how each one ended
+        ended = {
+            stop: sum(s["stop"] == stop for s in targeted) for stop in ("target_met", "max_reps", "budget")
+        }
+        print(
+            f"precision target: {len(targeted)} cases, "
+            + ", ".join(f"{n} {stop}" for stop, n in ended.items())
+            + f", {len(targeted) - sum(ended.values())} still sampling"
+        )
     for state in ("failed", "missing"):
         rows = [s for s in states if s["state"] == state]
         if rows:

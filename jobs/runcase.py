@@ -20,7 +20,7 @@ from jobs.campaign import load_cases
 from jobs.errors import ScalebenchError, UsageError
 from jobs.hostinfo import host_info, host_topology, hostname
 from jobs.pinning import find_pin_library, format_cpulist, pin_cpus, placement_violations, preload_env
-from jobs.status import next_invocations, read_record, rep_done
+from jobs.status import next_invocations, ok_records
 
 SCHEMA = "scalebench.run/1"
 REQUIRED = ("kernel", "threads", "wall_s", "placement", "checksum", "warmup")
@@ -246,8 +246,10 @@ def run_invocation(ctx: Context, case: dict, p: int, env=os.environ) -> dict:
     rule = sampling.case_rule(case)
     ks = sampling.block(rule, p)
     directory = Path(ctx.campaign_dir) / "raw" / case["case_id"]
-    todo = [k for k in ks if not rep_done(directory / f"rep-{k}.json")]
-    if not todo:
+    known = ok_records(ctx.campaign_dir, case)
+    todo = [k for k in ks if k not in known]
+    # Done already (another invocation of the same round met the target or used up the budget).
+    if not todo or (rule.target_ci is not None and sampling.progress(rule, known).done):
         return {"outcome": "done", "path": directory / f"rep-{ks[0]}.json"}
     directory.mkdir(parents=True, exist_ok=True)
     harness = {
@@ -311,24 +313,19 @@ def run_invocation(ctx: Context, case: dict, p: int, env=os.environ) -> dict:
             }
         )
     # The sampling rule with these repetitions added: the record says why sampling went on or stopped.
-    known = {
-        k: rec
-        for k, rec in ((k, read_record(directory / f"rep-{k}.json")) for k in range(case["reps"]))
-        if rec is not None and rec.get("status") == "ok"
-    }
     after = sampling.progress(rule, known | new)
     verdict = {"n": after.n, "ci_rel": after.ci_rel, "target_ci": rule.target_ci, "stop": after.stop}
-    outcome, paths = "duplicate", []
+    outcome, written = "duplicate", []
     for k in todo:
         record = new[k] | {"sampling": verdict}
         if write_new(directory / f"rep-{k}.json", dump_json(record)):
             outcome = "ok"
-            paths.append(directory / f"rep-{k}.json")
+            written.append(record)
     return {
         "outcome": outcome,
         "path": directory / f"rep-{todo[0]}.json",
-        "paths": paths,
-        "records": len(paths),
+        "record": written[0] if written else None,
+        "records": len(written),
     }
 
 
