@@ -7,8 +7,10 @@ quantile of every chain time measured on that host (its CPUs are taken to be ali
 flagged as disturbed when
 - a chain around it took clearly longer than normal (SLOW_RATIO): the core was slower or taken away
   (another process, the hypervisor, a lower clock), or
-- its threads waited for a CPU for a noticeable share of the run (WAIT_SHARE) although the case has no
-  more threads than CPUs: something else ran on its CPUs.
+- its threads waited for a CPU for a clearly larger share of the run than is normal on that host
+  (WAIT_SHARE more than the host's low quantile) although the case has no more threads than CPUs:
+  something else ran on its CPUs. On a quiet node the normal share is about 0; on a node that is
+  always shared the normal state is shared, and only what comes on top of it is flagged.
 Summary columns then give each case's median with and without its flagged repetitions.
 """
 
@@ -20,7 +22,7 @@ import pandas as pd
 from jobs.sampling import median_ci
 
 SLOW_RATIO = 1.3  # probe time / node's normal probe time
-WAIT_SHARE = 0.15  # run-queue wait / (run time x threads)
+WAIT_SHARE = 0.2  # run-queue wait / (run time x threads), above the host's normal share
 NORMAL_QUANTILE = 0.1
 CHAINS = ("int_mul", "fp_lat")
 RECORD_COLUMNS = ["probe_slowdown", "runq_wait_share", "disturbed", "disturbed_reason"]
@@ -72,8 +74,10 @@ def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
     out["runq_wait_share"] = wait / run
     cpus = pd.to_numeric(out.get("probe_cpus"), errors="coerce")
     fits = out["threads"] <= cpus  # oversubscribed cases wait by design
+    share = out["runq_wait_share"].where(fits)
+    normal_share = share.groupby(host).transform(lambda s: s.quantile(NORMAL_QUANTILE))
     slow = out["probe_slowdown"] > SLOW_RATIO
-    waited = fits & (out["runq_wait_share"] > WAIT_SHARE)
+    waited = fits & (share > normal_share.fillna(0) + WAIT_SHARE)
     out["disturbed"] = slow | waited
     reason = np.where(slow & waited, "slow probe + run-queue wait", np.where(slow, "slow probe", ""))
     out["disturbed_reason"] = np.where(waited & ~slow, "run-queue wait", reason)
