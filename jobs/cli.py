@@ -109,7 +109,9 @@ def cmd_plan(args) -> int:
     from jobs.campaign import create_campaign, plan_experiment
 
     exp, cases = plan_experiment(args.experiment, args.node_type)
-    print(f"{exp.name}: {len(cases)} cases, {sum(c['reps'] for c in cases)} repetitions")
+    targeted = sum("sampling" in c for c in cases)
+    note = f" (at most; {targeted} cases sampled to a precision target)" if targeted else ""
+    print(f"{exp.name}: {len(cases)} cases, {sum(c['reps'] for c in cases)} repetitions{note}")
     print(format_case_table(cases))
     if args.write:
         path = create_campaign(args.experiment, args.node_type, args.name, args.results_dir)
