@@ -68,7 +68,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
     cases = case_table(campaign.cases, loaded.records)
     case_stats = summarize(loaded.records, options.n_resamples, options.seed, options.noise_threshold)
     summary = case_stats.table.reset_index(names="row").merge(
-        cases.drop(columns=["reps"]), on="case_id", how="left"
+        cases.drop(columns=["reps", "sampling_rule"]), on="case_id", how="left"
     )
     summary["workers"] = summary["threads"] * summary["ranks"]
     # A case leaving an option at the kernel's default (e.g. no --inner) gets what its records report.

@@ -147,3 +147,24 @@ def test_array_task_samples_its_own_case_to_its_target(tmp_path, fake_bin_dir):
     _check(campaign)
     status = run_cli("status", campaign)
     assert status.returncode == 0 and "target_met" in status.stdout, status.stdout
+
+
+def test_analysis_completeness_uses_the_same_rule(tmp_path, bin_dir):
+    from analysis.campaign import read_campaign
+    from analysis.load import load_records
+    from analysis.validity import case_table, completeness
+
+    experiment = tmp_path / "target.toml"
+    experiment.write_text(
+        'description = "generous target"\nwarmup = 0\ntarget_ci = 0.9\nmin_reps = 6\nmax_reps = 12\n'
+        'reps_per_process = 3\n[[sweep]]\nbinary = ["mcpi-c-serial"]\nparams = { samples = [20000] }\n'
+    )
+    run = run_cli("run", experiment, "--results-dir", tmp_path / "res", "--name", "c", "--no-progress")
+    assert run.returncode == 0, run.stderr
+    campaign = tmp_path / "res" / "c"
+    loaded = load_records(campaign, processes=1, use_cache=False)
+    assert len(loaded.records) == 6
+    cases = case_table(read_campaign(campaign).cases, loaded.records)
+    done = completeness(cases, loaded.records, loaded.failed)
+    # The case met its target at 6 of at most 12 repetitions: complete, not "partial".
+    assert (done["state"] == "done").all() and (done["missing"] == 0).all(), done.to_string()
