@@ -25,7 +25,7 @@ SLOW_RATIO = 1.3  # probe time / node's normal probe time
 WAIT_SHARE = 0.2  # run-queue wait / (run time x threads), above the host's normal share
 NORMAL_QUANTILE = 0.1
 CHAINS = ("int_mul", "fp_lat")
-RECORD_COLUMNS = ["probe_slowdown", "runq_wait_share", "disturbed", "disturbed_reason"]
+RECORD_COLUMNS = ["probe_slowdown", "runq_wait_share", "normal_runq_share", "disturbed", "disturbed_reason"]
 SUMMARY_COLUMNS = ["n_disturbed", "n_clean", "median_clean_s", "ci_low_clean_s", "ci_high_clean_s"]
 
 
@@ -76,6 +76,7 @@ def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
     fits = out["threads"] <= cpus  # oversubscribed cases wait by design
     share = out["runq_wait_share"].where(fits)
     normal_share = share.groupby(host).transform(lambda s: s.quantile(NORMAL_QUANTILE))
+    out["normal_runq_share"] = normal_share
     slow = out["probe_slowdown"] > SLOW_RATIO
     waited = fits & (share > normal_share.fillna(0) + WAIT_SHARE)
     out["disturbed"] = slow | waited

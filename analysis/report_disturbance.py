@@ -25,6 +25,19 @@ def disturbance_section(result) -> list[tuple[str, object]]:
             "what the affected cases give without them (records.csv has the flag and reason per repetition).",
         )
     )
+    # A node shared all the time has a busy normal state: nothing stands out, everything is slower.
+    busy = r.groupby("hostname")["normal_runq_share"].max() if "hostname" in r else pd.Series(dtype=float)
+    busy = busy[busy > WAIT_SHARE]
+    if len(busy):
+        hosts = ", ".join(f"{h} ({100 * v:.0f} %)" for h, v in busy.items())
+        out.append(
+            (
+                "p",
+                f"**The node was shared throughout**: even in its normal state the threads waited for a CPU "
+                f"for a large share of the run ({hosts}). Flags only mark what came on top of that; all "
+                "times, and the speedups from them, include the competition and are not the machine's own.",
+            )
+        )
     hit = s[s["n_disturbed"].fillna(0) > 0]
     if len(hit):
         table = hit[["case_id", "binary", "threads", "n", "n_disturbed", "median_s", "median_clean_s"]]

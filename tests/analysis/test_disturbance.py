@@ -67,3 +67,23 @@ def test_summary_without_the_flagged_repetitions():
     summary = clean_summary(flag_disturbed(records)).set_index("case_id")
     assert summary.loc["c1", "n_disturbed"] == 3 and summary.loc["c1", "n_clean"] == 17
     assert summary.loc["c1", "median_clean_s"] == 0.1 and summary.loc["c1", "ci_high_clean_s"] == 0.1
+
+
+def test_report_says_when_a_node_was_shared_throughout():
+    from types import SimpleNamespace
+
+    from analysis.report_disturbance import disturbance_section
+
+    busy = pd.DataFrame([r | {"probe_runq_wait_s": 0.6 * 0.1 * 2} for r in rows()])
+    quiet = pd.DataFrame(rows(slow={3}))
+    for records, shared in ((busy, True), (quiet, False)):
+        flagged = flag_disturbed(records)
+        summary = clean_summary(flagged).assign(binary="b", threads=2, n=20, median_s=0.1)
+        text = " ".join(
+            str(v)
+            for _, v in disturbance_section(
+                SimpleNamespace(stats=SimpleNamespace(records=flagged), summary=summary)
+            )
+        )
+        assert ("shared throughout" in text) == shared
+        assert "1 of 20 repetitions" in text or shared
