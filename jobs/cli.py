@@ -36,8 +36,9 @@ def register(sub) -> None:
     p = sub.add_parser(
         "run",
         help="plan and run a campaign on this machine, or resume one",
-        description="Create a campaign from EXP and run every repetition on this machine, interleaved in a\n"
-        "seeded random order across cases, with a progress bar (ETA) on stderr. Ctrl-C stops\n"
+        description="Create a campaign from EXP and run it on this machine: kernel processes interleaved in a\n"
+        "seeded random order across cases (cases with a precision target get more processes, round\n"
+        "after round, until it holds), with a progress bar (ETA) on stderr. Ctrl-C stops\n"
         "cleanly and keeps what finished; `run --resume CAMPAIGN` runs only what is missing.\n"
         "Cases of Slurm node types are left for `submit`. At the end it prints the campaign\n"
         "directory and how to analyse it.",
@@ -58,14 +59,18 @@ def register(sub) -> None:
     p = sub.add_parser(
         "run-case",
         help="run one case of a campaign (what a Slurm array task calls)",
-        description="Run case INDEX (line INDEX of cases.jsonl): all its missing repetitions, or only "
-        "--rep K. "
+        description="Run case INDEX (line INDEX of cases.jsonl) until its sampling rule holds: its missing "
+        "repetitions, or with a precision target (target_ci) kernel processes of reps_per_process "
+        "repetitions until the CI of the median meets it, max_reps or budget_s; or only the process "
+        "that measures --rep K. "
         "Slurm ids (SLURM_JOB_ID, SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID, SLURM_JOB_PARTITION, "
         "SLURMD_NODENAME) are stored in the records when set. Exit status 1 if a repetition failed.",
     )
     p.add_argument("campaign", metavar="CAMPAIGN", help="campaign path, name under results/, or 'latest'")
     p.add_argument("index", metavar="INDEX", type=int_at_least(0), help="case index (= Slurm array task id)")
-    p.add_argument("--rep", metavar="K", type=int_at_least(0), help="run only repetition K (0-based)")
+    p.add_argument(
+        "--rep", metavar="K", type=int_at_least(0), help="run only the kernel process measuring repetition K"
+    )
     p.set_defaults(func=cmd_run_case)
 
     p = sub.add_parser(
