@@ -4,7 +4,7 @@ counters work (and why not), and whether likwid-pin's pinning actually holds."""
 import subprocess
 
 from jobs.hostinfo import probe_counters
-from jobs.pinning import format_cpulist
+from jobs.pinning import find_pin_library, format_cpulist
 from jobs.topology import Topology, detect_topology
 
 
@@ -34,6 +34,7 @@ def report() -> str:
         "SMT siblings (per core): " + "  ".join(format_cpulist(group) for group in topo.siblings()),
         f"counters: {'available' if counters['available'] else 'unavailable'} — {counters['reason']}",
         "pinning:",
+        f"  likwid's pinning library (pin_tool = preload): {find_pin_library() or 'not found'}",
         *pinning_holds(topo),
     ]
     return "\n".join(lines)
