@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.flatten import VARIANT_KEYS, canonical_json
+from jobs import sampling
 from jobs.errors import ScalebenchError, UsageError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -85,6 +86,7 @@ CASE_COLUMNS = [
     "inner",
     "problem",
     "params_json",
+    "sampling_rule",  # jobs.sampling.Rule: when the case has enough repetitions
 ]
 
 
@@ -108,6 +110,7 @@ def case_row(case: dict) -> dict:
         "inner": params.get("inner"),
         "problem": problem_key(params),
         "params_json": canonical_json(params),
+        "sampling_rule": sampling.case_rule({"reps": int(case.get("reps", 0))} | case),
     }
 
 

@@ -8,6 +8,8 @@ wide column per hardware thread would be mostly empty on a 512-CPU node.
 import json
 import re
 
+from analysis.disturbance import probe_columns
+
 # What names a variant in every table, in this order (summary, speedup, models).
 CASE_DESCRIPTION = [
     "node_type",
@@ -96,6 +98,10 @@ def flatten_record(record: dict, relpath: str) -> tuple[dict, list[tuple]]:
                 per_hwthread.append(
                     (record["case_id"], record["rep"], name, list(values), list(values.values()))
                 )
+    row |= probe_columns(record.get("probe"))
+    row["invocation"] = record.get("invocation")
+    row["in_process_rep"] = record.get("in_process_rep")
+    row["sampling_stop"] = (record.get("sampling") or {}).get("stop")
     slurm = record.get("slurm") or {}
     row["slurm_job_id"] = slurm.get("job_id")
     row["slurm_array_task_id"] = slurm.get("array_task_id")

@@ -19,6 +19,7 @@ from analysis.bimodality import bimodality
 from analysis.campaign import Campaign, cores_of, read_campaign
 from analysis.comparisons import compare_variants
 from analysis.counter_tables import counter_tables
+from analysis.disturbance import SUMMARY_COLUMNS, clean_summary, flag_disturbed
 from analysis.flatten import CASE_DESCRIPTION
 from analysis.load import Loaded, load_records, record_file
 from analysis.models import fit_models
@@ -88,7 +89,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
     else:
         case_stats.table = case_stats.table.reindex(columns=[*case_stats.table.columns, *BIMODAL_COLUMNS])
     summary = case_stats.table.reset_index(names="row").merge(
-        cases.drop(columns=["reps"]), on="case_id", how="left"
+        cases.drop(columns=["reps", "sampling_rule"]), on="case_id", how="left"
     )
     summary["workers"] = summary["threads"] * summary["ranks"]
     # A case leaving an option at the kernel's default (e.g. no --inner) gets what its records report.
@@ -96,6 +97,8 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
     for column in ("schedule", "sync", "inner"):
         summary[column] = summary[column].fillna(summary["case_id"].map(reported[column].astype(object)))
     summary = checksum_check(summary)
+    case_stats.records = flag_disturbed(case_stats.records)
+    summary = summary.merge(clean_summary(case_stats.records), on="case_id", how="left")
     rng = np.random.default_rng(options.seed + 1)
     speedup = speedups(summary, case_stats.dist, options.baseline, rng)
     node_types = sorted(set(cases["node_type"].astype(str)))
@@ -152,6 +155,7 @@ SUMMARY_ORDER = [
     "checksum_status",
     "valid",
     "n_resamples",
+    *SUMMARY_COLUMNS,
 ]
 
 

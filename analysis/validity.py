@@ -21,6 +21,7 @@ import pandas as pd
 
 from analysis.campaign import CASE_COLUMNS, problem_key
 from analysis.speedup import key_strings
+from jobs import sampling
 
 
 def case_table(planned: pd.DataFrame, records: pd.DataFrame) -> pd.DataFrame:
@@ -57,6 +58,7 @@ def case_table(planned: pd.DataFrame, records: pd.DataFrame) -> pd.DataFrame:
             "inner": first["inner"],
             "problem": [problem_key(json.loads(p)) for p in first["params_json"]],
             "params_json": first["params_json"],
+            "sampling_rule": None,
             "planned": False,
         }
     )
@@ -102,6 +104,26 @@ def completeness(cases: pd.DataFrame, records: pd.DataFrame, failed: pd.DataFram
         planned["reason"] = None
     planned["failed"] = planned["failed"].fillna(0).astype(int)
     planned["missing"] = (planned["reps"] - planned["done"] - planned["failed"]).clip(lower=0)
+    # Cases sampled to a precision target need what their rule says, not `reps` (= max_reps).
+    rules = (
+        cases.set_index("case_id")["sampling_rule"] if "sampling_rule" in cases else pd.Series(dtype=object)
+    )
+    targeted = [c for c in planned["case_id"] if getattr(rules.get(c), "target_ci", None) is not None]
+    by_case = {}
+    if targeted and len(records):
+        columns = [c for c in ("rep", "wall_s", "invocation", "runner_wall_s") if c in records]
+        mine = records[records["case_id"].astype(str).isin(targeted)][["case_id", *columns]]
+        by_case = {
+            str(c): g.set_index("rep").to_dict("index") for c, g in mine.groupby("case_id", observed=True)
+        }
+    if targeted:
+        stops = {c: sampling.progress(rules[c], by_case.get(c, {})).stop for c in targeted}
+        met = planned["case_id"].map(stops).notna()
+        planned.loc[met, "missing"] = 0
+        # Still sampling: at least one more process is missing (unless a failure explains it).
+        planned.loc[~met & planned["case_id"].isin(targeted) & (planned["failed"] == 0), "missing"] = planned[
+            "missing"
+        ].clip(lower=1)
     planned["state"] = "done"
     planned.loc[planned["missing"] > 0, "state"] = "missing"
     planned.loc[planned["failed"] > 0, "state"] = "failed"

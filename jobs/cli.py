@@ -36,8 +36,9 @@ def register(sub) -> None:
     p = sub.add_parser(
         "run",
         help="plan and run a campaign on this machine, or resume one",
-        description="Create a campaign from EXP and run every repetition on this machine, interleaved in a\n"
-        "seeded random order across cases, with a progress bar (ETA) on stderr. Ctrl-C stops\n"
+        description="Create a campaign from EXP and run it on this machine: kernel processes interleaved\n"
+        "in a seeded random order across cases (cases with a precision target get more processes,\n"
+        "round after round, until it holds), with a progress bar (ETA) on stderr. Ctrl-C stops\n"
         "cleanly and keeps what finished; `run --resume CAMPAIGN` runs only what is missing.\n"
         "Cases of Slurm node types are left for `submit`. At the end it prints the campaign\n"
         "directory and how to analyse it.",
@@ -58,14 +59,18 @@ def register(sub) -> None:
     p = sub.add_parser(
         "run-case",
         help="run one case of a campaign (what a Slurm array task calls)",
-        description="Run case INDEX (line INDEX of cases.jsonl): all its missing repetitions, or only "
-        "--rep K. "
+        description="Run case INDEX (line INDEX of cases.jsonl) until its sampling rule holds: its missing "
+        "repetitions, or with a precision target (target_ci) kernel processes of reps_per_process "
+        "repetitions until the CI of the median meets it, max_reps or budget_s; or only the process "
+        "that measures --rep K. "
         "Slurm ids (SLURM_JOB_ID, SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID, SLURM_JOB_PARTITION, "
         "SLURMD_NODENAME) are stored in the records when set. Exit status 1 if a repetition failed.",
     )
     p.add_argument("campaign", metavar="CAMPAIGN", help="campaign path, name under results/, or 'latest'")
     p.add_argument("index", metavar="INDEX", type=int_at_least(0), help="case index (= Slurm array task id)")
-    p.add_argument("--rep", metavar="K", type=int_at_least(0), help="run only repetition K (0-based)")
+    p.add_argument(
+        "--rep", metavar="K", type=int_at_least(0), help="run only the kernel process measuring repetition K"
+    )
     p.set_defaults(func=cmd_run_case)
 
     p = sub.add_parser(
@@ -109,7 +114,9 @@ def cmd_plan(args) -> int:
     from jobs.campaign import create_campaign, plan_experiment
 
     exp, cases = plan_experiment(args.experiment, args.node_type)
-    print(f"{exp.name}: {len(cases)} cases, {sum(c['reps'] for c in cases)} repetitions")
+    targeted = sum("sampling" in c for c in cases)
+    note = f" (at most; {targeted} cases sampled to a precision target)" if targeted else ""
+    print(f"{exp.name}: {len(cases)} cases, {sum(c['reps'] for c in cases)} repetitions{note}")
     print(format_case_table(cases))
     if args.write:
         path = create_campaign(args.experiment, args.node_type, args.name, args.results_dir)
@@ -203,6 +210,16 @@ def cmd_status(args) -> int:
         queued = [queue[s["index"]] for s in mine if s["state"] != "done" and s["index"] in queue]
         counts = f"{queued.count('PENDING'):>9}{queued.count('RUNNING'):>9}" if queue else ""
         print(f"{node:<16}{n['done']:>6}{n['missing']:>9}{n['failed']:>8}{reps:>14}{counts}")
+    targeted = [s for s in states if s["target_ci"]]
+    if targeted:  # cases sampled to a precision target: reps are "at most"; say how each one ended
+        ended = {
+            stop: sum(s["stop"] == stop for s in targeted) for stop in ("target_met", "max_reps", "budget")
+        }
+        print(
+            f"precision target: {len(targeted)} cases, "
+            + ", ".join(f"{n} {stop}" for stop, n in ended.items())
+            + f", {len(targeted) - sum(ended.values())} still sampling"
+        )
     for state in ("failed", "missing"):
         rows = [s for s in states if s["state"] == state]
         if rows:

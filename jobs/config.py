@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jobs.errors import UsageError
-from jobs.pinning import STRATEGIES
+from jobs.pinning import PIN_TOOLS, STRATEGIES
 
 ROOT = Path(__file__).resolve().parent.parent
 NODES_TOML = ROOT / "config" / "nodes.toml"
@@ -26,11 +26,28 @@ NODE_KEYS = {
     "counters",
     "arch",
 }
-RUN_KEYS = {"repetitions", "warmup", "timeout_s", "dump_image"}
+RUN_KEYS = {"repetitions", "warmup", "timeout_s", "dump_image"} | {
+    "reps_per_process",
+    "target_ci",
+    "min_reps",
+    "max_reps",
+    "budget_s",
+    "pin_tool",
+}
 EXPERIMENT_KEYS = {"description", "node_types", "seed", "env", "sweep", "exclude"} | RUN_KEYS
 AXES = ("binary", "threads", "ranks", "pin", "counter_group")
 SWEEP_KEYS = set(AXES) | {"params", "env"} | RUN_KEYS
-DEFAULTS = {"repetitions": 3, "warmup": 1, "timeout_s": 300, "dump_image": False}
+DEFAULTS = {
+    "repetitions": 3,
+    "warmup": 1,
+    "timeout_s": 300,
+    "dump_image": False,
+    "reps_per_process": 1,
+    "target_ci": 0,  # 0 = no precision target: exactly `repetitions`
+    "min_reps": 6,  # the fewest for which a 95 % CI of the median exists
+    "max_reps": 30,  # budget_s (no default): runner seconds per case under a target
+    "pin_tool": "preload",
+}
 NO_COUNTERS = "none"
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 THREAD_EXPR = re.compile(r"^\s*(?:(\d+)\s*\*\s*)?(cores|hwthreads|sockets)\s*(?:([+-])\s*(\d+))?\s*$")
@@ -237,6 +254,25 @@ def _run_settings(check: Checker, table: dict, where: str, inherited: dict) -> d
         if not isinstance(table["dump_image"], bool):
             check.fail(f"{prefix}dump_image", table["dump_image"], "must be true or false")
         run["dump_image"] = table["dump_image"]
+    for key in ("reps_per_process", "min_reps", "max_reps"):
+        if key in table:
+            run[key] = check.int_(table[key], prefix + key, 1)
+    if "target_ci" in table:
+        value = table["target_ci"]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:
+            check.fail(
+                f"{prefix}target_ci", value, "must be a relative half-width in [0, 1), e.g. 0.02 (0 = off)"
+            )
+        run["target_ci"] = value
+    if "budget_s" in table:
+        run["budget_s"] = check.number(table["budget_s"], f"{prefix}budget_s")
+    if "pin_tool" in table and table["pin_tool"] not in PIN_TOOLS:
+        check.fail(
+            f"{prefix}pin_tool", table["pin_tool"], f"unknown pin tool (known: {', '.join(PIN_TOOLS)})"
+        )
+    run["pin_tool"] = table.get("pin_tool", run["pin_tool"])
+    if run["target_ci"] and run["min_reps"] > run["max_reps"]:
+        check.fail(f"{prefix}min_reps", run["min_reps"], f"must be <= max_reps ({run['max_reps']})")
     return run
 
 

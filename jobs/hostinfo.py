@@ -10,6 +10,7 @@ from pathlib import Path
 from jobs.atomic import dump_json, write_new
 from jobs.counter_groups import node_groups
 from jobs.errors import ScalebenchError
+from jobs.pinning import find_pin_library
 from jobs.topology import Topology, detect_topology
 
 PERFCTR_PROBE = ["likwid-perfctr", "-C", "0", "-g", "CLOCK", "true"]
@@ -45,6 +46,7 @@ def probe_host() -> dict:
         "topology": detect_topology().to_json(),
         "counters": probe_counters(),
         "counter_groups": node_groups(),  # None when likwid-perfctr cannot list them
+        "pin_library": find_pin_library(),
     }
 
 

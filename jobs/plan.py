@@ -175,5 +175,18 @@ def _sweep_cases(check: Checker, exp: Experiment, sweep, where: str, node: str, 
         }
         if sweep.run["dump_image"]:
             case["dump_image"] = True  # only when set, so the ids of other cases stay as they were
+        # Sampling and pin-tool fields likewise only when they differ from the defaults.
+        if sweep.run["target_ci"]:
+            case["reps"] = sweep.run["max_reps"]
+            case["sampling"] = {
+                "target_ci": sweep.run["target_ci"],
+                "min_reps": sweep.run["min_reps"],
+                "max_reps": sweep.run["max_reps"],
+                "budget_s": sweep.run.get("budget_s"),
+            }
+        if sweep.run["reps_per_process"] != 1:
+            case["reps_per_process"] = sweep.run["reps_per_process"]
+        if sweep.run["pin_tool"] != "preload" and pin != "none":
+            case["pin_tool"] = sweep.run["pin_tool"]
         case["case_id"] = case_id(case)
         yield case

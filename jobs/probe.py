@@ -5,7 +5,7 @@ import subprocess
 
 from jobs.counter_groups import node_groups
 from jobs.hostinfo import probe_counters
-from jobs.pinning import format_cpulist
+from jobs.pinning import find_pin_library, format_cpulist
 from jobs.topology import Topology, detect_topology
 
 
@@ -36,6 +36,7 @@ def report() -> str:
         f"counters: {'available' if counters['available'] else 'unavailable'} — {counters['reason']}",
         f"counter groups (likwid-perfctr -a): {', '.join(node_groups() or ['cannot say'])}",
         "pinning:",
+        f"  likwid's pinning library (pin_tool = preload): {find_pin_library() or 'not found'}",
         *pinning_holds(topo),
     ]
     return "\n".join(lines)

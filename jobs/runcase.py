@@ -13,14 +13,15 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
+from jobs import sampling
 from jobs.atomic import dump_json, write_new
 from jobs.binaries import binary_path, is_mpi
 from jobs.campaign import load_cases
 from jobs.counter_record import counters_from_csv, group_problem
 from jobs.errors import UsageError
 from jobs.hostinfo import host_info, host_topology, hostname
-from jobs.pinning import format_cpulist, pin_cpus, placement_violations
-from jobs.status import rep_done
+from jobs.pinning import find_pin_library, format_cpulist, pin_cpus, placement_violations, preload_env
+from jobs.status import next_invocations, ok_records
 
 SCHEMA = "scalebench.run/1"
 REQUIRED = ("kernel", "threads", "wall_s", "placement", "checksum", "warmup")
@@ -64,11 +65,20 @@ class Command(NamedTuple):
     pin: dict
     counters: dict
     csv_path: Path | None
+    affinity: list[int] | None = None  # CPUs the child process is pinned to before exec
 
 
-def build_command(ctx: Context, case: dict, k: int, env=os.environ) -> Command:
+def build_command(ctx: Context, case: dict, k: int, env=os.environ, nreps: int = 1) -> Command:
+    """The command of the invocation that measures repetitions k .. k+nreps-1 of the case."""
     topo = host_topology(ctx.host)
-    kernel = [str(binary_path(case["binary"])), *case["argv"], "--reps", "1", "--warmup", str(case["warmup"])]
+    kernel = [
+        str(binary_path(case["binary"])),
+        *case["argv"],
+        "--reps",
+        str(nreps),
+        "--warmup",
+        str(case["warmup"]),
+    ]
     if case.get("dump_image"):
         # Relative to the campaign directory, the kernels' working directory: no whitespace of the
         # campaign's path reaches likwid-pin, which splits its command line on it.
@@ -76,9 +86,11 @@ def build_command(ctx: Context, case: dict, k: int, env=os.environ) -> Command:
     # OMP_NUM_THREADS = threads whatever the caller's shell says: likwid-pin sets it to its list length when
     # unset (shorter than threads when the list wraps) and truncates the list when it is smaller.
     run_env = dict(env) | {"OMP_NUM_THREADS": str(case["threads"])} | case["env"]
-    pin = {"strategy": case["pin"], "cpus": None, "command": None, "violations": []}
+    tool = case.get("pin_tool", "preload")
+    pin = {"strategy": case["pin"], "cpus": None, "command": None, "violations": [], "tool": tool}
     counters = {"status": "off", "group": None}
     csv_path = None
+    affinity = None
     # No skip mask (-s) for any model: OpenMP and the pthreads kernels both keep one pool of threads-1
     # helpers for the whole process, so likwid-pin's n-th created thread is worker n in every repetition.
     if case["pin"] != "none":
@@ -102,16 +114,32 @@ def build_command(ctx: Context, case: dict, k: int, env=os.environ) -> Command:
         wrapper += ["-g", group, "-m", "-O", "-o", str(csv_path)]
         pin["command"] = wrapper
         argv = wrapper + kernel
-    elif case["pin"] != "none":
+    elif case["pin"] != "none" and tool == "likwid-pin":
         pin["command"] = ["likwid-pin", "-q", "-c", pin_list]
         argv = pin["command"] + kernel
+    elif case["pin"] != "none":
+        try:
+            run_env |= preload_env(cpus, case["threads"], _pin_library(ctx), run_env)
+        except ValueError as err:
+            raise CaseError(f"pin {case['pin']}: {err}") from None
+        # With one CPU likwid-pin pins the process itself; with more, liblikwidpin pins the main
+        # thread to the list's first CPU: pinning the child there first is the same either way.
+        affinity = cpus[:1]
+        argv = kernel
     else:
         argv = kernel
     if case["ranks"] > 1 or is_mpi(case["model"]):
         argv = mpi_launcher(case, len(topo.hwthreads), env) + argv
         if os.geteuid() == 0:
             run_env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    return Command(argv, run_env, pin, counters, csv_path)
+    return Command(argv, run_env, pin, counters, csv_path, affinity)
+
+
+def _pin_library(ctx: Context) -> str | None:
+    """liblikwidpin's path as probed for this host (hosts/<hostname>.json), else looked up now."""
+    if "pin_library" in ctx.host:
+        return ctx.host["pin_library"]
+    return find_pin_library()
 
 
 def mpi_launcher(case: dict, cpus: int, env=os.environ) -> list[str]:
@@ -157,10 +185,12 @@ def rep_image_path(case: dict, k: int) -> Path:
 
 
 def run_process(
-    argv: list[str], env: dict, timeout_s: float, cwd: Path | None = None
+    argv: list[str], env: dict, timeout_s: float, cwd: Path | None = None, affinity: list[int] | None = None
 ) -> tuple[int | None, str, str, bool]:
     """(exit status, stdout, stderr, timed out). The child gets its own session so a timeout or Ctrl-C
-    kills everything it started (likwid-pin's child, mpirun's ranks)."""
+    kills everything it started (likwid-pin's child, mpirun's ranks); with `affinity` it is pinned to
+    those CPUs before it execs."""
+    preexec = (lambda: os.sched_setaffinity(0, affinity)) if affinity else None
     try:
         proc = subprocess.Popen(
             argv,
@@ -172,6 +202,7 @@ def run_process(
             text=True,
             errors="replace",
             start_new_session=True,
+            preexec_fn=preexec,
         )
     except OSError as err:
         return None, "", f"cannot start {argv[0]}: {err}", False
@@ -209,28 +240,41 @@ def rep_paths(campaign_dir: Path, case: dict, k: int) -> tuple[Path, Path]:
     return directory, directory / f"rep-{k}.json"
 
 
-def run_rep(ctx: Context, case: dict, k: int, env=os.environ) -> dict:
-    """Run repetition k of the case unless it is done; returns {"outcome": done|ok|failed|duplicate, ...}."""
-    directory, path = rep_paths(ctx.campaign_dir, case, k)
-    if rep_done(path):
-        return {"outcome": "done", "path": path}
+def run_invocation(ctx: Context, case: dict, p: int, env=os.environ) -> dict:
+    """Run invocation p of the case (one kernel process measuring the repetitions of block p) unless
+    all of them are done; returns {"outcome": done|ok|failed|duplicate, ...}. Every measured
+    repetition becomes its own record rep-<k>.json; a failed invocation leaves one failed-attempt file
+    named after its first missing repetition."""
+    rule = sampling.case_rule(case)
+    ks = sampling.block(rule, p)
+    directory = Path(ctx.campaign_dir) / "raw" / case["case_id"]
+    known = ok_records(ctx.campaign_dir, case)
+    todo = [k for k in ks if k not in known]
+    # Done already (another invocation of the same round met the target or used up the budget).
+    if not todo or (rule.target_ci is not None and sampling.progress(rule, known).done):
+        return {"outcome": "done", "path": directory / f"rep-{ks[0]}.json"}
     directory.mkdir(parents=True, exist_ok=True)
     harness = {
         "campaign": ctx.campaign,
         "case_id": case["case_id"],
         "case_index": case["index"],
-        "rep": k,
+        "rep": todo[0],
+        "invocation": p,
         "node_type": case["node_type"],
         "hostname": ctx.hostname,
         "slurm": slurm_ids(env),
     }
     try:
-        command = build_command(ctx, case, k, env)
+        command = build_command(ctx, case, ks[0], env, nreps=len(ks))
     except CaseError as err:
-        return _failed(directory, k, harness | {"reason": str(err), "exit_status": None, "stderr_tail": ""})
+        return _failed(
+            directory, todo[0], harness | {"reason": str(err), "exit_status": None, "stderr_tail": ""}
+        )
     harness |= {"pin": command.pin, "counters": command.counters, "command": command.argv}
     started = time.monotonic()
-    status, out, err, timed_out = run_process(command.argv, command.env, case["timeout_s"], ctx.campaign_dir)
+    status, out, err, timed_out = run_process(
+        command.argv, command.env, case["timeout_s"], ctx.campaign_dir, command.affinity
+    )
     runner_wall = time.monotonic() - started
     harness |= {"exit_status": status, "stderr_tail": _tail(err), "runner_wall_s": round(runner_wall, 6)}
     warm, measured = parse_records(out)
@@ -239,24 +283,57 @@ def run_rep(ctx: Context, case: dict, k: int, env=os.environ) -> dict:
         reason = f"timeout after {case['timeout_s']} s"
     elif status != 0:
         reason = _exit_reason(status)
-    elif len(measured) != 1:
+    elif len(measured) != len(ks):
         reason = (
-            "no valid record on stdout" if not measured else f"{len(measured)} measured records, expected 1"
+            "no valid record on stdout"
+            if not measured
+            else f"{len(measured)} measured records, expected {len(ks)}"
         )
     if reason:
         if command.csv_path is not None:
             command.csv_path.unlink(missing_ok=True)
             harness["counters"] = {"status": "unavailable", "group": case["counter_group"], "reason": reason}
-        return _failed(directory, k, harness | {"reason": reason})
-    record = measured[0]
-    if command.pin["cpus"] and isinstance(record.get("placement"), list):
-        command.pin["violations"] = placement_violations(command.pin["cpus"], record["placement"])
+        return _failed(directory, todo[0], harness | {"reason": reason})
     if command.csv_path is not None:
+        # One CSV per process: the counts cover all its measured repetitions (and warm-ups).
         harness["counters"] = counters_from_csv(command.csv_path, command.counters)
-    record |= harness | {"status": "ok", "warmup_wall_s": [w.get("wall_s") for w in warm]}
-    if write_new(path, dump_json(record)):
-        return {"outcome": "ok", "path": path, "record": record}
-    return {"outcome": "duplicate", "path": path}
+    new = {}
+    for r, (k, record) in enumerate(zip(ks, measured, strict=True)):
+        violations = []
+        if command.pin["cpus"] and isinstance(record.get("placement"), list):
+            violations = placement_violations(command.pin["cpus"], record["placement"])
+        new[k] = (
+            record
+            | harness
+            | {
+                "rep": k,
+                "in_process_rep": r,
+                "reps_per_process": len(ks),
+                "pin": command.pin | {"violations": violations},
+                "status": "ok",
+                "warmup_wall_s": [w.get("wall_s") for w in warm] if r == 0 else [],
+            }
+        )
+    # The sampling rule with these repetitions added: the record says why sampling went on or stopped.
+    after = sampling.progress(rule, known | new)
+    verdict = {"n": after.n, "ci_rel": after.ci_rel, "target_ci": rule.target_ci, "stop": after.stop}
+    outcome, written = "duplicate", []
+    for k in todo:
+        record = new[k] | {"sampling": verdict}
+        if write_new(directory / f"rep-{k}.json", dump_json(record)):
+            outcome = "ok"
+            written.append(record)
+    return {
+        "outcome": outcome,
+        "path": directory / f"rep-{todo[0]}.json",
+        "record": written[0] if written else None,
+        "records": len(written),
+    }
+
+
+def run_rep(ctx: Context, case: dict, k: int, env=os.environ) -> dict:
+    """Run the invocation that measures repetition k."""
+    return run_invocation(ctx, case, k // sampling.case_rule(case).reps_per_process, env)
 
 
 def _failed(directory: Path, k: int, fields: dict) -> dict:
@@ -267,7 +344,8 @@ def _failed(directory: Path, k: int, fields: dict) -> dict:
 
 
 def run_case(campaign_dir: Path, index: int, rep: int | None = None, env=os.environ) -> list[dict]:
-    """All missing repetitions of case `index` (or only repetition `rep`), in order."""
+    """Sample case `index` until its rule is satisfied (a fixed count or a precision target), or run
+    only the invocation that measures repetition `rep`. Stops at the first failed invocation."""
     cases = load_cases(campaign_dir)
     if not 0 <= index < len(cases):
         raise UsageError(f"INDEX {index}: campaign {campaign_dir} has cases 0..{len(cases) - 1}")
@@ -275,5 +353,14 @@ def run_case(campaign_dir: Path, index: int, rep: int | None = None, env=os.envi
     if rep is not None and not 0 <= rep < case["reps"]:
         raise UsageError(f"--rep {rep}: case {index} has reps 0..{case['reps'] - 1}")
     ctx = Context.for_campaign(campaign_dir)
-    reps = [rep] if rep is not None else range(case["reps"])
-    return [run_rep(ctx, case, k, env) for k in reps]
+    if rep is not None:
+        return [run_rep(ctx, case, rep, env)]
+    results = []
+    while True:
+        todo = next_invocations(campaign_dir, case)
+        if not todo:
+            return results
+        for p in todo:
+            results.append(run_invocation(ctx, case, p, env))
+            if results[-1]["outcome"] == "failed":
+                return results

@@ -1,6 +1,9 @@
-"""Local campaign run: every missing repetition of every case meant for this machine, interleaved in a
+"""Local campaign run: every invocation each case meant for this machine still needs, interleaved in a
 seeded random order across cases so that slow drift (thermal, other load) spreads over all cases instead
-of biasing whichever ran last. Ctrl-C stops after killing the running kernel; finished records stay.
+of biasing whichever ran last. Cases with a precision target are sampled in rounds: after each round,
+the cases that have not met their target (jobs.sampling) get one more invocation each, again in a
+shuffled order, until every case is done or has failed. Ctrl-C stops after killing the running kernel;
+finished records stay.
 """
 
 import os
@@ -13,17 +16,18 @@ from tqdm import tqdm
 
 from jobs.campaign import campaign_seed, load_cases
 from jobs.config import load_node_types
-from jobs.runcase import Context, run_rep, utc_now
-from jobs.status import missing_reps
+from jobs.runcase import Context, run_invocation, utc_now
+from jobs.status import next_invocations
 
 
 def local_node_types() -> set[str]:
     return {name for name, node in load_node_types().items() if node.detect}
 
 
-def pending_work(campaign_dir: Path, cases: list[dict], seed: int) -> list[tuple[dict, int]]:
-    work = [(case, k) for case in cases for k in missing_reps(campaign_dir, case)]
-    random.Random(seed).shuffle(work)
+def pending_work(campaign_dir: Path, cases: list[dict], rng: random.Random) -> list[tuple[dict, int]]:
+    """One round: (case, invocation) pairs that the cases' sampling rules ask for now, shuffled."""
+    work = [(case, p) for case in cases for p in next_invocations(campaign_dir, case)]
+    rng.shuffle(work)
     return work
 
 
@@ -40,30 +44,43 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr) -> dict
             "submit them to Slurm",
             file=out,
         )
-    work = pending_work(campaign_dir, mine, campaign_seed(campaign_dir))
+    rng = random.Random(campaign_seed(campaign_dir))
+    work = pending_work(campaign_dir, mine, rng)
     counts = {"ok": 0, "failed": 0, "skipped_cases": len(cases) - len(mine), "interrupted": False}
     if not work:
         return counts
     ctx = Context.for_campaign(campaign_dir)
     log_path = campaign_dir / "logs" / f"run-{utc_now()}-{socket.gethostname()}-{os.getpid()}.log"
     log_path.parent.mkdir(exist_ok=True)
-    bar = tqdm(total=len(work), unit="rep", file=out, disable=not progress, dynamic_ncols=True)
+    bar = tqdm(total=len(work), unit="run", file=out, disable=not progress, dynamic_ncols=True)
+    failed_cases = set()  # not retried in this run: a failure is for a person to look at
     # Line-buffered: a kill -9 loses at most the line being written; the records are the truth anyway.
     with log_path.open("a", buffering=1) as log:
         try:
-            for case, k in work:
-                bar.set_description(f"case {case['index']} rep {k}")
-                result = run_rep(ctx, case, k)
-                reason = result.get("reason", "")
-                where = f"case {case['index']} {case['case_id']} rep {k}"
-                log.write(f"{utc_now()} {where} {result['outcome']} {reason}\n")
-                if result["outcome"] == "failed":
-                    counts["failed"] += 1
-                    bar.write(f"case {case['index']} ({case['case_id']}) rep {k} failed: {reason}", file=out)
-                elif result["outcome"] == "ok":
-                    counts["ok"] += 1
-                bar.set_postfix(ok=counts["ok"], failed=counts["failed"])
-                bar.update()
+            while work:
+                for case, p in work:
+                    if case["case_id"] in failed_cases:
+                        bar.update()
+                        continue
+                    bar.set_description(f"case {case['index']} run {p}")
+                    result = run_invocation(ctx, case, p)
+                    reason = result.get("reason", "")
+                    where = f"case {case['index']} {case['case_id']} invocation {p}"
+                    log.write(f"{utc_now()} {where} {result['outcome']} {reason}\n")
+                    if result["outcome"] == "failed":
+                        counts["failed"] += 1
+                        failed_cases.add(case["case_id"])
+                        bar.write(
+                            f"case {case['index']} ({case['case_id']}) run {p} failed: {reason}", file=out
+                        )
+                    elif result["outcome"] == "ok":
+                        counts["ok"] += result["records"]
+                    bar.set_postfix(reps=counts["ok"], failed=counts["failed"])
+                    bar.update()
+                unmet = [c for c in mine if c["case_id"] not in failed_cases]
+                work = pending_work(campaign_dir, unmet, rng)
+                bar.total += len(work)
+                bar.refresh()
         except KeyboardInterrupt:
             counts["interrupted"] = True
             log.write(f"{utc_now()} interrupted\n")

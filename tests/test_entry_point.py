@@ -57,3 +57,27 @@ def test_unknown_command_is_a_usage_error():
     )
     assert out.returncode == 2
     assert "frobnicate" in out.stderr
+
+
+def test_help_before_setup_says_to_run_make_setup(tmp_path):
+    # A fresh clone: no .venv, started by a python that lacks the project's packages (pandas, tqdm).
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    (clone / "scalebench").write_text((ROOT / "scalebench").read_text())
+    for name in ("jobs", "analysis"):
+        (clone / name).symlink_to(ROOT / name)
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    for package in ("pandas", "tqdm"):
+        (blocker / f"{package}.py").write_text(
+            f"raise ModuleNotFoundError('no {package}', name='{package}')\n"
+        )
+    out = subprocess.run(
+        [sys.executable, str(clone / "scalebench"), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": str(blocker), "PATH": "/usr/bin:/bin"},
+    )
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and "make setup" in out.stderr

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from analysis import node_types_section
+from analysis import node_types_section, report_disturbance
 from analysis.sections import checks, findings, method, results
 
 
@@ -28,6 +28,7 @@ SECTIONS = [
     Section("variants", "Variants", results.variants),
     Section("counters", "Hardware counters", results.counters),
     Section("image", "Mandelbrot image", results.image),
+    Section("machine-state", "Machine state during the measurements", report_disturbance.section),
     Section("validity", "Validity details", checks.section),
     Section("method", "Method", method.method),
     Section("provenance", "Provenance", method.provenance),

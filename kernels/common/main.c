@@ -62,10 +62,24 @@ int main(int argc, char **argv) {
     const sb_params *p = &cli.p;
     for (int32_t r = 0; r < p->warmup + p->reps; r++) {
         int warmup = r < p->warmup;
+        /* The probe right after a repetition is also the one right before the next. */
+        if (r == p->warmup) {
+            if (r == 0)
+                sb_ctx_reset_rep(&ctx); /* no placement yet: probe the current CPU */
+            sb_probe_measure(&ctx, &ctx.probe_after);
+        }
+        if (!warmup)
+            ctx.probe_before = ctx.probe_after;
         sb_ctx_reset_rep(&ctx);
+        double runq_begin = sb_probe_runq_wait();
         if (d->run(&ctx) != 0)
             sb_fail(&ctx, "kernel run failed");
+        double runq_end = sb_probe_runq_wait();
+        ctx.runq_wait_s = runq_begin >= 0 && runq_end >= 0 ? runq_end - runq_begin : -1.0;
         check_kernel_reported(&ctx);
+        if (!warmup)
+            sb_probe_measure(&ctx, &ctx.probe_after);
+        ctx.probe_valid = !warmup;
         if (ctx.rank == 0)
             sb_record_print(&ctx, warmup ? r : r - p->warmup, warmup);
     }

@@ -5,6 +5,7 @@
 #define SB_INTERNAL_H
 
 #include "harness.h"
+#include "sb_probe.h"
 
 #include <stddef.h>
 #include <sys/resource.h>
@@ -40,6 +41,11 @@ struct sb_ctx {
     double *rank_times;
     int32_t nrank_times;
     char started[32]; /* UTC ISO-8601 of the repetition start */
+
+    /* machine-state probe around each measured repetition (sb_probe.c) */
+    sb_probe_sample probe_before, probe_after;
+    double runq_wait_s; /* run-queue wait during the repetition, -1 unknown */
+    int probe_valid;
 };
 
 /* sb_time.c */

@@ -191,6 +191,8 @@ void sb_record_print(const sb_ctx *ctx, int rep, int warmup) {
         }
         fputs("]", f);
     }
+    if (ctx->probe_valid)
+        sb_probe_put(f, &ctx->probe_before, &ctx->probe_after, ctx->runq_wait_s);
     fputs("}\n", f);
     fclose(f);
     fwrite(buf, 1, len, stdout);

@@ -41,14 +41,40 @@ def case(**overrides) -> dict:
     return base | overrides
 
 
-def test_pinned_command(tmp_path):
-    cmd = build_command(context(tmp_path, False), case(), 0, env={})
+def test_pinned_command_through_likwid_pin(tmp_path):
+    cmd = build_command(context(tmp_path, False), case(pin_tool="likwid-pin"), 0, env={})
     assert cmd.argv[:4] == ["likwid-pin", "-q", "-c", "0,4,1,5"]
     assert cmd.argv[4].endswith("/mcpi-c-omp")
     assert cmd.argv[5:] == ["--threads", "4", "--samples", "10", "--reps", "1", "--warmup", "2"]
-    assert cmd.pin == {"strategy": "scatter", "cpus": [0, 4, 1, 5], "command": cmd.argv[:4], "violations": []}
+    assert cmd.pin == {
+        "strategy": "scatter",
+        "cpus": [0, 4, 1, 5],
+        "command": cmd.argv[:4],
+        "violations": [],
+        "tool": "likwid-pin",
+    }
     assert cmd.env["A"] == "b" and cmd.env["OMP_NUM_THREADS"] == "4"
-    assert cmd.counters == {"status": "off", "group": None}
+    assert cmd.counters == {"status": "off", "group": None} and cmd.affinity is None
+    assert "LD_PRELOAD" not in cmd.env
+
+
+def test_pinned_command_through_likwid_environment(tmp_path):
+    ctx = context(tmp_path, False)
+    ctx.host["pin_library"] = "/opt/likwid/lib/liblikwidpin.so.5"
+    cmd = build_command(ctx, case(), 0, env={"LD_PRELOAD": "/x/other.so"}, nreps=5)
+    assert cmd.argv[0].endswith("/mcpi-c-omp") and "likwid-pin" not in cmd.argv
+    assert cmd.argv[1:] == ["--threads", "4", "--samples", "10", "--reps", "5", "--warmup", "2"]
+    assert cmd.pin["tool"] == "preload" and cmd.pin["command"] is None and cmd.pin["cpus"] == [0, 4, 1, 5]
+    # What likwid-pin -q -c 0,4,1,5 would export: the list rotated (its first CPU last), the library first.
+    assert cmd.env["LIKWID_PIN"] == "4,1,5,0" and cmd.env["LIKWID_HWTHREADS"] == "0,4,1,5"
+    assert cmd.env["LD_PRELOAD"] == "/opt/likwid/lib/liblikwidpin.so.5:/x/other.so"
+    assert cmd.env["LD_LIBRARY_PATH"] == "/opt/likwid/lib"
+    assert cmd.env["LIKWID_SILENT"] == "true" and cmd.env["KMP_AFFINITY"] == "disabled"
+    assert cmd.env["OMP_NUM_THREADS"] == "4" and cmd.env["A"] == "b"
+    assert cmd.affinity == [0]
+    single = build_command(ctx, case(threads=1, argv=["--threads", "1"]), 0, env={})
+    # One CPU: likwid-pin pins the process itself and preloads nothing; so does the runner.
+    assert single.affinity == [0] and "LD_PRELOAD" not in single.env and single.env["LIKWID_PIN"] == "0"
 
 
 def test_counted_command_when_counters_work(tmp_path):
@@ -62,7 +88,7 @@ def test_counted_command_when_counters_work(tmp_path):
 
 def test_uncounted_when_counters_do_not_work(tmp_path):
     cmd = build_command(context(tmp_path, False), case(counter_group="FLOPS_DP"), 0, env={})
-    assert cmd.argv[0] == "likwid-pin" and cmd.csv_path is None
+    assert cmd.argv[0].endswith("/mcpi-c-omp") and cmd.env["LIKWID_PIN"] and cmd.csv_path is None
     assert cmd.counters == {"status": "unavailable", "group": "FLOPS_DP", "reason": "test verdict"}
 
 
@@ -183,9 +209,9 @@ def test_mpi_case_runs_through_mpirun(tmp_path, bin_dir):
 def test_pthreads_are_pinned_like_openmp_without_a_skip_mask(tmp_path):
     # Both models keep one pool of threads-1 helpers per process: worker i -> list entry i mod n, warm-ups
     # or not, so likwid-pin gets the same plain list for both (no -s).
-    pthreads = case(model="pthreads", binary="mcpi-c-pthreads")
+    pthreads = case(model="pthreads", binary="mcpi-c-pthreads", pin_tool="likwid-pin")
     cmd = build_command(context(tmp_path, False), pthreads, 0, env={})
-    omp = build_command(context(tmp_path, False), case(), 0, env={})
+    omp = build_command(context(tmp_path, False), case(pin_tool="likwid-pin"), 0, env={})
     assert cmd.argv[:4] == omp.argv[:4] == ["likwid-pin", "-q", "-c", "0,4,1,5"]
     assert cmd.argv[4].endswith("/mcpi-c-pthreads") and "-s" not in cmd.argv
     counted = build_command(context(tmp_path, True), pthreads | {"counter_group": "CLOCK"}, 0, env={})

@@ -1,0 +1,105 @@
+"""Repetitions measured while the machine was disturbed, from the kernels' machine-state probe.
+
+Each measured record carries `probe` (docs/formats.md): fixed-work integer-multiply and FP-latency
+chains timed on every CPU of the case right before and after the repetition, and the run-queue wait of
+the process's threads during it. A node's normal probe time is learnt from the campaign itself: a low
+quantile of every chain time measured on that host (its CPUs are taken to be alike). A repetition is
+flagged as disturbed when
+- a chain around it took clearly longer than normal (SLOW_RATIO): the core was slower or taken away
+  (another process, the hypervisor, a lower clock), or
+- its threads waited for a CPU for a clearly larger share of the run than is normal on that host
+  (WAIT_SHARE more than the host's low quantile) although the case has no more threads than CPUs:
+  something else ran on its CPUs. On a quiet node the normal share is about 0; on a node that is
+  always shared the normal state is shared, and only what comes on top of it is flagged.
+Summary columns then give each case's median with and without its flagged repetitions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from jobs.sampling import median_ci
+
+SLOW_RATIO = 1.3  # probe time / node's normal probe time
+WAIT_SHARE = 0.2  # run-queue wait / (run time x threads), above the host's normal share
+NORMAL_QUANTILE = 0.1
+CHAINS = ("int_mul", "fp_lat")
+RECORD_COLUMNS = ["probe_slowdown", "runq_wait_share", "normal_runq_share", "disturbed", "disturbed_reason"]
+SUMMARY_COLUMNS = ["n_disturbed", "n_clean", "median_clean_s", "ci_low_clean_s", "ci_high_clean_s"]
+
+
+def probe_columns(probe) -> dict:
+    """Flat columns of one record's probe: fastest and slowest time of each chain over its CPUs,
+    before and after, and the run-queue wait (all None without a probe)."""
+    row = {f"probe_{c}_{m}_s": None for c in CHAINS for m in ("min", "max")}
+    row |= {"probe_runq_wait_s": None, "probe_cpus": None}
+    if not isinstance(probe, dict):
+        return row
+    samples = [probe.get("before") or {}, probe.get("after") or {}]
+    for chain in CHAINS:
+        times = [t for s in samples for t in (s.get(f"{chain}_s") or []) if isinstance(t, int | float)]
+        if times:
+            row[f"probe_{chain}_min_s"] = min(times)
+            row[f"probe_{chain}_max_s"] = max(times)
+    cpus = {c for s in samples for c in (s.get("cpus") or [])}
+    row["probe_cpus"] = len(cpus) or None
+    row["probe_runq_wait_s"] = probe.get("runq_wait_s")
+    return row
+
+
+def _host(records: pd.DataFrame) -> pd.Series:
+    host = records["hostname"] if "hostname" in records else pd.Series(None, index=records.index)
+    if "host" in records:
+        host = host.fillna(records["host"])
+    return host.fillna("unknown").astype(str)
+
+
+def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
+    """The records with RECORD_COLUMNS added (records without a probe are never flagged)."""
+    out = records.copy()
+    host = _host(out)
+    slowdown = pd.Series(np.nan, index=out.index)
+    for chain in CHAINS:
+        lo, hi = f"probe_{chain}_min_s", f"probe_{chain}_max_s"
+        if lo not in out:
+            continue
+        fastest = pd.to_numeric(out[lo], errors="coerce")
+        normal = fastest.groupby(host).transform(lambda s: s.quantile(NORMAL_QUANTILE))
+        ratio = pd.to_numeric(out[hi], errors="coerce") / normal
+        slowdown = pd.concat([slowdown, ratio], axis=1).max(axis=1)
+    out["probe_slowdown"] = slowdown
+    wait = pd.to_numeric(out.get("probe_runq_wait_s"), errors="coerce")
+    run = (out["wall_s"] + out.get("setup_s", 0).fillna(0)) * out["threads"]
+    out["runq_wait_share"] = wait / run
+    cpus = pd.to_numeric(out.get("probe_cpus"), errors="coerce")
+    fits = out["threads"] <= cpus  # oversubscribed cases wait by design
+    share = out["runq_wait_share"].where(fits)
+    normal_share = share.groupby(host).transform(lambda s: s.quantile(NORMAL_QUANTILE))
+    out["normal_runq_share"] = normal_share
+    slow = out["probe_slowdown"] > SLOW_RATIO
+    waited = fits & (share > normal_share.fillna(0) + WAIT_SHARE)
+    out["disturbed"] = slow | waited
+    reason = np.where(slow & waited, "slow probe + run-queue wait", np.where(slow, "slow probe", ""))
+    out["disturbed_reason"] = np.where(waited & ~slow, "run-queue wait", reason)
+    return out
+
+
+def clean_summary(flagged: pd.DataFrame) -> pd.DataFrame:
+    """Per case: how many repetitions were disturbed, and the median (distribution-free 95 % CI of
+    the median, NaN when too few remain) of the others."""
+    rows = []
+    for case_id, group in flagged.groupby("case_id", observed=True, sort=True):
+        clean = group.loc[~group["disturbed"].astype(bool), "wall_s"].dropna().to_numpy(float)
+        ci = median_ci(clean) if len(clean) else None
+        rows.append(
+            {
+                "case_id": case_id,
+                "n_disturbed": int(group["disturbed"].sum()),
+                "n_clean": len(clean),
+                "median_clean_s": float(np.median(clean)) if len(clean) else np.nan,
+                "ci_low_clean_s": ci[0] if ci else np.nan,
+                "ci_high_clean_s": ci[1] if ci else np.nan,
+            }
+        )
+    return pd.DataFrame(rows, columns=["case_id", *SUMMARY_COLUMNS])

@@ -1,0 +1,149 @@
+/* Machine-state probe (see sb_probe.h). Each chain is a loop-carried dependency, so its time is
+ * iterations x instruction latency / clock: the same on an idle core every time it runs. */
+#define _GNU_SOURCE
+#include "sb_probe.h"
+#include "sb_internal.h"
+
+#include <dirent.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* About 0.5 ms each at 3 GHz (3-4 cycles per step): long enough to be hit by a competing process
+ * or a descheduled vCPU, short next to a repetition. */
+#define SB_PROBE_INT_ITERS 400000
+#define SB_PROBE_FP_ITERS 400000
+
+static double int_mul_chain(void) {
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    double t0 = sb_now();
+    for (int32_t i = 0; i < SB_PROBE_INT_ITERS; i++) {
+        x *= 0x5851F42D4C957F2Dull;
+        __asm__ volatile("" : "+r"(x)); /* keep the chain: no unrolling into independent products */
+    }
+    double t = sb_now() - t0;
+    __asm__ volatile("" ::"r"(x));
+    return t;
+}
+
+static double fp_lat_chain(void) {
+    double y = 1.0;
+    double t0 = sb_now();
+    for (int32_t i = 0; i < SB_PROBE_FP_ITERS; i++) {
+        y *= 1.0000000001;
+        __asm__ volatile("" : "+x"(y));
+    }
+    double t = sb_now() - t0;
+    __asm__ volatile("" ::"x"(y));
+    return t;
+}
+
+static void add_cpu(sb_probe_sample *s, int32_t cpu) {
+    if (cpu < 0 || s->n >= SB_PROBE_MAX_CPUS)
+        return;
+    for (int32_t k = 0; k < s->n; k++)
+        if (s->cpu[k] == cpu)
+            return;
+    s->cpu[s->n++] = cpu;
+}
+
+/* LIKWID_HWTHREADS ("0,2,3") is set by likwid-pin and by the runner's equivalent environment. */
+static void cpus_from_env(sb_probe_sample *s) {
+    const char *list = getenv("LIKWID_HWTHREADS");
+    while (list && *list) {
+        char *end;
+        long cpu = strtol(list, &end, 10);
+        if (end == list)
+            break;
+        add_cpu(s, (int32_t)cpu);
+        list = *end == ',' ? end + 1 : end;
+    }
+}
+
+void sb_probe_measure(const sb_ctx *ctx, sb_probe_sample *out) {
+    memset(out, 0, sizeof *out);
+    cpus_from_env(out);
+    if (out->n == 0) {
+        const int32_t *pl = ctx->placement ? ctx->placement : ctx->local_placement;
+        int32_t npl = ctx->placement ? ctx->nplacement : ctx->cli.p.threads;
+        for (int32_t k = 0; k < 2 * npl; k++)
+            add_cpu(out, pl[k]);
+    }
+    if (out->n == 0)
+        add_cpu(out, sb_current_cpu());
+    cpu_set_t saved;
+    int have_saved = sched_getaffinity(0, sizeof saved, &saved) == 0;
+    for (int32_t k = 0; k < out->n; k++) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(out->cpu[k], &one);
+        if (!have_saved || sched_setaffinity(0, sizeof one, &one) != 0) {
+            out->int_mul_s[k] = out->fp_lat_s[k] = -1.0;
+            continue;
+        }
+        out->int_mul_s[k] = int_mul_chain();
+        out->fp_lat_s[k] = fp_lat_chain();
+    }
+    if (have_saved)
+        sched_setaffinity(0, sizeof saved, &saved);
+}
+
+static void put_times(FILE *f, const char *key, const double *t, int32_t n) {
+    fprintf(f, "\"%s\":[", key);
+    for (int32_t k = 0; k < n; k++)
+        if (t[k] < 0)
+            fprintf(f, "%snull", k ? "," : "");
+        else
+            fprintf(f, "%s%.9g", k ? "," : "", t[k]);
+    fputc(']', f);
+}
+
+static void put_sample(FILE *f, const char *key, const sb_probe_sample *s) {
+    fprintf(f, ",\"%s\":{\"cpus\":[", key);
+    for (int32_t k = 0; k < s->n; k++)
+        fprintf(f, "%s%d", k ? "," : "", (int)s->cpu[k]);
+    fputs("],", f);
+    put_times(f, "int_mul_s", s->int_mul_s, s->n);
+    fputc(',', f);
+    put_times(f, "fp_lat_s", s->fp_lat_s, s->n);
+    fputc('}', f);
+}
+
+double sb_probe_runq_wait(void) {
+    DIR *dir = opendir("/proc/self/task");
+    if (!dir)
+        return -1.0;
+    double total = 0.0;
+    int found = 0;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[300];
+        snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        unsigned long long run_ns, wait_ns;
+        if (fscanf(f, "%llu %llu", &run_ns, &wait_ns) == 2) {
+            total += 1e-9 * (double)wait_ns;
+            found = 1;
+        }
+        fclose(f);
+    }
+    closedir(dir);
+    return found ? total : -1.0;
+}
+
+void sb_probe_put(FILE *f, const sb_probe_sample *before, const sb_probe_sample *after,
+                  double runq_wait_s) {
+    fprintf(f, ",\"probe\":{\"int_mul_iters\":%d,\"fp_lat_iters\":%d", SB_PROBE_INT_ITERS,
+            SB_PROBE_FP_ITERS);
+    put_sample(f, "before", before);
+    put_sample(f, "after", after);
+    if (runq_wait_s >= 0)
+        fprintf(f, ",\"runq_wait_s\":%.9g", runq_wait_s);
+    else
+        fputs(",\"runq_wait_s\":null", f);
+    fputc('}', f);
+}

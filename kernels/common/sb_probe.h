@@ -1,0 +1,40 @@
+/*
+ * Machine-state probe: a fixed amount of dependent work, timed on each CPU a repetition uses, right
+ * before and after it. The work does not depend on the kernel, so a slower probe means the machine
+ * was slower (another process on the CPU, the host taking the core away, a lower clock), not the
+ * code.
+ */
+#ifndef SB_PROBE_H
+#define SB_PROBE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define SB_PROBE_MAX_CPUS 64
+
+/* One probe: per probed CPU, the seconds of an integer-multiply chain and of an FP-latency chain
+ * (-1 when the thread could not be moved there). */
+typedef struct sb_probe_sample {
+    int32_t n;
+    int32_t cpu[SB_PROBE_MAX_CPUS];
+    double int_mul_s[SB_PROBE_MAX_CPUS];
+    double fp_lat_s[SB_PROBE_MAX_CPUS];
+} sb_probe_sample;
+
+struct sb_ctx;
+
+/* Times both chains on every CPU of the case (the pin list likwid's environment names, else the
+ * CPUs the last repetition's workers ran on, else the current CPU) by moving the calling thread
+ * there and back: no thread is created, so pthread_create wrappers (liblikwidpin) see nothing. */
+void sb_probe_measure(const struct sb_ctx *ctx, sb_probe_sample *out);
+
+/* Seconds the process's threads have spent runnable but waiting for a CPU, summed over
+ * /proc/self/task/<tid>/schedstat (field 2); -1 if the kernel does not provide it. The difference
+ * across a repetition says how long another process (or an extra worker) held its CPUs. */
+double sb_probe_runq_wait(void);
+
+/* Writes ,"probe":{...}: the samples before and after the repetition and its run-queue wait. */
+void sb_probe_put(FILE *f, const sb_probe_sample *before, const sb_probe_sample *after,
+                  double runq_wait_s);
+
+#endif /* SB_PROBE_H */

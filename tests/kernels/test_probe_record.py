@@ -1,0 +1,49 @@
+"""The machine-state probe in every kernel's measured records (C, Fortran, MPI): both chains timed on
+each CPU of the case before and after the repetition, chained within a process, never in warm-ups."""
+
+import os
+
+import pytest
+
+from ..fortran_mpi.mpi_run import mpirun_records
+from ..kernel_records import run_records
+
+ARGS = {"mandelbrot": ["--width", 32, "--height", 24, "--max-iter", 100], "mcpi": ["--samples", 5000]}
+BINARIES = ["mandelbrot-c-serial", "mcpi-c-omp", "mandelbrot-c-pthreads", "mandelbrot-f-omp", "mcpi-f-serial"]
+
+
+def check_probe(records: list[dict], cpus: set[int] | None):
+    measured = [r for r in records if not r["warmup"]]
+    assert all("probe" not in r for r in records if r["warmup"])
+    for previous, record in zip([None, *measured], measured, strict=False):
+        probe = record["probe"]
+        assert probe["int_mul_iters"] > 0 and probe["fp_lat_iters"] > 0
+        for side in ("before", "after"):
+            sample = probe[side]
+            n = len(sample["cpus"])
+            assert n >= 1 and len(sample["int_mul_s"]) == len(sample["fp_lat_s"]) == n
+            assert all(t is not None and 0 < t < 1 for t in sample["int_mul_s"] + sample["fp_lat_s"])
+            if cpus is not None:
+                assert set(sample["cpus"]) == cpus
+        if previous is not None:  # one probe between two repetitions serves both
+            assert probe["before"] == previous["probe"]["after"]
+        assert probe["runq_wait_s"] is None or probe["runq_wait_s"] >= 0
+
+
+@pytest.mark.parametrize("binary", BINARIES)
+def test_every_model_probes_its_cpus(kernel, record_validator, binary):
+    name, _, model = binary.split("-")
+    threads = [] if model == "serial" else ["--threads", 2]
+    # The pin list the runner (and likwid-pin) exports names the CPUs to probe.
+    env = {"LIKWID_HWTHREADS": "0,1"} if len(os.sched_getaffinity(0)) >= 2 else {}
+    records = run_records(kernel(binary), *ARGS[name], *threads, "--reps", 3, "--warmup", 1, env=env)
+    for record in records:
+        record_validator.validate(record)
+    check_probe(records, {0, 1} if env else None)
+
+
+def test_mpi_records_carry_the_probe(kernel, record_validator):
+    records = mpirun_records(2, kernel("mcpi-c-mpi"), *ARGS["mcpi"], "--reps", 2)
+    for record in records:
+        record_validator.validate(record)
+    check_probe(records, None)
