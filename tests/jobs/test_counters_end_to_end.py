@@ -95,7 +95,7 @@ def test_counted_campaign_with_stand_in_perfctr(tmp_path, bin_dir):
     assert (float(cpi[0]["sibling_0"]), float(cpi[0]["sibling_1"])) == tuple(map(float, mem["CPI"][:2]))
 
     report = (out / "report.html").read_text()
-    section = report[report.index("<h3>Hardware counters</h3>") :]
+    section = report[report.index(">Hardware counters</h2>") :]
     assert "Node type workstation, group MEM:" in section and "Memory bandwidth [MBytes/s] (sum)" in section
     assert "SMT: sibling hardware threads of one core side by side" in section
     assert "<th>first sibling</th>" in section
