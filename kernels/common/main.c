@@ -1,5 +1,6 @@
 /* The harness's main(): parse, run warm-up and measured repetitions, print records, dump. */
 #define _GNU_SOURCE
+#include "sb_clock.h"
 #include "sb_internal.h"
 #include "sb_likwid.h"
 #include "sb_options.h"
@@ -63,8 +64,10 @@ int main(int argc, char **argv) {
     for (int32_t r = 0; r < p->warmup + p->reps; r++) {
         int warmup = r < p->warmup;
         sb_ctx_reset_rep(&ctx);
+        ctx.clock_ghz_before = sb_clock_measure_ghz();
         if (d->run(&ctx) != 0)
             sb_fail(&ctx, "kernel run failed");
+        ctx.clock_ghz_after = sb_clock_measure_ghz();
         check_kernel_reported(&ctx);
         if (ctx.rank == 0)
             sb_record_print(&ctx, warmup ? r : r - p->warmup, warmup);

@@ -34,6 +34,7 @@ struct sb_ctx {
     int wall_overridden;
     struct rusage ru_begin, ru_end;
     int32_t os_threads;
+    double clock_ghz_before, clock_ghz_after; /* sb_clock.c, around run(); 0 = not measured */
     int32_t *local_placement; /* 2 * threads */
     int32_t *placement;       /* record placement: local copy or sb_set_placement's */
     int32_t nplacement;
