@@ -105,7 +105,14 @@ $(KERNEL_UNIT_TEST): kernels/tests/test_harness.c kernels/tests/sb_test.h \
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_REF) $(HARNESS_INC) $(filter %.c %.o,$^) -o $@ $(LIKWID_LIBS) -lm
 
-test-kernels-c: $(KERNEL_UNIT_TEST) kernels-sanitized
+SIMD_UNIT_TEST := build/tests/simd-unit
+$(SIMD_UNIT_TEST): kernels/tests/test_simd.c kernels/tests/sb_test.h \
+    $(filter-out $(OBJ_DIR)/common/main.o,$(HARNESS_OBJS))
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_REF) $(HARNESS_INC) $(filter %.c %.o,$^) -o $@ $(LIKWID_LIBS) -lm
+
+test-kernels-c: $(KERNEL_UNIT_TEST) $(SIMD_UNIT_TEST) kernels-sanitized
 	$(KERNEL_UNIT_TEST)
+	$(SIMD_UNIT_TEST)
 
 KERNEL_TEST_TARGETS += test-kernels-c
