@@ -26,6 +26,43 @@ int sb_cpu_supports_path(int32_t path) {
 #endif
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#endif
+
+/* The core design family from CPUID: the analysis looks up per-cycle bounds by it. Only the FP and
+ * vector pipe layout matters, so Intel cores are grouped by whether they have AVX-512. */
+const char *sb_cpu_uarch(void) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d))
+        return "unknown";
+    char vendor[13];
+    memcpy(vendor, &b, 4);
+    memcpy(vendor + 4, &d, 4);
+    memcpy(vendor + 8, &c, 4);
+    vendor[12] = '\0';
+    __get_cpuid(1, &a, &b, &c, &d);
+    unsigned family = (a >> 8) & 0xf, model = (a >> 4) & 0xf;
+    if (family == 0xf)
+        family += (a >> 20) & 0xff;
+    if (family == 0x6 || family >= 0xf)
+        model |= ((a >> 16) & 0xf) << 4;
+    if (strcmp(vendor, "AuthenticAMD") == 0) {
+        if (family == 0x17)
+            return model < 0x30 ? "zen1" : "zen2";
+        if (family == 0x19)
+            return (model >= 0x10 && model < 0x20) || (model >= 0x60 && model < 0xb0) ? "zen4"
+                                                                                      : "zen3";
+        if (family == 0x1a)
+            return "zen5";
+    }
+    if (strcmp(vendor, "GenuineIntel") == 0 && family == 6)
+        return sb_cpu_supports_path(SB_PATH_AVX512) ? "intel-avx512" : "intel";
+#endif
+    return "unknown";
+}
+
 const char *sb_inner_path_name(int32_t path) {
     static const char *const names[] = {"scalar", "avx2", "avx512"};
     return path >= 0 && path <= SB_PATH_AVX512 ? names[path] : "unknown";

@@ -14,8 +14,12 @@
  *   - a lane whose pixel ended is refilled with the next pixel of the row right away; lanes with no
  *     pixel left run c = 0, which never escapes.
  */
+#ifndef SBV_NV
 #define SBV_NV 4
+#endif
+#ifndef SBV_K
 #define SBV_K 8
+#endif
 #define SBV_L (SBV_NV * SBV_W)
 
 SBV_TARGET void SBV_FN(const sb_params *p, int32_t j, uint32_t *row_out) {

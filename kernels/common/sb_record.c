@@ -160,6 +160,8 @@ void sb_record_print(const sb_ctx *ctx, int rep, int warmup) {
     put_string(f, p->inner == SB_INNER_SIMD ? "simd" : "scalar");
     put_key(f, "inner_path");
     put_string(f, sb_inner_path_name(sb_inner_path(p)));
+    put_key(f, "uarch");
+    put_string(f, sb_cpu_uarch());
     fprintf(f, ",\"threads\":%" PRId32 ",\"ranks\":%" PRId32, p->threads, ctx->nranks);
     put_key(f, "params");
     put_params(f, p);

@@ -22,6 +22,8 @@ int sb_cpu_supports_path(int32_t path);
 /* The path --inner selects: scalar for --inner scalar, sb_cpu_best_path() for --inner simd. */
 int32_t sb_inner_path(const sb_params *p);
 const char *sb_inner_path_name(int32_t path);
+/* Core design family ("zen3", "intel-avx512", ... "unknown"), the record's "uarch". */
+const char *sb_cpu_uarch(void);
 
 /* Row j of the image into row_out[0 .. width-1], by the path --inner selects. Callable from
  * Fortran (bind(C), params by reference). */
