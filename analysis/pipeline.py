@@ -16,6 +16,7 @@ import pandas as pd
 from analysis.atomic import write_text_atomic
 from analysis.campaign import Campaign, cores_of, read_campaign
 from analysis.comparisons import compare_variants
+from analysis.efficiency import efficiency, load_bounds
 from analysis.flatten import CASE_DESCRIPTION
 from analysis.load import Loaded, load_records, record_file
 from analysis.models import fit_models
@@ -50,6 +51,7 @@ class Analysis:
     counters: pd.DataFrame
     cores: dict[str, tuple[int | None, str]]
     timings: dict[str, float] = field(default_factory=dict)
+    efficiency: pd.DataFrame = field(default_factory=pd.DataFrame)  # per case: per cycle, % of bound
 
     @property
     def out_dir(self) -> Path:
@@ -97,6 +99,9 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         counters=counter_status(loaded.records),
         cores=cores,
         timings=timings,
+        efficiency=efficiency(
+            summary, case_stats.records, {nt: c for nt, (c, _) in cores.items()}, load_bounds()
+        ),
     )
 
 
@@ -139,6 +144,7 @@ def write_tables(result: Analysis) -> list[Path]:
         "comparisons.csv": result.comparisons,
         "unreadable.csv": result.loaded.problems,
         "completeness.csv": result.completeness,
+        "efficiency.csv": result.efficiency,
     }
     written = []
     for name, table in tables.items():
