@@ -18,10 +18,11 @@ def efficiency_blocks(result, plots) -> list:
             "p",
             "Median useful iterations (Mandelbrot) or samples (π) per core cycle, with the clock each "
             "kernel measured around its compute region, against the bound of the inner loop that ran "
-            "on this core design (docs/simd-bounds.md). Empty bound = no bound known for that core.",
+            "on this core design (what limits each bound: efficiency.csv and docs/simd-bounds.md). "
+            "Empty bound = no bound known for that core.",
         )
     )
-    shown = table.drop(columns=["case_id"]).rename(columns={"pct_of_bound": "% of bound"})
+    shown = table.drop(columns=["case_id", "limited_by"]).rename(columns={"pct_of_bound": "% of bound"})
     b.append(Block("table", shown))
     if table["oversubscribed"].any():
         b.append(
