@@ -12,7 +12,8 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 
-/* ---- AVX2 ---------------------------------------------------------------------------------------- */
+/* ---- AVX2
+ * ---------------------------------------------------------------------------------------- */
 #define SBV_FN sb_mandel_row_avx2
 #define SBV_TARGET __attribute__((target("avx2")))
 #define SBV_W 4
@@ -41,7 +42,8 @@
 #undef SBV_MAX
 #undef SBV_FLAGS
 
-/* ---- AVX-512 ------------------------------------------------------------------------------------- */
+/* ---- AVX-512
+ * ------------------------------------------------------------------------------------- */
 #define SBV_FN sb_mandel_row_avx512
 #define SBV_TARGET __attribute__((target("avx512f,avx512dq")))
 #define SBV_W 8

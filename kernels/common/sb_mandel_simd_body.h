@@ -64,7 +64,7 @@ SBV_TARGET void SBV_FN(const sb_params *p, int32_t j, uint32_t *row_out) {
         CX[v] = SBV_LOAD(cxs + v * SBV_W);
         CY[v] = SBV_LOAD(cys + v * SBV_W);
     }
-    int64_t T = 0;                       /* steps every lane has done so far */
+    int64_t T = 0;                        /* steps every lane has done so far */
     int64_t deadline = (int64_t)max_iter; /* lower bound of the earliest start[l] + max_iter */
     while (active > 0) {
         SBV_T ACC[SBV_NV];
@@ -98,7 +98,7 @@ SBV_TARGET void SBV_FN(const sb_params *p, int32_t j, uint32_t *row_out) {
                 const int l = v * SBV_W + w;
                 if (!(flags >> w & 1) || pix[l] < 0)
                     continue;
-                const int64_t done = T - start[l];     /* steps before this block */
+                const int64_t done = T - start[l];    /* steps before this block */
                 const int64_t left = max_iter - done; /* steps the reference may still take */
                 int64_t esc = -1;
                 for (int s = 0; s < SBV_K; s++)

@@ -441,8 +441,8 @@ void sb_print_help(const sb_kernel_desc *d, const char *prog, FILE *out) {
             "  --warmup W         warm-up repetitions before them, 0..%d (default 0)\n"
             "  --schedule S[,C]   work distribution: %s (default %s)%s\n"
             "  --sync M           synchronisation: %s (default %s)\n"
-            "  --inner scalar|simd  inner loop: scalar = the bit-exact reference (default); simd =\n"
-            "                     the AVX-512/AVX2 kernel this CPU has (else scalar), bit-identical\n"
+            "  --inner I          scalar = the bit-exact reference loop (default); simd = the\n"
+            "                     AVX-512/AVX2 kernel of this CPU (else scalar), bit-identical\n"
             "  -h, --help         this text\n",
             prog, d->kernel, d->lang, d->model, d->max_threads, MAX_REPS, MAX_REPS, schedules,
             sb_schedule_name(d->default_schedule), chunk_note, syncs,

@@ -7,7 +7,8 @@
  *     from three 32x32->64 vpmuludq products, the cross terms only needed modulo 2^32);
  *   - the top 53 bits a convert to a double exactly (a < 2^53);
  *   - the reference tests (a 2^-53)^2 + (b 2^-53)^2 < 1; scaling by a power of two is exact (no
- *     overflow or underflow here), so the same roundings give a^2 + b^2 < 2^106 without the scaling.
+ *     overflow or underflow here), so the same roundings give a^2 + b^2 < 2^106 without the
+ * scaling.
  */
 #include "sb_rng.h"
 #include "sb_simd.h"
@@ -66,9 +67,10 @@ AVX2 int64_t sb_pi_hits_avx2(uint64_t seed, int64_t begin, int64_t end) {
     const __m256i step = _mm256_set1_epi64x((long long)(2 * LANES * NV * g));
     int64_t k = begin;
     /* sample k reads generator input seed + (2k + 1) * gamma */
-    __m256i z0 = _mm256_setr_epi64x(
-        (long long)(seed + (2 * (uint64_t)k + 1) * g), (long long)(seed + (2 * (uint64_t)k + 3) * g),
-        (long long)(seed + (2 * (uint64_t)k + 5) * g), (long long)(seed + (2 * (uint64_t)k + 7) * g));
+    __m256i z0 = _mm256_setr_epi64x((long long)(seed + (2 * (uint64_t)k + 1) * g),
+                                    (long long)(seed + (2 * (uint64_t)k + 3) * g),
+                                    (long long)(seed + (2 * (uint64_t)k + 5) * g),
+                                    (long long)(seed + (2 * (uint64_t)k + 7) * g));
     __m256i z1 = _mm256_add_epi64(z0, _mm256_set1_epi64x((long long)(2 * LANES * g)));
     __m256i count = _mm256_setzero_si256(); /* minus the number of hits per lane */
     for (; end - k >= LANES * NV; k += LANES * NV) {
@@ -95,8 +97,9 @@ AVX512 int64_t sb_pi_hits_avx512(uint64_t seed, int64_t begin, int64_t end) {
     int64_t k = begin;
     const uint64_t z = seed + (2 * (uint64_t)k + 1) * g;
     __m512i zv[NV];
-    zv[0] = _mm512_add_epi64(_mm512_set1_epi64((long long)z),
-                             _mm512_mullo_epi64(_mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), gamma));
+    zv[0] =
+        _mm512_add_epi64(_mm512_set1_epi64((long long)z),
+                         _mm512_mullo_epi64(_mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), gamma));
     for (int v = 1; v < NV; v++)
         zv[v] = _mm512_add_epi64(zv[v - 1], lane_step);
     int64_t hits = 0;

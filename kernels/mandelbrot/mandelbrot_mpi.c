@@ -10,9 +10,9 @@
  */
 #include "harness.h"
 #include "sb_mandelbrot.h"
-#include "sb_simd.h"
 #include "sb_mpi.h"
 #include "sb_omp.h"
+#include "sb_simd.h"
 
 #include <stdlib.h>
 

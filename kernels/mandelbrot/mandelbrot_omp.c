@@ -1,9 +1,9 @@
 /* Mandelbrot, OpenMP: `parallel for` over rows with schedule(runtime), set from --schedule. */
 #include "harness.h"
 #include "sb_descriptors.h"
-#include "sb_simd.h"
 #include "sb_mandelbrot.h"
 #include "sb_omp.h"
+#include "sb_simd.h"
 
 static int run(sb_ctx *ctx) {
     const sb_params *p = sb_params_get(ctx);

@@ -11,8 +11,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
 #include "sb_descriptors.h"
-#include "sb_simd.h"
 #include "sb_mandelbrot.h"
+#include "sb_simd.h"
 #include "sb_threads.h"
 #include "sb_workqueue.h"
 

@@ -1,8 +1,8 @@
 /* Mandelbrot, serial: the reference every other model must match bit for bit. */
 #include "harness.h"
 #include "sb_descriptors.h"
-#include "sb_simd.h"
 #include "sb_mandelbrot.h"
+#include "sb_simd.h"
 
 static int run(sb_ctx *ctx) {
     const sb_params *p = sb_params_get(ctx);

@@ -7,9 +7,9 @@
  */
 #include "harness.h"
 #include "sb_descriptors.h"
-#include "sb_simd.h"
 #include "sb_omp.h"
 #include "sb_rng.h"
+#include "sb_simd.h"
 
 static inline int64_t batch_hits(const sb_params *p, int64_t b) {
     int64_t s0 = b * p->batch;

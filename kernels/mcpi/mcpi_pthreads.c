@@ -12,8 +12,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
 #include "sb_descriptors.h"
-#include "sb_simd.h"
 #include "sb_rng.h"
+#include "sb_simd.h"
 #include "sb_threads.h"
 #include "sb_workqueue.h"
 

@@ -30,8 +30,9 @@ static int rows_equal(row_fn fn, double x0, double x1, double y0, double y1, int
         if (memcmp(want, got, (size_t)width * 4) != 0) {
             for (int32_t i = 0; i < width; i++)
                 if (want[i] != got[i]) {
-                    fprintf(stderr, "  region %g,%g,%g,%g %dx%d max-iter %d: pixel (%d,%d) %u != %u\n",
-                            x0, x1, y0, y1, width, height, max_iter, i, j, got[i], want[i]);
+                    fprintf(stderr,
+                            "  region %g,%g,%g,%g %dx%d max-iter %d: pixel (%d,%d) %u != %u\n", x0,
+                            x1, y0, y1, width, height, max_iter, i, j, got[i], want[i]);
                     break;
                 }
             same = 0;
@@ -56,7 +57,7 @@ static void test_mandelbrot(row_fn fn) {
     CHECK(rows_equal(fn, -2.5, 2.5, -2.5, 2.5, 5, 5, 1000));
     CHECK(rows_equal(fn, 0.0, 0.5, -0.5, 0.5, 1, 1, 1000));  /* c = 0.25 */
     CHECK(rows_equal(fn, -2.5, -1.5, -0.5, 0.5, 1, 1, 999)); /* c = -2 */
-    CHECK(rows_equal(fn, 1.5, 2.5, -0.5, 0.5, 1, 1, 10));   /* c = 2: z1 = 2 */
+    CHECK(rows_equal(fn, 1.5, 2.5, -0.5, 0.5, 1, 1, 10));    /* c = 2: z1 = 2 */
     /* lanes ending thousands of steps apart: a thin strip across the boundary */
     CHECK(rows_equal(fn, -0.7454, -0.7452, 0.1130, 0.1132, 41, 7, 20000));
     CHECK(rows_equal(fn, -1.7690, -1.7680, -0.0005, 0.0005, 33, 5, 5000));
