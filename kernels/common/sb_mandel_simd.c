@@ -28,7 +28,9 @@
 #define SBV_FLAGS(acc, x, y, four)                                                                 \
     _mm256_movemask_pd(                                                                            \
         _mm256_or_pd(_mm256_cmp_pd(acc, four, _CMP_GT_OQ), _mm256_cmp_pd(x, y, _CMP_UNORD_Q)))
+#define SBV_NOT_LE(r, four) _mm256_movemask_pd(_mm256_cmp_pd(r, four, _CMP_NLE_UQ))
 #include "sb_mandel_simd_body.h"
+#undef SBV_NOT_LE
 #undef SBV_FN
 #undef SBV_TARGET
 #undef SBV_W
@@ -57,6 +59,7 @@
 #define SBV_MAX _mm512_max_pd
 #define SBV_FLAGS(acc, x, y, four)                                                                 \
     ((int)(_mm512_cmp_pd_mask(acc, four, _CMP_GT_OQ) | _mm512_cmp_pd_mask(x, y, _CMP_UNORD_Q)))
+#define SBV_NOT_LE(r, four) ((int)_mm512_cmp_pd_mask(r, four, _CMP_NLE_UQ))
 #include "sb_mandel_simd_body.h"
 
 #else /* not x86-64: never selected (sb_cpu_supports_path), defined so every build links */

@@ -15,10 +15,10 @@
  *     pixel left run c = 0, which never escapes.
  */
 #ifndef SBV_NV
-#define SBV_NV 4
+#define SBV_NV 5
 #endif
 #ifndef SBV_K
-#define SBV_K 8
+#define SBV_K 16 /* at most 32: the escape bits of a block fit a uint32_t */
 #endif
 #define SBV_L (SBV_NV * SBV_W)
 
@@ -94,18 +94,21 @@ SBV_TARGET void SBV_FN(const sb_params *p, int32_t j, uint32_t *row_out) {
                 continue;
             SBV_STORE(xs + v * SBV_W, X[v]);
             SBV_STORE(ys + v * SBV_W, Y[v]);
-            for (int w = 0; w < SBV_W; w++) {
+            /* bit s of escaped[w]: lane w had !(|z|^2 <= 4) before step s of the block */
+            uint32_t escaped[SBV_W] = {0};
+            for (int s = 0; s < SBV_K; s++) {
+                const uint32_t m = (uint32_t)SBV_NOT_LE(SBV_LOAD(rbuf[s] + v * SBV_W), four);
+                for (int w = 0; w < SBV_W; w++)
+                    escaped[w] |= (m >> w & 1u) << s;
+            }
+            for (unsigned todo = (unsigned)flags; todo; todo &= todo - 1) {
+                const int w = __builtin_ctz(todo);
                 const int l = v * SBV_W + w;
-                if (!(flags >> w & 1) || pix[l] < 0)
+                if (pix[l] < 0)
                     continue;
                 const int64_t done = T - start[l];    /* steps before this block */
                 const int64_t left = max_iter - done; /* steps the reference may still take */
-                int64_t esc = -1;
-                for (int s = 0; s < SBV_K; s++)
-                    if (!(rbuf[s][l] <= 4.0)) {
-                        esc = s;
-                        break;
-                    }
+                const int64_t esc = escaped[w] ? __builtin_ctz(escaped[w]) : -1;
                 uint32_t count;
                 if (esc >= 0 && esc < left)
                     count = (uint32_t)(done + esc);

@@ -44,7 +44,7 @@ static int rows_equal(row_fn fn, double x0, double x1, double y0, double y1, int
 }
 
 static void test_mandelbrot(row_fn fn) {
-    static const int32_t iters[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 100, 1000};
+    static const int32_t iters[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 100, 1000};
     /* presets, all widths 1..37 so every lane count and tail occurs */
     for (int32_t w = 1; w <= 37; w++)
         CHECK(rows_equal(fn, -0.75, 0.25, 0.0, 1.0, w, 5, 300));
