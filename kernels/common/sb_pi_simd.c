@@ -4,7 +4,7 @@
  *
  * Bit-identical to sb_pi_count_hits:
  *   - the generator is integer arithmetic modulo 2^64 (AVX2 has no 64-bit multiply: it is built
- *     from three 32x32->64 vpmuludq products, the cross terms only needed modulo 2^32);
+ *     from one 32x32->64 vpmuludq and one vpmulld for the cross terms, only needed modulo 2^32);
  *   - the top 53 bits a convert to a double exactly (a < 2^53);
  *   - the reference tests (a 2^-53)^2 + (b 2^-53)^2 < 1; scaling by a power of two is exact (no
  *     overflow or underflow here), so the same roundings give a^2 + b^2 < 2^106 without the
@@ -21,18 +21,19 @@
 #define AVX2 __attribute__((target("avx2")))
 #define AVX512 __attribute__((target("avx512f,avx512dq")))
 
-/* z * c modulo 2^64 per lane; c_hi = c >> 32 in every lane. */
-static inline AVX2 __m256i mul64_avx2(__m256i z, __m256i c, __m256i c_hi) {
+/* z * c modulo 2^64 per lane: lo(z)*lo(c) by vpmuludq; the cross terms lo(z)*hi(c) and hi(z)*lo(c)
+ * only matter modulo 2^32, so one vpmulld against c with its halves swapped (c_swap) gives both. */
+static inline AVX2 __m256i mul64_avx2(__m256i z, __m256i c, __m256i c_swap) {
     const __m256i lo = _mm256_mul_epu32(z, c);
-    const __m256i cross =
-        _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(z, 32), c), _mm256_mul_epu32(z, c_hi));
-    return _mm256_add_epi64(lo, _mm256_slli_epi64(cross, 32));
+    const __m256i cross = _mm256_mullo_epi32(z, c_swap);
+    const __m256i sum = _mm256_add_epi64(cross, _mm256_srli_epi64(cross, 32));
+    return _mm256_add_epi64(lo, _mm256_slli_epi64(sum, 32));
 }
 
-static inline AVX2 __m256i mix_avx2(__m256i z, __m256i c1, __m256i c1_hi, __m256i c2,
-                                    __m256i c2_hi) {
-    z = mul64_avx2(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), c1, c1_hi);
-    z = mul64_avx2(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), c2, c2_hi);
+static inline AVX2 __m256i mix_avx2(__m256i z, __m256i c1, __m256i c1_swap, __m256i c2,
+                                    __m256i c2_swap) {
+    z = mul64_avx2(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), c1, c1_swap);
+    z = mul64_avx2(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), c2, c2_swap);
     return _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
 }
 
@@ -49,20 +50,22 @@ static inline AVX2 __m256d top53_avx2(__m256i u) {
 }
 
 /* Hit mask (all ones = hit) of the 4 samples whose first generator input is zx. */
-static inline AVX2 __m256i hits4_avx2(__m256i zx, __m256i gamma, __m256i c1, __m256i c1_hi,
-                                      __m256i c2, __m256i c2_hi) {
-    const __m256d a = top53_avx2(mix_avx2(zx, c1, c1_hi, c2, c2_hi));
-    const __m256d b = top53_avx2(mix_avx2(_mm256_add_epi64(zx, gamma), c1, c1_hi, c2, c2_hi));
+static inline AVX2 __m256i hits4_avx2(__m256i zx, __m256i gamma, __m256i c1, __m256i c1_swap,
+                                      __m256i c2, __m256i c2_swap) {
+    const __m256d a = top53_avx2(mix_avx2(zx, c1, c1_swap, c2, c2_swap));
+    const __m256d b = top53_avx2(mix_avx2(_mm256_add_epi64(zx, gamma), c1, c1_swap, c2, c2_swap));
     const __m256d r = _mm256_add_pd(_mm256_mul_pd(a, a), _mm256_mul_pd(b, b));
     return _mm256_castpd_si256(_mm256_cmp_pd(r, _mm256_set1_pd(0x1.0p106), _CMP_LT_OQ));
 }
 
 AVX2 int64_t sb_pi_hits_avx2(uint64_t seed, int64_t begin, int64_t end) {
-    enum { LANES = 4, NV = 2 }; /* two vectors in flight: x and y chains give the rest */
+    enum { LANES = 4, NV = 2 }; /* more vectors in flight measured no faster */
     const uint64_t g = SB_SPLITMIX_GAMMA, c1v = UINT64_C(0xbf58476d1ce4e5b9),
                    c2v = UINT64_C(0x94d049bb133111eb);
-    const __m256i c1 = _mm256_set1_epi64x((long long)c1v), c1_hi = _mm256_srli_epi64(c1, 32);
-    const __m256i c2 = _mm256_set1_epi64x((long long)c2v), c2_hi = _mm256_srli_epi64(c2, 32);
+    const __m256i c1 = _mm256_set1_epi64x((long long)c1v);
+    const __m256i c1_swap = _mm256_set1_epi64x((long long)(c1v >> 32 | c1v << 32)); /* swapped */
+    const __m256i c2 = _mm256_set1_epi64x((long long)c2v);
+    const __m256i c2_swap = _mm256_set1_epi64x((long long)(c2v >> 32 | c2v << 32));
     const __m256i gamma = _mm256_set1_epi64x((long long)g);
     const __m256i step = _mm256_set1_epi64x((long long)(2 * LANES * NV * g));
     int64_t k = begin;
@@ -71,13 +74,16 @@ AVX2 int64_t sb_pi_hits_avx2(uint64_t seed, int64_t begin, int64_t end) {
                                     (long long)(seed + (2 * (uint64_t)k + 3) * g),
                                     (long long)(seed + (2 * (uint64_t)k + 5) * g),
                                     (long long)(seed + (2 * (uint64_t)k + 7) * g));
-    __m256i z1 = _mm256_add_epi64(z0, _mm256_set1_epi64x((long long)(2 * LANES * g)));
+    __m256i z[NV];
+    z[0] = z0;
+    for (int v = 1; v < NV; v++)
+        z[v] = _mm256_add_epi64(z[v - 1], _mm256_set1_epi64x((long long)(2 * LANES * g)));
     __m256i count = _mm256_setzero_si256(); /* minus the number of hits per lane */
     for (; end - k >= LANES * NV; k += LANES * NV) {
-        count = _mm256_add_epi64(count, hits4_avx2(z0, gamma, c1, c1_hi, c2, c2_hi));
-        count = _mm256_add_epi64(count, hits4_avx2(z1, gamma, c1, c1_hi, c2, c2_hi));
-        z0 = _mm256_add_epi64(z0, step);
-        z1 = _mm256_add_epi64(z1, step);
+        for (int v = 0; v < NV; v++) {
+            count = _mm256_add_epi64(count, hits4_avx2(z[v], gamma, c1, c1_swap, c2, c2_swap));
+            z[v] = _mm256_add_epi64(z[v], step);
+        }
     }
     _Alignas(32) int64_t lanes[LANES];
     _mm256_store_si256((__m256i *)lanes, count);
