@@ -37,8 +37,10 @@ _RAW_NUMERIC = (
     "timer_res_s",
     "runner_wall_s",
     "exit_status",
+    "clock_ghz",
 )
 _RAW_TEXT = ("campaign", "node_type", "hostname", "host", "kernel", "lang", "model", "checksum", "started")
+_RAW_TEXT += ("inner_path", "uarch")  # which inner loop ran, on which core design (analysis/efficiency.py)
 
 
 def metric_column(name: str) -> str:

@@ -20,6 +20,7 @@ from analysis.campaign import Campaign, cores_of, read_campaign
 from analysis.comparisons import compare_variants
 from analysis.counter_tables import counter_tables
 from analysis.disturbance import SUMMARY_COLUMNS, clean_summary, flag_disturbed
+from analysis.efficiency import efficiency, load_bounds
 from analysis.flatten import CASE_DESCRIPTION
 from analysis.load import Loaded, load_records, record_file
 from analysis.models import fit_models
@@ -66,6 +67,7 @@ class Analysis:
     node_types_best: pd.DataFrame  # per node type and kernel: the best configuration and its rates
     counter_tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    efficiency: pd.DataFrame = field(default_factory=pd.DataFrame)  # per case: per cycle, % of bound
 
     @property
     def out_dir(self) -> Path:
@@ -129,6 +131,9 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         node_types_best=node_types_best,
         counter_tables=counter_tables(loaded.records, loaded.counters, campaign.path),
         timings=timings,
+        efficiency=efficiency(
+            summary, case_stats.records, {nt: c for nt, (c, _) in cores.items()}, load_bounds()
+        ),
     )
 
 
@@ -176,6 +181,7 @@ def write_tables(result: Analysis) -> list[Path]:
         "unreadable.csv": result.loaded.problems,
         "completeness.csv": result.completeness,
         **result.counter_tables,
+        "efficiency.csv": result.efficiency,
     }
     written = []
     for name, table in tables.items():

@@ -24,7 +24,7 @@ LIKWID_LIBS := -llikwid
 endif
 
 HARNESS_NAMES := main sb_options sb_names sb_time sb_placement sb_ctx sb_record sb_pgm \
-                 sb_threads sb_workqueue sb_probe
+                 sb_threads sb_workqueue sb_probe sb_cpu sb_mandel_simd sb_pi_simd sb_clock
 HARNESS_OBJS := $(HARNESS_NAMES:%=$(OBJ_DIR)/common/%.o)
 
 $(HARNESS_OBJS): $(OBJ_DIR)/common/%.o: kernels/common/%.c $(HARNESS_HDRS) kernels/c.mk
@@ -105,7 +105,14 @@ $(KERNEL_UNIT_TEST): kernels/tests/test_harness.c kernels/tests/sb_test.h \
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_REF) $(HARNESS_INC) $(filter %.c %.o,$^) -o $@ $(LIKWID_LIBS) -lm
 
-test-kernels-c: $(KERNEL_UNIT_TEST) kernels-sanitized
+SIMD_UNIT_TEST := build/tests/simd-unit
+$(SIMD_UNIT_TEST): kernels/tests/test_simd.c kernels/tests/sb_test.h \
+    $(filter-out $(OBJ_DIR)/common/main.o,$(HARNESS_OBJS))
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_REF) $(HARNESS_INC) $(filter %.c %.o,$^) -o $@ $(LIKWID_LIBS) -lm
+
+test-kernels-c: $(KERNEL_UNIT_TEST) $(SIMD_UNIT_TEST) kernels-sanitized
 	$(KERNEL_UNIT_TEST)
+	$(SIMD_UNIT_TEST)
 
 KERNEL_TEST_TARGETS += test-kernels-c

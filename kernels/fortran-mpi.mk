@@ -19,10 +19,12 @@ F_OBJ_DIR := $(OBJ_DIR)/fortran
 F_MOD_DIR := $(F_OBJ_DIR)/mod
 
 # ---- Fortran modules shared by the Fortran kernels --------------------------------------------------
-F_COMMON_OBJS := $(F_OBJ_DIR)/harness_f.o $(F_OBJ_DIR)/mandelbrot_rows.o $(F_OBJ_DIR)/mcpi_hits.o
+F_COMMON_OBJS := $(F_OBJ_DIR)/harness_f.o $(F_OBJ_DIR)/mandelbrot_rows.o $(F_OBJ_DIR)/mcpi_hits.o \
+    $(F_OBJ_DIR)/sb_simd_f.o
 $(F_OBJ_DIR)/harness_f.o: kernels/common/harness_f.f90
 $(F_OBJ_DIR)/mandelbrot_rows.o: kernels/mandelbrot/mandelbrot_rows.f90
 $(F_OBJ_DIR)/mcpi_hits.o: kernels/mcpi/mcpi_hits.f90
+$(F_OBJ_DIR)/sb_simd_f.o: kernels/common/sb_simd_f.f90 $(F_OBJ_DIR)/harness_f.o
 $(F_COMMON_OBJS): kernels/fortran-mpi.mk
 	@mkdir -p $(@D) $(F_MOD_DIR)
 	$(FC) $(FFLAGS_REF) -J$(F_MOD_DIR) -c $(filter %.f90,$^) -o $@

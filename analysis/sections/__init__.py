@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from analysis import node_types_section, report_disturbance
+from analysis import node_types_section, report_disturbance, report_efficiency
 from analysis.sections import checks, findings, method, results
 
 
@@ -27,6 +27,7 @@ SECTIONS = [
     Section("scaling", "Scaling", results.scaling),
     Section("variants", "Variants", results.variants),
     Section("counters", "Hardware counters", results.counters),
+    Section("vectorisation", report_efficiency.TITLE, report_efficiency.efficiency_blocks),
     Section("image", "Mandelbrot image", results.image),
     Section("machine-state", "Machine state during the measurements", report_disturbance.section),
     Section("validity", "Validity details", checks.section),

@@ -79,7 +79,7 @@ enum sb_sync {
     SB_SYNC_COUNT = 6
 };
 
-/* --inner: only the scalar (bit-exact reference) path exists so far. */
+/* --inner: scalar = the bit-exact reference loop; simd = sb_simd.h, bit-identical to it. */
 enum sb_inner { SB_INNER_SCALAR = 0, SB_INNER_SIMD = 1 };
 
 /* --preset: which named Mandelbrot region was chosen; CUSTOM when --region was given. */
@@ -131,6 +131,7 @@ typedef struct sb_kernel_desc {
     int (*init)(int *argc, char ***argv); /* optional: after successful option parsing */
     void (*finalize)(void);               /* optional: before a normal exit */
     int (*run)(sb_ctx *ctx);              /* one repetition; 0 = success */
+    int32_t inner_simd; /* 1 = accepts --inner simd (its loops call sb_simd.h); 0 = scalar only */
 } sb_kernel_desc;
 
 extern const sb_kernel_desc sb_kernel;

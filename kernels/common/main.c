@@ -1,5 +1,6 @@
 /* The harness's main(): parse, run warm-up and measured repetitions, print records, dump. */
 #define _GNU_SOURCE
+#include "sb_clock.h"
 #include "sb_internal.h"
 #include "sb_likwid.h"
 #include "sb_options.h"
@@ -72,8 +73,10 @@ int main(int argc, char **argv) {
             ctx.probe_before = ctx.probe_after;
         sb_ctx_reset_rep(&ctx);
         double runq_begin = sb_probe_runq_wait();
+        ctx.clock_ghz_before = sb_clock_measure_ghz();
         if (d->run(&ctx) != 0)
             sb_fail(&ctx, "kernel run failed");
+        ctx.clock_ghz_after = sb_clock_measure_ghz();
         double runq_end = sb_probe_runq_wait();
         ctx.runq_wait_s = runq_begin >= 0 && runq_end >= 0 ? runq_end - runq_begin : -1.0;
         check_kernel_reported(&ctx);

@@ -35,6 +35,8 @@ struct sb_ctx {
     int wall_overridden;
     struct rusage ru_begin, ru_end;
     int32_t os_threads;
+    /* core clock measured by sb_clock.c just before and after run(); 0 = not measured */
+    double clock_ghz_before, clock_ghz_after;
     int32_t *local_placement; /* 2 * threads */
     int32_t *placement;       /* record placement: local copy or sb_set_placement's */
     int32_t nplacement;

@@ -341,9 +341,12 @@ int sb_parse_options(const sb_kernel_desc *d, int argc, char **argv, sb_cli *cli
         case OPT_INNER:
             if (strcmp(optarg, "scalar") == 0) {
                 p->inner = SB_INNER_SCALAR;
+            } else if (strcmp(optarg, "simd") == 0 && d->inner_simd) {
+                p->inner = SB_INNER_SIMD;
             } else {
-                set_error(err, errlen, "--inner: '%s' is not supported (only scalar exists)",
-                          optarg);
+                set_error(err, errlen, "--inner: '%s' is not supported (%s-%s-%s supports %s)",
+                          optarg, d->kernel, d->lang, d->model,
+                          d->inner_simd ? "scalar, simd" : "scalar");
                 rc = -1;
             }
             break;
@@ -438,7 +441,8 @@ void sb_print_help(const sb_kernel_desc *d, const char *prog, FILE *out) {
             "  --warmup W         warm-up repetitions before them, 0..%d (default 0)\n"
             "  --schedule S[,C]   work distribution: %s (default %s)%s\n"
             "  --sync M           synchronisation: %s (default %s)\n"
-            "  --inner scalar     inner loop; scalar is the bit-exact reference (default)\n"
+            "  --inner I          scalar = the bit-exact reference loop (default); simd = the\n"
+            "                     AVX-512/AVX2 kernel of this CPU (else scalar), bit-identical\n"
             "  -h, --help         this text\n",
             prog, d->kernel, d->lang, d->model, d->max_threads, MAX_REPS, MAX_REPS, schedules,
             sb_schedule_name(d->default_schedule), chunk_note, syncs,

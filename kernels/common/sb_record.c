@@ -2,7 +2,9 @@
  * lines from different processes never interleave mid-record. */
 #define _GNU_SOURCE
 #include "sb_checksum.h"
+#include "sb_clock.h"
 #include "sb_internal.h"
+#include "sb_simd.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -115,6 +117,24 @@ static void put_results(FILE *f, const sb_ctx *ctx) {
     }
 }
 
+/* clock_ghz: mean of the clock measured just before and just after the compute region. */
+static void put_clock(FILE *f, const sb_ctx *ctx) {
+    const double b = ctx->clock_ghz_before, a = ctx->clock_ghz_after;
+    put_key(f, "clock_ghz");
+    if (b > 0.0 && a > 0.0)
+        put_double(f, 0.5 * (b + a));
+    else
+        fputs("null", f);
+    if (b > 0.0 && a > 0.0) {
+        fputs(",\"clock\":{\"before_ghz\":", f);
+        put_double(f, b);
+        fputs(",\"after_ghz\":", f);
+        put_double(f, a);
+        fprintf(f, ",\"method\":\"dependent integer add chain, best of %d x %.0f adds\"}",
+                SB_CLOCK_TRIALS, SB_CLOCK_ADDS);
+    }
+}
+
 void sb_record_print(const sb_ctx *ctx, int rep, int warmup) {
     const sb_params *p = &ctx->cli.p;
     const sb_kernel_desc *d = ctx->desc;
@@ -136,8 +156,13 @@ void sb_record_print(const sb_ctx *ctx, int rep, int warmup) {
     put_string(f, ctx->cli.schedule_text);
     put_key(f, "sync");
     put_string(f, sb_sync_name(p->sync));
-    fprintf(f, ",\"inner\":\"scalar\",\"threads\":%" PRId32 ",\"ranks\":%" PRId32, p->threads,
-            ctx->nranks);
+    put_key(f, "inner");
+    put_string(f, p->inner == SB_INNER_SIMD ? "simd" : "scalar");
+    put_key(f, "inner_path");
+    put_string(f, sb_inner_path_name(sb_inner_path(p)));
+    put_key(f, "uarch");
+    put_string(f, sb_cpu_uarch());
+    fprintf(f, ",\"threads\":%" PRId32 ",\"ranks\":%" PRId32, p->threads, ctx->nranks);
     put_key(f, "params");
     put_params(f, p);
     fprintf(f, ",\"rep\":%d,\"warmup\":%s", rep, warmup ? "true" : "false");
@@ -160,6 +185,7 @@ void sb_record_print(const sb_ctx *ctx, int rep, int warmup) {
         fprintf(f, "%s[%" PRId32 ",%" PRId32 "]", w ? "," : "", pl[2 * w], pl[2 * w + 1]);
     fputs("]", f);
     put_results(f, ctx);
+    put_clock(f, ctx);
     put_key(f, "timer_res_s");
     put_double(f, sb_timer_resolution());
     fputs(",\"build\":{\"compiler\":", f);

@@ -11,4 +11,5 @@ const sb_kernel_desc sb_kernel = {
             "omp_set_schedule (no chunk = the runtime default). Rows are written by exactly one\n"
             "thread each, so --sync is none only.",
     .run = mandelbrot_f_omp_run,
+    .inner_simd = 1, /* the Fortran loop calls the C vector kernel (sb_simd_f.f90) */
 };

@@ -6,6 +6,7 @@ module mandelbrot_f_omp
   use sb_harness
   use sb_omp
   use mandelbrot_rows, only: mandelbrot_row
+  use sb_simd_f, only: sb_inner_simd, sb_mandel_row_inner
   implicit none
   private
   public :: mandelbrot_f_omp_run
@@ -30,7 +31,11 @@ contains
     worker = sb_omp_region_begin(ctx, team)
     !$omp do schedule(runtime)
     do j = 0, p%height - 1
-      call mandelbrot_row(j, p%width, p%height, p%max_iter, p%region, counts(:, j))
+      if (p%inner == sb_inner_simd) then
+        call sb_mandel_row_inner(p, j, counts(:, j))
+      else
+        call mandelbrot_row(j, p%width, p%height, p%max_iter, p%region, counts(:, j))
+      end if
     end do
     !$omp end do nowait
     call sb_omp_region_end(ctx, worker)

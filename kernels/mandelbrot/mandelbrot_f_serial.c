@@ -11,4 +11,5 @@ const sb_kernel_desc sb_kernel = {
         "Fortran 2008 serial model: one thread, rows top to bottom (gfortran, -ffp-contract=off);\n"
         "--schedule and --sync accept only none.",
     .run = mandelbrot_f_serial_run,
+    .inner_simd = 1, /* the Fortran loop calls the C vector kernel (sb_simd_f.f90) */
 };

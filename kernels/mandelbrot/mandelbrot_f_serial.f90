@@ -3,6 +3,7 @@ module mandelbrot_f_serial
   use, intrinsic :: iso_c_binding, only: c_ptr, c_int, c_int32_t
   use sb_harness
   use mandelbrot_rows, only: mandelbrot_row
+  use sb_simd_f, only: sb_inner_simd, sb_mandel_row_inner
   implicit none
   private
   public :: mandelbrot_f_serial_run
@@ -21,7 +22,11 @@ contains
     call sb_compute_begin(ctx)
     call sb_worker_begin(ctx, 0_c_int32_t)
     do j = 0, p%height - 1
-      call mandelbrot_row(j, p%width, p%height, p%max_iter, p%region, counts(:, j))
+      if (p%inner == sb_inner_simd) then
+        call sb_mandel_row_inner(p, j, counts(:, j))
+      else
+        call mandelbrot_row(j, p%width, p%height, p%max_iter, p%region, counts(:, j))
+      end if
     end do
     call sb_worker_end(ctx, 0_c_int32_t)
     call sb_compute_end(ctx)

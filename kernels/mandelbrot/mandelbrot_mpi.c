@@ -12,6 +12,7 @@
 #include "sb_mandelbrot.h"
 #include "sb_mpi.h"
 #include "sb_omp.h"
+#include "sb_simd.h"
 
 #include <stdlib.h>
 
@@ -82,7 +83,7 @@ static int run(sb_ctx *ctx) {
         if (!master_mode) {
 #pragma omp for schedule(dynamic, 1) nowait
             for (int32_t k = 0; k < nrows; k++)
-                sb_mandel_row(p, rows[k], image + (size_t)rows[k] * (size_t)p->width);
+                sb_mandel_row_inner(p, rows[k], image + (size_t)rows[k] * (size_t)p->width);
         } else if (rank == 0) {
 #pragma omp master
             hand_out_chunks(p, nranks);
@@ -98,7 +99,7 @@ static int run(sb_ctx *ctx) {
                     p->height - chunk_first > chunk ? chunk_first + chunk : p->height;
 #pragma omp for schedule(dynamic, 1)
                 for (int32_t j = chunk_first; j < end; j++)
-                    sb_mandel_row(p, j, image + (size_t)j * (size_t)p->width);
+                    sb_mandel_row_inner(p, j, image + (size_t)j * (size_t)p->width);
                 /* the for's implied barrier: nobody reads chunk_first while it is replaced */
             }
         }
@@ -138,4 +139,5 @@ const sb_kernel_desc sb_kernel = {
     .init = sb_mpi_init,
     .finalize = sb_mpi_finalize,
     .run = run,
+    .inner_simd = 1,
 };

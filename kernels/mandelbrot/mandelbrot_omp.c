@@ -3,6 +3,7 @@
 #include "sb_descriptors.h"
 #include "sb_mandelbrot.h"
 #include "sb_omp.h"
+#include "sb_simd.h"
 
 static int run(sb_ctx *ctx) {
     const sb_params *p = sb_params_get(ctx);
@@ -16,7 +17,7 @@ static int run(sb_ctx *ctx) {
         const int worker = sb_omp_region_begin(ctx, &team, sb_compute_begin);
 #pragma omp for schedule(runtime) nowait
         for (int32_t j = 0; j < p->height; j++)
-            sb_mandel_row(p, j, image + (size_t)j * (size_t)p->width);
+            sb_mandel_row_inner(p, j, image + (size_t)j * (size_t)p->width);
         sb_omp_region_end(ctx, worker);
     }
     sb_check_team(ctx, team);
@@ -31,4 +32,5 @@ const sb_kernel_desc sb_kernel = {
         "omp_set_schedule (no chunk = the runtime default). Rows are written by exactly one\n"
         "thread each, so --sync is none only.",
     .run = run,
+    .inner_simd = 1,
 };

@@ -12,6 +12,7 @@
 #include "harness.h"
 #include "sb_descriptors.h"
 #include "sb_mandelbrot.h"
+#include "sb_simd.h"
 #include "sb_threads.h"
 #include "sb_workqueue.h"
 
@@ -28,21 +29,33 @@ typedef struct {
     pthread_mutex_t *row_locks; /* fine: one per row */
 } shared_state;
 
+/* Pixel (i, j): from the row the vector kernel computed, or by the scalar reference. */
+static inline uint32_t pixel(const sb_params *p, const uint32_t *simd_row, int32_t i, int32_t j) {
+    return simd_row ? simd_row[i] : sb_mandel_pixel(p, i, j);
+}
+
 /* sb_range_work: rows [begin, end), stored as --sync says. */
 static void compute_rows(void *arg, int32_t worker, int64_t begin, int64_t end) {
     (void)worker; /* rows go to the shared image whoever computes them */
     shared_state *s = arg;
     const sb_params *p = s->p;
     const size_t w = (size_t)p->width;
+    /* --inner simd computes a whole row at once: into this buffer, then stored pixel by pixel as
+     * --sync says, so the locking is the same as with the scalar loop */
+    uint32_t *simd_row = NULL;
+    if (p->inner == SB_INNER_SIMD && p->sync != SB_SYNC_NONE && !(simd_row = malloc(w * 4)))
+        sb_fail(s->ctx, "out of memory for a row");
     for (int32_t j = (int32_t)begin; j < (int32_t)end; j++) {
         uint32_t *row = s->image + (size_t)j * w;
+        if (simd_row)
+            sb_mandel_row_inner(p, j, simd_row);
         switch (p->sync) {
         case SB_SYNC_NONE:
-            sb_mandel_row(p, j, row);
+            sb_mandel_row_inner(p, j, row);
             break;
         case SB_SYNC_COARSE:
             for (int32_t i = 0; i < p->width; i++) {
-                uint32_t n = sb_mandel_pixel(p, i, j);
+                uint32_t n = pixel(p, simd_row, i, j);
                 pthread_mutex_lock(&s->queue.global);
                 row[i] = n;
                 pthread_mutex_unlock(&s->queue.global);
@@ -50,7 +63,7 @@ static void compute_rows(void *arg, int32_t worker, int64_t begin, int64_t end) 
             break;
         case SB_SYNC_FINE:
             for (int32_t i = 0; i < p->width; i++) {
-                uint32_t n = sb_mandel_pixel(p, i, j);
+                uint32_t n = pixel(p, simd_row, i, j);
                 pthread_mutex_lock(&s->row_locks[j]);
                 row[i] = n;
                 pthread_mutex_unlock(&s->row_locks[j]);
@@ -58,11 +71,12 @@ static void compute_rows(void *arg, int32_t worker, int64_t begin, int64_t end) 
             break;
         default: /* atomic */
             for (int32_t i = 0; i < p->width; i++)
-                atomic_store_explicit((_Atomic uint32_t *)&row[i], sb_mandel_pixel(p, i, j),
+                atomic_store_explicit((_Atomic uint32_t *)&row[i], pixel(p, simd_row, i, j),
                                       memory_order_relaxed);
             break;
         }
     }
+    free(simd_row);
 }
 
 static void worker_body(void *arg, int32_t worker) {
@@ -112,4 +126,5 @@ const sb_kernel_desc sb_kernel = {
         "per-worker queue slots with their own lock (idle workers steal); atomic = lock-free:\n"
         "relaxed atomic pixel stores and a fetch-add queue cursor.",
     .run = run,
+    .inner_simd = 1,
 };

@@ -2,6 +2,7 @@
 #include "harness.h"
 #include "sb_descriptors.h"
 #include "sb_mandelbrot.h"
+#include "sb_simd.h"
 
 static int run(sb_ctx *ctx) {
     const sb_params *p = sb_params_get(ctx);
@@ -9,7 +10,7 @@ static int run(sb_ctx *ctx) {
     sb_compute_begin(ctx);
     sb_worker_begin(ctx, 0);
     for (int32_t j = 0; j < p->height; j++)
-        sb_mandel_row(p, j, image + (size_t)j * (size_t)p->width);
+        sb_mandel_row_inner(p, j, image + (size_t)j * (size_t)p->width);
     sb_worker_end(ctx, 0);
     sb_compute_end(ctx);
     return 0;
@@ -20,4 +21,5 @@ const sb_kernel_desc sb_kernel = {
     .lang = "c",
     .help = "Serial model: one thread, rows top to bottom; --schedule and --sync accept only none.",
     .run = run,
+    .inner_simd = 1,
 };

@@ -13,4 +13,5 @@ const sb_kernel_desc sb_kernel = {
         "reduction = into its private reduction copy (combined once at the end); atomic =\n"
         "'!$omp atomic' on the shared total; critical = '!$omp critical' around it.",
     .run = mcpi_f_omp_run,
+    .inner_simd = 1, /* the Fortran loop calls the C vector kernel (sb_simd_f.f90) */
 };

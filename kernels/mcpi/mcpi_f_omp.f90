@@ -10,6 +10,7 @@ module mcpi_f_omp
   use sb_harness
   use sb_omp
   use mcpi_hits, only: mcpi_count_hits
+  use sb_simd_f, only: sb_inner_simd, sb_pi_hits_inner
   implicit none
   private
   public :: mcpi_f_omp_run
@@ -71,7 +72,11 @@ contains
     integer(c_int64_t) :: first
 
     first = b * p%batch
-    batch_hits = mcpi_count_hits(p%seed, first, min(p%batch, p%samples - first))
+    if (p%inner == sb_inner_simd) then
+      batch_hits = sb_pi_hits_inner(p, first, first + min(p%batch, p%samples - first))
+    else
+      batch_hits = mcpi_count_hits(p%seed, first, min(p%batch, p%samples - first))
+    end if
   end function batch_hits
 
 end module mcpi_f_omp

@@ -10,4 +10,5 @@ const sb_kernel_desc sb_kernel = {
     .help = "Fortran 2008 serial model: one thread (gfortran, -fwrapv for the uint64 generator);\n"
             "--schedule and --sync accept only none.",
     .run = mcpi_f_serial_run,
+    .inner_simd = 1, /* the Fortran loop calls the C vector kernel (sb_simd_f.f90) */
 };

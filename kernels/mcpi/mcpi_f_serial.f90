@@ -4,6 +4,7 @@ module mcpi_f_serial
   use, intrinsic :: iso_c_binding, only: c_ptr, c_int, c_int32_t, c_int64_t
   use sb_harness
   use mcpi_hits, only: mcpi_count_hits
+  use sb_simd_f, only: sb_inner_simd, sb_pi_hits_inner
   implicit none
   private
   public :: mcpi_f_serial_run
@@ -21,7 +22,11 @@ contains
     call sb_compute_begin(ctx)
     call sb_worker_begin(ctx, 0_c_int32_t)
     do first = 0, p%samples - 1, p%batch
-      hits = hits + mcpi_count_hits(p%seed, first, min(p%batch, p%samples - first))
+      if (p%inner == sb_inner_simd) then
+        hits = hits + sb_pi_hits_inner(p, first, first + min(p%batch, p%samples - first))
+      else
+        hits = hits + mcpi_count_hits(p%seed, first, min(p%batch, p%samples - first))
+      end if
     end do
     call sb_worker_end(ctx, 0_c_int32_t)
     call sb_compute_end(ctx)

@@ -8,6 +8,7 @@
 #include "sb_mpi.h"
 #include "sb_omp.h"
 #include "sb_rng.h"
+#include "sb_simd.h"
 
 static int run(sb_ctx *ctx) {
     const sb_params *p = sb_params_get(ctx);
@@ -26,7 +27,7 @@ static int run(sb_ctx *ctx) {
         for (int64_t b = 0; b < nbatches; b++) {
             int64_t s0 = first + b * p->batch;
             int64_t s1 = end - s0 > p->batch ? s0 + p->batch : end;
-            hits += sb_pi_count_hits((uint64_t)p->seed, s0, s1);
+            hits += sb_pi_hits_inner(p, s0, s1);
         }
         sb_omp_region_end(ctx, worker);
     }
@@ -57,4 +58,5 @@ const sb_kernel_desc sb_kernel = {
     .init = sb_mpi_init,
     .finalize = sb_mpi_finalize,
     .run = run,
+    .inner_simd = 1,
 };

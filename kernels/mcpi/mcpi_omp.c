@@ -9,11 +9,12 @@
 #include "sb_descriptors.h"
 #include "sb_omp.h"
 #include "sb_rng.h"
+#include "sb_simd.h"
 
 static inline int64_t batch_hits(const sb_params *p, int64_t b) {
     int64_t s0 = b * p->batch;
     int64_t s1 = p->samples - s0 > p->batch ? s0 + p->batch : p->samples;
-    return sb_pi_count_hits((uint64_t)p->seed, s0, s1);
+    return sb_pi_hits_inner(p, s0, s1);
 }
 
 static int run(sb_ctx *ctx) {
@@ -64,4 +65,5 @@ const sb_kernel_desc sb_kernel = {
             "into its private reduction copy (combined once at the end); atomic = '#pragma omp\n"
             "atomic' on the shared total; critical = '#pragma omp critical' around it.",
     .run = run,
+    .inner_simd = 1,
 };

@@ -13,6 +13,7 @@
 #include "harness.h"
 #include "sb_descriptors.h"
 #include "sb_rng.h"
+#include "sb_simd.h"
 #include "sb_threads.h"
 #include "sb_workqueue.h"
 
@@ -62,11 +63,10 @@ static void add_hits(shared_state *s, int32_t worker, int64_t h) {
 static void count_batches(void *arg, int32_t worker, int64_t begin, int64_t end) {
     shared_state *s = arg;
     const sb_params *p = s->p;
-    const uint64_t seed = (uint64_t)p->seed;
     for (int64_t b = begin; b < end; b++) {
         int64_t s0 = b * p->batch;
         int64_t s1 = p->samples - s0 > p->batch ? s0 + p->batch : p->samples;
-        add_hits(s, worker, sb_pi_count_hits(seed, s0, s1));
+        add_hits(s, worker, sb_pi_hits_inner(p, s0, s1));
     }
 }
 
@@ -130,4 +130,5 @@ const sb_kernel_desc sb_kernel = {
         "likewise: one locked slot of batches per worker, idle workers steal); atomic = lock-free\n"
         "atomic_fetch_add on the shared total and the batch cursor.",
     .run = run,
+    .inner_simd = 1,
 };

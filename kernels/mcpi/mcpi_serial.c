@@ -2,17 +2,17 @@
 #include "harness.h"
 #include "sb_descriptors.h"
 #include "sb_rng.h"
+#include "sb_simd.h"
 
 static int run(sb_ctx *ctx) {
     const sb_params *p = sb_params_get(ctx);
-    const uint64_t seed = (uint64_t)p->seed;
     int64_t hits = 0;
     sb_compute_begin(ctx);
     sb_worker_begin(ctx, 0);
     /* batches as in the threaded models, so --batch means the same everywhere */
     for (int64_t s0 = 0; s0 < p->samples; s0 += p->batch) {
         int64_t s1 = p->samples - s0 > p->batch ? s0 + p->batch : p->samples;
-        hits += sb_pi_count_hits(seed, s0, s1);
+        hits += sb_pi_hits_inner(p, s0, s1);
     }
     sb_worker_end(ctx, 0);
     sb_compute_end(ctx);
@@ -25,4 +25,5 @@ const sb_kernel_desc sb_kernel = {
     .lang = "c",
     .help = "Serial model: one thread; --schedule and --sync accept only none.",
     .run = run,
+    .inner_simd = 1,
 };

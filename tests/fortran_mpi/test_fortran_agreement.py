@@ -14,37 +14,53 @@ PI_BATCHES = ["1", "97", "100000"]
 SEED = PI_ARGS[3]
 
 
+@pytest.mark.parametrize("inner", ["scalar", "simd"])
 @pytest.mark.parametrize("preset", ["asymmetric", "symmetric"])
-def test_mandelbrot_f_serial_equals_c_serial(kernel, mandelbrot_reference, tmp_path, preset):
+def test_mandelbrot_f_serial_equals_c_serial(kernel, mandelbrot_reference, tmp_path, preset, inner):
     out = tmp_path / "f.pgm"
-    (rec,) = run_records(kernel("mandelbrot-f-serial"), *mandelbrot_args(preset, out))
+    (rec,) = run_records(kernel("mandelbrot-f-serial"), *mandelbrot_args(preset, out, "--inner", inner))
     assert_same_image(rec, out, mandelbrot_reference(preset))
+    assert rec["inner"] == inner
 
 
+@pytest.mark.parametrize("inner", ["scalar", "simd"])
 @pytest.mark.parametrize("schedule", OMP_SCHEDULES)
 @pytest.mark.parametrize("threads", THREADS)
-def test_mandelbrot_f_omp_equals_c_serial(kernel, mandelbrot_reference, tmp_path, threads, schedule):
+def test_mandelbrot_f_omp_equals_c_serial(kernel, mandelbrot_reference, tmp_path, threads, schedule, inner):
     out = tmp_path / "f.pgm"
-    args = mandelbrot_args("asymmetric", out, "--threads", threads, "--schedule", schedule)
+    args = mandelbrot_args("asymmetric", out, "--threads", threads, "--schedule", schedule, "--inner", inner)
     (rec,) = run_records(kernel("mandelbrot-f-omp"), *args)
     assert_same_image(rec, out, mandelbrot_reference("asymmetric"))
     assert (rec["lang"], rec["model"], rec["threads"], rec["schedule"]) == ("f", "omp", threads, schedule)
     assert len(rec["placement"]) == threads
 
 
+@pytest.mark.parametrize("inner", ["scalar", "simd"])
 @pytest.mark.parametrize("batch", ["1", "7", "4096", "100000"])
 @pytest.mark.parametrize("seed", [SEED, "0", "0xffffffffffffffff", "0x8000000000000000"])
-def test_mcpi_f_serial_equals_c_serial(kernel, pi_reference, seed, batch):
-    (rec,) = run_records(kernel("mcpi-f-serial"), *PI_ARGS[:2], "--seed", seed, "--batch", batch)
+def test_mcpi_f_serial_equals_c_serial(kernel, pi_reference, seed, batch, inner):
+    (rec,) = run_records(
+        kernel("mcpi-f-serial"), *PI_ARGS[:2], "--seed", seed, "--batch", batch, "--inner", inner
+    )
     assert (rec["checksum"], rec["result"]["hits"]) == pi_reference(seed)
 
 
+@pytest.mark.parametrize("inner", ["scalar", "simd"])
 @pytest.mark.parametrize("batch", PI_BATCHES)
 @pytest.mark.parametrize("sync", PI_SYNCS)
 @pytest.mark.parametrize("threads", THREADS)
-def test_mcpi_f_omp_equals_c_serial(kernel, pi_reference, threads, sync, batch):
+def test_mcpi_f_omp_equals_c_serial(kernel, pi_reference, threads, sync, batch, inner):
     (rec,) = run_records(
-        kernel("mcpi-f-omp"), *PI_ARGS, "--threads", threads, "--sync", sync, "--batch", batch
+        kernel("mcpi-f-omp"),
+        *PI_ARGS,
+        "--threads",
+        threads,
+        "--sync",
+        sync,
+        "--batch",
+        batch,
+        "--inner",
+        inner,
     )
     assert (rec["checksum"], rec["result"]["hits"]) == pi_reference(SEED)
     assert (rec["threads"], rec["sync"], rec["params"]["batch"]) == (threads, sync, int(batch))

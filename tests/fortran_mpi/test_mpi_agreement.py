@@ -51,3 +51,23 @@ def test_mcpi_mpi_equals_c_serial(kernel, pi_reference, ranks, threads, batch):
     (rec,) = mpirun_records(ranks, kernel("mcpi-c-mpi"), *PI_ARGS, "--threads", threads, "--batch", batch)
     assert (rec["checksum"], rec["result"]["hits"]) == pi_reference(PI_ARGS[3])
     check_mpi_record(rec, ranks, threads)
+
+
+@pytest.mark.parametrize(("ranks", "threads", "schedule"), [(2, 1, "cyclic,3"), (3, 2, "master,4")])
+def test_mandelbrot_mpi_simd_equals_c_serial(
+    kernel, mandelbrot_reference, tmp_path, ranks, threads, schedule
+):
+    out = tmp_path / "mpi.pgm"
+    args = mandelbrot_args("asymmetric", out, "--threads", threads, "--schedule", schedule, "--inner", "simd")
+    (rec,) = mpirun_records(ranks, kernel("mandelbrot-c-mpi"), *args)
+    assert_same_image(rec, out, mandelbrot_reference("asymmetric"))
+    assert rec["inner"] == "simd"
+    check_mpi_record(rec, ranks, threads)
+
+
+@pytest.mark.parametrize(("ranks", "threads", "batch"), [(2, 1, "1"), (3, 2, "97")])
+def test_mcpi_mpi_simd_equals_c_serial(kernel, pi_reference, ranks, threads, batch):
+    args = [*PI_ARGS, "--threads", threads, "--batch", batch, "--inner", "simd"]
+    (rec,) = mpirun_records(ranks, kernel("mcpi-c-mpi"), *args)
+    assert (rec["checksum"], rec["result"]["hits"]) == pi_reference(PI_ARGS[3])
+    check_mpi_record(rec, ranks, threads)

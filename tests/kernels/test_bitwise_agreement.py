@@ -9,6 +9,8 @@ import pytest
 from ..kernel_records import checksums, run_records
 
 THREADS = [1, 2, 3, 4, 7, 16, 64]
+# --inner simd runs the same work distribution code; fewer thread counts keep the suite fast
+THREADS_BY_INNER = {"scalar": THREADS, "simd": [1, 3, 16]}
 # Odd sizes so no schedule divides the rows evenly; the asymmetric region so rows differ in cost.
 IMAGE = ["--width", 53, "--height", 37, "--max-iter", 300, "--preset", "asymmetric", "--reps", 2]
 
@@ -50,22 +52,26 @@ def pi_reference(kernel) -> str:
     return ref
 
 
+@pytest.mark.parametrize("inner", ["scalar", "simd"])
 @pytest.mark.parametrize(("model", "schedule", "sync"), MANDELBROT_VARIANTS)
-def test_mandelbrot_checksum_matches_serial(kernel, mandelbrot_reference, model, schedule, sync):
+def test_mandelbrot_checksum_matches_serial(kernel, mandelbrot_reference, model, schedule, sync, inner):
     binary = kernel(f"mandelbrot-c-{model}")
     wrong = {}
-    for threads in THREADS:
-        got = checksums(binary, *IMAGE, "--threads", threads, "--schedule", schedule, "--sync", sync)
+    for threads in THREADS_BY_INNER[inner]:
+        got = checksums(
+            binary, *IMAGE, "--threads", threads, "--schedule", schedule, "--sync", sync, "--inner", inner
+        )
         if got != {mandelbrot_reference}:
             wrong[threads] = got
     assert not wrong, f"serial gives {mandelbrot_reference}; differing thread counts: {wrong}"
 
 
+@pytest.mark.parametrize("inner", ["scalar", "simd"])
 @pytest.mark.parametrize(("model", "schedule", "sync"), PI_VARIANTS)
-def test_pi_hits_match_serial(kernel, pi_reference, model, schedule, sync):
+def test_pi_hits_match_serial(kernel, pi_reference, model, schedule, sync, inner):
     binary = kernel(f"mcpi-c-{model}")
     wrong = {}
-    for threads in THREADS:
+    for threads in THREADS_BY_INNER[inner]:
         for batch in PI_BATCHES:
             got = checksums(
                 binary,
@@ -81,15 +87,20 @@ def test_pi_hits_match_serial(kernel, pi_reference, model, schedule, sync):
                 schedule,
                 "--sync",
                 sync,
+                "--inner",
+                inner,
             )
             if got != {pi_reference}:
                 wrong[(threads, batch)] = got
     assert not wrong, f"serial gives {pi_reference}; differing (threads, batch): {wrong}"
 
 
-def test_serial_pi_independent_of_batch(kernel, pi_reference):
+@pytest.mark.parametrize("inner", ["scalar", "simd"])
+def test_serial_pi_independent_of_batch(kernel, pi_reference, inner):
     for batch in PI_BATCHES:
-        got = checksums(kernel("mcpi-c-serial"), "--samples", PI_SAMPLES, "--seed", 99, "--batch", batch)
+        got = checksums(
+            kernel("mcpi-c-serial"), "--samples", PI_SAMPLES, "--seed", 99, "--batch", batch, "--inner", inner
+        )
         assert got == {pi_reference}, f"batch {batch}"
 
 

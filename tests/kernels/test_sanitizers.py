@@ -127,3 +127,46 @@ def test_mandelbrot_omp_archer_clean(kernel, sanitized_dir, archer_env, schedule
 def test_mcpi_omp_archer_clean(kernel, sanitized_dir, archer_env, sync):
     args = ["--batch", 13, "--schedule", "dynamic", "--sync", sync]
     assert_tsan_clean(kernel, sanitized_dir, "mcpi-c-omp", PI, args, archer_env, prints_checksum)
+
+
+@pytest.mark.parametrize(
+    ("binary", "case", "args"),
+    [
+        ("mandelbrot-c-pthreads", MANDELBROT, ["--schedule", "queue,3", "--sync", "coarse"]),
+        ("mandelbrot-c-pthreads", MANDELBROT, ["--schedule", "cyclic,2", "--sync", "none"]),
+        ("mcpi-c-pthreads", PI, ["--batch", 13, "--schedule", "queue", "--sync", "atomic"]),
+    ],
+)
+def test_simd_pthreads_tsan_clean(kernel, sanitized_dir, binary, case, args):
+    """--inner simd: the per-thread row buffer of the pixel-wise syncs and the vector kernels."""
+    args = [*args, "--inner", "simd", *POOL_REUSE]
+    assert_tsan_clean(kernel, sanitized_dir, binary, case, args, TSAN_ENV, all_records_agree)
+
+
+def test_simd_mandelbrot_omp_archer_clean(kernel, sanitized_dir, archer_env):
+    args = ["--schedule", "dynamic,1", "--reps", 2, "--inner", "simd"]
+    assert_tsan_clean(
+        kernel, sanitized_dir, "mandelbrot-c-omp", MANDELBROT, args, archer_env, prints_checksum
+    )
+
+
+@pytest.mark.parametrize(
+    "region",
+    ["-0.75,0.25,0.0,1.0", "-1e308,1e308,-1e308,1e308", "-2.5,2.5,-2.5,2.5", "-0.7454,-0.7452,0.1130,0.1132"],
+)
+def test_simd_under_asan_ubsan_agrees(kernel, sanitized_dir, region):
+    """The vector kernels (lane refill, stored |z|^2, NaN orbits) under ASan+UBSan: clean and exact."""
+    case = ["--region", region, "--width", 13, "--height", 5, "--max-iter", 3000]
+    (reference,) = checksums(kernel("mandelbrot-c-serial"), *case)
+    proc = run_raw(
+        sanitized_dir / "asan" / "mandelbrot-c-pthreads",
+        *case,
+        "--threads",
+        3,
+        "--sync",
+        "fine",
+        "--inner",
+        "simd",
+    )
+    assert proc.returncode == 0 and "runtime error" not in proc.stderr, proc.stderr[-3000:]
+    assert reference in proc.stdout

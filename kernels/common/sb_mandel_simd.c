@@ -1,0 +1,73 @@
+/*
+ * Vector Mandelbrot row kernels for --inner simd: AVX2 (4 lanes) and AVX-512 (8 lanes), both
+ * compiled on every x86-64 machine (function target attributes) and called only where the CPU has
+ * them (sb_cpu.c). The kernel body is shared: sb_mandel_simd_body.h. Built -ffp-contract=off: with
+ * contraction GCC would fuse the multiplies and adds into FMA and break bit-identity.
+ */
+#include "sb_simd.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+/* ---- AVX2
+ * ---------------------------------------------------------------------------------------- */
+#define SBV_FN sb_mandel_row_avx2
+#define SBV_TARGET __attribute__((target("avx2")))
+#define SBV_W 4
+#define SBV_T __m256d
+#define SBV_LOAD _mm256_load_pd
+#define SBV_STORE _mm256_store_pd
+#define SBV_SET1 _mm256_set1_pd
+#define SBV_ADD _mm256_add_pd
+#define SBV_SUB _mm256_sub_pd
+#define SBV_MUL _mm256_mul_pd
+#define SBV_MAX _mm256_max_pd
+#define SBV_FLAGS(acc, x, y, four)                                                                 \
+    _mm256_movemask_pd(                                                                            \
+        _mm256_or_pd(_mm256_cmp_pd(acc, four, _CMP_GT_OQ), _mm256_cmp_pd(x, y, _CMP_UNORD_Q)))
+#define SBV_NOT_LE(r, four) _mm256_movemask_pd(_mm256_cmp_pd(r, four, _CMP_NLE_UQ))
+#include "sb_mandel_simd_body.h"
+#undef SBV_NOT_LE
+#undef SBV_FN
+#undef SBV_TARGET
+#undef SBV_W
+#undef SBV_T
+#undef SBV_LOAD
+#undef SBV_STORE
+#undef SBV_SET1
+#undef SBV_ADD
+#undef SBV_SUB
+#undef SBV_MUL
+#undef SBV_MAX
+#undef SBV_FLAGS
+
+/* ---- AVX-512
+ * ------------------------------------------------------------------------------------- */
+#define SBV_FN sb_mandel_row_avx512
+#define SBV_TARGET __attribute__((target("avx512f,avx512dq")))
+#define SBV_W 8
+#define SBV_T __m512d
+#define SBV_LOAD _mm512_load_pd
+#define SBV_STORE _mm512_store_pd
+#define SBV_SET1 _mm512_set1_pd
+#define SBV_ADD _mm512_add_pd
+#define SBV_SUB _mm512_sub_pd
+#define SBV_MUL _mm512_mul_pd
+#define SBV_MAX _mm512_max_pd
+#define SBV_FLAGS(acc, x, y, four)                                                                 \
+    ((int)(_mm512_cmp_pd_mask(acc, four, _CMP_GT_OQ) | _mm512_cmp_pd_mask(x, y, _CMP_UNORD_Q)))
+#define SBV_NOT_LE(r, four) ((int)_mm512_cmp_pd_mask(r, four, _CMP_NLE_UQ))
+#include "sb_mandel_simd_body.h"
+
+#else /* not x86-64: never selected (sb_cpu_supports_path), defined so every build links */
+#include "sb_mandelbrot.h"
+void sb_mandel_row_avx2(const sb_params *p, int32_t j, uint32_t *row_out) {
+    sb_mandel_row(p, j, row_out);
+}
+void sb_mandel_row_avx512(const sb_params *p, int32_t j, uint32_t *row_out) {
+    sb_mandel_row(p, j, row_out);
+}
+#endif
