@@ -173,7 +173,8 @@ static void run_pingpong(sb_ctx *ctx, int process, int64_t ops, int64_t batch, d
     sb_set_checksum_value(ctx, (uint64_t)token);
 }
 
-/* ---- the rest: timed loops in this thread ----------------------------------------------------- */
+/* ---- the rest: timed loops in this thread -----------------------------------------------------
+ */
 
 static void run_create(sb_ctx *ctx, int what, int64_t ops, int64_t batch, double *t) {
     sb_compute_begin(ctx);
@@ -225,7 +226,8 @@ static void run_malloc(sb_ctx *ctx, int64_t ops, int64_t batch, double *t) {
     sb_worker_begin(ctx, 0);
     for (int64_t s = 0; s < ops / batch; s++) {
         double t0 = sbm_now();
-        /* malloc and free alternate per operation, as in the seed: the allocator reuses the block */
+        /* malloc and free alternate per operation, as in the seed: the allocator reuses the block
+         */
         for (int64_t i = 0; i < batch; i++) {
             char *p = malloc(bytes);
             if (!p)
@@ -297,10 +299,11 @@ static int run(sb_ctx *ctx) {
 const sb_kernel_desc sb_kernel = {
     SB_DESC_SERIAL("osbench", SB_KERNEL_MICRO),
     .lang = "c",
-    .help = "OS overhead per operation: thread create+join, fork+waitpid, fork+exec+waitpid,\n"
-            "a context switch between two threads or two processes (pipe ping-pong; a round trip\n"
-            "is two switches, each sample is divided by 2*batch; tokens are checked so the parties\n"
-            "provably alternate), malloc+free of --bytes, and the cost and smallest step of\n"
-            "clock_gettime(CLOCK_MONOTONIC). result: min/median/mean/p99/max seconds per op.",
+    .help =
+        "OS overhead per operation: thread create+join, fork+waitpid, fork+exec+waitpid,\n"
+        "a context switch between two threads or two processes (pipe ping-pong; a round trip\n"
+        "is two switches, each sample is divided by 2*batch; tokens are checked so the parties\n"
+        "provably alternate), malloc+free of --bytes, and the cost and smallest step of\n"
+        "clock_gettime(CLOCK_MONOTONIC). result: min/median/mean/p99/max seconds per op.",
     .run = run,
 };
