@@ -24,7 +24,12 @@ def test_records_validate_and_carry_the_distribution(kernel, record_validator):
     assert 1e-10 < r["median_s"] < 1e-5
     assert 0 < r["smallest_step_s"] <= 1e-6
     assert record["params"] == {
-        "op": "timer", "ops": "2000", "batch": "100", "bytes": "1024", "touch": "no", "cpus": "same"
+        "op": "timer",
+        "ops": "2000",
+        "batch": "100",
+        "bytes": "1024",
+        "touch": "no",
+        "cpus": "same",
     }
 
 

@@ -32,7 +32,19 @@ def test_busy_wait_never_wakes_early(kernel):
 
 
 def test_fifo_pinned_with_load_on_the_same_cpu_runs(kernel):
-    r = result(kernel, "--period-us", "1000", "--count", "50", "--policy", "fifo", "--pin", "yes", "--load", "same-cpu")
+    r = result(
+        kernel,
+        "--period-us",
+        "1000",
+        "--count",
+        "50",
+        "--policy",
+        "fifo",
+        "--pin",
+        "yes",
+        "--load",
+        "same-cpu",
+    )
     assert r["load_spins"] > 0
     assert r["median_s"] < 0.01  # a FIFO thread beats a SCHED_OTHER hog to its own CPU
 
