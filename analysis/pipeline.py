@@ -18,6 +18,7 @@ from analysis.campaign import Campaign, cores_of, read_campaign
 from analysis.comparisons import compare_variants
 from analysis.flatten import CASE_DESCRIPTION
 from analysis.load import Loaded, load_records, record_file
+from analysis.micro import micro_tables
 from analysis.models import fit_models
 from analysis.speedup import speedups
 from analysis.stats import CaseStats, summarize
@@ -50,6 +51,7 @@ class Analysis:
     counters: pd.DataFrame
     cores: dict[str, tuple[int | None, str]]
     timings: dict[str, float] = field(default_factory=dict)
+    micro: dict[str, pd.DataFrame] = field(default_factory=dict)  # microbenchmark tables by file name
 
     @property
     def out_dir(self) -> Path:
@@ -97,6 +99,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         counters=counter_status(loaded.records),
         cores=cores,
         timings=timings,
+        micro=micro_tables(campaign_dir),
     )
 
 
@@ -139,6 +142,7 @@ def write_tables(result: Analysis) -> list[Path]:
         "comparisons.csv": result.comparisons,
         "unreadable.csv": result.loaded.problems,
         "completeness.csv": result.completeness,
+        **result.micro,
     }
     written = []
     for name, table in tables.items():

@@ -126,7 +126,8 @@ DEFINITIONS = {
     "stress-ng": "one-way pipe stream parent->child: a switch may carry several messages, so it is not "
     "a strict ping-pong; expect it to differ from ours by more than the noise",
     "cyclictest": "lateness of clock_nanosleep(TIMER_ABSTIME) wake-ups, integer µs; the same quantity as "
-    "timing-c-serial's wakeup_lateness",
+    "timing-c-serial's wakeup_lateness; cyclictest also holds /dev/cpu_dma_latency at 0 (no deep C-states) "
+    "and mlocks its memory, so unpinned SCHED_OTHER figures may differ by the idle-exit time",
 }
 
 
