@@ -40,6 +40,7 @@ def case_table(records: list[dict]) -> pd.DataFrame:
     for r in records:
         row = {
             "case_id": r.get("case_id", ""),
+            "node_type": r.get("node_type", ""),
             "kernel": r["kernel"],
             "threads": r["threads"],
             "rep": r["rep"],
@@ -53,7 +54,11 @@ def case_table(records: list[dict]) -> pd.DataFrame:
     if not rows:
         return pd.DataFrame()
     df = pd.DataFrame(rows)
-    keys = [c for c in df.columns if c in ("case_id", "kernel", "threads", "op") or c.startswith("param_")]
+    keys = [
+        c
+        for c in df.columns
+        if c in ("case_id", "node_type", "kernel", "threads", "op") or c.startswith("param_")
+    ]
     numeric = [c for c in df.columns if c not in keys and c != "rep"]
     table = df.groupby(keys, dropna=False)[numeric].median().reset_index()
     table.insert(len(keys), "reps", df.groupby(keys, dropna=False).size().to_numpy())
@@ -101,7 +106,10 @@ def ours_for(table: pd.DataFrame, figure: dict) -> tuple[float | None, str]:
 
 
 def reference_table(table: pd.DataFrame, reference_dir: Path = REFERENCE_DIR) -> pd.DataFrame:
-    """Every published figure with ours beside it (same unit) and ours / published."""
+    """Every published figure with ours beside it (same unit) and ours / published, per node type."""
+    if len(table) and table["node_type"].nunique() > 1:
+        parts = [reference_table(part, reference_dir) for _, part in table.groupby("node_type")]
+        return pd.concat(parts, ignore_index=True)
     rows = []
     for name in REFERENCE_FILES:
         path = reference_dir / name
@@ -113,6 +121,7 @@ def reference_table(table: pd.DataFrame, reference_dir: Path = REFERENCE_DIR) ->
             rows.append(
                 {
                     "seed": ref.get("seed", ""),
+                    "node_type": table["node_type"].iloc[0] if len(table) else "",
                     "what": fig["what"],
                     "published": fig["value"],
                     "unit": fig.get("unit", ""),

@@ -24,15 +24,16 @@ def test_smt_family_runs_on_tc_smt(slurm_cluster, tmp_path):
     cases = (campaign / "cases.jsonl").read_text().splitlines()
     records = [json.loads(p.read_text()) for p in campaign.glob("raw/*/rep-*.json")]
     assert len(records) == len(cases)
+    assert {r["node_type"] for r in records} == {"tc-smt", "tc-core"}
     for r in records:
         assert r["status"] == "ok", r.get("reason")
-        assert r["node_type"] == "tc-smt"
-        assert r["pin"]["strategy"] == "smt-siblings" and not r["pin"].get("violations")
+        assert r["pin"]["strategy"] == "compact" and not r["pin"].get("violations")
         assert [pair[0] for pair in r["placement"]] == r["pin"]["cpus"][: r["threads"]]
     micro = pd.read_csv(campaign / "analysis" / "micro.csv")
     assert set(micro["kernel"]) == {"smt"}
+    assert set(micro["node_type"]) == {"tc-smt", "tc-core"}
     ref = pd.read_csv(campaign / "analysis" / "micro_reference.csv")
-    m4 = ref[ref["what"].str.startswith("M4")].iloc[0]
+    m4 = ref[ref["what"].str.startswith("M4") & (ref["node_type"] == "tc-smt")].iloc[0]
     assert m4["ours"] > 0  # 2 t(alone) / t(pair), from the 1- and 2-worker mcpi cases
     report = (campaign / "analysis" / "report.md").read_text()
     assert "not real" in report or "are not SMT gains" in report
