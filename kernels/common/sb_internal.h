@@ -42,7 +42,8 @@ struct sb_ctx {
     double *rank_times;
     int32_t nrank_times;
     char started[32]; /* UTC ISO-8601 of the repetition start */
-    struct sb_micro_result *micro; /* SB_KERNEL_MICRO: this repetition's distribution (sb_micro.c) */
+    struct sb_micro_result
+        *micro; /* SB_KERNEL_MICRO: this repetition's distribution (sb_micro.c) */
 };
 
 /* sb_time.c */

@@ -35,8 +35,8 @@ size_t sb_micro_longopts(const sb_kernel_desc *desc, struct option *out, sb_cli 
         return 0;
     int32_t n = sb_micro.noptions < SB_MICRO_MAX_OPTIONS ? sb_micro.noptions : SB_MICRO_MAX_OPTIONS;
     for (int32_t i = 0; i < n; i++) {
-        out[i] = (struct option){sb_micro.options[i].name, required_argument, NULL,
-                                 OPT_MICRO_BASE + i};
+        out[i] =
+            (struct option){sb_micro.options[i].name, required_argument, NULL, OPT_MICRO_BASE + i};
         cli->micro_values[i] = sb_micro.options[i].default_value;
     }
     return (size_t)n;

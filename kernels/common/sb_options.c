@@ -285,8 +285,8 @@ static int check_combinations(const sb_kernel_desc *d, sb_cli *cli, const char *
 int sb_parse_options(const sb_kernel_desc *d, int argc, char **argv, sb_cli *cli, char *err,
                      size_t errlen) {
     set_defaults(d, cli);
-    struct option longopts[COUNT(common_options) + COUNT(mandelbrot_options) + SB_MICRO_MAX_OPTIONS +
-                           1];
+    struct option
+        longopts[COUNT(common_options) + COUNT(mandelbrot_options) + SB_MICRO_MAX_OPTIONS + 1];
     size_t n = 0;
     for (size_t i = 0; i < COUNT(common_options); i++)
         longopts[n++] = common_options[i];
