@@ -74,6 +74,9 @@ def _matching(table: pd.DataFrame, match: dict, threads: int | None = None) -> p
         sel = sel[sel[column] == str(value)]
     if threads is not None:
         sel = sel[sel["threads"] == threads]
+    for key in ("cpus", "nice"):  # self-pinned or prioritised cases answer other questions (P3)
+        if key not in match and f"param_{key}" in sel.columns:
+            sel = sel[sel[f"param_{key}"].fillna("").isin(["", "0,0"] if key == "nice" else [""])]
     return sel
 
 

@@ -13,6 +13,8 @@
 #include <immintrin.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 enum variant { V_INT_MEM, V_DBL_MEM, V_INT_DBL, V_MCPI, V_PAUSE, V_COUNT };
 static const char *const variant_names[] = {"int_mem", "dbl_mem", "int_dbl", "mcpi", "pause", NULL};
@@ -24,6 +26,7 @@ static const sb_micro_option options[] = {
     {"load", "32", "int_mem/dbl_mem: inner passes over one 32-byte row, 1..10^6"},
     {"buffer-kib", "32768", "int_mem/dbl_mem: buffer per worker in KiB, 1..4194304"},
     {"cpus", "", "pin worker i to the i-th CPU of this comma list (empty: leave placement)"},
+    {"nice", "", "nice value of worker i from this comma list, 0..19 (empty: all 0)"},
 };
 
 /* Parses a comma list of names or integers into out[]; returns the count or -1. */
@@ -80,7 +83,15 @@ static int check(const char *const *v, char *err, int32_t errlen) {
         sbm_parse_i64("load", v[2], 1, 1000000, &x, err, errlen) ||
         sbm_parse_i64("buffer-kib", v[3], 1, 4194304, &x, err, errlen))
         return -1;
-    return parse_list("cpus", v[4], 0, list, err, errlen) < 0 ? -1 : 0;
+    if (parse_list("cpus", v[4], 0, list, err, errlen) < 0)
+        return -1;
+    int nn = parse_list("nice", v[5], 0, list, err, errlen);
+    for (int i = 0; i < nn; i++)
+        if (list[i] > 19) {
+            snprintf(err, (size_t)errlen, "--nice: '%s' has %d, not in 0..19", v[5], list[i]);
+            return -1;
+        }
+    return nn < 0 ? -1 : 0;
 }
 
 const sb_micro_desc sb_micro = {options, sizeof options / sizeof options[0], check};
@@ -88,7 +99,7 @@ const sb_micro_desc sb_micro = {options, sizeof options / sizeof options[0], che
 struct shared {
     sb_ctx *ctx;
     int nworkers, computing;
-    int variants[MAX_LIST], cpus[MAX_LIST], ncpus;
+    int variants[MAX_LIST], cpus[MAX_LIST], ncpus, nices[MAX_LIST], nnices;
     int64_t repeat, load, buffer_bytes;
     pthread_barrier_t start, done;
     atomic_int remaining;
@@ -185,6 +196,10 @@ static void *worker_main(void *arg) {
     struct shared *sh = w->sh;
     if (sh->ncpus)
         sbm_pin_self(sh->cpus[w->id % sh->ncpus]);
+    /* per-thread nice (Linux: setpriority on the thread id); lowering priority needs no privilege
+     */
+    if (sh->nnices && setpriority(PRIO_PROCESS, (id_t)gettid(), sh->nices[w->id % sh->nnices]) != 0)
+        sb_fail(sh->ctx, "setpriority failed for --nice");
     int v = sh->variants[w->id];
     /* the private buffer is allocated and touched by its worker before the clock starts */
     void *buf = v == V_INT_MEM || v == V_DBL_MEM ? calloc(rows_of(sh), 32) : NULL;
@@ -240,6 +255,7 @@ static int run(sb_ctx *ctx) {
     if (sh.nworkers > MAX_LIST)
         sb_fail(ctx, "at most 64 workers");
     sh.ncpus = parse_list("cpus", sb_micro_value(ctx, "cpus"), 0, sh.cpus, err, sizeof err);
+    sh.nnices = parse_list("nice", sb_micro_value(ctx, "nice"), 0, sh.nices, err, sizeof err);
     sh.repeat = strtoll(sb_micro_value(ctx, "repeat"), NULL, 10);
     sh.load = strtoll(sb_micro_value(ctx, "load"), NULL, 10);
     sh.buffer_bytes = 1024 * strtoll(sb_micro_value(ctx, "buffer-kib"), NULL, 10);
@@ -280,6 +296,8 @@ static int run(sb_ctx *ctx) {
         }
     sb_set_op_times(ctx, "worker", busy, nb, 1);
     sb_set_result_number(ctx, "computing_workers", nb);
+    sb_set_result_number(ctx, "worker0_s",
+                         times[0]); /* the priority experiment's favoured worker */
     sb_set_result_number(ctx, "pause_workers", sh.nworkers - nb);
     sb_set_result_number(ctx, "throughput_per_s", (double)nb * (double)sh.repeat / sb_wall(ctx));
     if (sh.variants[0] == V_MCPI)
