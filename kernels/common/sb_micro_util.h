@@ -72,4 +72,17 @@ static inline int sbm_pin_self(int cpu) {
     return sched_setaffinity(0, sizeof set, &set);
 }
 
+/* The calling thread's CPU set, to be restored after a repetition that pinned it (the next
+ * repetition must see the CPUs the process was started with). */
+static inline cpu_set_t sbm_get_affinity(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    sched_getaffinity(0, sizeof set, &set);
+    return set;
+}
+
+static inline void sbm_set_affinity(const cpu_set_t *set) {
+    sched_setaffinity(0, sizeof *set, set);
+}
+
 #endif /* SB_MICRO_UTIL_H */

@@ -277,6 +277,7 @@ static int run(sb_ctx *ctx) {
     double *t = malloc((size_t)(ops / batch) * sizeof *t);
     if (!t)
         sb_fail(ctx, "out of memory for the samples");
+    cpu_set_t started_on = sbm_get_affinity();
     switch (op) {
     case OP_CTXSW_THREAD:
     case OP_CTXSW_PROCESS:
@@ -293,6 +294,7 @@ static int run(sb_ctx *ctx) {
         break;
     }
     free(t);
+    sbm_set_affinity(&started_on);
     return 0;
 }
 

@@ -278,7 +278,10 @@ static int run(sb_ctx *ctx) {
             sb_fail(ctx, "pthread_create failed");
     }
     ws[0] = (struct worker){&sh, 0};
+    cpu_set_t started_on = sbm_get_affinity();
     worker_main(&ws[0]);
+    sbm_set_affinity(&started_on);
+    setpriority(PRIO_PROCESS, (id_t)gettid(), 0); /* worker 0 is this thread: undo its --nice */
     sb_compute_end(ctx);
     for (int i = 1; i < sh.nworkers; i++)
         pthread_join(th[i], NULL);

@@ -78,6 +78,7 @@ static int run(sb_ctx *ctx) {
     int busy = choice(ctx, "wait", wait_names) == 1;
     int udp = choice(ctx, "udp", yesno_names) == 1;
 
+    cpu_set_t started_on = sbm_get_affinity();
     int here = sched_getcpu();
     if (pin && sbm_pin_self(here) != 0)
         sb_fail(ctx, "cannot pin the periodic thread");
@@ -162,6 +163,7 @@ static int run(sb_ctx *ctx) {
     sb_set_result_number(ctx, "load_spins", (double)hog.spins);
     sb_set_checksum_value(ctx, (uint64_t)(count + sent));
     free(late);
+    sbm_set_affinity(&started_on);
     return 0;
 }
 

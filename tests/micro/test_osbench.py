@@ -89,3 +89,22 @@ def test_malloc_without_touch_hardly_depends_on_size_touching_does(kernel):
 )
 def test_bad_input_exits_2_with_one_line(kernel, args, expected):
     assert_usage_error(run_raw(kernel(BINARY), *args), BINARY, expected)
+
+
+def test_pinning_of_one_repetition_does_not_leak_into_the_next(kernel):
+    """Each repetition pins its parties; the next one must again see every CPU it started with."""
+    records = run_records(
+        kernel(BINARY),
+        "--op",
+        "ctxsw-thread",
+        "--cpus",
+        "split",
+        "--ops",
+        "100",
+        "--warmup",
+        "1",
+        "--reps",
+        "2",
+    )
+    assert len(records) == 3
+    assert all(r["result"]["partner_cpu"] != r["placement"][0][0] for r in records)
