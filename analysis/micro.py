@@ -74,9 +74,11 @@ def _matching(table: pd.DataFrame, match: dict, threads: int | None = None) -> p
         sel = sel[sel[column] == str(value)]
     if threads is not None:
         sel = sel[sel["threads"] == threads]
-    for key in ("cpus", "nice"):  # self-pinned or prioritised cases answer other questions (P3)
-        if key not in match and f"param_{key}" in sel.columns:
-            sel = sel[sel[f"param_{key}"].fillna("").isin(["", "0,0"] if key == "nice" else [""])]
+    # smt cases pinned by their own CPU list or prioritised by --nice answer another question (P3)
+    if "cpus" not in match and "param_cpus" in sel.columns:
+        sel = sel[~sel["param_cpus"].fillna("").str.match(r"^\d")]
+    if "nice" not in match and "param_nice" in sel.columns:
+        sel = sel[sel["param_nice"].fillna("").isin(["", "0,0", "nan"])]
     return sel
 
 
@@ -89,7 +91,12 @@ def ours_for(table: pd.DataFrame, figure: dict) -> tuple[float | None, str]:
         if column not in sel.columns or sel[column].dropna().empty:
             return None, "no matching case"
         value = sel[column].min() if stat in ("min", "smallest_step") else sel[column].median()
-        return value / scale, f"{column} over {len(sel)} case(s)"
+        typical = (
+            f", median {sel['median_s'].median() / scale:.4g} {figure.get('unit', '')}"
+            if stat == "mean"
+            else ""
+        )
+        return value / scale, f"{column} over {len(sel)} case(s){typical}"
     if stat in ("ht_speedup", "slowdown"):
         base_match = {k: v.split(",")[0] for k, v in match.items()}
         alone = _matching(table, base_match, threads=1)

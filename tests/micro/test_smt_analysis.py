@@ -20,3 +20,26 @@ def test_siblings_found_by_timing_and_compared_with_topology():
     assert verdict == {"agree": [(0, 2), (1, 3)], "missed": [], "invented": []}
     wrong = compare_with_topology(found, [[0, 1], [2, 3]])
     assert wrong["missed"] == [(0, 1), (2, 3)] and wrong["invented"] == [(0, 2), (1, 3)]
+
+
+def test_reference_table_matches_params_and_skips_self_pinned_smt_cases(tmp_path):
+    import pandas as pd
+
+    from analysis.micro import reference_table
+
+    osb = {"node_type": "w", "kernel": "osbench", "threads": 1, "param_cpus": "same", "param_bytes": "1024"}
+    smt = {"node_type": "w", "kernel": "smt", "param_load": "32", "param_nice": ""}
+    table = pd.DataFrame(
+        [
+            {**osb, "param_op": "thread-create", "mean_s": 10e-6, "median_s": 5e-6},
+            {**smt, "threads": 1, "param_variant": "mcpi", "param_cpus": "", "median_s": 1.0},
+            {**smt, "threads": 2, "param_variant": "mcpi", "param_cpus": "", "median_s": 1.6},
+            {**smt, "threads": 2, "param_variant": "mcpi", "param_cpus": "0,0", "median_s": 9.0},
+        ]
+    )
+    ref = reference_table(table).set_index("what")
+    thread = ref.loc["thread create + join"]
+    assert thread["ours"] == pytest.approx(10.0) and "median 5 us" in thread["how"]
+    assert ref.loc["M4 int_dbl (Monte-Carlo pi), HT speed-up (exec time)", "ours"] == pytest.approx(
+        2 * 1.0 / 1.6
+    )
