@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.smt import compare_with_topology, siblings_by_timing
 from jobs import tools
+from jobs.topology import Topology
 
 MICRO_KERNELS = ("osbench", "timing", "smt")
 REFERENCE_DIR = Path(__file__).resolve().parent.parent / "config" / "reference"
@@ -174,13 +176,57 @@ def tools_table(campaign_dir: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def siblings_table(campaign_dir: Path, records: list[dict]) -> pd.DataFrame:
+    """Per host: SMT pairs found by timing (smt cases with their own --cpus: one worker alone per CPU,
+    two workers on a pair) against the sibling groups of the host's likwid topology (hosts/<host>.json)."""
+    alone: dict[str, dict[int, list[float]]] = {}
+    pairs: dict[str, dict[tuple[int, int], list[float]]] = {}
+    for r in records:
+        cpus = str(r["params"].get("cpus", ""))
+        if r["kernel"] != "smt" or not cpus or str(r["params"].get("nice", "")) not in ("", "0,0"):
+            continue
+        ids = [int(c) for c in cpus.split(",")][: r["threads"]]
+        host = r.get("host", "")
+        if len(ids) == 1:
+            alone.setdefault(host, {}).setdefault(ids[0], []).append(r["result"]["median_s"])
+        elif len(ids) == 2 and ids[0] != ids[1]:
+            pairs.setdefault(host, {}).setdefault(tuple(sorted(ids)), []).append(r["result"]["max_s"])
+    rows = []
+    for host, host_pairs in sorted(pairs.items()):
+        a = {cpu: float(pd.Series(t).median()) for cpu, t in alone.get(host, {}).items()}
+        p = {pair: float(pd.Series(t).median()) for pair, t in host_pairs.items() if set(pair) <= set(a)}
+        if not p:
+            continue
+        found = siblings_by_timing(a, p)
+        path = campaign_dir / "hosts" / f"{host}.json"
+        groups = (
+            Topology.from_json(json.loads(path.read_text())["topology"]).siblings() if path.is_file() else []
+        )
+        verdict = compare_with_topology(found, [g for g in groups if len(g) > 1])
+        rows.append(
+            {
+                "host": host,
+                "pairs_timed": " ".join(f"{x},{y}" for x, y in sorted(p)),
+                "slowdowns": " ".join(f"{t / max(a[x], a[y]):.2f}" for (x, y), t in sorted(p.items())),
+                "siblings_by_timing": " ".join(f"{x},{y}" for x, y in found) or "none",
+                "siblings_by_likwid": " ".join(",".join(map(str, g)) for g in groups if len(g) > 1) or "none",
+                "agree": not verdict["invented"] and not [m for m in verdict["missed"] if m in p],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def micro_tables(campaign_dir: Path) -> dict[str, pd.DataFrame]:
     """The CSV tables of this module, by file name (empty when the campaign has no micro records)."""
-    cases = case_table(micro_records(campaign_dir))
+    records = micro_records(campaign_dir)
+    cases = case_table(records)
     tables = {}
     if len(cases):
         tables["micro.csv"] = cases
         tables["micro_reference.csv"] = reference_table(cases)
+    siblings = siblings_table(campaign_dir, records)
+    if len(siblings):
+        tables["micro_siblings.csv"] = siblings
     tools_rows = tools_table(campaign_dir)
     if len(tools_rows):
         tables["micro_tools.csv"] = tools_rows

@@ -37,6 +37,10 @@ def micro_blocks(result) -> list:
         b.append(Block("table", cases[keep[:3] + params + keep[3:]]))
         if (cases["kernel"] == "smt").any():
             b.append(Block("p", SMT_CAVEAT))
+    siblings = tables.get("micro_siblings.csv")
+    if siblings is not None and len(siblings):
+        b.append(Block("h3", "SMT siblings found by timing vs likwid's topology"))
+        b.append(Block("table", siblings))
     ref = tables.get("micro_reference.csv")
     if ref is not None and len(ref):
         b.append(Block("h3", "Beside the seeds' published figures"))

@@ -39,5 +39,7 @@ def test_smt_family_runs_on_tc_smt(slurm_cluster, tmp_path):
     ref = pd.read_csv(campaign / "analysis" / "micro_reference.csv")
     m4 = ref[ref["what"].str.startswith("M4") & (ref["node_type"] == "tc-smt")].iloc[0]
     assert m4["ours"] > 0  # 2 t(alone) / t(pair), from the 1- and 2-worker mcpi cases
+    siblings = pd.read_csv(campaign / "analysis" / "micro_siblings.csv")
+    assert list(siblings["pairs_timed"]) == ["0,1"] and list(siblings["siblings_by_likwid"]) == ["none"]
     report = (campaign / "analysis" / "report.md").read_text()
     assert "not real" in report or "are not SMT gains" in report
