@@ -24,6 +24,8 @@ static const char *const op_names[] = {"thread-create", "fork",   "fork-exec", "
                                        "ctxsw-process", "malloc", "timer",     NULL};
 static const char *const cpus_names[] = {"same", "split", NULL};
 static const char *const touch_names[] = {"no", "yes", NULL};
+static const char *const policy_names[] = {"other", "fifo", "rr", NULL};
+static const int policy_codes[] = {SCHED_OTHER, SCHED_FIFO, SCHED_RR};
 
 static const sb_micro_option options[] = {
     {"op", "timer", "thread-create|fork|fork-exec|ctxsw-thread|ctxsw-process|malloc|timer"},
@@ -32,6 +34,7 @@ static const sb_micro_option options[] = {
     {"bytes", "1024", "malloc: bytes per allocation, 1..2^30"},
     {"touch", "no", "malloc: write one byte per page before free (no|yes)"},
     {"cpus", "same", "ctxsw: both parties on this CPU (same) or on two CPUs (split)"},
+    {"policy", "other", "ctxsw: scheduling policy of both parties, other|fifo|rr (priority 50)"},
 };
 
 static int check(const char *const *v, char *err, int32_t errlen) {
@@ -41,7 +44,8 @@ static int check(const char *const *v, char *err, int32_t errlen) {
         sbm_parse_i64("batch", v[2], 1, 1000000, &batch, err, errlen) ||
         sbm_parse_i64("bytes", v[3], 1, INT64_C(1) << 30, &bytes, err, errlen) ||
         sbm_parse_choice("touch", v[4], touch_names, err, errlen) < 0 ||
-        sbm_parse_choice("cpus", v[5], cpus_names, err, errlen) < 0)
+        sbm_parse_choice("cpus", v[5], cpus_names, err, errlen) < 0 ||
+        sbm_parse_choice("policy", v[6], policy_names, err, errlen) < 0)
         return -1;
     if (ops % batch != 0) {
         snprintf(err, (size_t)errlen, "--batch: '%s' does not divide --ops %s", v[2], v[1]);
@@ -71,12 +75,23 @@ struct pingpong {
     int to_partner[2], to_main[2];
     int64_t rounds;
     int cpu; /* partner's CPU */
+    int policy;
     int64_t errors;
 };
+
+/* Sets the calling thread's policy (Linux: pid 0 = this thread only); 0 on success. */
+static int set_policy(int policy) {
+    struct sched_param sp = {.sched_priority = policy == SCHED_OTHER ? 0 : 50};
+    return sched_setscheduler(0, policy, &sp);
+}
 
 static void partner_loop(struct pingpong *pp) {
     if (pp->cpu >= 0)
         sbm_pin_self(pp->cpu);
+    if (set_policy(pp->policy) != 0) {
+        pp->errors++;
+        return;
+    }
     for (int64_t i = 0; i < pp->rounds; i++) {
         int64_t token;
         if (read(pp->to_partner[0], &token, sizeof token) != (ssize_t)sizeof token) {
@@ -114,6 +129,9 @@ static void run_pingpong(sb_ctx *ctx, int process, int64_t ops, int64_t batch, d
         pp.cpu = here;
     }
     sbm_pin_self(here);
+    pp.policy = policy_codes[choice(ctx, "policy", policy_names)];
+    if (set_policy(pp.policy) != 0)
+        sb_fail(ctx, "--policy: permission denied (SCHED_FIFO/RR need root or CAP_SYS_NICE)");
     pthread_t th;
     pid_t child = -1;
     if (process) {
@@ -146,6 +164,7 @@ static void run_pingpong(sb_ctx *ctx, int process, int64_t ops, int64_t batch, d
     sb_worker_end(ctx, 0);
     sb_compute_end(ctx);
     getrusage(RUSAGE_THREAD, &r1);
+    set_policy(SCHED_OTHER);
     if (process) {
         int status = 0;
         waitpid(child, &status, 0);

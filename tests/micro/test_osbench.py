@@ -30,14 +30,16 @@ def test_records_validate_and_carry_the_distribution(kernel, record_validator):
         "bytes": "1024",
         "touch": "no",
         "cpus": "same",
+        "policy": "other",
     }
 
 
+@pytest.mark.parametrize("policy", ["other", "fifo", "rr"])
 @pytest.mark.parametrize("op", ["ctxsw-thread", "ctxsw-process"])
-def test_pingpong_on_one_cpu_switches_once_per_round_trip(kernel, op):
+def test_pingpong_on_one_cpu_switches_once_per_round_trip(kernel, op, policy):
     """Tokens come back incremented in order (else the kernel fails), and on one CPU the measuring
-    party leaves the CPU at every round trip: the switches really happened."""
-    r = one(kernel, "--op", op, "--ops", "3000", "--cpus", "same")["result"]
+    party leaves the CPU at every round trip: the switches really happened, under every policy."""
+    r = one(kernel, "--op", op, "--ops", "3000", "--cpus", "same", "--policy", policy)["result"]
     assert r["ops"] == 6000  # two switches per round trip
     assert r["round_trips"] == 3000
     assert r["main_switches_per_round_trip"] >= 0.95
@@ -83,6 +85,7 @@ def test_malloc_without_touch_hardly_depends_on_size_touching_does(kernel):
         (["--ops", "10", "--batch", "3"], ["--batch", "'3'", "divide"]),
         (["--bytes", "x"], ["--bytes", "'x'"]),
         (["--cpus", "all"], ["--cpus", "'all'", "same|split"]),
+        (["--policy", "idle"], ["--policy", "'idle'", "other|fifo|rr"]),
         (["--samples", "5"], ["'--samples'"]),
         (["--threads", "2"], ["--threads", "'2'"]),
     ],
