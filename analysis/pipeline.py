@@ -23,6 +23,7 @@ from analysis.disturbance import SUMMARY_COLUMNS, clean_summary, flag_disturbed
 from analysis.efficiency import efficiency, load_bounds
 from analysis.flatten import CASE_DESCRIPTION
 from analysis.load import Loaded, load_records, record_file
+from analysis.micro import micro_tables
 from analysis.models import fit_models
 from analysis.node_types import best_configurations, node_type_table
 from analysis.speedup import speedups
@@ -68,6 +69,7 @@ class Analysis:
     counter_tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     efficiency: pd.DataFrame = field(default_factory=pd.DataFrame)  # per case: per cycle, % of bound
+    micro: dict[str, pd.DataFrame] = field(default_factory=dict)  # microbenchmark tables by file name
 
     @property
     def out_dir(self) -> Path:
@@ -134,6 +136,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         efficiency=efficiency(
             summary, case_stats.records, {nt: c for nt, (c, _) in cores.items()}, load_bounds()
         ),
+        micro=micro_tables(campaign_dir),
     )
 
 
@@ -182,6 +185,7 @@ def write_tables(result: Analysis) -> list[Path]:
         "completeness.csv": result.completeness,
         **result.counter_tables,
         "efficiency.csv": result.efficiency,
+        **result.micro,
     }
     written = []
     for name, table in tables.items():

@@ -15,6 +15,7 @@ packages=(
   chromium                       # headless rendering test of the HTML report
   clang-format                   # C formatting check (make lint)
   clang libomp-14-dev            # ThreadSanitizer check of the OpenMP kernels (LLVM Archer)
+  rt-tests linux-perf stress-ng  # cyclictest, perf bench, stress-ng beside the microbenchmarks
 )
 
 missing=()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from analysis import node_types_section, report_disturbance, report_efficiency
+from analysis import node_types_section, report_disturbance, report_efficiency, report_micro
 from analysis.sections import checks, findings, method, results
 
 
@@ -28,6 +28,7 @@ SECTIONS = [
     Section("variants", "Variants", results.variants),
     Section("counters", "Hardware counters", results.counters),
     Section("vectorisation", report_efficiency.TITLE, report_efficiency.efficiency_blocks),
+    Section("micro", "Microbenchmarks: OS overhead, timing precision, SMT", report_micro.micro_blocks),
     Section("image", "Mandelbrot image", results.image),
     Section("machine-state", "Machine state during the measurements", report_disturbance.section),
     Section("validity", "Validity details", checks.section),

@@ -196,6 +196,46 @@ void sb_set_wall(sb_ctx *ctx, double wall_s);
 /* Note: placement, rank times and the wall_s override are per repetition: the harness resets them
  * before each run(); the rank set by sb_set_rank persists. */
 
+/* ---- Microbenchmark kernels (added; kernels/common/sb_micro.c) ------------------------------ */
+
+/* Kind of the microbenchmark kernels (OS overhead, timing precision, SMT): their options are their
+ * own (sb_micro below), and their record's result is a per-operation distribution. */
+enum sb_kernel_kind_micro { SB_KERNEL_MICRO = 3 };
+
+#define SB_MICRO_MAX_OPTIONS 16
+
+/* One kernel-specific option "--name VALUE"; the value is kept as text for the kernel to read. */
+typedef struct sb_micro_option {
+    const char *name;          /* without "--" */
+    const char *default_value; /* text used when the option is not given */
+    const char *help;          /* one line for --help */
+} sb_micro_option;
+
+/* What a SB_KERNEL_MICRO kernel adds to its sb_kernel_desc: defined by the kernel object as
+ * `const sb_micro_desc sb_micro`. check() sees every value (in `options` order) after parsing and
+ * returns 0, or -1 with one line "--name: 'value' ..." in err (the harness then exits 2). */
+typedef struct sb_micro_desc {
+    const sb_micro_option *options;
+    int32_t noptions;
+    int (*check)(const char *const *values, char *err, int32_t errlen);
+} sb_micro_desc;
+
+/* The value of option `name` (given or default); NULL for a name the kernel does not declare. */
+const char *sb_micro_value(const sb_ctx *ctx, const char *name);
+
+/* The repetition's per-operation times in seconds, one per timed sample of ops_per_sample
+ * operations (nsamples >= 1; the harness copies and sorts them): the record's result gets op,
+ * samples, ops (= nsamples * ops_per_sample, also the record's `work`) and min_s, median_s,
+ * mean_s, p99_s, max_s over the samples. */
+void sb_set_op_times(sb_ctx *ctx, const char *op, const double *seconds, int64_t nsamples,
+                     int64_t ops_per_sample);
+
+/* An extra number in the record's result (e.g. "switches_per_op"); up to 16 per repetition. */
+void sb_set_result_number(sb_ctx *ctx, const char *key, double value);
+
+/* What the repetition computed, hashed into the record's checksum (default: the op count). */
+void sb_set_checksum_value(sb_ctx *ctx, uint64_t value);
+
 #ifdef __cplusplus
 }
 #endif

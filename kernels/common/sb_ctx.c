@@ -32,6 +32,7 @@ void sb_ctx_reset_rep(sb_ctx *ctx) {
         memset(ctx->image, 0, ctx->npixels * sizeof(uint32_t));
     ctx->hits = 0;
     ctx->hits_set = 0;
+    sb_micro_reset_rep(ctx);
     for (int32_t k = 0; k < 2 * ctx->cli.p.threads; k++)
         ctx->local_placement[k] = -1;
     free(ctx->placement);
@@ -52,6 +53,7 @@ void sb_ctx_free(sb_ctx *ctx) {
     free(ctx->local_placement);
     free(ctx->placement);
     free(ctx->rank_times);
+    sb_micro_free(ctx);
 }
 
 const sb_params *sb_params_get(const sb_ctx *ctx) {

@@ -8,6 +8,7 @@
 #include "sb_probe.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/resource.h>
 
 /* Everything the command line says, including what does not fit the C-interoperable sb_params. */
@@ -16,6 +17,7 @@ typedef struct sb_cli {
     const char *dump;       /* --dump path or NULL */
     char schedule_text[48]; /* normalised "dynamic,4" / "static" / "none" as echoed in records */
     int help;               /* --help given */
+    const char *micro_values[SB_MICRO_MAX_OPTIONS]; /* SB_KERNEL_MICRO: option texts (sb_micro.c) */
 } sb_cli;
 
 struct sb_ctx {
@@ -48,6 +50,8 @@ struct sb_ctx {
     sb_probe_sample probe_before, probe_after;
     double runq_wait_s; /* run-queue wait during the repetition, -1 unknown */
     int probe_valid;
+    struct sb_micro_result
+        *micro; /* SB_KERNEL_MICRO: this repetition's distribution (sb_micro.c) */
 };
 
 /* sb_time.c */
@@ -73,6 +77,14 @@ const char *sb_sync_name(int32_t sync);
 const char *sb_preset_name(int32_t preset);
 int32_t sb_schedule_from_name(const char *name); /* -1 if unknown */
 int32_t sb_sync_from_name(const char *name);     /* -1 if unknown */
+
+/* sb_micro.c: microbenchmark kernels. sb_micro is weak: other kernels do not define it. */
+extern const sb_micro_desc sb_micro __attribute__((weak));
+int sb_micro_is(const sb_kernel_desc *desc);
+void sb_micro_reset_rep(sb_ctx *ctx);
+void sb_micro_free(sb_ctx *ctx);
+void sb_micro_put_params(FILE *f, const sb_ctx *ctx);
+void sb_micro_put_results(FILE *f, const sb_ctx *ctx);
 
 /* Print an error line only on the first MPI rank (env var based: works before MPI_Init). */
 int sb_is_first_rank_by_env(void);

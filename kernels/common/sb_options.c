@@ -285,7 +285,8 @@ static int check_combinations(const sb_kernel_desc *d, sb_cli *cli, const char *
 int sb_parse_options(const sb_kernel_desc *d, int argc, char **argv, sb_cli *cli, char *err,
                      size_t errlen) {
     set_defaults(d, cli);
-    struct option longopts[COUNT(common_options) + COUNT(mandelbrot_options) + 1];
+    struct option
+        longopts[COUNT(common_options) + COUNT(mandelbrot_options) + SB_MICRO_MAX_OPTIONS + 1];
     size_t n = 0;
     for (size_t i = 0; i < COUNT(common_options); i++)
         longopts[n++] = common_options[i];
@@ -293,8 +294,11 @@ int sb_parse_options(const sb_kernel_desc *d, int argc, char **argv, sb_cli *cli
         d->kind == SB_KERNEL_MANDELBROT ? mandelbrot_options : mcpi_options;
     size_t nextra =
         d->kind == SB_KERNEL_MANDELBROT ? COUNT(mandelbrot_options) : COUNT(mcpi_options);
+    if (sb_micro_is(d))
+        nextra = 0;
     for (size_t i = 0; i < nextra; i++)
         longopts[n++] = extra[i];
+    n += sb_micro_longopts(d, &longopts[n], cli);
     memset(&longopts[n], 0, sizeof longopts[n]);
 
     sb_params *p = &cli->p;
@@ -399,6 +403,8 @@ int sb_parse_options(const sb_kernel_desc *d, int argc, char **argv, sb_cli *cli
             rc = -1;
             break;
         default:
+            if (sb_micro_take_option(d, c, optarg, cli))
+                break;
             set_error(err, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
             rc = -1;
             break;
@@ -417,6 +423,8 @@ int sb_parse_options(const sb_kernel_desc *d, int argc, char **argv, sb_cli *cli
     else
         memcpy(p->region, preset_regions[p->preset], sizeof p->region);
     if (check_combinations(d, cli, sync_text, err, errlen) != 0)
+        return SB_PARSE_ERROR;
+    if (sb_micro_is(d) && sb_micro_check(cli, err, errlen) != 0)
         return SB_PARSE_ERROR;
     return SB_PARSE_OK;
 }
@@ -447,7 +455,9 @@ void sb_print_help(const sb_kernel_desc *d, const char *prog, FILE *out) {
             prog, d->kernel, d->lang, d->model, d->max_threads, MAX_REPS, MAX_REPS, schedules,
             sb_schedule_name(d->default_schedule), chunk_note, syncs,
             sb_sync_name(d->default_sync));
-    if (d->kind == SB_KERNEL_MANDELBROT)
+    if (sb_micro_is(d))
+        sb_micro_print_help(out);
+    else if (d->kind == SB_KERNEL_MANDELBROT)
         fprintf(
             out,
             "\nMandelbrot options:\n"

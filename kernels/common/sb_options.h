@@ -7,6 +7,7 @@
 
 #include "sb_internal.h"
 
+#include <getopt.h>
 #include <stdio.h>
 
 enum { SB_PARSE_OK = 0, SB_PARSE_HELP = 1, SB_PARSE_ERROR = 2 };
@@ -19,6 +20,12 @@ enum { SB_PARSE_OK = 0, SB_PARSE_HELP = 1, SB_PARSE_ERROR = 2 };
  * naming the option and the value, without the program prefix and without a newline. */
 int sb_parse_options(const sb_kernel_desc *desc, int argc, char **argv, sb_cli *cli, char *err,
                      size_t errlen);
+
+/* sb_micro.c: the kernel-specific options of SB_KERNEL_MICRO kernels (getopt codes 2000+i). */
+size_t sb_micro_longopts(const sb_kernel_desc *desc, struct option *out, sb_cli *cli);
+int sb_micro_take_option(const sb_kernel_desc *desc, int code, const char *value, sb_cli *cli);
+int sb_micro_check(const sb_cli *cli, char *err, size_t errlen);
+void sb_micro_print_help(FILE *out);
 
 /* Writes the --help text for `desc` to `out`. */
 void sb_print_help(const sb_kernel_desc *desc, const char *prog, FILE *out);

@@ -64,8 +64,10 @@ static const char *fp_contract_mode(void) {
     return "default";
 }
 
-static void put_params(FILE *f, const sb_params *p) {
-    if (p->kernel == SB_KERNEL_MANDELBROT) {
+static void put_params(FILE *f, const sb_ctx *ctx, const sb_params *p) {
+    if (p->kernel == SB_KERNEL_MICRO) {
+        sb_micro_put_params(f, ctx);
+    } else if (p->kernel == SB_KERNEL_MANDELBROT) {
         fprintf(f,
                 "{\"preset\":\"%s\",\"width\":%" PRId32 ",\"height\":%" PRId32
                 ",\"max_iter\":%" PRId32 ",\"region\":[",
@@ -87,7 +89,9 @@ static void put_params(FILE *f, const sb_params *p) {
 /* work, checksum and result: what the kernel computed. */
 static void put_results(FILE *f, const sb_ctx *ctx) {
     const sb_params *p = &ctx->cli.p;
-    if (p->kernel == SB_KERNEL_MANDELBROT) {
+    if (p->kernel == SB_KERNEL_MICRO) {
+        sb_micro_put_results(f, ctx);
+    } else if (p->kernel == SB_KERNEL_MANDELBROT) {
         uint64_t work = 0, inside = 0;
         for (size_t k = 0; k < ctx->npixels; k++) {
             work += ctx->image[k];
@@ -164,7 +168,7 @@ void sb_record_print(const sb_ctx *ctx, int rep, int warmup) {
     put_string(f, sb_cpu_uarch());
     fprintf(f, ",\"threads\":%" PRId32 ",\"ranks\":%" PRId32, p->threads, ctx->nranks);
     put_key(f, "params");
-    put_params(f, p);
+    put_params(f, ctx, p);
     fprintf(f, ",\"rep\":%d,\"warmup\":%s", rep, warmup ? "true" : "false");
     put_key(f, "wall_s");
     put_double(f, ctx->wall_overridden ? ctx->wall_override

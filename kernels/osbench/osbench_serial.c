@@ -1,0 +1,330 @@
+/* OS-overhead microbenchmarks: what the OS charges for a thread, a process, a context switch, an
+ * allocation and a timer read. Every timed sample covers --batch operations; the record's result is
+ * the distribution of the per-operation time over the --ops / --batch samples. */
+#define _GNU_SOURCE
+#include "harness.h"
+#include "sb_descriptors.h"
+#include "sb_micro_util.h"
+
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum op {
+    OP_THREAD_CREATE,
+    OP_FORK,
+    OP_FORK_EXEC,
+    OP_CTXSW_THREAD,
+    OP_CTXSW_PROCESS,
+    OP_MALLOC,
+    OP_TIMER
+};
+static const char *const op_names[] = {"thread-create", "fork",   "fork-exec", "ctxsw-thread",
+                                       "ctxsw-process", "malloc", "timer",     NULL};
+static const char *const cpus_names[] = {"same", "split", NULL};
+static const char *const touch_names[] = {"no", "yes", NULL};
+static const char *const policy_names[] = {"other", "fifo", "rr", NULL};
+static const int policy_codes[] = {SCHED_OTHER, SCHED_FIFO, SCHED_RR};
+
+static const sb_micro_option options[] = {
+    {"op", "timer", "thread-create|fork|fork-exec|ctxsw-thread|ctxsw-process|malloc|timer"},
+    {"ops", "10000", "operations per repetition, 1..10^8"},
+    {"batch", "1", "operations per timed sample, 1..10^6; must divide --ops"},
+    {"bytes", "1024", "malloc: bytes per allocation, 1..2^30"},
+    {"touch", "no", "malloc: write one byte per page before free (no|yes)"},
+    {"cpus", "same", "ctxsw: both parties on this CPU (same) or on two CPUs (split)"},
+    {"policy", "other", "ctxsw: scheduling policy of both parties, other|fifo|rr (priority 50)"},
+};
+
+static int check(const char *const *v, char *err, int32_t errlen) {
+    int64_t ops, batch, bytes;
+    if (sbm_parse_choice("op", v[0], op_names, err, errlen) < 0 ||
+        sbm_parse_i64("ops", v[1], 1, 100000000, &ops, err, errlen) ||
+        sbm_parse_i64("batch", v[2], 1, 1000000, &batch, err, errlen) ||
+        sbm_parse_i64("bytes", v[3], 1, INT64_C(1) << 30, &bytes, err, errlen) ||
+        sbm_parse_choice("touch", v[4], touch_names, err, errlen) < 0 ||
+        sbm_parse_choice("cpus", v[5], cpus_names, err, errlen) < 0 ||
+        sbm_parse_choice("policy", v[6], policy_names, err, errlen) < 0)
+        return -1;
+    if (ops % batch != 0) {
+        snprintf(err, (size_t)errlen, "--batch: '%s' does not divide --ops %s", v[2], v[1]);
+        return -1;
+    }
+    return 0;
+}
+
+const sb_micro_desc sb_micro = {options, sizeof options / sizeof options[0], check};
+
+static int64_t value_i64(sb_ctx *ctx, const char *name) {
+    return strtoll(sb_micro_value(ctx, name), NULL, 10);
+}
+
+static int choice(sb_ctx *ctx, const char *name, const char *const *names) {
+    char err[256];
+    return sbm_parse_choice(name, sb_micro_value(ctx, name), names, err, sizeof err);
+}
+
+static void *empty_thread(void *arg) {
+    return arg;
+}
+
+/* ---- ping-pong: the partner answers every token n with n + 1 --------------------------------- */
+
+struct pingpong {
+    int to_partner[2], to_main[2];
+    int64_t rounds;
+    int cpu; /* partner's CPU */
+    int policy;
+    int64_t errors;
+};
+
+/* Sets the calling thread's policy (Linux: pid 0 = this thread only); 0 on success. */
+static int set_policy(int policy) {
+    struct sched_param sp = {.sched_priority = policy == SCHED_OTHER ? 0 : 50};
+    return sched_setscheduler(0, policy, &sp);
+}
+
+static void partner_loop(struct pingpong *pp) {
+    if (pp->cpu >= 0)
+        sbm_pin_self(pp->cpu);
+    if (set_policy(pp->policy) != 0) {
+        pp->errors++;
+        return;
+    }
+    for (int64_t i = 0; i < pp->rounds; i++) {
+        int64_t token;
+        if (read(pp->to_partner[0], &token, sizeof token) != (ssize_t)sizeof token) {
+            pp->errors++;
+            return;
+        }
+        token++;
+        if (write(pp->to_main[1], &token, sizeof token) != (ssize_t)sizeof token) {
+            pp->errors++;
+            return;
+        }
+    }
+}
+
+static void *partner_thread(void *arg) {
+    partner_loop(arg);
+    return NULL;
+}
+
+/* One sample = `batch` round trips; a round trip is two switches (main -> partner -> main) when
+ * both share a CPU, which is what perf bench sched pipe counts as one operation too. */
+static void run_pingpong(sb_ctx *ctx, int process, int64_t ops, int64_t batch, double *t) {
+    struct pingpong pp = {.rounds = ops};
+    if (pipe(pp.to_partner) || pipe(pp.to_main))
+        sb_fail(ctx, "pipe failed");
+    int here = sched_getcpu();
+    int split = choice(ctx, "cpus", cpus_names) == 1;
+    if (split) {
+        int a = sbm_allowed_cpu(0), b = sbm_allowed_cpu(1);
+        if (b < 0)
+            sb_fail(ctx, "--cpus split needs two allowed CPUs");
+        here = a;
+        pp.cpu = b;
+    } else {
+        pp.cpu = here;
+    }
+    sbm_pin_self(here);
+    pp.policy = policy_codes[choice(ctx, "policy", policy_names)];
+    if (set_policy(pp.policy) != 0)
+        sb_fail(ctx, "--policy: permission denied (SCHED_FIFO/RR need root or CAP_SYS_NICE)");
+    pthread_t th;
+    pid_t child = -1;
+    if (process) {
+        child = fork();
+        if (child < 0)
+            sb_fail(ctx, "fork failed");
+        if (child == 0) {
+            partner_loop(&pp);
+            _exit(pp.errors ? 1 : 0);
+        }
+    } else if (pthread_create(&th, NULL, partner_thread, &pp) != 0) {
+        sb_fail(ctx, "pthread_create failed");
+    }
+    struct rusage r0, r1;
+    getrusage(RUSAGE_THREAD, &r0);
+    sb_compute_begin(ctx);
+    sb_worker_begin(ctx, 0);
+    int64_t token = 0, out_of_order = 0;
+    for (int64_t s = 0; s < ops / batch; s++) {
+        double t0 = sbm_now();
+        for (int64_t i = 0; i < batch; i++) {
+            int64_t sent = token;
+            if (write(pp.to_partner[1], &token, sizeof token) != (ssize_t)sizeof token ||
+                read(pp.to_main[0], &token, sizeof token) != (ssize_t)sizeof token)
+                sb_fail(ctx, "ping-pong pipe broke");
+            out_of_order += token != sent + 1;
+        }
+        t[s] = (sbm_now() - t0) / (double)(2 * batch);
+    }
+    sb_worker_end(ctx, 0);
+    sb_compute_end(ctx);
+    getrusage(RUSAGE_THREAD, &r1);
+    set_policy(SCHED_OTHER);
+    if (process) {
+        int status = 0;
+        waitpid(child, &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            sb_fail(ctx, "ping-pong partner process failed");
+    } else {
+        pthread_join(th, NULL);
+        if (pp.errors)
+            sb_fail(ctx, "ping-pong partner thread failed");
+    }
+    close(pp.to_partner[0]);
+    close(pp.to_partner[1]);
+    close(pp.to_main[0]);
+    close(pp.to_main[1]);
+    if (out_of_order)
+        sb_fail(ctx, "ping-pong answers out of order: the parties did not alternate");
+    sb_set_op_times(ctx, "switch", t, ops / batch, 2 * batch);
+    /* On one CPU the main party leaves the CPU once per round trip: it blocks in read()
+     * (voluntary) or is preempted by the woken partner (involuntary). */
+    sb_set_result_number(ctx, "round_trips", (double)ops);
+    sb_set_result_number(ctx, "main_switches_per_round_trip",
+                         (double)(r1.ru_nvcsw - r0.ru_nvcsw + r1.ru_nivcsw - r0.ru_nivcsw) /
+                             (double)ops);
+    sb_set_result_number(ctx, "partner_cpu", pp.cpu);
+    sb_set_checksum_value(ctx, (uint64_t)token);
+}
+
+/* ---- the rest: timed loops in this thread -----------------------------------------------------
+ */
+
+static void run_create(sb_ctx *ctx, int what, int64_t ops, int64_t batch, double *t) {
+    sb_compute_begin(ctx);
+    sb_worker_begin(ctx, 0);
+    int64_t done = 0;
+    for (int64_t s = 0; s < ops / batch; s++) {
+        double t0 = sbm_now();
+        for (int64_t i = 0; i < batch; i++) {
+            if (what == OP_THREAD_CREATE) {
+                pthread_t th;
+                void *back = NULL;
+                if (pthread_create(&th, NULL, empty_thread, &done) != 0)
+                    sb_fail(ctx, "pthread_create failed");
+                pthread_join(th, &back);
+                done += back == &done;
+            } else {
+                pid_t pid = fork();
+                if (pid < 0)
+                    sb_fail(ctx, "fork failed");
+                if (pid == 0) {
+                    if (what == OP_FORK_EXEC)
+                        execl("/bin/true", "true", (char *)NULL);
+                    _exit(what == OP_FORK_EXEC ? 127 : 0);
+                }
+                int status = 0;
+                waitpid(pid, &status, 0);
+                done += WIFEXITED(status) && WEXITSTATUS(status) == 0;
+            }
+        }
+        t[s] = (sbm_now() - t0) / (double)batch;
+    }
+    sb_worker_end(ctx, 0);
+    sb_compute_end(ctx);
+    if (done != ops)
+        sb_fail(ctx, "a created thread or process did not finish normally");
+    sb_set_op_times(ctx, op_names[what], t, ops / batch, batch);
+    sb_set_checksum_value(ctx, (uint64_t)done);
+}
+
+static void run_malloc(sb_ctx *ctx, int64_t ops, int64_t batch, double *t) {
+    size_t bytes = (size_t)value_i64(ctx, "bytes");
+    int touch = choice(ctx, "touch", touch_names) == 1;
+    long page = sysconf(_SC_PAGESIZE);
+    void **ptrs = malloc((size_t)batch * sizeof *ptrs);
+    if (!ptrs)
+        sb_fail(ctx, "out of memory");
+    uint64_t got = 0;
+    sb_compute_begin(ctx);
+    sb_worker_begin(ctx, 0);
+    for (int64_t s = 0; s < ops / batch; s++) {
+        double t0 = sbm_now();
+        /* malloc and free alternate per operation, as in the seed: the allocator reuses the block
+         */
+        for (int64_t i = 0; i < batch; i++) {
+            char *p = malloc(bytes);
+            if (!p)
+                sb_fail(ctx, "malloc returned NULL");
+            if (touch)
+                for (size_t k = 0; k < bytes; k += (size_t)page)
+                    ((volatile char *)p)[k] = 1;
+            ptrs[i] = p;
+            got += p != NULL;
+            free(p);
+        }
+        t[s] = (sbm_now() - t0) / (double)batch;
+    }
+    sb_worker_end(ctx, 0);
+    sb_compute_end(ctx);
+    free(ptrs);
+    sb_set_op_times(ctx, "malloc+free", t, ops / batch, batch);
+    sb_set_checksum_value(ctx, got);
+}
+
+static void run_timer(sb_ctx *ctx, int64_t ops, int64_t batch, double *t) {
+    int64_t smallest = INT64_MAX;
+    sb_compute_begin(ctx);
+    sb_worker_begin(ctx, 0);
+    for (int64_t s = 0; s < ops / batch; s++) {
+        int64_t first = sbm_now_ns(), prev = first;
+        for (int64_t i = 0; i < batch; i++) {
+            int64_t now = sbm_now_ns();
+            if (now > prev && now - prev < smallest)
+                smallest = now - prev;
+            prev = now;
+        }
+        t[s] = 1e-9 * (double)(prev - first) / (double)batch;
+    }
+    sb_worker_end(ctx, 0);
+    sb_compute_end(ctx);
+    struct timespec res;
+    clock_getres(CLOCK_MONOTONIC, &res);
+    sb_set_op_times(ctx, "clock_gettime", t, ops / batch, batch);
+    sb_set_result_number(ctx, "smallest_step_s", smallest == INT64_MAX ? NAN : 1e-9 * smallest);
+    sb_set_result_number(ctx, "clock_getres_s", (double)res.tv_sec + 1e-9 * (double)res.tv_nsec);
+}
+
+static int run(sb_ctx *ctx) {
+    int op = choice(ctx, "op", op_names);
+    int64_t ops = value_i64(ctx, "ops"), batch = value_i64(ctx, "batch");
+    double *t = malloc((size_t)(ops / batch) * sizeof *t);
+    if (!t)
+        sb_fail(ctx, "out of memory for the samples");
+    cpu_set_t started_on = sbm_get_affinity();
+    switch (op) {
+    case OP_CTXSW_THREAD:
+    case OP_CTXSW_PROCESS:
+        run_pingpong(ctx, op == OP_CTXSW_PROCESS, ops, batch, t);
+        break;
+    case OP_MALLOC:
+        run_malloc(ctx, ops, batch, t);
+        break;
+    case OP_TIMER:
+        run_timer(ctx, ops, batch, t);
+        break;
+    default:
+        run_create(ctx, op, ops, batch, t);
+        break;
+    }
+    free(t);
+    sbm_set_affinity(&started_on);
+    return 0;
+}
+
+const sb_kernel_desc sb_kernel = {
+    SB_DESC_SERIAL("osbench", SB_KERNEL_MICRO),
+    .lang = "c",
+    .help =
+        "OS overhead per operation: thread create+join, fork+waitpid, fork+exec+waitpid,\n"
+        "a context switch between two threads or two processes (pipe ping-pong; a round trip\n"
+        "is two switches, each sample is divided by 2*batch; tokens are checked so the parties\n"
+        "provably alternate), malloc+free of --bytes, and the cost and smallest step of\n"
+        "clock_gettime(CLOCK_MONOTONIC). result: min/median/mean/p99/max seconds per op.",
+    .run = run,
+};

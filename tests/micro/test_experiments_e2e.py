@@ -1,0 +1,45 @@
+"""One scaled-down end-to-end run of the OS-overhead and timing-precision experiment families on this
+machine: plan, run, analyze; the microbenchmark tables and report section come out with our values
+beside the published ones. (The SMT family runs on the test cluster: tests/slurm.)"""
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from .scaled import ROOT, scaled_experiment
+
+
+def scalebench(*args, timeout=300):
+    return subprocess.run(
+        [sys.executable, str(ROOT / "scalebench"), *map(str, args)],
+        capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("experiment", "kernel", "published"),
+    [("seed-001-osbench.toml", "osbench", "thread create + join"), ("seed-003-timing.toml", "timing", None)],
+)
+def test_family_runs_end_to_end(tmp_path, bin_dir, experiment, kernel, published):
+    exp = scaled_experiment(experiment, tmp_path)
+    proc = scalebench(
+        "run", exp, "--results-dir", tmp_path / "results", "--name", "c", "--no-progress", "--analyze"
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    campaign = tmp_path / "results" / "c"
+    records = [json.loads(p.read_text()) for p in campaign.glob("raw/*/rep-*.json")]
+    cases = (campaign / "cases.jsonl").read_text().splitlines()
+    assert records and all(r["status"] == "ok" for r in records), [r.get("reason") for r in records]
+    assert len(records) == len(cases)
+    micro = pd.read_csv(campaign / "analysis" / "micro.csv")
+    assert set(micro["kernel"]) == {kernel} and len(micro) == len(cases)
+    assert (micro["median_s"] >= 0).all()
+    ref = pd.read_csv(campaign / "analysis" / "micro_reference.csv")
+    if published:
+        row = ref[ref["what"] == published].iloc[0]
+        assert row["ours"] > 0 and row["ratio"] == pytest.approx(row["ours"] / row["published"], rel=1e-4)
+    report = (campaign / "analysis" / "report.md").read_text()
+    assert "## Microbenchmarks: OS overhead, timing precision, SMT" in report
