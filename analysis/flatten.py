@@ -8,21 +8,8 @@ wide column per hardware thread would be mostly empty on a 512-CPU node.
 import json
 import re
 
-# What names a variant in every table, in this order (summary, speedup, models).
-CASE_DESCRIPTION = [
-    "node_type",
-    "binary",
-    "kernel",
-    "lang",
-    "model",
-    "schedule",
-    "sync",
-    "inner",
-    "pin",
-    "counter_group",
-]
+from analysis.variants import VARIANT_PARAMS
 
-VARIANT_KEYS = ("schedule", "sync", "inner")
 _RAW_NUMERIC = (
     "wall_s",
     "setup_s",
@@ -59,9 +46,9 @@ def flatten_record(record: dict, relpath: str) -> tuple[dict, list[tuple]]:
     params = record["params"]
     row["params_json"] = canonical_json(params)
     for key, value in params.items():
-        if key not in VARIANT_KEYS:
+        if key not in VARIANT_PARAMS:
             row[f"param_{key}"] = value if isinstance(value, str | int | float) else canonical_json(value)
-    for key in VARIANT_KEYS:
+    for key in VARIANT_PARAMS:
         row[key] = record.get(key, params.get(key))
     row["threads"] = record["threads"]
     row["ranks"] = record["ranks"]

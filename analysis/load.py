@@ -16,7 +16,6 @@ import itertools
 import json
 import os
 import pickle
-import re
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -26,12 +25,11 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import union_categoricals
 
-from analysis.atomic import write_bytes_atomic
 from analysis.flatten import flatten_record
 from analysis.record_schema import looks_valid, schema_problem
+from sbcore import layout
+from sbcore.atomic import write_atomic
 
-REP_FILE = re.compile(r"rep-(\d+)\.json$")
-FAILED_FILE = re.compile(r"rep-(\d+)\.failed-.*\.json$")
 CACHE_VERSION = 3  # bump when the parsed-row layout changes
 PARALLEL_THRESHOLD = 4000  # below this, a process pool costs more than it saves
 CHUNK_FILES = 5000
@@ -63,22 +61,6 @@ class Loaded:
     notes: list[str]
 
 
-def scan_raw(campaign_dir: Path) -> dict[str, None]:
-    """Every record and failed-attempt file, as relative paths 'raw/<case>/rep-<k>[...].json'."""
-    found: dict[str, None] = {}
-    raw = campaign_dir / "raw"
-    if not raw.is_dir():
-        return found
-    with os.scandir(raw) as cases:
-        case_dirs = sorted(entry.name for entry in cases if entry.is_dir())
-    for case in case_dirs:
-        with os.scandir(raw / case) as files:
-            for entry in files:
-                if entry.name.startswith("rep-") and entry.name.endswith(".json"):
-                    found[f"raw/{case}/{entry.name}"] = None
-    return found
-
-
 def parse_one(campaign_dir: Path, relpath: str) -> tuple[str, object]:
     """('ok', (row, counters)) | ('failed', row) | ('problem', reason) for one file."""
     case_dir, name = relpath.split("/")[1:3]
@@ -90,7 +72,7 @@ def parse_one(campaign_dir: Path, relpath: str) -> tuple[str, object]:
     except json.JSONDecodeError as err:
         truncated = " (truncated?)" if err.pos >= len(text.rstrip()) else ""
         return "problem", f"bad JSON{truncated}: {err.msg} at line {err.lineno} column {err.colno}"
-    failed = FAILED_FILE.match(name)
+    failed = layout.FAILED_FILE.match(name)
     if failed:
         if not isinstance(record, dict):
             return "problem", "failed-attempt file is not a JSON object"
@@ -101,7 +83,7 @@ def parse_one(campaign_dir: Path, relpath: str) -> tuple[str, object]:
             str(record.get("reason", "no reason given")),
             record.get("exit_status"),
         )
-    match = REP_FILE.match(name)
+    match = layout.REP_FILE.match(name)
     if not match:
         return "problem", "file name is neither rep-<k>.json nor rep-<k>.failed-<utc>-<pid>.json"
     if not looks_valid(record):
@@ -207,7 +189,9 @@ def append_cache(cache_dir: Path, parsed: Parsed, notes: list[str]) -> None:
     existing = [int(p.stem.split("-")[1]) for p in cache_dir.glob("chunk-*.pkl")]
     path = cache_dir / f"chunk-{max(existing, default=-1) + 1:06d}.pkl"
     try:
-        write_bytes_atomic(path, pickle.dumps((CACHE_VERSION, parsed), protocol=pickle.HIGHEST_PROTOCOL))
+        write_atomic(
+            path, pickle.dumps((CACHE_VERSION, parsed), protocol=pickle.HIGHEST_PROTOCOL), make_parents=True
+        )
     except OSError as err:
         notes.append(f"{cache_dir}: cache not written ({err}); the next run parses these files again")
 
@@ -216,8 +200,8 @@ def load_records(campaign_dir: Path, processes: int | None = None, use_cache: bo
     campaign_dir = Path(campaign_dir)
     notes: list[str] = []
     processes = processes or os.cpu_count() or 1
-    on_disk = scan_raw(campaign_dir)
-    cache_dir = campaign_dir / "analysis" / ".cache"
+    on_disk = layout.raw_files(campaign_dir)
+    cache_dir = layout.analysis_dir(campaign_dir) / ".cache"
     cached = read_cache(cache_dir, notes) if use_cache and cache_dir.is_dir() else []
     fresh_keys: set[str] = set()
     kept: list[Parsed] = []

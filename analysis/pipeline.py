@@ -13,15 +13,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.atomic import write_text_atomic
 from analysis.campaign import Campaign, cores_of, read_campaign
-from analysis.comparisons import compare_variants
-from analysis.flatten import CASE_DESCRIPTION
 from analysis.load import Loaded, load_records, record_file
 from analysis.models import fit_models
 from analysis.speedup import speedups
 from analysis.stats import CaseStats, summarize
 from analysis.validity import case_table, checksum_check, completeness, counter_status, placement_violations
+from analysis.variant_tests import compare_variants
+from analysis.variants import CASE_DESCRIPTION
+from sbcore.atomic import write_atomic
 
 
 @dataclass
@@ -144,6 +144,6 @@ def write_tables(result: Analysis) -> list[Path]:
     for name, table in tables.items():
         buffer = io.StringIO()
         table.to_csv(buffer, index=False, float_format="%.6g")
-        write_text_atomic(out / name, buffer.getvalue())
+        write_atomic(out / name, buffer.getvalue(), make_parents=True)
         written.append(out / name)
     return written

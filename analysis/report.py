@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis.atomic import write_text_atomic
 from analysis.plots import Plot
+from analysis.speedup import best_speedups
+from sbcore.atomic import write_atomic
 
 MAX_ROWS = 40  # longer tables are cut in the report (the CSV has everything)
 
@@ -212,33 +213,6 @@ def validity_blocks(result) -> list[Block]:
     return b
 
 
-def best_speedups(sp: pd.DataFrame) -> pd.DataFrame:
-    """Best speedup per node type and kernel, with its CI and the baseline's absolute time."""
-    ok = sp[sp["speedup"].notna() & (sp["model"] != "serial")]
-    if ok.empty:
-        return pd.DataFrame()
-    best = ok.loc[ok.groupby(["node_type", "kernel"])["speedup"].idxmax()]
-    return best[
-        [
-            "node_type",
-            "kernel",
-            "binary",
-            "schedule",
-            "sync",
-            "threads",
-            "ranks",
-            "speedup",
-            "speedup_ci_low",
-            "speedup_ci_high",
-            "efficiency",
-            "baseline_case_id",
-            "baseline_binary",
-            "baseline_median_s",
-            "median_s",
-        ]
-    ]
-
-
 def result_blocks(result, plots: list[Plot]) -> list[Block]:
     b = [Block("h2", "Results")]
     sections = [
@@ -371,10 +345,10 @@ def write_report(result, plots: list[Plot], formats: tuple[str, ...]) -> dict[st
     written = {}
     if "md" in formats:
         path = result.out_dir / "report.md"
-        write_text_atomic(path, render_md(blocks, result.out_dir))
+        write_atomic(path, render_md(blocks, result.out_dir), make_parents=True)
         written["md"] = path
     if "html" in formats:
         path = result.out_dir / "report.html"
-        write_text_atomic(path, render_html(blocks))
+        write_atomic(path, render_html(blocks), make_parents=True)
         written["html"] = path
     return written

@@ -16,6 +16,7 @@ import pandas as pd
 
 from analysis.campaign import CASE_COLUMNS, problem_key
 from analysis.speedup import key_strings
+from sbcore import layout
 
 
 def case_table(planned: pd.DataFrame, records: pd.DataFrame) -> pd.DataFrame:
@@ -77,31 +78,38 @@ def checksum_check(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def completeness(cases: pd.DataFrame, records: pd.DataFrame, failed: pd.DataFrame) -> pd.DataFrame:
-    """Per planned case: reps planned / done / failed / missing, and the latest failure reason."""
+    """Per planned case: reps planned / done / failed / missing, its state (sbcore.layout.case_progress,
+    the rule `status` uses) and the latest failure reason."""
     planned = cases[cases["planned"]][["case_id", "node_type", "binary", "threads", "ranks", "reps"]].copy()
-    done = (
-        records.astype({"case_id": str}).groupby("case_id", observed=True)["rep"].nunique()
-        if len(records)
-        else pd.Series(dtype=int)
-    )
-    planned["done"] = planned["case_id"].map(done).fillna(0).astype(int)
+    done_reps = reps_by_case(records)
+    open_failures = failed.iloc[0:0]
     if len(failed):
         have = set(zip(records["case_id"].astype(str), records["rep"].astype(int), strict=True))
         open_failures = failed[
             [(c, int(r)) not in have for c, r in zip(failed["case_id"], failed["rep"], strict=True)]
         ].sort_values("file")
-        planned["failed"] = planned["case_id"].map(open_failures.groupby("case_id")["rep"].nunique())
+    failed_reps = reps_by_case(open_failures)
+    progress = [
+        layout.case_progress(case, done_reps.get(case["case_id"], ()), failed_reps.get(case["case_id"], ()))
+        for case in cases[cases["planned"]].to_dict("records")
+    ]
+    planned["done"] = [p.reps_done for p in progress]
+    planned["failed"] = [p.reps_failed for p in progress]
+    planned["missing"] = [p.reps_missing for p in progress]
+    planned["state"] = [p.state for p in progress]
+    if len(open_failures):
         planned["reason"] = planned["case_id"].map(open_failures.groupby("case_id")["reason"].last())
     else:
-        planned["failed"] = 0
         planned["reason"] = None
-    planned["failed"] = planned["failed"].fillna(0).astype(int)
-    planned["missing"] = (planned["reps"] - planned["done"] - planned["failed"]).clip(lower=0)
-    planned["state"] = "done"
-    planned.loc[planned["missing"] > 0, "state"] = "missing"
-    planned.loc[planned["failed"] > 0, "state"] = "failed"
-    planned.loc[(planned["state"] != "done") & (planned["done"] > 0), "state"] = "partial"
     return planned
+
+
+def reps_by_case(frame: pd.DataFrame) -> dict[str, set[int]]:
+    """case_id -> the repetition numbers present in a records or failed-attempts table."""
+    if frame.empty:
+        return {}
+    pairs = frame[["case_id", "rep"]].astype({"case_id": str}).drop_duplicates()
+    return {case_id: set(reps) for case_id, reps in pairs.groupby("case_id")["rep"]}
 
 
 def placement_violations(records: pd.DataFrame) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""Parser for `likwid-perfctr -O` CSV (likwid 5.2 `printOutput` in likwid.lua; see notes/likwid.md).
+"""Parser for `likwid-perfctr -O` CSV (likwid 5.2 `printOutput` in likwid.lua).
 
 Layout: per group (and, in marker mode, per region) a `STRUCT,Info` block, then tables announced by
 `TABLE,[Region <tag>,]Group <n> <Raw|Raw STAT|Metric|Metric STAT>,<GROUP>,<rows>` with one header row and
@@ -11,7 +11,7 @@ None.
 import math
 from pathlib import Path
 
-from jobs.errors import ScalebenchError
+from sbcore.errors import ScalebenchError
 
 KINDS = ("Raw", "Raw STAT", "Metric", "Metric STAT")
 

@@ -4,7 +4,6 @@ raw/<case_id>/rep-<k>.json on success (never rewritten), rep-<k>.failed-<utc>-<p
 """
 
 import contextlib
-import datetime
 import json
 import os
 import signal
@@ -13,13 +12,14 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from jobs.atomic import dump_json, write_new
 from jobs.binaries import binary_path, is_mpi
 from jobs.campaign import load_cases
-from jobs.errors import ScalebenchError, UsageError
 from jobs.hostinfo import host_info, host_topology, hostname
 from jobs.pinning import format_cpulist, pin_cpus, placement_violations
 from jobs.status import rep_done
+from sbcore import layout
+from sbcore.atomic import dump_json, write_new
+from sbcore.errors import ScalebenchError, UsageError
 
 SCHEMA = "scalebench.run/1"
 REQUIRED = ("kernel", "threads", "wall_s", "placement", "checksum", "warmup")
@@ -47,10 +47,6 @@ class Context(NamedTuple):
         return cls(campaign_dir, campaign_dir.name, host_info(campaign_dir), hostname())
 
 
-def utc_now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
-
-
 def slurm_ids(env=os.environ) -> dict | None:
     if "SLURM_JOB_ID" not in env:
         return None
@@ -71,7 +67,7 @@ def build_command(ctx: Context, case: dict, k: int, env=os.environ) -> Command:
     if case.get("dump_image"):
         # Relative to the campaign directory, the kernels' working directory: no whitespace of the
         # campaign's path reaches likwid-pin, which splits its command line on it.
-        kernel += ["--dump", str(rep_image_path(case, k))]
+        kernel += ["--dump", str(layout.image_relpath(case["case_id"], k))]
     # OMP_NUM_THREADS = threads whatever the caller's shell says: likwid-pin sets it to its list length when
     # unset (shorter than threads when the list wraps) and truncates the list when it is smaller.
     run_env = dict(env) | {"OMP_NUM_THREADS": str(case["threads"])} | case["env"]
@@ -90,7 +86,7 @@ def build_command(ctx: Context, case: dict, k: int, env=os.environ) -> Command:
     if group:
         counters = {"status": "unavailable", "group": group, "reason": ctx.host["counters"]["reason"]}
     if group and ctx.host["counters"]["available"]:
-        csv_path = ctx.campaign_dir / "raw" / case["case_id"] / f".perfctr-{k}-{os.getpid()}.csv"
+        csv_path = layout.case_dir(ctx.campaign_dir, case["case_id"]) / f".perfctr-{k}-{os.getpid()}.csv"
         counters = {"status": "pending", "group": group}  # until the CSV is read after the run
         if case["pin"] != "none":
             # -C pins like likwid-pin and measures those CPUs
@@ -149,11 +145,6 @@ def parse_records(stdout: str) -> tuple[list[dict], list[dict]]:
     return warm, measured
 
 
-def rep_image_path(case: dict, k: int) -> Path:
-    """Where repetition k of a dump_image case writes its --dump PGM, relative to the campaign."""
-    return Path("raw") / case["case_id"] / f"rep-{k}.pgm"
-
-
 def run_process(
     argv: list[str], env: dict, timeout_s: float, cwd: Path | None = None
 ) -> tuple[int | None, str, str, bool]:
@@ -202,14 +193,10 @@ def _exit_reason(status: int | None) -> str:
     return f"exit status {status}"
 
 
-def rep_paths(campaign_dir: Path, case: dict, k: int) -> tuple[Path, Path]:
-    directory = Path(campaign_dir) / "raw" / case["case_id"]
-    return directory, directory / f"rep-{k}.json"
-
-
 def run_rep(ctx: Context, case: dict, k: int, env=os.environ) -> dict:
     """Run repetition k of the case unless it is done; returns {"outcome": done|ok|failed|duplicate, ...}."""
-    directory, path = rep_paths(ctx.campaign_dir, case, k)
+    directory = layout.case_dir(ctx.campaign_dir, case["case_id"])
+    path = directory / layout.rep_name(k)
     if rep_done(path):
         return {"outcome": "done", "path": path}
     directory.mkdir(parents=True, exist_ok=True)
@@ -284,7 +271,7 @@ def _counters_from_csv(csv_path: Path, group: str) -> dict:
 
 def _failed(directory: Path, k: int, fields: dict) -> dict:
     fields = {"status": "failed", **fields}
-    path = directory / f"rep-{k}.failed-{utc_now()}-{os.getpid()}.json"
+    path = directory / layout.failed_name(k)
     write_new(path, dump_json(fields))
     return {"outcome": "failed", "path": path, "reason": fields["reason"]}
 
@@ -298,5 +285,5 @@ def run_case(campaign_dir: Path, index: int, rep: int | None = None, env=os.envi
     if rep is not None and not 0 <= rep < case["reps"]:
         raise UsageError(f"--rep {rep}: case {index} has reps 0..{case['reps'] - 1}")
     ctx = Context.for_campaign(campaign_dir)
-    reps = [rep] if rep is not None else range(case["reps"])
+    reps = [rep] if rep is not None else layout.required_reps(case)
     return [run_rep(ctx, case, k, env) for k in reps]

@@ -13,8 +13,9 @@ from tqdm import tqdm
 
 from jobs.campaign import campaign_seed, load_cases
 from jobs.config import load_node_types
-from jobs.runcase import Context, run_rep, utc_now
+from jobs.runcase import Context, run_rep
 from jobs.status import missing_reps
+from sbcore.clock import utc_stamp
 
 
 def local_node_types() -> set[str]:
@@ -45,7 +46,7 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr) -> dict
     if not work:
         return counts
     ctx = Context.for_campaign(campaign_dir)
-    log_path = campaign_dir / "logs" / f"run-{utc_now()}-{socket.gethostname()}-{os.getpid()}.log"
+    log_path = campaign_dir / "logs" / f"run-{utc_stamp()}-{socket.gethostname()}-{os.getpid()}.log"
     log_path.parent.mkdir(exist_ok=True)
     bar = tqdm(total=len(work), unit="rep", file=out, disable=not progress, dynamic_ncols=True)
     # Line-buffered: a kill -9 loses at most the line being written; the records are the truth anyway.
@@ -56,7 +57,7 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr) -> dict
                 result = run_rep(ctx, case, k)
                 reason = result.get("reason", "")
                 where = f"case {case['index']} {case['case_id']} rep {k}"
-                log.write(f"{utc_now()} {where} {result['outcome']} {reason}\n")
+                log.write(f"{utc_stamp()} {where} {result['outcome']} {reason}\n")
                 if result["outcome"] == "failed":
                     counts["failed"] += 1
                     bar.write(f"case {case['index']} ({case['case_id']}) rep {k} failed: {reason}", file=out)
@@ -66,7 +67,7 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr) -> dict
                 bar.update()
         except KeyboardInterrupt:
             counts["interrupted"] = True
-            log.write(f"{utc_now()} interrupted\n")
+            log.write(f"{utc_stamp()} interrupted\n")
         finally:
             bar.close()
     return counts

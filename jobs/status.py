@@ -1,14 +1,13 @@
 """Campaign progress from files alone: which repetitions have a complete record, which failed and why.
 
-A repetition is done when raw/<case_id>/rep-<k>.json parses with status ok; a case is done when all its
-reps are; otherwise it is failed if a failed-attempt file explains a missing rep, else missing.
+A repetition is done when raw/<case_id>/rep-<k>.json parses with status ok; the state of a case
+(done/failed/partial/missing) is sbcore.layout.case_progress, the rule `analyze` uses too.
 """
 
 import json
-import re
 from pathlib import Path
 
-FAILED_NAME = re.compile(r"^rep-(\d+)\.failed-(.+)\.json$")
+from sbcore import layout
 
 
 def read_record(path: Path) -> dict | None:
@@ -25,39 +24,31 @@ def rep_done(path: Path) -> bool:
 
 
 def case_state(campaign_dir: Path, case: dict) -> dict:
-    directory = Path(campaign_dir) / "raw" / case["case_id"]
     done, violations = set(), 0
-    for k in range(case["reps"]):
-        record = read_record(directory / f"rep-{k}.json")
+    for k in layout.required_reps(case):
+        record = read_record(layout.rep_path(campaign_dir, case["case_id"], k))
         if record is not None and record.get("status") == "ok":
             done.add(k)
             violations += bool((record.get("pin") or {}).get("violations"))
-    failures = {}  # rep -> newest failed attempt (file names sort by UTC time)
-    if directory.is_dir():
-        for path in sorted(directory.iterdir()):
-            match = FAILED_NAME.match(path.name)
-            if match and int(match.group(1)) not in done:
-                failures[int(match.group(1))] = path
+    failures = {
+        k: p for k, p in layout.failed_attempts(campaign_dir, case["case_id"]).items() if k not in done
+    }
+    progress = layout.case_progress(case, done, failures)
     reason = None
-    if failures:
-        k, path = max(failures.items(), key=lambda item: item[1].name.split(".failed-")[1])
+    newest = layout.newest_failure(failures)
+    if newest:
+        k, path = newest
         attempt = read_record(path) or {}
         reason = f"rep {k}: {attempt.get('reason', 'unreadable failed-attempt file ' + path.name)}"
-    if len(done) == case["reps"]:
-        state = "done"
-    elif failures:
-        state = "failed"
-    else:
-        state = "missing"
     return {
         "index": case["index"],
         "case_id": case["case_id"],
         "node_type": case["node_type"],
-        "state": state,
-        "reps_done": len(done),
-        "reps": case["reps"],
+        "state": progress.state,
+        "reps_done": progress.reps_done,
+        "reps": progress.reps_required,
         "reason": reason,
-        "failed_reps": len(failures),
+        "failed_reps": progress.reps_failed,
         "pin_violations": violations,
     }
 
@@ -69,5 +60,8 @@ def case_states(campaign_dir) -> list[dict]:
 
 
 def missing_reps(campaign_dir: Path, case: dict) -> list[int]:
-    directory = Path(campaign_dir) / "raw" / case["case_id"]
-    return [k for k in range(case["reps"]) if not rep_done(directory / f"rep-{k}.json")]
+    return [
+        k
+        for k in layout.required_reps(case)
+        if not rep_done(layout.rep_path(campaign_dir, case["case_id"], k))
+    ]

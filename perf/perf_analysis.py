@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from analysis.load import load_records  # noqa: E402
 from analysis.pipeline import Options, analyze, write_tables  # noqa: E402
-from analysis.synthetic import bulk_specs, write_campaign  # noqa: E402
+from tests.synthetic_campaigns import bulk_specs, write_campaign  # noqa: E402
 
 
 def peak_rss_gb() -> float:

@@ -125,7 +125,7 @@ def test_image_plot_from_a_real_kernel_dump(bin_dir, tmp_path):
     import subprocess as sp
 
     from analysis.plots import mandelbrot_plot, read_pgm
-    from analysis.synthetic import mandelbrot_pgm
+    from tests.synthetic_campaigns import mandelbrot_pgm
 
     binary = bin_dir / "mandelbrot-c-serial"
     if not binary.exists():

@@ -36,9 +36,13 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path, data: bytes | str) -> None:
-    """Write (or replace) `path` atomically: temp file in the same directory, fsync, rename."""
+def write_atomic(path: Path, data: bytes | str, make_parents: bool = False) -> None:
+    """Write (or replace) `path` atomically: temp file in the same directory, fsync, rename.
+
+    make_parents: create missing parent directories first (analysis outputs, created on first use)."""
     path = Path(path)
+    if make_parents:
+        path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode() if isinstance(data, str) else data
     tmp = _write_temp(path, raw)
     try:
