@@ -5,7 +5,6 @@ Every stage is a function of the previous stage's tables; this module only wires
 
 from __future__ import annotations
 
-import io
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.campaign import Campaign, cores_of, read_campaign
+from analysis.csv_out import csv_bytes
 from analysis.load import Loaded, load_records, record_file
 from analysis.models import fit_models
 from analysis.speedup import speedups
@@ -142,8 +142,6 @@ def write_tables(result: Analysis) -> list[Path]:
     }
     written = []
     for name, table in tables.items():
-        buffer = io.StringIO()
-        table.to_csv(buffer, index=False, float_format="%.6g")
-        write_atomic(out / name, buffer.getvalue(), make_parents=True)
+        write_atomic(out / name, csv_bytes(table), make_parents=True)
         written.append(out / name)
     return written
