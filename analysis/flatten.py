@@ -78,7 +78,7 @@ def cpu_list(raw: bytes) -> str | None:
 
 @lru_cache(maxsize=65536)
 def hwthread_ids(keys: tuple[str, ...]) -> np.ndarray:
-    return np.array([int(k) for k in keys], dtype=np.int64)
+    return np.array([int(k) for k in keys], dtype=np.int32)
 
 
 def flatten_records(records: list[Record]) -> tuple[dict[str, list], list[tuple]]:

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.campaign import Campaign, cores_of, read_campaign
-from analysis.csv_out import csv_bytes
+from analysis.csv_out import write_csv
 from analysis.load import Loaded, load_records, record_file
 from analysis.models import fit_models
 from analysis.speedup import speedups
@@ -21,7 +21,6 @@ from analysis.stats import CaseStats, summarize
 from analysis.validity import case_table, checksum_check, completeness, counter_status, placement_violations
 from analysis.variant_tests import compare_variants
 from analysis.variants import CASE_DESCRIPTION
-from sbcore.atomic import write_atomic
 
 
 @dataclass
@@ -142,6 +141,6 @@ def write_tables(result: Analysis) -> list[Path]:
     }
     written = []
     for name, table in tables.items():
-        write_atomic(out / name, csv_bytes(table), make_parents=True)
+        write_csv(table, out / name)
         written.append(out / name)
     return written
