@@ -115,9 +115,9 @@ def reps_by_case(frame: pd.DataFrame) -> dict[str, set[int]]:
 def placement_violations(records: pd.DataFrame) -> pd.DataFrame:
     if records.empty or "pin_violations" not in records:
         return pd.DataFrame(columns=["case_id", "records_with_violations", "records"])
-    r = records.astype({"case_id": str})
+    r = records.astype({"case_id": str}).assign(violated=records["pin_violations"] > 0)
     counts = r.groupby("case_id", observed=True).agg(
-        records_with_violations=("pin_violations", lambda v: int((v > 0).sum())), records=("rep", "size")
+        records_with_violations=("violated", "sum"), records=("rep", "size")
     )
     return counts[counts["records_with_violations"] > 0].reset_index()
 
