@@ -1,8 +1,4 @@
-"""A campaign directory as the analysis sees it: files only (docs/formats.md), no import of `jobs`.
-
-`resolve_campaign` mirrors the CLI rule (a path, a name under results/, or `latest`); the campaign
-engine has its own copy, because the analysis must keep working from the files alone.
-"""
+"""A campaign directory as the analysis sees it: files only (docs/formats.md, layout in sbcore.layout)."""
 
 from __future__ import annotations
 
@@ -13,28 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.flatten import VARIANT_KEYS, canonical_json
-from jobs import sampling
-from jobs.errors import ScalebenchError, UsageError
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_RESULTS = REPO_ROOT / "results"
-
-
-def resolve_campaign(spec: str, results_dir: Path = DEFAULT_RESULTS) -> Path:
-    """CAMPAIGN argument -> campaign directory. Missing campaign: UsageError (exit 2)."""
-    results_dir = Path(results_dir)
-    candidates = [Path(spec)] if spec != "latest" else []
-    candidates.append(results_dir / spec)
-    for path in candidates:
-        if path.is_dir():
-            path = path.resolve()
-            if not (path / "cases.jsonl").is_file() and not (path / "raw").is_dir():
-                raise ScalebenchError(f"{path}: not a campaign directory (no cases.jsonl and no raw/)")
-            return path
-    if spec == "latest":
-        raise UsageError(f"CAMPAIGN 'latest': {results_dir / 'latest'} does not exist (no campaign run yet?)")
-    raise UsageError(f"CAMPAIGN {spec!r}: no such directory, and no campaign of that name in {results_dir}")
+from analysis.flatten import canonical_json
+from analysis.variants import VARIANT_PARAMS
+from sbcore import layout, sampling
 
 
 @dataclass
@@ -52,7 +29,7 @@ def read_campaign(path: Path) -> Campaign:
     manifest = _read_json(path / "manifest.json", problems)
     config = _read_toml(path / "campaign.toml", problems)
     rows = []
-    cases_file = path / "cases.jsonl"
+    cases_file = layout.cases_path(path)
     if cases_file.is_file():
         for lineno, line in enumerate(cases_file.read_text(errors="replace").splitlines(), 1):
             if not line.strip():
@@ -86,7 +63,7 @@ CASE_COLUMNS = [
     "inner",
     "problem",
     "params_json",
-    "sampling_rule",  # jobs.sampling.Rule: when the case has enough repetitions
+    "sampling_rule",  # sbcore.sampling.Rule: when the case has enough repetitions
 ]
 
 
@@ -116,7 +93,7 @@ def case_row(case: dict) -> dict:
 
 def problem_key(params: dict) -> str:
     """The kernel's problem (size, region, samples, seed...): params without the parallel variant."""
-    return canonical_json({k: v for k, v in params.items() if k not in VARIANT_KEYS})
+    return canonical_json({k: v for k, v in params.items() if k not in VARIANT_PARAMS})
 
 
 def _read_json(path: Path, problems: list) -> dict:

@@ -6,11 +6,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from analysis.campaign import DEFAULT_RESULTS, resolve_campaign
-from jobs.argtypes import int_at_least
-from jobs.errors import UsageError
+from sbcore.argtypes import int_at_least
+from sbcore.errors import UsageError
+from sbcore.layout import RESULTS_ENV, resolve_campaign
 
 FORMATS = ("md", "html", "csv")
+RESULTS_HELP = f"where campaigns live (default: ${RESULTS_ENV}, else results/)"
 
 
 def register(sub) -> None:
@@ -49,7 +50,7 @@ def register(sub) -> None:
     analyze.add_argument(
         "--jobs", type=int_at_least(1), default=None, help="processes that parse records (default: all CPUs)"
     )
-    analyze.add_argument("--results-dir", type=Path, default=DEFAULT_RESULTS, help="where campaigns live")
+    analyze.add_argument("--results-dir", type=Path, help=RESULTS_HELP)
     analyze.set_defaults(func=run_analyze)
 
     compare = sub.add_parser(
@@ -68,7 +69,7 @@ def register(sub) -> None:
     compare.add_argument("b", metavar="B", help="campaign compared with A")
     compare.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
     compare.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
-    compare.add_argument("--results-dir", type=Path, default=DEFAULT_RESULTS, help="where campaigns live")
+    compare.add_argument("--results-dir", type=Path, help=RESULTS_HELP)
     compare.set_defaults(func=run_compare)
 
 
@@ -157,7 +158,7 @@ def print_summary(result, best, plots) -> None:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from analysis.compare import compare_campaigns, write_comparison
+    from analysis.campaign_diff import compare_campaigns, write_comparison
 
     check_resamples(args.resamples)
     dir_a = resolve_campaign(args.a, args.results_dir)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from jobs.sampling import median_ci
+from sbcore.sampling import median_ci
 
 SLOW_RATIO = 1.3  # probe time / node's normal probe time
 WAIT_SHARE = 0.2  # run-queue wait / (run time x threads), above the host's normal share

@@ -1,4 +1,5 @@
-"""One raw record (nested JSON) -> one flat row of the tidy records table, plus its per-hwthread counters.
+"""Decoded raw records -> the columns of the tidy records table (one row per record), plus their
+per-hwthread counters.
 
 Counter metrics become four columns per metric in the row (`ctr_<metric>_sum|min|max|avg`); the values
 per hardware thread go to a separate long table (one row per record x metric x hwthread), because a
@@ -7,24 +8,15 @@ wide column per hardware thread would be mostly empty on a 512-CPU node.
 
 import json
 import re
+from functools import lru_cache
+
+import msgspec
+import numpy as np
 
 from analysis.disturbance import probe_columns
+from analysis.record_decode import UNSET, Counters, Pin, Record
+from analysis.variants import VARIANT_PARAMS
 
-# What names a variant in every table, in this order (summary, speedup, models).
-CASE_DESCRIPTION = [
-    "node_type",
-    "binary",
-    "kernel",
-    "lang",
-    "model",
-    "schedule",
-    "sync",
-    "inner",
-    "pin",
-    "counter_group",
-]
-
-VARIANT_KEYS = ("schedule", "sync", "inner")
 _RAW_NUMERIC = (
     "wall_s",
     "setup_s",
@@ -38,6 +30,8 @@ _RAW_NUMERIC = (
     "runner_wall_s",
     "exit_status",
     "clock_ghz",
+    "invocation",
+    "in_process_rep",
 )
 _RAW_TEXT = ("campaign", "node_type", "hostname", "host", "kernel", "lang", "model", "checksum", "started")
 _RAW_TEXT += ("inner_path", "uarch")  # which inner loop ran, on which core design (analysis/efficiency.py)
@@ -52,59 +46,110 @@ def canonical_json(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-def flatten_record(record: dict, relpath: str) -> tuple[dict, list[tuple]]:
-    """(row, [(case_id, rep, metric, [hwthread ids], [values]) per counted metric])."""
-    # No file column: a record's file is always raw/<case_id>/rep-<rep>.json (see load.record_file).
-    row: dict = {"case_id": record["case_id"], "rep": record["rep"]}
-    for key in _RAW_TEXT:
-        row[key] = record.get(key)
-    for key in _RAW_NUMERIC:
-        row[key] = record.get(key)
-    params = record["params"]
-    row["params_json"] = canonical_json(params)
-    for key, value in params.items():
-        if key not in VARIANT_KEYS:
-            row[f"param_{key}"] = value if isinstance(value, str | int | float) else canonical_json(value)
-    for key in VARIANT_KEYS:
-        row[key] = record.get(key, params.get(key))
-    row["threads"] = record["threads"]
-    row["ranks"] = record["ranks"]
-    row["warmup"] = bool(record.get("warmup", False))
-    row["case_index"] = record.get("case_index")
-    row["n_warmup"] = len(record.get("warmup_wall_s") or [])
-    build = record.get("build") or {}
-    row["build_compiler"] = build.get("compiler")
-    row["build_flags"] = build.get("flags")
-    rank_wall = record.get("rank_wall_s")
-    if rank_wall:
-        row["rank_wall_min_s"] = min(rank_wall)
-        row["rank_wall_max_s"] = max(rank_wall)
-    placement = record.get("placement") or []
-    row["placement_cpus"] = len({cpu for pair in placement for cpu in pair}) if placement else None
-    pin = record.get("pin") or {}
-    row["pin_strategy"] = pin.get("strategy")
-    row["pin_cpus"] = ",".join(map(str, pin["cpus"])) if pin.get("cpus") else None
-    row["pin_violations"] = len(pin.get("violations") or [])
-    counters = record.get("counters") or {}
-    row["counters_status"] = counters.get("status")
-    row["counters_group"] = counters.get("group")
-    row["counters_reason"] = counters.get("reason")
+class NotAnObject(ValueError):
+    """A field the schema requires to be a JSON object is something else."""
+
+
+@lru_cache(maxsize=65536)
+def params_columns(raw: bytes) -> tuple[str, dict, tuple]:
+    """(params_json, {param_<key>: value}, (schedule, sync, inner) from params) of one raw params
+    object. Cached: every repetition of a case has the same params."""
+    params = msgspec.json.decode(raw)
+    if not isinstance(params, dict):
+        raise NotAnObject("schema: params: not an object")
+    columns = {
+        f"param_{key}": value if isinstance(value, str | int | float) else canonical_json(value)
+        for key, value in params.items()
+        if key not in VARIANT_PARAMS
+    }
+    return canonical_json(params), columns, tuple(params.get(key) for key in VARIANT_PARAMS)
+
+
+@lru_cache(maxsize=65536)
+def distinct_cpus(raw: bytes) -> int | None:
+    """placement [[worker, cpu], ...] -> how many distinct numbers it names (as before: any entry)."""
+    placement = msgspec.json.decode(raw)
+    try:
+        return len({cpu for pair in placement for cpu in pair}) if placement else None
+    except TypeError:  # not a list of pairs: no placement to count
+        return None
+
+
+@lru_cache(maxsize=65536)
+def cpu_list(raw: bytes) -> str | None:
+    cpus = msgspec.json.decode(raw)
+    return ",".join(map(str, cpus)) if isinstance(cpus, list) and cpus else None
+
+
+@lru_cache(maxsize=65536)
+def hwthread_ids(keys: tuple[str, ...]) -> np.ndarray:
+    return np.array([int(k) for k in keys], dtype=np.int32)
+
+
+def flatten_records(records: list[Record]) -> tuple[dict[str, list], list[tuple]]:
+    """(columns of the records table, [(record index, metric, hwthread ids, values)] per counted metric).
+
+    Column by column over the decoded records; values repeating over a case's repetitions come from
+    the caches above. No file column: a record's file is always raw/<case_id>/rep-<rep>.json."""
+    n = len(records)
+    col: dict[str, list] = {"case_id": [r.case_id for r in records], "rep": [r.rep for r in records]}
+    for key in _RAW_TEXT + _RAW_NUMERIC:
+        col[key] = [getattr(r, key) for r in records]
+    derived = [params_columns(bytes(r.params)) for r in records]
+    col["params_json"] = [d[0] for d in derived]
+    param_keys = list(dict.fromkeys(k for d in {id(d): d for d in derived}.values() for k in d[1]))
+    for key in param_keys:
+        col[key] = [d[1].get(key) for d in derived]
+    for i, key in enumerate(VARIANT_PARAMS):
+        col[key] = [
+            d[2][i] if value is UNSET else value
+            for d, value in zip(derived, (getattr(r, key) for r in records), strict=True)
+        ]
+    col["threads"] = [r.threads for r in records]
+    col["ranks"] = [r.ranks for r in records]
+    col["warmup"] = [bool(r.warmup) for r in records]
+    col["case_index"] = [r.case_index for r in records]
+    col["n_warmup"] = [len(r.warmup_wall_s or ()) for r in records]
+    builds = [r.build if isinstance(r.build, dict) else {} for r in records]
+    col["build_compiler"] = [b.get("compiler") for b in builds]
+    col["build_flags"] = [b.get("flags") for b in builds]
+    rank_wall = [r.rank_wall_s for r in records]
+    if any(rank_wall):
+        col["rank_wall_min_s"] = [min(w) if w else None for w in rank_wall]
+        col["rank_wall_max_s"] = [max(w) if w else None for w in rank_wall]
+    col["placement_cpus"] = [distinct_cpus(bytes(r.placement)) for r in records]
+    pins = [r.pin or _NO_PIN for r in records]
+    col["pin_strategy"] = [p.strategy for p in pins]
+    col["pin_cpus"] = [cpu_list(bytes(p.cpus)) for p in pins]
+    col["pin_violations"] = [len(p.violations or ()) for p in pins]
+    counters = [r.counters or _NO_COUNTERS for r in records]
+    col["counters_status"] = [c.status for c in counters]
+    col["counters_group"] = [c.group for c in counters]
+    col["counters_reason"] = [c.reason for c in counters]
     per_hwthread: list[tuple] = []
-    if counters.get("status") == "ok":
-        for name, metric in (counters.get("metrics") or {}).items():
+    counted = [(i, c.metrics) for i, c in enumerate(counters) if c.status == "ok" and c.metrics]
+    for i, metrics in counted:
+        for name, metric in metrics.items():
             column = metric_column(name)
             for stat in ("sum", "min", "max", "avg"):
-                row[f"ctr_{column}_{stat}"] = metric.get(stat)
-            values = metric.get("per_hwthread") or {}
+                key = f"ctr_{column}_{stat}"
+                if key not in col:
+                    col[key] = [None] * n
+                col[key][i] = getattr(metric, stat)
+            values = metric.per_hwthread
             if values:  # exploded into one row per hwthread later, vectorised (see load.explode_counters)
-                per_hwthread.append(
-                    (record["case_id"], record["rep"], name, list(values), list(values.values()))
-                )
-    row |= probe_columns(record.get("probe"))
-    row["invocation"] = record.get("invocation")
-    row["in_process_rep"] = record.get("in_process_rep")
-    row["sampling_stop"] = (record.get("sampling") or {}).get("stop")
-    slurm = record.get("slurm") or {}
-    row["slurm_job_id"] = slurm.get("job_id")
-    row["slurm_array_task_id"] = slurm.get("array_task_id")
-    return row, per_hwthread
+                per_hwthread.append((i, name, hwthread_ids(tuple(values)), list(values.values())))
+    probes = [probe_columns(r.probe) for r in records]
+    for key in dict.fromkeys(k for p in probes for k in p):
+        col[key] = [p.get(key) for p in probes]
+    col["sampling_stop"] = [
+        (r.sampling or {}).get("stop") if isinstance(r.sampling, dict) else None for r in records
+    ]
+    slurm = [r.slurm if isinstance(r.slurm, dict) else {} for r in records]
+    col["slurm_job_id"] = [s.get("job_id") for s in slurm]
+    col["slurm_array_task_id"] = [s.get("array_task_id") for s in slurm]
+    return col, per_hwthread
+
+
+_NO_PIN = Pin()
+_NO_COUNTERS = Counters()

@@ -17,9 +17,8 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import curve_fit
 
-from analysis.flatten import CASE_DESCRIPTION
-from analysis.speedup import VARIANT
 from analysis.stats import CONFIDENCE
+from analysis.variants import CASE_DESCRIPTION, SCALING_SERIES
 
 MIN_POINTS = 3
 MODEL_COLUMNS = [
@@ -77,7 +76,7 @@ def fit_models(s: pd.DataFrame, dist: np.ndarray, cores: dict[str, int | None]) 
     usable["cores"] = usable["node_type"].map(cores)
     usable = usable[usable["cores"].notna() & (usable["workers"] <= usable["cores"])]
     rows = []
-    for _, series in usable.groupby(VARIANT, dropna=False):
+    for _, series in usable.groupby(SCALING_SERIES, dropna=False):
         if series["workers"].nunique() < MIN_POINTS:
             continue
         first = series.iloc[0]

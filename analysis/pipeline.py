@@ -5,7 +5,6 @@ Every stage is a function of the previous stage's tables; this module only wires
 
 from __future__ import annotations
 
-import io
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,15 +12,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.atomic import write_text_atomic
 from analysis.bimodality import COLUMNS as BIMODAL_COLUMNS
 from analysis.bimodality import bimodality
 from analysis.campaign import Campaign, cores_of, read_campaign
-from analysis.comparisons import compare_variants
 from analysis.counter_tables import counter_tables
+from analysis.csv_out import write_csv
 from analysis.disturbance import SUMMARY_COLUMNS, clean_summary, flag_disturbed
 from analysis.efficiency import efficiency, load_bounds
-from analysis.flatten import CASE_DESCRIPTION
 from analysis.load import Loaded, load_records, record_file
 from analysis.micro import micro_tables
 from analysis.models import fit_models
@@ -37,6 +34,8 @@ from analysis.validity import (
     placement_violations,
     plausibility,
 )
+from analysis.variant_tests import compare_variants
+from analysis.variants import CASE_DESCRIPTION
 
 
 @dataclass
@@ -189,8 +188,6 @@ def write_tables(result: Analysis) -> list[Path]:
     }
     written = []
     for name, table in tables.items():
-        buffer = io.StringIO()
-        table.to_csv(buffer, index=False, float_format="%.6g")
-        write_text_atomic(out / name, buffer.getvalue())
+        write_csv(table, out / name)
         written.append(out / name)
     return written

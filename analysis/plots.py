@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from analysis.atomic import write_bytes_atomic  # noqa: E402
+from sbcore.atomic import write_atomic  # noqa: E402
 
 MAX_SERIES = 10  # more lines than this are unreadable; the rest stay in speedup.csv
 MAX_LINES = 4  # lines per small-multiple panel before the panel is split by schedule
@@ -58,7 +58,7 @@ def _save(fig, out_dir: Path, name: str, title: str, section: str) -> Plot:
     for path in (png, svg):
         buffer = io.BytesIO()
         fig.savefig(buffer, dpi=110, format=path.suffix[1:])
-        write_bytes_atomic(path, buffer.getvalue())
+        write_atomic(path, buffer.getvalue(), make_parents=True)
     plt.close(fig)
     return Plot(name, title, section, png, svg)
 

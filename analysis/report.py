@@ -13,10 +13,10 @@ import html
 
 import pandas as pd
 
-from analysis.atomic import write_text_atomic
 from analysis.plots import Plot
 from analysis.report_blocks import Block
 from analysis.sections import SECTIONS
+from sbcore.atomic import write_atomic
 
 MAX_ROWS = 40  # longer tables are cut in the report (the CSV has everything)
 
@@ -172,10 +172,10 @@ def write_report(result, plots: list[Plot], formats: tuple[str, ...]) -> dict[st
     written = {}
     if "md" in formats:
         path = result.out_dir / "report.md"
-        write_text_atomic(path, render_md(blocks, result.out_dir))
+        write_atomic(path, render_md(blocks, result.out_dir), make_parents=True)
         written["md"] = path
     if "html" in formats:
         path = result.out_dir / "report.html"
-        write_text_atomic(path, render_html(blocks))
+        write_atomic(path, render_html(blocks), make_parents=True)
         written["html"] = path
     return written

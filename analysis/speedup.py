@@ -16,9 +16,8 @@ import numpy as np
 import pandas as pd
 
 from analysis.stats import ratio_ci
-from jobs.errors import UsageError
-
-VARIANT = ["node_type", "binary", "params_json", "pin", "counter_group"]
+from analysis.variants import SCALING_SERIES
+from sbcore.errors import UsageError
 
 
 def baseline_rows(s: pd.DataFrame, spec: str) -> tuple[pd.Series, str]:
@@ -46,8 +45,8 @@ def baseline_rows(s: pd.DataFrame, spec: str) -> tuple[pd.Series, str]:
 
 def self_rows(s: pd.DataFrame) -> pd.Series:
     ok = s[s["valid"] & (s["workers"] == 1)]
-    best = ok.sort_values("median_s").groupby(VARIANT, dropna=False).head(1)
-    return _match(s, best, VARIANT)
+    best = ok.sort_values("median_s").groupby(SCALING_SERIES, dropna=False).head(1)
+    return _match(s, best, SCALING_SERIES)
 
 
 def _match(s: pd.DataFrame, base: pd.DataFrame, key: list[str]) -> pd.Series:
@@ -112,3 +111,30 @@ def _fill(out: pd.DataFrame, s: pd.DataFrame, dist: np.ndarray, base: pd.Series,
     workers = out["workers"].astype(float)
     for column in ("", "_ci_low", "_ci_high"):
         out[f"{prefix}efficiency{column}"] = out[f"{prefix}speedup{column}"] / workers
+
+
+def best_speedups(sp: pd.DataFrame) -> pd.DataFrame:
+    """Best speedup per node type and kernel, with its CI and the baseline's absolute time."""
+    ok = sp[sp["speedup"].notna() & (sp["model"] != "serial")]
+    if ok.empty:
+        return pd.DataFrame()
+    best = ok.loc[ok.groupby(["node_type", "kernel"])["speedup"].idxmax()]
+    return best[
+        [
+            "node_type",
+            "kernel",
+            "binary",
+            "schedule",
+            "sync",
+            "threads",
+            "ranks",
+            "speedup",
+            "speedup_ci_low",
+            "speedup_ci_high",
+            "efficiency",
+            "baseline_case_id",
+            "baseline_binary",
+            "baseline_median_s",
+            "median_s",
+        ]
+    ]

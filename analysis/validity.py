@@ -21,7 +21,7 @@ import pandas as pd
 
 from analysis.campaign import CASE_COLUMNS, problem_key
 from analysis.speedup import key_strings
-from jobs import sampling
+from sbcore import layout
 
 
 def case_table(planned: pd.DataFrame, records: pd.DataFrame) -> pd.DataFrame:
@@ -84,59 +84,64 @@ def checksum_check(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def completeness(cases: pd.DataFrame, records: pd.DataFrame, failed: pd.DataFrame) -> pd.DataFrame:
-    """Per planned case: reps planned / done / failed / missing, and the latest failure reason."""
+    """Per planned case: reps planned / done / failed / missing, its state (sbcore.layout.case_progress,
+    the rule `status` uses) and the latest failure reason."""
     planned = cases[cases["planned"]][["case_id", "node_type", "binary", "threads", "ranks", "reps"]].copy()
-    done = (
-        records.astype({"case_id": str}).groupby("case_id", observed=True)["rep"].nunique()
-        if len(records)
-        else pd.Series(dtype=int)
-    )
-    planned["done"] = planned["case_id"].map(done).fillna(0).astype(int)
+    done_reps = reps_by_case(records)
+    open_failures = failed.iloc[0:0]
     if len(failed):
         have = set(zip(records["case_id"].astype(str), records["rep"].astype(int), strict=True))
         open_failures = failed[
             [(c, int(r)) not in have for c, r in zip(failed["case_id"], failed["rep"], strict=True)]
         ].sort_values("file")
-        planned["failed"] = planned["case_id"].map(open_failures.groupby("case_id")["rep"].nunique())
-        planned["reason"] = planned["case_id"].map(open_failures.groupby("case_id")["reason"].last())
-    else:
-        planned["failed"] = 0
-        planned["reason"] = None
-    planned["failed"] = planned["failed"].fillna(0).astype(int)
-    planned["missing"] = (planned["reps"] - planned["done"] - planned["failed"]).clip(lower=0)
-    # Cases sampled to a precision target need what their rule says, not `reps` (= max_reps).
-    rules = (
-        cases.set_index("case_id")["sampling_rule"] if "sampling_rule" in cases else pd.Series(dtype=object)
-    )
-    targeted = [c for c in planned["case_id"] if getattr(rules.get(c), "target_ci", None) is not None]
-    by_case = {}
+    failed_reps = reps_by_case(open_failures)
+    # A case sampled to a precision target is judged on its times; a fixed count only on which reps exist.
+    timed = {}
+    targeted = {
+        str(c)
+        for c, rule in zip(cases["case_id"], cases["sampling_rule"], strict=True)
+        if rule is not None and rule.target_ci
+    }
     if targeted and len(records):
         columns = [c for c in ("rep", "wall_s", "invocation", "runner_wall_s") if c in records]
         mine = records[records["case_id"].astype(str).isin(targeted)][["case_id", *columns]]
-        by_case = {
+        timed = {
             str(c): g.set_index("rep").to_dict("index") for c, g in mine.groupby("case_id", observed=True)
         }
-    if targeted:
-        stops = {c: sampling.progress(rules[c], by_case.get(c, {})).stop for c in targeted}
-        met = planned["case_id"].map(stops).notna()
-        planned.loc[met, "missing"] = 0
-        # Still sampling: at least one more process is missing (unless a failure explains it).
-        planned.loc[~met & planned["case_id"].isin(targeted) & (planned["failed"] == 0), "missing"] = planned[
-            "missing"
-        ].clip(lower=1)
-    planned["state"] = "done"
-    planned.loc[planned["missing"] > 0, "state"] = "missing"
-    planned.loc[planned["failed"] > 0, "state"] = "failed"
-    planned.loc[(planned["state"] != "done") & (planned["done"] > 0), "state"] = "partial"
+    progress = [
+        layout.case_progress(
+            case,
+            timed.get(case["case_id"]) or dict.fromkeys(done_reps.get(case["case_id"], ()), {}),
+            failed_reps.get(case["case_id"], ()),
+            case["sampling_rule"],
+        )
+        for case in cases[cases["planned"]].to_dict("records")
+    ]
+    planned["done"] = [p.reps_done for p in progress]
+    planned["failed"] = [p.reps_failed for p in progress]
+    planned["missing"] = [p.reps_missing for p in progress]
+    planned["state"] = [p.state for p in progress]
+    if len(open_failures):
+        planned["reason"] = planned["case_id"].map(open_failures.groupby("case_id")["reason"].last())
+    else:
+        planned["reason"] = None
     return planned
+
+
+def reps_by_case(frame: pd.DataFrame) -> dict[str, set[int]]:
+    """case_id -> the repetition numbers present in a records or failed-attempts table."""
+    if frame.empty:
+        return {}
+    pairs = frame[["case_id", "rep"]].astype({"case_id": str}).drop_duplicates()
+    return {case_id: set(reps) for case_id, reps in pairs.groupby("case_id")["rep"]}
 
 
 def placement_violations(records: pd.DataFrame) -> pd.DataFrame:
     if records.empty or "pin_violations" not in records:
         return pd.DataFrame(columns=["case_id", "records_with_violations", "records"])
-    r = records.astype({"case_id": str})
+    r = records.astype({"case_id": str}).assign(violated=records["pin_violations"] > 0)
     counts = r.groupby("case_id", observed=True).agg(
-        records_with_violations=("pin_violations", lambda v: int((v > 0).sum())), records=("rep", "size")
+        records_with_violations=("violated", "sum"), records=("rep", "size")
     )
     return counts[counts["records_with_violations"] > 0].reset_index()
 

@@ -6,7 +6,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from jobs.errors import ScalebenchError
+from sbcore.errors import ScalebenchError
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN_DIR = ROOT / "build" / "bin"

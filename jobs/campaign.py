@@ -8,17 +8,12 @@ import json
 import os
 from pathlib import Path
 
-from jobs.atomic import dump_json, write_atomic
-from jobs.errors import ScalebenchError, UsageError
+from sbcore import layout
+from sbcore.atomic import dump_json, write_atomic
+from sbcore.errors import ScalebenchError, UsageError
 
 # Planning, provenance and TOML writing are imported where used: every Slurm array task imports this
 # module for load_cases, and its start-up is part of the per-case overhead (perf/perf_runcase.py).
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def default_results_dir() -> Path:
-    return Path(os.environ.get("SCALEBENCH_RESULTS_DIR", ROOT / "results"))
 
 
 def plan_experiment(experiment_path, node_types=None, nodes_path=None):
@@ -72,7 +67,7 @@ def create_campaign(experiment_path, node_types=None, name=None, results_dir=Non
     from jobs.topology import detect_topology
 
     exp, cases = plan_experiment(experiment_path, node_types)
-    results = Path(results_dir) if results_dir else default_results_dir()
+    results = Path(results_dir) if results_dir else layout.results_root()
     results.mkdir(parents=True, exist_ok=True)
     now = datetime.datetime.now(datetime.UTC)
     created = now.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -94,45 +89,24 @@ def create_campaign(experiment_path, node_types=None, name=None, results_dir=Non
     staging = results / f".{campaign}.staging-{os.getpid()}"
     staging.mkdir()
     try:
-        for sub in ("raw", "logs", "hosts"):
+        for sub in (layout.RAW_DIR, "logs", "hosts"):
             (staging / sub).mkdir()
         write_atomic(
             staging / "campaign.toml", toml_write.dumps(resolved_config(exp, cases, campaign, created, seed))
         )
-        write_atomic(staging / "cases.jsonl", "".join(json.dumps(c) + "\n" for c in cases))
+        write_atomic(layout.cases_path(staging), "".join(json.dumps(c) + "\n" for c in cases))
         manifest = collect_manifest(campaign, [c["binary"] for c in cases], topology)
         write_atomic(staging / "manifest.json", dump_json(manifest))
         os.rename(staging, results / campaign)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    update_latest(results, campaign)
+    layout.update_latest(results, campaign)
     return results / campaign
 
 
-def update_latest(results: Path, campaign: str) -> None:
-    tmp = results / f".latest.{os.getpid()}"
-    tmp.unlink(missing_ok=True)
-    tmp.symlink_to(campaign)
-    os.replace(tmp, results / "latest")
-
-
-def resolve_campaign(arg) -> Path:
-    """A campaign directory from a path, a name under results/, or 'latest'."""
-    text = str(arg)
-    candidates = [Path(text)] if text != "latest" else []
-    candidates.append(default_results_dir() / text)
-    for path in candidates:
-        if (path / "cases.jsonl").is_file():
-            return path.resolve()
-    raise UsageError(
-        f"campaign {text!r}: not a campaign directory (no cases.jsonl) "
-        f"nor a campaign name under {default_results_dir()}"
-    )
-
-
 def load_cases(campaign_dir) -> list[dict]:
-    path = Path(campaign_dir) / "cases.jsonl"
+    path = layout.cases_path(campaign_dir)
     cases = []
     try:
         lines = path.read_text().splitlines()

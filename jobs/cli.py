@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from jobs.argtypes import int_at_least
-from jobs.errors import UsageError
+from sbcore.argtypes import int_at_least
+from sbcore.errors import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
 LIST_LIMIT = 20
@@ -149,8 +149,9 @@ def format_case_table(cases: list[dict]) -> str:
 
 
 def cmd_run(args) -> int:
-    from jobs.campaign import create_campaign, resolve_campaign
+    from jobs.campaign import create_campaign
     from jobs.runner import run_local
+    from sbcore.layout import resolve_campaign
 
     if bool(args.experiment) == bool(args.resume):
         raise UsageError("run: give either EXP (a new campaign) or --resume CAMPAIGN, not both or neither")
@@ -180,8 +181,8 @@ def cmd_run(args) -> int:
 
 
 def cmd_run_case(args) -> int:
-    from jobs.campaign import resolve_campaign
     from jobs.runcase import run_case
+    from sbcore.layout import resolve_campaign
 
     campaign = resolve_campaign(args.campaign)
     results = run_case(campaign, args.index, args.rep)
@@ -193,8 +194,9 @@ def cmd_run_case(args) -> int:
 
 
 def cmd_status(args) -> int:
-    from jobs.campaign import load_cases, resolve_campaign
+    from jobs.campaign import load_cases
     from jobs.status import case_states
+    from sbcore.layout import CASE_STATES, resolve_campaign
 
     campaign = resolve_campaign(args.campaign)
     states = case_states(campaign)
@@ -202,14 +204,15 @@ def cmd_status(args) -> int:
     queue = _queue_states(campaign)
     print(f"campaign {campaign} ({len(states)} cases)")
     queue_columns = f"{'pending':>9}{'running':>9}" if queue else ""
-    print(f"{'node type':<16}{'done':>6}{'missing':>9}{'failed':>8}{'reps done':>14}{queue_columns}")
+    header = f"{'node type':<16}{'done':>6}{'partial':>9}{'missing':>9}{'failed':>8}{'reps done':>14}"
+    print(header + queue_columns)
     for node in dict.fromkeys(s["node_type"] for s in states):
         mine = [s for s in states if s["node_type"] == node]
-        n = {state: sum(s["state"] == state for s in mine) for state in ("done", "missing", "failed")}
+        n = {state: sum(s["state"] == state for s in mine) for state in CASE_STATES}
         reps = f"{sum(s['reps_done'] for s in mine)}/{sum(s['reps'] for s in mine)}"
         queued = [queue[s["index"]] for s in mine if s["state"] != "done" and s["index"] in queue]
         counts = f"{queued.count('PENDING'):>9}{queued.count('RUNNING'):>9}" if queue else ""
-        print(f"{node:<16}{n['done']:>6}{n['missing']:>9}{n['failed']:>8}{reps:>14}{counts}")
+        print(f"{node:<16}{n['done']:>6}{n['partial']:>9}{n['missing']:>9}{n['failed']:>8}{reps:>14}{counts}")
     targeted = [s for s in states if s["target_ci"]]
     if targeted:  # cases sampled to a precision target: reps are "at most"; say how each one ended
         ended = {
@@ -220,7 +223,7 @@ def cmd_status(args) -> int:
             + ", ".join(f"{n} {stop}" for stop, n in ended.items())
             + f", {len(targeted) - sum(ended.values())} still sampling"
         )
-    for state in ("failed", "missing"):
+    for state in ("failed", "partial", "missing"):
         rows = [s for s in states if s["state"] == state]
         if rows:
             print(f"{state}:")
@@ -271,8 +274,8 @@ def cmd_probe(args) -> int:
 
     print(report())
     if args.campaign:
-        from jobs.campaign import resolve_campaign
         from jobs.hostinfo import host_info
+        from sbcore.layout import resolve_campaign
 
         campaign = resolve_campaign(args.campaign)
         info = host_info(campaign)

@@ -9,8 +9,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jobs.errors import UsageError
 from jobs.pinning import PIN_TOOLS, STRATEGIES
+from sbcore.errors import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
 NODES_TOML = ROOT / "config" / "nodes.toml"

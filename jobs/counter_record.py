@@ -4,8 +4,8 @@ against what was asked for (the group, and the hardware threads likwid-perfctr w
 from pathlib import Path
 
 from jobs.counter_groups import missing_group
-from jobs.errors import ScalebenchError
 from jobs.pinning import format_cpulist
+from sbcore.errors import ScalebenchError
 
 REGION = "compute"  # the kernels' marker region around the measured repetition
 

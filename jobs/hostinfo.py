@@ -7,11 +7,11 @@ import os
 import subprocess
 from pathlib import Path
 
-from jobs.atomic import dump_json, write_new
 from jobs.counter_groups import node_groups
-from jobs.errors import ScalebenchError
 from jobs.pinning import find_pin_library
 from jobs.topology import Topology, detect_topology
+from sbcore.atomic import dump_json, write_new
+from sbcore.errors import ScalebenchError
 
 PERFCTR_PROBE = ["likwid-perfctr", "-C", "0", "-g", "CLOCK", "true"]
 

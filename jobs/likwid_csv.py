@@ -20,7 +20,7 @@ does not fit the layout is an error naming the file and line.
 import math
 from pathlib import Path
 
-from jobs.errors import ScalebenchError
+from sbcore.errors import ScalebenchError
 
 KINDS = ("Raw", "Raw STAT", "Metric", "Metric STAT")
 STATS = ("sum", "min", "max", "avg")

@@ -12,8 +12,8 @@ import os
 from jobs.binaries import binary_options, binary_path, is_mpi, split_name
 from jobs.config import NO_COUNTERS, Checker, Experiment, NodeType, resolve_threads
 from jobs.counter_groups import check_planned_groups
-from jobs.errors import UsageError
 from jobs.topology import detect_topology
+from sbcore.errors import UsageError
 
 # Fields that say where a case sits, not what it measures: kept out of the hash.
 UNHASHED = ("case_id", "index", "experiment")

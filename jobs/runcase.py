@@ -4,7 +4,6 @@ raw/<case_id>/rep-<k>.json on success (never rewritten), rep-<k>.failed-<utc>-<p
 """
 
 import contextlib
-import datetime
 import json
 import os
 import signal
@@ -13,15 +12,15 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from jobs import sampling
-from jobs.atomic import dump_json, write_new
 from jobs.binaries import binary_path, is_mpi
 from jobs.campaign import load_cases
 from jobs.counter_record import counters_from_csv, group_problem
-from jobs.errors import UsageError
 from jobs.hostinfo import host_info, host_topology, hostname
 from jobs.pinning import find_pin_library, format_cpulist, pin_cpus, placement_violations, preload_env
 from jobs.status import next_invocations, ok_records
+from sbcore import layout, sampling
+from sbcore.atomic import dump_json, write_new
+from sbcore.errors import UsageError
 
 SCHEMA = "scalebench.run/1"
 REQUIRED = ("kernel", "threads", "wall_s", "placement", "checksum", "warmup")
@@ -47,10 +46,6 @@ class Context(NamedTuple):
     def for_campaign(cls, campaign_dir: Path) -> "Context":
         campaign_dir = Path(campaign_dir)
         return cls(campaign_dir, campaign_dir.name, host_info(campaign_dir), hostname())
-
-
-def utc_now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
 
 
 def slurm_ids(env=os.environ) -> dict | None:
@@ -82,7 +77,7 @@ def build_command(ctx: Context, case: dict, k: int, env=os.environ, nreps: int =
     if case.get("dump_image"):
         # Relative to the campaign directory, the kernels' working directory: no whitespace of the
         # campaign's path reaches likwid-pin, which splits its command line on it.
-        kernel += ["--dump", str(rep_image_path(case, k))]
+        kernel += ["--dump", str(layout.image_relpath(case["case_id"], k))]
     # OMP_NUM_THREADS = threads whatever the caller's shell says: likwid-pin sets it to its list length when
     # unset (shorter than threads when the list wraps) and truncates the list when it is smaller.
     run_env = dict(env) | {"OMP_NUM_THREADS": str(case["threads"])} | case["env"]
@@ -106,7 +101,7 @@ def build_command(ctx: Context, case: dict, k: int, env=os.environ, nreps: int =
         problem = group_problem(group, ctx.host, ctx.hostname)
         if problem:
             raise CaseError(problem)
-        csv_path = ctx.campaign_dir / "raw" / case["case_id"] / f".perfctr-{k}-{os.getpid()}.csv"
+        csv_path = layout.case_dir(ctx.campaign_dir, case["case_id"]) / f".perfctr-{k}-{os.getpid()}.csv"
         measured = pin["cpus"] if case["pin"] != "none" else [h.hwthread for h in topo.hwthreads]
         counters = {"status": "pending", "group": group, "cpus": measured}  # until the CSV is read
         # -C pins like likwid-pin and measures those CPUs; -c only measures
@@ -179,11 +174,6 @@ def parse_records(stdout: str) -> tuple[list[dict], list[dict]]:
     return warm, measured
 
 
-def rep_image_path(case: dict, k: int) -> Path:
-    """Where repetition k of a dump_image case writes its --dump PGM, relative to the campaign."""
-    return Path("raw") / case["case_id"] / f"rep-{k}.pgm"
-
-
 def run_process(
     argv: list[str], env: dict, timeout_s: float, cwd: Path | None = None, affinity: list[int] | None = None
 ) -> tuple[int | None, str, str, bool]:
@@ -235,11 +225,6 @@ def _exit_reason(status: int | None) -> str:
     return f"exit status {status}"
 
 
-def rep_paths(campaign_dir: Path, case: dict, k: int) -> tuple[Path, Path]:
-    directory = Path(campaign_dir) / "raw" / case["case_id"]
-    return directory, directory / f"rep-{k}.json"
-
-
 def run_invocation(ctx: Context, case: dict, p: int, env=os.environ) -> dict:
     """Run invocation p of the case (one kernel process measuring the repetitions of block p) unless
     all of them are done; returns {"outcome": done|ok|failed|duplicate, ...}. Every measured
@@ -247,12 +232,12 @@ def run_invocation(ctx: Context, case: dict, p: int, env=os.environ) -> dict:
     named after its first missing repetition."""
     rule = sampling.case_rule(case)
     ks = sampling.block(rule, p)
-    directory = Path(ctx.campaign_dir) / "raw" / case["case_id"]
+    directory = layout.case_dir(ctx.campaign_dir, case["case_id"])
     known = ok_records(ctx.campaign_dir, case)
     todo = [k for k in ks if k not in known]
     # Done already (another invocation of the same round met the target or used up the budget).
     if not todo or (rule.target_ci is not None and sampling.progress(rule, known).done):
-        return {"outcome": "done", "path": directory / f"rep-{ks[0]}.json"}
+        return {"outcome": "done", "path": directory / layout.rep_name(ks[0])}
     directory.mkdir(parents=True, exist_ok=True)
     harness = {
         "campaign": ctx.campaign,
@@ -320,12 +305,12 @@ def run_invocation(ctx: Context, case: dict, p: int, env=os.environ) -> dict:
     outcome, written = "duplicate", []
     for k in todo:
         record = new[k] | {"sampling": verdict}
-        if write_new(directory / f"rep-{k}.json", dump_json(record)):
+        if write_new(directory / layout.rep_name(k), dump_json(record)):
             outcome = "ok"
             written.append(record)
     return {
         "outcome": outcome,
-        "path": directory / f"rep-{todo[0]}.json",
+        "path": directory / layout.rep_name(todo[0]),
         "record": written[0] if written else None,
         "records": len(written),
     }
@@ -338,7 +323,7 @@ def run_rep(ctx: Context, case: dict, k: int, env=os.environ) -> dict:
 
 def _failed(directory: Path, k: int, fields: dict) -> dict:
     fields = {"status": "failed", **fields}
-    path = directory / f"rep-{k}.failed-{utc_now()}-{os.getpid()}.json"
+    path = directory / layout.failed_name(k)
     write_new(path, dump_json(fields))
     return {"outcome": "failed", "path": path, "reason": fields["reason"]}
 

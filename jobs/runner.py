@@ -1,7 +1,7 @@
 """Local campaign run: every invocation each case meant for this machine still needs, interleaved in a
 seeded random order across cases so that slow drift (thermal, other load) spreads over all cases instead
 of biasing whichever ran last. Cases with a precision target are sampled in rounds: after each round,
-the cases that have not met their target (jobs.sampling) get one more invocation each, again in a
+the cases that have not met their target (sbcore.sampling) get one more invocation each, again in a
 shuffled order, until every case is done or has failed. Ctrl-C stops after killing the running kernel;
 finished records stay.
 """
@@ -16,8 +16,9 @@ from tqdm import tqdm
 
 from jobs.campaign import campaign_seed, load_cases
 from jobs.config import load_node_types
-from jobs.runcase import Context, run_invocation, utc_now
+from jobs.runcase import Context, run_invocation
 from jobs.status import next_invocations
+from sbcore.clock import utc_stamp
 
 
 def local_node_types() -> set[str]:
@@ -50,7 +51,7 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr) -> dict
     if not work:
         return counts
     ctx = Context.for_campaign(campaign_dir)
-    log_path = campaign_dir / "logs" / f"run-{utc_now()}-{socket.gethostname()}-{os.getpid()}.log"
+    log_path = campaign_dir / "logs" / f"run-{utc_stamp()}-{socket.gethostname()}-{os.getpid()}.log"
     log_path.parent.mkdir(exist_ok=True)
     bar = tqdm(total=len(work), unit="run", file=out, disable=not progress, dynamic_ncols=True)
     failed_cases = set()  # not retried in this run: a failure is for a person to look at
@@ -66,7 +67,7 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr) -> dict
                     result = run_invocation(ctx, case, p)
                     reason = result.get("reason", "")
                     where = f"case {case['index']} {case['case_id']} invocation {p}"
-                    log.write(f"{utc_now()} {where} {result['outcome']} {reason}\n")
+                    log.write(f"{utc_stamp()} {where} {result['outcome']} {reason}\n")
                     if result["outcome"] == "failed":
                         counts["failed"] += 1
                         failed_cases.add(case["case_id"])
@@ -83,7 +84,7 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr) -> dict
                 bar.refresh()
         except KeyboardInterrupt:
             counts["interrupted"] = True
-            log.write(f"{utc_now()} interrupted\n")
+            log.write(f"{utc_stamp()} interrupted\n")
         finally:
             bar.close()
     return counts

@@ -9,7 +9,7 @@ import shlex
 import shutil
 import subprocess
 
-from jobs.errors import ScalebenchError
+from sbcore.errors import ScalebenchError
 
 CLIENT_TIMEOUT_S = 60.0
 # Slurm's own error lines carry these prefixes; what follows is the reason worth showing.

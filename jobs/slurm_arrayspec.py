@@ -6,7 +6,7 @@ become the array spec itself: [0, 1, 2, 3, 7, 9, 11, 13, 20] -> "0-3,7-13:2,20".
 
 import re
 
-from jobs.errors import UsageError
+from sbcore.errors import UsageError
 
 _ITEM = re.compile(r"^(\d+)(?:-(\d+)(?::(\d+))?)?$")
 

@@ -3,8 +3,8 @@
 import argparse
 from pathlib import Path
 
-from jobs.argtypes import int_at_least
 from jobs.slurm_submit import DEFAULT_THROTTLE
+from sbcore.argtypes import int_at_least
 
 SHAPE_NOTE = (
     "One array per node type; each task gets a whole node (--exclusive) and run-case starts "
@@ -82,8 +82,8 @@ def run_submit(args) -> int:
 
 
 def run_resume(args) -> int:
-    from jobs.campaign import resolve_campaign
     from jobs.slurm_resume import resume_campaign
+    from sbcore.layout import resolve_campaign
 
     resume_campaign(resolve_campaign(args.campaign), args.throttle, args.dry_run)
     return 0

@@ -8,7 +8,6 @@ case runs twice at the same time; run-case itself only runs the repetitions that
 import sys
 from pathlib import Path
 
-from jobs.errors import ScalebenchError
 from jobs.slurm_arrayspec import format_array_spec
 from jobs.slurm_queue import queue_states
 from jobs.slurm_submissions import read_submissions
@@ -20,6 +19,7 @@ from jobs.slurm_submit import (
     slurm_node_types,
     submit_round,
 )
+from sbcore.errors import ScalebenchError
 
 
 def next_round(campaign_dir: Path) -> int:

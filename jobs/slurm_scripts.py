@@ -9,9 +9,9 @@ import string
 from dataclasses import dataclass
 from pathlib import Path
 
-from jobs.atomic import write_atomic
 from jobs.config import NodeType
-from jobs.errors import ScalebenchError
+from sbcore.atomic import write_atomic
+from sbcore.errors import ScalebenchError
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = Path(__file__).resolve().parent / "templates"

@@ -6,11 +6,10 @@ indices = array task ids), array (the --array spec with throttle), script, submi
 """
 
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 
-from jobs.atomic import write_atomic
-from jobs.errors import ScalebenchError
+from sbcore.atomic import write_atomic
+from sbcore.errors import ScalebenchError
 
 
 def submissions_path(campaign_dir: Path) -> Path:
@@ -42,7 +41,3 @@ def append_submission(campaign_dir: Path, entry: dict) -> None:
     path = submissions_path(campaign_dir)
     old = path.read_text() if path.exists() else ""
     write_atomic(path, old + json.dumps(entry, separators=(", ", ": ")) + "\n")
-
-
-def utc_now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -18,7 +18,6 @@ from pathlib import Path
 
 from jobs import slurm
 from jobs.config import NODES_TOML, NodeType, load_node_types
-from jobs.errors import ScalebenchError, UsageError
 from jobs.slurm_arrayspec import format_array_spec
 from jobs.slurm_scripts import (
     ArrayJob,
@@ -27,7 +26,9 @@ from jobs.slurm_scripts import (
     render_array_script,
     write_script,
 )
-from jobs.slurm_submissions import append_submission, utc_now
+from jobs.slurm_submissions import append_submission
+from sbcore.clock import utc_iso as utc_now
+from sbcore.errors import ScalebenchError, UsageError
 
 DEFAULT_THROTTLE = 4
 CLIENTS = ("sbatch", "scancel", "squeue", "scontrol")

@@ -1,17 +1,14 @@
 """Campaign progress from files alone: which repetitions have a complete record, which failed and why.
 
-A repetition is done when raw/<case_id>/rep-<k>.json parses with status ok; a case is done when its
-sampling rule (jobs.sampling: a fixed count, or a precision target) is satisfied; otherwise it is failed if
-a failed-attempt file explains a missing rep, else missing.
+A repetition is done when raw/<case_id>/rep-<k>.json parses with status ok; the state of a case
+(done/failed/partial/missing) is sbcore.layout.case_progress — its sampling rule (sbcore.sampling: a fixed
+count, or a precision target) satisfied or not — the rule `analyze` uses too.
 """
 
 import json
-import re
 from pathlib import Path
 
-from jobs import sampling
-
-FAILED_NAME = re.compile(r"^rep-(\d+)\.failed-(.+)\.json$")
+from sbcore import layout, sampling
 
 
 def read_record(path: Path) -> dict | None:
@@ -29,50 +26,39 @@ def rep_done(path: Path) -> bool:
 
 def ok_records(campaign_dir: Path, case: dict) -> dict[int, dict]:
     """Repetition index -> complete record, for the case's planned repetitions."""
-    directory = Path(campaign_dir) / "raw" / case["case_id"]
     records = {}
-    for k in range(case["reps"]):
-        record = read_record(directory / f"rep-{k}.json")
+    for k in layout.required_reps(case):
+        record = read_record(layout.rep_path(campaign_dir, case["case_id"], k))
         if record is not None and record.get("status") == "ok":
             records[k] = record
     return records
 
 
 def case_state(campaign_dir: Path, case: dict) -> dict:
-    directory = Path(campaign_dir) / "raw" / case["case_id"]
     records = ok_records(campaign_dir, case)
-    done = set(records)
     violations = sum(bool((r.get("pin") or {}).get("violations")) for r in records.values())
-    progress = sampling.progress(sampling.case_rule(case), records)
-    failures = {}  # rep -> newest failed attempt (file names sort by UTC time)
-    if directory.is_dir():
-        for path in sorted(directory.iterdir()):
-            match = FAILED_NAME.match(path.name)
-            if match and int(match.group(1)) not in done:
-                failures[int(match.group(1))] = path
+    failures = {
+        k: p for k, p in layout.failed_attempts(campaign_dir, case["case_id"]).items() if k not in records
+    }
+    progress = layout.case_progress(case, records, failures)
     reason = None
-    if failures:
-        k, path = max(failures.items(), key=lambda item: item[1].name.split(".failed-")[1])
+    newest = layout.newest_failure(failures)
+    if newest:
+        k, path = newest
         attempt = read_record(path) or {}
         reason = f"rep {k}: {attempt.get('reason', 'unreadable failed-attempt file ' + path.name)}"
-    if progress.done:
-        state = "done"
-    elif failures:
-        state = "failed"
-    else:
-        state = "missing"
     return {
         "index": case["index"],
         "case_id": case["case_id"],
         "node_type": case["node_type"],
-        "state": state,
-        "reps_done": len(done),
-        "reps": case["reps"],
+        "state": progress.state,
+        "reps_done": progress.reps_done,
+        "reps": progress.reps_required,
         "stop": progress.stop,
         "ci_rel": progress.ci_rel,
         "target_ci": (case.get("sampling") or {}).get("target_ci"),
         "reason": reason,
-        "failed_reps": len(failures),
+        "failed_reps": progress.reps_failed,
         "pin_violations": violations,
     }
 

@@ -22,9 +22,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jobs.argtypes import int_at_least
-from jobs.atomic import write_new
-from jobs.errors import ScalebenchError
+from sbcore.argtypes import int_at_least
+from sbcore.atomic import write_new
+from sbcore.errors import ScalebenchError
 
 SCHEMA = "scalebench.run/1"
 

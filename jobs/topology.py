@@ -1,4 +1,4 @@
-"""Hardware-thread topology from `likwid-topology -O` (the CSV-ish output; see shared notes/likwid.md).
+"""Hardware-thread topology from `likwid-topology -O` (the CSV-ish output).
 
 The `TABLE,Topology` rows are whitespace-padded text, not comma-separated, so they are split on
 whitespace. SMT siblings are the hardware threads sharing (socket, core).
@@ -7,7 +7,7 @@ whitespace. SMT siblings are the hardware threads sharing (socket, core).
 import subprocess
 from typing import NamedTuple
 
-from jobs.errors import ScalebenchError
+from sbcore.errors import ScalebenchError
 
 # NamedTuple rather than dataclasses: run-case imports this module, and dataclasses pulls in `inspect`,
 # ~8 ms of start-up per Slurm array task.

@@ -1,6 +1,6 @@
-# C kernels and the shared C harness (issue 2). Included by the top Makefile.
+# C kernels and the shared C harness. Included by the top Makefile.
 #
-# Exported for other fragments (kernels/fortran-mpi.mk reuses them):
+# Exported for other fragments (kernels/fortran.mk and kernels/mpi.mk reuse them):
 #   CC, CFLAGS_REF      gcc and the reference flags (-std=c11 -O2 -ffp-contract=off, no fast-math)
 #   OBJ_DIR             build/obj (harness objects in build/obj/common/)
 #   HARNESS_INC         -Ikernels/common (harness.h is the kernel interface)

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN_DIR = ROOT / "build" / "bin"
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
-# The aims of issue 2: dynamic schedule on the asymmetric preset (the load-imbalanced case).
+# The reference workload: dynamic schedule on the asymmetric preset (the load-imbalanced case).
 MANDELBROT_ARGS = ["--preset", "asymmetric", "--width", "512", "--height", "512", "--max-iter", "1000"]
 PI_ARGS = ["--samples", "100000000", "--seed", "1"]
 # Per model, the schedule/sync that balances load best; others keep their defaults.

@@ -16,8 +16,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from jobs.atomic import write_atomic
-from jobs.errors import ScalebenchError, UsageError
+from sbcore.atomic import write_atomic
+from sbcore.errors import ScalebenchError, UsageError
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "templates" / "slurm.conf"
 DEFAULT_DIR = "/tmp/scalebench-slurm"

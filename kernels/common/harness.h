@@ -1,7 +1,7 @@
 /*
  * scalebench kernel harness — the public interface between the harness and every kernel.
  *
- * FROZEN (issue 2): the Fortran/MPI kernels are written against this file at the same time. Add
+ * FROZEN: the Fortran/MPI kernels and every other kernel are written against this file. Add
  * functions if needed; never change the meaning, order or types of what is here.
  *
  * How a kernel binary is built: the harness objects (make variable HARNESS_OBJS in kernels/c.mk,

@@ -90,7 +90,7 @@ contains
     call c_f_pointer(sb_params_get(ctx), p)
   end function sb_params_of
 
-  ! The harness's uint32 result image as counts(column, row), 0-based like the design's pixel (i, j):
+  ! The harness's uint32 result image as counts(column, row), 0-based like sb_mandelbrot.h's pixel (i, j):
   ! C's row-major width x height is Fortran's column-major (0:width-1, 0:height-1), so counts(:, j) is
   ! row j, contiguous.
   function sb_image_of(ctx, width, height) result(counts)

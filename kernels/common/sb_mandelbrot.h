@@ -1,6 +1,7 @@
 /*
- * The Mandelbrot pixel exactly as in shared/design.md: pixel centres, this operation order, no FMA
- * (built -ffp-contract=off), so every model and language yields the same counts bit for bit.
+ * The Mandelbrot pixel, the definition every kernel and test follows: pixel centres, this
+ * operation order, no FMA (built -ffp-contract=off), so every model and language yields the same
+ * counts bit for bit.
  */
 #ifndef SB_MANDELBROT_H
 #define SB_MANDELBROT_H

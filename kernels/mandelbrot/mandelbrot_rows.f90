@@ -1,4 +1,4 @@
-! Mandelbrot compute loop of the Fortran kernels. It follows the design's pixel formula operation for
+! Mandelbrot compute loop of the Fortran kernels. It follows sb_mandelbrot.h's pixel formula operation for
 ! operation (same parenthesisation, no FMA under -ffp-contract=off) so that the iteration counts are
 ! bit-identical to the C reference: gfortran honours parentheses and, without -ffast-math, never
 ! reassociates floating-point expressions.

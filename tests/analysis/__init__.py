@@ -1,1 +1,1 @@
-"""Tests of the analysis package (issue 6), on synthetic campaigns with known ground truth."""
+"""Tests of the analysis package, on synthetic campaigns with known ground truth."""

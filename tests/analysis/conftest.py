@@ -1,11 +1,11 @@
-"""Synthetic campaigns (analysis/synthetic.py) with known ground truth, analysed once per session."""
+"""Synthetic campaigns (tests/synthetic_campaigns.py) with known ground truth, analysed once per session."""
 
 import pytest
 
 from analysis.pipeline import Options, analyze, write_tables
 from analysis.plots import all_plots
 from analysis.report import write_report
-from analysis.synthetic import plant_corrupt_files, standard_campaign
+from tests.synthetic_campaigns import plant_corrupt_files, standard_campaign
 
 # Modest resampling keeps the suite fast; no assertion depends on the exact number.
 TEST_RESAMPLES = 400

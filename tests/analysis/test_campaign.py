@@ -5,9 +5,10 @@ import json
 import pandas as pd
 import pytest
 
-from analysis.campaign import cores_of, read_campaign, resolve_campaign
-from analysis.synthetic import CaseSpec, NodeTypeSpec, write_campaign
-from jobs.errors import ScalebenchError, UsageError
+from analysis.campaign import cores_of, read_campaign
+from sbcore.errors import ScalebenchError, UsageError
+from sbcore.layout import resolve_campaign
+from tests.synthetic_campaigns import CaseSpec, NodeTypeSpec, write_campaign
 
 
 def test_resolve_by_path_name_and_latest(tmp_path):

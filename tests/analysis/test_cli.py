@@ -6,7 +6,7 @@ import sys
 import pandas as pd
 import pytest
 
-from analysis.synthetic import CaseSpec, NodeTypeSpec, standard_campaign, write_campaign
+from tests.synthetic_campaigns import CaseSpec, NodeTypeSpec, standard_campaign, write_campaign
 
 
 def scalebench(repo_root, *args, cwd=None):
@@ -31,7 +31,8 @@ def test_missing_campaign_is_a_usage_error(repo_root, tmp_path):
 def test_not_a_campaign_directory_is_an_error(repo_root, tmp_path):
     (tmp_path / "empty").mkdir()
     run = scalebench(repo_root, "analyze", str(tmp_path / "empty"))
-    assert run.returncode == 1 and "not a campaign directory" in run.stderr
+    # The same rule and exit status as every other command taking a CAMPAIGN (sbcore.layout).
+    assert run.returncode == 2 and "not a campaign directory" in run.stderr
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@
 import pytest
 
 from analysis.pipeline import Options, analyze
-from analysis.synthetic import CaseSpec, NodeTypeSpec, write_campaign
+from tests.synthetic_campaigns import CaseSpec, NodeTypeSpec, write_campaign
 
 PLANTED = 1.3  # mandelbrot on `beta` takes 1.3x as long as on `alpha`
 NODES = [NodeTypeSpec("alpha", cores=4), NodeTypeSpec("beta", cores=8)]

@@ -126,7 +126,7 @@ def test_image_plot_from_a_real_kernel_dump(bin_dir, tmp_path):
     import subprocess as sp
 
     from analysis.plots import mandelbrot_plot, read_pgm
-    from analysis.synthetic import mandelbrot_pgm
+    from tests.synthetic_campaigns import mandelbrot_pgm
 
     binary = bin_dir / "mandelbrot-c-serial"
     if not binary.exists():
@@ -141,3 +141,32 @@ def test_image_plot_from_a_real_kernel_dump(bin_dir, tmp_path):
     assert np.array_equal(read_pgm(dump), read_pgm(reference))
     (plot,) = mandelbrot_plot(campaign, tmp_path / "plots")
     assert plot.skipped is None and matplotlib.image.imread(plot.png)[..., :3].std() > 0.05
+
+
+def test_csv_tables_round_trip_and_failed_writes_leave_nothing(tmp_path):
+    from analysis.csv_out import write_csv
+    from sbcore.atomic import write_atomic_by
+
+    frame = pd.DataFrame(
+        {
+            "case_id": pd.Categorical(["b", "a", None]),
+            "wall_s": [0.1234567891, None, 2.0],
+            "valid": [True, False, True],
+            "mixed": [1, "x", None],
+        }
+    )
+    write_csv(frame, tmp_path / "out" / "t.csv")
+    back = pd.read_csv(tmp_path / "out" / "t.csv")
+    assert list(back.columns) == ["case_id", "wall_s", "valid", "mixed"]
+    assert back["case_id"].isna().tolist() == [False, False, True] and back["case_id"][0] == "b"
+    assert back["wall_s"][0] == 0.1234567891 and np.isnan(back["wall_s"][1])
+    assert back["valid"].tolist() == [True, False, True]
+
+    def half_then_fail(tmp):
+        tmp.write_text("case_id\n")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        write_atomic_by(tmp_path / "out" / "t.csv", half_then_fail)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["t.csv"]  # old file kept, no temp
+    assert pd.read_csv(tmp_path / "out" / "t.csv").shape == (3, 4)

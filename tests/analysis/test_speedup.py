@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from analysis.pipeline import Options, analyze
-from analysis.synthetic import CaseSpec, NodeTypeSpec, write_campaign
-from jobs.errors import UsageError
+from sbcore.errors import UsageError
+from tests.synthetic_campaigns import CaseSpec, NodeTypeSpec, write_campaign
 
 
 def test_default_baseline_is_best_serial_of_same_language(standard):

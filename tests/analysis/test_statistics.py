@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from analysis.comparisons import holm
 from analysis.pipeline import Options, analyze
 from analysis.stats import bootstrap_medians
-from analysis.synthetic import CaseSpec, NodeTypeSpec, write_campaign
+from analysis.variant_tests import holm
+from tests.synthetic_campaigns import CaseSpec, NodeTypeSpec, write_campaign
 
 
 @pytest.mark.parametrize("reps", [10, 20])

@@ -6,6 +6,7 @@ import shutil
 import numpy as np
 
 from analysis.load import load_records
+from sbcore import layout
 
 
 def test_planted_checksum_mismatch_is_caught_and_excluded_from_speedups(standard):
@@ -94,7 +95,7 @@ def test_parallel_and_serial_parsing_agree(standard, tmp_path):
     truth, _ = standard
     from analysis import load
 
-    serial = load.parse_files(truth.campaign_dir, load.scan_raw(truth.campaign_dir))
+    serial = load.parse_files(truth.campaign_dir, layout.raw_files(truth.campaign_dir))
     old = load.PARALLEL_THRESHOLD, load.CHUNK_FILES
     load.PARALLEL_THRESHOLD, load.CHUNK_FILES = 0, 100
     try:

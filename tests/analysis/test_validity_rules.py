@@ -14,8 +14,8 @@ from analysis.bimodality import bimodality
 from analysis.pipeline import Options, analyze
 from analysis.plots import all_plots
 from analysis.report import write_report
-from analysis.synthetic import CaseSpec, NodeTypeSpec, write_campaign
 from analysis.validity import headline
+from tests.synthetic_campaigns import CaseSpec, NodeTypeSpec, write_campaign
 
 SLOW_MODE = 1.7  # the planted bimodal case: half of its repetitions this much slower
 

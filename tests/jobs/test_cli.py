@@ -71,7 +71,8 @@ def test_status_shows_pin_violations(tmp_path, bin_dir):
     status = run_cli("status", campaign)
     assert status.returncode == 0
     assert f"case 2 {case['case_id']}" in status.stdout and "in 1 of 1 reps" in status.stdout
-    assert status.stdout.splitlines()[2].split() == ["workstation", "0", "6", "0", "1/12"]
+    # done, partial (one rep recorded, one truncated), missing, failed, reps done
+    assert status.stdout.splitlines()[2].split() == ["workstation", "0", "1", "5", "0", "1/12"]
 
 
 def test_probe_reports_topology_counters_and_pinning():

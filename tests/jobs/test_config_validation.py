@@ -6,7 +6,7 @@ import pytest
 
 from jobs.campaign import create_campaign, plan_experiment
 from jobs.config import load_node_types
-from jobs.errors import UsageError
+from sbcore.errors import UsageError
 
 OK_SWEEP = '[[sweep]]\nbinary = ["mcpi-c-omp"]\n'
 HEAD = 'description = "x"\n'

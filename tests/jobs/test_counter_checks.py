@@ -10,10 +10,10 @@ import pytest
 from jobs.config import load_experiment, load_node_types
 from jobs.counter_groups import PERFGROUPS, arch_groups
 from jobs.counter_record import counters_from_csv
-from jobs.errors import UsageError
 from jobs.plan import plan_cases
 from jobs.runcase import CaseError, Context, build_command
 from jobs.topology import parse_likwid_topology
+from sbcore.errors import UsageError
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "likwid"
 pytestmark = pytest.mark.skipif(

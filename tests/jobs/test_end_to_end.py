@@ -9,7 +9,7 @@ from .conftest import ROOT, run_cli
 
 
 def fnv1a64_u32(values) -> int:
-    """FNV-1a 64 over the values as little-endian uint32, as the design defines the image checksum."""
+    """FNV-1a 64 over the values as little-endian uint32, as kernels/README.md defines the image checksum."""
     h = 0xCBF29CE484222325
     for byte in b"".join(v.to_bytes(4, "little") for v in values):
         h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
@@ -62,7 +62,7 @@ def test_smoke_campaign(tmp_path, bin_dir):
 
     status = run_cli("status", campaign)
     assert status.returncode == 0
-    assert status.stdout.splitlines()[2].split() == ["workstation", "6", "0", "0", "12/12"]
+    assert status.stdout.splitlines()[2].split() == ["workstation", "6", "0", "0", "0", "12/12"]
     assert "violated" not in status.stdout
 
     again = run_cli("run", "--resume", campaign, "--no-progress")

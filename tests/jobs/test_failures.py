@@ -67,7 +67,7 @@ def test_failures_are_recorded_and_the_campaign_goes_on(tmp_path, injection_bin_
     assert status.returncode == 0
     assert "workstation" in status.stdout and "timeout after 2 s" in status.stdout
     row = next(line for line in status.stdout.splitlines() if line.startswith("workstation"))
-    assert row.split() == ["workstation", "1", "0", "4", "1/5"]
+    assert row.split() == ["workstation", "1", "0", "0", "4", "1/5"]
 
     # A resume retries exactly the failed ones (they fail again: a second attempt file each).
     again = run_cli("run", "--resume", campaign, "--no-progress", env=env)

@@ -82,4 +82,4 @@ def test_sigkill_then_resume_completes_each_repetition_once(tmp_path, bin_dir):
     for path, content in before.items():
         assert path.read_bytes() == content, f"{path} was rewritten"
     status = subprocess.run([*scalebench, "status", str(campaign)], cwd=ROOT, capture_output=True, text=True)
-    assert status.stdout.splitlines()[2].split() == ["workstation", "4", "0", "0", "12/12"]
+    assert status.stdout.splitlines()[2].split() == ["workstation", "4", "0", "0", "0", "12/12"]

@@ -1,11 +1,11 @@
-"""likwid-perfctr -O CSV parsing against fixtures in the likwid 5.2 layout (notes/likwid.md, likwid.lua)."""
+"""likwid-perfctr -O CSV parsing against fixtures in the likwid 5.2 layout (likwid.lua)."""
 
 from pathlib import Path
 
 import pytest
 
-from jobs.errors import ScalebenchError
 from jobs.likwid_csv import parse_perfctr_csv, parse_perfctr_file
+from sbcore.errors import ScalebenchError
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "likwid"
 

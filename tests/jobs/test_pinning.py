@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from jobs.errors import ScalebenchError
 from jobs.pinning import pin_cpus, placement_violations, strategy_order
 from jobs.topology import parse_likwid_topology
+from sbcore.errors import ScalebenchError
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "likwid"
 

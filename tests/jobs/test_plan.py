@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from jobs import toml_write
-from jobs.atomic import write_new
-from jobs.campaign import create_campaign, load_cases, plan_experiment, resolve_campaign
-from jobs.errors import ScalebenchError, UsageError
+from jobs.campaign import create_campaign, load_cases, plan_experiment
 from jobs.plan import case_id
+from sbcore.atomic import write_new
+from sbcore.errors import ScalebenchError, UsageError
+from sbcore.layout import resolve_campaign
 
 EXPERIMENT = """
 description = "plan test"

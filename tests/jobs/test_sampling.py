@@ -1,4 +1,4 @@
-"""P x R sampling and the precision target (jobs.sampling), through the real runner and run-case with a
+"""P x R sampling and the precision target (sbcore.sampling), through the real runner and run-case with a
 stand-in kernel whose wall times follow a known distribution."""
 
 import json
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from jobs import sampling
 from jobs.campaign import load_cases
 from jobs.status import case_states
+from sbcore import sampling
 from tests.jobs.conftest import run_cli
 
 FAKE = Path(__file__).resolve().parent / "sampling_fake" / "fake_kernel_distribution.py"

@@ -1,1 +1,1 @@
-"""Tests of the C kernels and their harness (issue 2)."""
+"""Tests of the C kernels and their harness."""

@@ -1,7 +1,8 @@
 """Checksums identical for every thread count, schedule, sync and model (reference build).
 
 The serial binary gives the reference; test_image_reference.py checks that reference against an
-independent implementation, so agreement here means every variant computes the design's image.
+independent implementation, so agreement here means every variant computes the defined image
+(kernels/common/sb_mandelbrot.h).
 """
 
 import pytest

@@ -1,53 +1,12 @@
-"""The Mandelbrot image equals an independent numpy implementation of the design's formula, pixel
-for pixel, read back through --dump; the record's checksum and work are recomputed from the dump."""
-
-from pathlib import Path
+"""The Mandelbrot image equals an independent numpy implementation of its formula
+(tests/mandelbrot_reference.py), pixel for pixel, read back through --dump; the record's checksum and
+work are recomputed from the dump."""
 
 import numpy as np
 import pytest
 
 from ..kernel_records import run_raw, run_records
-
-PRESETS = {"symmetric": (-2.0, 0.5, -1.25, 1.25), "asymmetric": (-0.75, 0.25, 0.0, 1.0)}
-
-
-def reference_counts(width: int, height: int, max_iter: int, region) -> np.ndarray:
-    """shared/design.md's loop, vectorised: same operation order, float64, no FMA (numpy never fuses)."""
-    x0, x1, y0, y1 = region
-    dx = (x1 - x0) / width
-    dy = (y1 - y0) / height
-    cx = x0 + (np.arange(width, dtype=np.float64) + 0.5) * dx
-    cy = y1 - (np.arange(height, dtype=np.float64) + 0.5) * dy
-    cx, cy = np.meshgrid(cx, cy)
-    x = np.zeros_like(cx)
-    y = np.zeros_like(cx)
-    n = np.zeros(cx.shape, dtype=np.int64)
-    for _ in range(max_iter):
-        active = x * x + y * y <= 4.0
-        if not active.any():
-            break
-        xt = (x * x - y * y) + cx
-        yt = ((2.0 * x) * y) + cy
-        x = np.where(active, xt, x)
-        y = np.where(active, yt, y)
-        n += active
-    return n
-
-
-def read_pgm16(path: Path) -> np.ndarray:
-    data = path.read_bytes()
-    magic, dims, maxval, rest = data.split(b"\n", 3)
-    assert magic == b"P5" and maxval == b"65535"
-    width, height = map(int, dims.split())
-    assert len(rest) == 2 * width * height
-    return np.frombuffer(rest, dtype=">u2").reshape(height, width).astype(np.int64)
-
-
-def fnv1a64_u32le(counts: np.ndarray) -> int:
-    h = 0xCBF29CE484222325
-    for b in counts.astype("<u4").tobytes():
-        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return h
+from ..mandelbrot_reference import PRESETS, fnv1a64_u32le, read_pgm16, reference_counts
 
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))

@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from jobs import tools
-from jobs.errors import ScalebenchError
+from sbcore.errors import ScalebenchError
 
 PERF_OUT = """# Running 'sched/pipe' benchmark:
 # Executed 2000 pipe operations between two processes

@@ -36,12 +36,37 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path, data: bytes | str) -> None:
-    """Write (or replace) `path` atomically: temp file in the same directory, fsync, rename."""
+def write_atomic(path: Path, data: bytes | str, make_parents: bool = False) -> None:
+    """Write (or replace) `path` atomically: temp file in the same directory, fsync, rename.
+
+    make_parents: create missing parent directories first (analysis outputs, created on first use)."""
     path = Path(path)
+    if make_parents:
+        path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode() if isinstance(data, str) else data
     tmp = _write_temp(path, raw)
     try:
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def write_atomic_by(path: Path, write, make_parents: bool = False) -> None:
+    """Like write_atomic, for content too big to hold in memory twice: `write(temp_path)` writes the
+    file (e.g. a CSV writer streaming to it), then it is fsynced and renamed over `path`."""
+    path = Path(path)
+    if make_parents:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{next(_serial)}.tmp"
+    try:
+        write(tmp)
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -16,13 +16,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from analysis.atomic import write_text_atomic
 from analysis.campaign import read_campaign
-from analysis.comparisons import holm
 from analysis.load import load_records
 from analysis.speedup import key_strings
 from analysis.stats import ratio_ci, summarize
-from jobs.errors import ScalebenchError
+from analysis.variant_tests import holm
+from sbcore.atomic import write_atomic
+from sbcore.errors import ScalebenchError
 
 CONTENT = ["binary", "params_json", "pin", "counter_group", "threads", "ranks"]
 COLUMNS = [
@@ -136,5 +136,5 @@ def write_comparison(table: pd.DataFrame, dir_a, dir_b):
     path = dir_b / "analysis" / f"compare-{dir_a.name}-vs-{dir_b.name}.csv"
     buffer = io.StringIO()
     table.to_csv(buffer, index=False, float_format="%.6g")
-    write_text_atomic(path, buffer.getvalue())
+    write_atomic(path, buffer.getvalue(), make_parents=True)
     return path

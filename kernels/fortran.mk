@@ -1,5 +1,5 @@
-# Fortran 2008 kernels and MPI (+OpenMP) kernels (issue 3). Included by the top Makefile after
-# kernels/c.mk, whose harness objects and flags it reuses (HARNESS_OBJS, HARNESS_INC, HARNESS_HDRS,
+# Fortran 2008 kernels. Included by the top Makefile after kernels/c.mk (fragments are included in name
+# order), whose harness objects and flags it reuses (HARNESS_OBJS, HARNESS_INC, HARNESS_HDRS,
 # CFLAGS_REF, LIKWID_CFLAGS/LIBS, OBJ_DIR, sb_buildinfo_obj): the binaries here are the same C harness
 # plus one kernel object, exactly like the C kernels.
 #
@@ -8,7 +8,6 @@
 # (the iso_c_binding view of harness.h). Linked with gfortran (libgfortran) and -pthread.
 
 FC := gfortran
-MPICC := mpicc
 # Reference build: no FMA contraction (bit-identical to C), -fwrapv so integer(int64) products wrap
 # modulo 2**64 like uint64_t in the pi generator.
 FFLAGS_REF := -std=f2008 -O2 -ffp-contract=off -fwrapv -g -Wall -Wextra
@@ -25,24 +24,24 @@ $(F_OBJ_DIR)/harness_f.o: kernels/common/harness_f.f90
 $(F_OBJ_DIR)/mandelbrot_rows.o: kernels/mandelbrot/mandelbrot_rows.f90
 $(F_OBJ_DIR)/mcpi_hits.o: kernels/mcpi/mcpi_hits.f90
 $(F_OBJ_DIR)/sb_simd_f.o: kernels/common/sb_simd_f.f90 $(F_OBJ_DIR)/harness_f.o
-$(F_COMMON_OBJS): kernels/fortran-mpi.mk
+$(F_COMMON_OBJS): kernels/fortran.mk
 	@mkdir -p $(@D) $(F_MOD_DIR)
 	$(FC) $(FFLAGS_REF) -J$(F_MOD_DIR) -c $(filter %.f90,$^) -o $@
 
 # Per-model Fortran modules: the OpenMP region skeleton (sb_omp_f.f90) needs -fopenmp, so only the
 # omp kernels compile against it and link it.
 F_MODEL_OBJS_omp := $(F_OBJ_DIR)/sb_omp_f.o
-$(F_OBJ_DIR)/sb_omp_f.o: kernels/common/sb_omp_f.f90 $(F_OBJ_DIR)/harness_f.o kernels/fortran-mpi.mk
+$(F_OBJ_DIR)/sb_omp_f.o: kernels/common/sb_omp_f.f90 $(F_OBJ_DIR)/harness_f.o kernels/fortran.mk
 	@mkdir -p $(@D) $(F_MOD_DIR)
 	$(FC) $(FFLAGS_REF) -fopenmp -J$(F_MOD_DIR) -c $< -o $@
 
 # $(1) kernel, $(2) model, $(3) model flags (compile and link)
 define f_kernel
 $(F_OBJ_DIR)/$(1)_f_$(2).o: kernels/$(1)/$(1)_f_$(2).f90 $(F_COMMON_OBJS) $(F_MODEL_OBJS_$(2)) \
-    kernels/fortran-mpi.mk
+    kernels/fortran.mk
 	@mkdir -p $$(@D)
 	$$(FC) $$(FFLAGS_REF) $(3) -J$$(F_MOD_DIR) -c $$< -o $$@
-$(F_OBJ_DIR)/$(1)_f_$(2)_desc.o: kernels/$(1)/$(1)_f_$(2).c $$(HARNESS_HDRS) kernels/fortran-mpi.mk
+$(F_OBJ_DIR)/$(1)_f_$(2)_desc.o: kernels/$(1)/$(1)_f_$(2).c $$(HARNESS_HDRS) kernels/fortran.mk
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS_REF) $$(HARNESS_INC) -c $$< -o $$@
 $(BIN_DIR)/$(1)-f-$(2): $(F_OBJ_DIR)/$(1)_f_$(2).o $(F_OBJ_DIR)/$(1)_f_$(2)_desc.o $(F_COMMON_OBJS) \
@@ -58,29 +57,3 @@ F_MODEL_FLAGS_serial :=
 F_MODEL_FLAGS_omp := -fopenmp
 $(foreach k,mandelbrot mcpi,$(foreach m,serial omp,\
     $(eval $(call f_kernel,$(k),$(m),$(F_MODEL_FLAGS_$(m))))))
-
-# ---- MPI (+OpenMP) kernels: C, built with Open MPI's mpicc wrapper ------------------------------------
-# Every rank runs the whole harness; sb_mpi.o adds MPI init/finalize, the barrier-started compute region
-# and the gathering of per-rank times and placement on rank 0.
-MPI_MODEL_FLAGS := -fopenmp
-MPI_OBJ_DIR := $(OBJ_DIR)/mpi
-$(MPI_OBJ_DIR)/sb_mpi.o: kernels/common/sb_mpi.c kernels/common/sb_mpi.h $(HARNESS_HDRS) \
-    kernels/fortran-mpi.mk
-	@mkdir -p $(@D)
-	$(MPICC) $(CFLAGS_REF) $(HARNESS_INC) -c $< -o $@
-
-# $(1) kernel
-define mpi_kernel
-$(MPI_OBJ_DIR)/$(1)_mpi.o: kernels/$(1)/$(1)_mpi.c kernels/common/sb_mpi.h $$(HARNESS_HDRS) \
-    kernels/fortran-mpi.mk
-	@mkdir -p $$(@D)
-	$$(MPICC) $$(CFLAGS_REF) $$(MPI_MODEL_FLAGS) $$(HARNESS_INC) -c $$< -o $$@
-$(BIN_DIR)/$(1)-c-mpi: $(MPI_OBJ_DIR)/$(1)_mpi.o $(MPI_OBJ_DIR)/sb_mpi.o \
-    $(call sb_buildinfo_obj,$(1)-c-mpi,$(strip mpicc $(CFLAGS_REF) $(MPI_MODEL_FLAGS) $(LIKWID_CFLAGS))) \
-    $$(HARNESS_OBJS)
-	@mkdir -p $$(@D)
-	$$(MPICC) $$(CFLAGS_REF) $$(MPI_MODEL_FLAGS) $$^ -o $$@ $$(LIKWID_LIBS) -lm
-KERNEL_BINS += $(BIN_DIR)/$(1)-c-mpi
-endef
-
-$(foreach k,mandelbrot mcpi,$(eval $(call mpi_kernel,$(k))))

@@ -11,7 +11,7 @@ Timing model: the true median time of a case is
 times the case's `slowdown` (planted slow variants); each repetition multiplies it by lognormal
 noise with median 1 (so the true median is exactly T), optionally with rare spikes (outliers).
 
-    python -m analysis.synthetic OUT_DIR            # writes the standard demo campaign
+    python -m tests.synthetic_campaigns OUT_DIR            # writes the standard demo campaign
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.atomic import write_text_atomic
+from sbcore.atomic import write_atomic
+from tests.mandelbrot_reference import pgm16, reference_counts
 
 MANDELBROT_PARAMS = {"preset": "asymmetric", "width": 64, "height": 64, "max_iter": 200}
 MCPI_PARAMS = {"samples": 1_000_000, "seed": 1}
@@ -57,7 +58,7 @@ class CaseSpec:
     sigma: float = 0.02  # lognormal shape (relative spread)
     wrong_checksum: bool = False
     violations: bool = False
-    fate: str = "ok"  # ok | failed (every rep failed) | missing (no file) | partial (half the reps)
+    fate: str = "ok"  # ok | failed (every rep failed) | missing (no file) | partial (half the reps, no more)
 
     @property
     def binary(self) -> str:
@@ -277,25 +278,8 @@ def failed_record(case: dict, campaign: str, rep: int) -> dict:
 
 
 def mandelbrot_pgm(width: int = 96, height: int = 64, max_iter: int = 100) -> bytes:
-    """A P5 16-bit PGM of iteration counts, computed by the kernel definition in design.md."""
-    x0, x1, y0, y1 = -2.0, 0.5, -1.25, 1.25
-    dx, dy = (x1 - x0) / width, (y1 - y0) / height
-    cx = x0 + (np.arange(width) + 0.5) * dx
-    cy = y1 - (np.arange(height) + 0.5) * dy
-    c_re, c_im = np.meshgrid(cx, cy)
-    x = np.zeros_like(c_re)
-    y = np.zeros_like(c_re)
-    n = np.zeros(c_re.shape, dtype=np.int64)
-    for _ in range(max_iter):
-        active = x * x + y * y <= 4.0
-        if not active.any():
-            break
-        xt = (x * x - y * y) + c_re
-        y = np.where(active, (2.0 * x) * y + c_im, y)
-        x = np.where(active, xt, x)
-        n += active
-    header = f"P5\n{width} {height}\n65535\n".encode()
-    return header + np.minimum(n, 65535).astype(">u2").tobytes()
+    """A P5 16-bit PGM of iteration counts of the default (symmetric) region, as --dump writes it."""
+    return pgm16(reference_counts(width, height, max_iter))
 
 
 def write_case_records(args: tuple) -> int:
@@ -312,7 +296,9 @@ def write_case_records(args: tuple) -> int:
         checksum = fnv1a64(b"planted mismatch " + case["case_id"].encode())
     written = 0
     for rep in range(spec.reps):
-        if spec.fate == "failed" or (spec.fate == "partial" and rep >= spec.reps // 2):
+        if spec.fate == "partial" and rep >= spec.reps // 2:
+            continue  # an interrupted run: the second half was never attempted
+        if spec.fate == "failed":
             name = f"rep-{rep}.failed-20261122T000000Z-{4242 + rep}.json"
             (case_dir / name).write_text(json.dumps(failed_record(case, campaign, rep)))
             continue
@@ -360,9 +346,13 @@ def write_campaign(
             if flag:
                 bucket.append(cid)
         jobs.append((spec, node, case, name, str(raw_dir), seed * 1_000_003 + index, median))
-    write_text_atomic(campaign_dir / "cases.jsonl", "\n".join(lines) + "\n")
-    write_text_atomic(campaign_dir / "campaign.toml", campaign_toml(name, experiment, seed, nodes))
-    write_text_atomic(campaign_dir / "manifest.json", json.dumps(manifest(name, nodes), indent=1))
+    write_atomic(campaign_dir / "cases.jsonl", "\n".join(lines) + "\n", make_parents=True)
+    write_atomic(
+        campaign_dir / "campaign.toml", campaign_toml(name, experiment, seed, nodes), make_parents=True
+    )
+    write_atomic(
+        campaign_dir / "manifest.json", json.dumps(manifest(name, nodes), indent=1), make_parents=True
+    )
     if processes > 1:
         from multiprocessing import Pool
 
@@ -382,7 +372,7 @@ def campaign_toml(name: str, experiment: str, seed: int, nodes: list[NodeTypeSpe
         "",
         "[experiment]",
         f'name = "{experiment}"',
-        'description = "Synthetic campaign with planted ground truth (analysis/synthetic.py)"',
+        'description = "Synthetic campaign with planted ground truth (tests/synthetic_campaigns.py)"',
         "reps = 10",
         "warmup = 1",
         "",
@@ -590,7 +580,7 @@ def bulk_specs(n_records: int, reps: int = 50) -> tuple[list[CaseSpec], list[Nod
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m analysis.synthetic",
+        prog="python -m tests.synthetic_campaigns",
         description="Write a synthetic campaign directory with known ground truth (for demos and tests).",
     )
     parser.add_argument("out_dir", type=Path, help="directory to create the campaign in (like results/)")

@@ -1,0 +1,35 @@
+"""Tables as CSV files through Arrow's C++ writer, streamed to disk: pandas' to_csv formats every value
+in Python (about a minute for a million records with their counters). Same shape as pandas writes it
+(header, no index, empty field for a missing value); floats in their shortest round-trip form;
+booleans as true/false; text quoted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+from sbcore.atomic import write_atomic_by
+
+
+def _column(series: pd.Series) -> pa.Array:
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        # Codes and categories as they are (no object array of a million strings); written as values.
+        codes = series.cat.codes.to_numpy()
+        categories = series.cat.categories.to_numpy(dtype=object)
+        if len(categories) and all(isinstance(c, str) for c in categories):
+            return pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0), pa.array(categories))
+        series = series.astype(object)
+    try:
+        return pa.array(series, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed types in one object column: write them as text
+        return pa.array(series.map(lambda v: None if v is None or v != v else str(v)), type=pa.string())
+
+
+def write_csv(frame: pd.DataFrame, path: Path) -> None:
+    """The table as CSV at `path`, atomically, streamed (a 15-million-row table never sits in memory
+    as text)."""
+    table = pa.table([_column(frame[c]) for c in frame.columns], names=[str(c) for c in frame.columns])
+    write_atomic_by(path, lambda tmp: pacsv.write_csv(table, str(tmp)), make_parents=True)

@@ -1,0 +1,26 @@
+"""The column lists that say which variant a row is, in one place: every table groups and labels by these.
+
+A case is a kernel's problem (size, region, samples...) run by one variant (binary, schedule, sync, inner
+loop, pinning, counter group, workers) on one node type.
+"""
+
+# Parameters that choose how a kernel runs, not what it computes: the problem is params without them.
+VARIANT_PARAMS = ("schedule", "sync", "inner")
+
+# What names a variant in every table, in this order (summary, speedup, models).
+CASE_DESCRIPTION = [
+    "node_type",
+    "binary",
+    "kernel",
+    "lang",
+    "model",
+    *VARIANT_PARAMS,
+    "pin",
+    "counter_group",
+]
+
+# One variant at every worker count: a scaling series (speedup against `self`, model fits).
+SCALING_SERIES = ["node_type", "binary", "params_json", "pin", "counter_group"]
+
+# Two cases are the same measurement but for their schedule or sync (variant tests, variant plots).
+SAME_MEASUREMENT = ["node_type", "binary", "problem", "pin", "counter_group", "inner", "threads", "ranks"]
