@@ -14,7 +14,7 @@ import msgspec
 import numpy as np
 
 from analysis.disturbance import probe_columns
-from analysis.record_decode import UNSET, Counters, Pin, Record
+from analysis.record_decode import UNSET, Counters, Pin, Record, decode_one
 from analysis.variants import VARIANT_PARAMS
 
 _RAW_NUMERIC = (
@@ -153,3 +153,13 @@ def flatten_records(records: list[Record]) -> tuple[dict[str, list], list[tuple]
 
 _NO_PIN = Pin()
 _NO_COUNTERS = Counters()
+
+
+def flatten_record(record: dict, relpath: str = "") -> tuple[dict, list[tuple]]:
+    """One record held as a dict -> (its row, its per-hwthread counters): for tools and tests that hold a
+    single record; the analysis itself decodes files in batches (analysis/load.py)."""
+    decoded, problem = decode_one(msgspec.json.encode(record))
+    if decoded is None:
+        raise ValueError(f"{relpath or 'record'}: {problem}")
+    col, per_hwthread = flatten_records([decoded])
+    return {key: values[0] for key, values in col.items()}, per_hwthread

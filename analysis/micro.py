@@ -13,8 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.smt import compare_with_topology, siblings_by_timing
-from jobs import tools
-from jobs.topology import Topology
+from sbcore.errors import ScalebenchError
 
 MICRO_KERNELS = ("osbench", "timing", "smt")
 REFERENCE_DIR = Path(__file__).resolve().parent.parent / "config" / "reference"
@@ -160,7 +159,7 @@ def tools_table(campaign_dir: Path) -> pd.DataFrame:
                 continue
             if op == "wakeup_lateness" and ours["params"].get("policy") != policy:
                 continue
-            verdict = tools.agreement(ours, theirs)
+            verdict = agreement(ours, theirs)
             rows.append(
                 {
                     "rep": theirs["rep"],
@@ -199,9 +198,7 @@ def siblings_table(campaign_dir: Path, records: list[dict]) -> pd.DataFrame:
             continue
         found = siblings_by_timing(a, p)
         path = campaign_dir / "hosts" / f"{host}.json"
-        groups = (
-            Topology.from_json(json.loads(path.read_text())["topology"]).siblings() if path.is_file() else []
-        )
+        groups = sibling_groups(json.loads(path.read_text())["topology"]) if path.is_file() else []
         verdict = compare_with_topology(found, [g for g in groups if len(g) > 1])
         rows.append(
             {
@@ -231,3 +228,34 @@ def micro_tables(campaign_dir: Path) -> dict[str, pd.DataFrame]:
     if len(tools_rows):
         tables["micro_tools.csv"] = tools_rows
     return tables
+
+
+def ratio(ours: dict, theirs: dict, stat: str = "mean_s") -> float:
+    """ours / theirs of one statistic of two records measuring the same op."""
+    if ours["result"]["op"] != theirs["result"]["op"]:
+        raise ScalebenchError(f"cannot compare op '{ours['result']['op']}' with '{theirs['result']['op']}'")
+    return ours["result"][stat] / theirs["result"][stat]
+
+
+TOLERANCE = 0.25
+
+
+def agreement(ours: dict, theirs: dict, stat: str = "mean_s") -> dict:
+    """The ±25 % check: ratio ours/theirs, whether it is within the tolerance and, when the tools
+    define the operation differently, the definition that explains a difference."""
+    r = ratio(ours, theirs, stat)
+    return {
+        "ours_s": ours["result"][stat],
+        "theirs_s": theirs["result"][stat],
+        "ratio": r,
+        "within_25pct": abs(r - 1.0) <= TOLERANCE,
+        "definition": theirs["result"].get("definition", ""),
+    }
+
+
+def sibling_groups(topology: dict) -> list[list[int]]:
+    """Hardware threads sharing a core (same socket and core id) in a host file's `topology`."""
+    groups: dict[tuple[int, int], list[int]] = {}
+    for h in topology.get("hwthreads", []):
+        groups.setdefault((h["socket"], h["core"]), []).append(h["hwthread"])
+    return [sorted(g) for _, g in sorted(groups.items())]

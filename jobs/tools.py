@@ -193,29 +193,6 @@ def run_tool(
     }
 
 
-def ratio(ours: dict, theirs: dict, stat: str = "mean_s") -> float:
-    """ours / theirs of one statistic of two records measuring the same op."""
-    if ours["result"]["op"] != theirs["result"]["op"]:
-        raise ScalebenchError(f"cannot compare op '{ours['result']['op']}' with '{theirs['result']['op']}'")
-    return ours["result"][stat] / theirs["result"][stat]
-
-
-TOLERANCE = 0.25
-
-
-def agreement(ours: dict, theirs: dict, stat: str = "mean_s") -> dict:
-    """The ±25 % check: ratio ours/theirs, whether it is within the tolerance and, when the tools
-    define the operation differently, the definition that explains a difference."""
-    r = ratio(ours, theirs, stat)
-    return {
-        "ours_s": ours["result"][stat],
-        "theirs_s": theirs["result"][stat],
-        "ratio": r,
-        "within_25pct": abs(r - 1.0) <= TOLERANCE,
-        "definition": theirs["result"].get("definition", ""),
-    }
-
-
 def our_record(binary: Path, *args: str, timeout: float = 120) -> dict:
     proc = subprocess.run([str(binary), *args], capture_output=True, text=True, timeout=timeout, check=False)
     if proc.returncode != 0:

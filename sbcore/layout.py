@@ -156,10 +156,10 @@ def required_reps(case: Mapping) -> range:
     return range(int(case.get("reps", 0)))
 
 
-def requirement_met(case: Mapping, records: Mapping[int, Mapping]) -> bool:
+def requirement_met(case: Mapping, records: Mapping[int, Mapping] | Iterable[int]) -> bool:
     """True when the case's sampling rule (a fixed count, or a precision target) is satisfied by its
     records (repetition number -> ok record). The one definition of a done case."""
-    return sampling.progress(sampling.case_rule(case), dict(records)).done
+    return case_progress(case, records, ()).state == "done"
 
 
 @dataclass(frozen=True)
@@ -189,6 +189,8 @@ def case_progress(
     records' contents do not matter) and failed attempts (rep numbers): done when its sampling rule is
     satisfied; else failed when a repetition without a record has a failed attempt; else partial when
     some repetitions are done; else missing."""
+    if not isinstance(records, Mapping):  # only which repetitions exist: enough for a fixed count
+        records = dict.fromkeys(records, {})
     rule = rule or sampling.case_rule(case)
     required = range(rule.reps)
     done = {k: r for k, r in records.items() if k in required}

@@ -64,7 +64,7 @@ def test_help_before_setup_says_to_run_make_setup(tmp_path):
     clone = tmp_path / "clone"
     clone.mkdir()
     (clone / "scalebench").write_text((ROOT / "scalebench").read_text())
-    for name in ("jobs", "analysis"):
+    for name in ("jobs", "analysis", "sbcore"):
         (clone / name).symlink_to(ROOT / name)
     blocker = tmp_path / "blocker"
     blocker.mkdir()

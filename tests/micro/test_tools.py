@@ -6,6 +6,7 @@ import shutil
 
 import pytest
 
+from analysis.micro import agreement
 from jobs import tools
 from sbcore.errors import ScalebenchError
 
@@ -46,11 +47,11 @@ def test_agreement_verdict():
     ours = {"result": {"op": "switch", "mean_s": 1.2e-6}}
     close = {"result": {"op": "switch", "mean_s": 1.0e-6, "definition": "x"}}
     far = {"result": {"op": "switch", "mean_s": 2.0e-6, "definition": "why"}}
-    assert tools.agreement(ours, close)["within_25pct"]
-    verdict = tools.agreement(ours, far)
+    assert agreement(ours, close)["within_25pct"]
+    verdict = agreement(ours, far)
     assert not verdict["within_25pct"] and verdict["ratio"] == pytest.approx(0.6)
     with pytest.raises(ScalebenchError):
-        tools.agreement(ours, {"result": {"op": "wakeup_lateness", "mean_s": 1.0}})
+        agreement(ours, {"result": {"op": "wakeup_lateness", "mean_s": 1.0}})
 
 
 @pytest.mark.skipif(
@@ -67,6 +68,6 @@ def test_side_by_side_run_writes_valid_records_with_ratios(tmp_path, bin_dir, re
     assert kinds == {"osbench", "timing", "perf-bench", "stress-ng", "cyclictest"}
     ours = next(r for r in records if r["kernel"] == "osbench" and r["params"]["op"] == "ctxsw-process")
     perf = next(r for r in records if r["kernel"] == "perf-bench")
-    verdict = tools.agreement(ours, perf)
+    verdict = agreement(ours, perf)
     assert 0 < verdict["ratio"] < float("inf") and "two switches" in verdict["definition"]
     assert tools.main(args) == 2  # never overwrites records
