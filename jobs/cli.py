@@ -239,7 +239,7 @@ def _queued(queue: dict, state: dict) -> str:
 def _queue_states(campaign: Path) -> dict:
     if not (campaign / "jobs" / "submissions.jsonl").exists():
         return {}
-    from jobs.slurm_queue import QueueUnavailable, queue_states  # the Slurm adapter's module
+    from jobs.slurm.queue import QueueUnavailable, queue_states  # the Slurm adapter's module
 
     try:
         return queue_states(campaign)

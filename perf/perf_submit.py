@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from jobs.campaign import plan_experiment  # noqa: E402
-from jobs.slurm_submit import submit_experiment  # noqa: E402
+from jobs.slurm.submit import submit_experiment  # noqa: E402
 
 NODE_TYPES = ["tc-core", "tc-smt"]
 SAMPLE_COUNTS = 2500  # x 2 thread counts x 2 node types = 10,000 cases

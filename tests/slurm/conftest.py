@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.testcluster.cluster import Cluster, down, leftover_pids, up
+from jobs.slurm.testcluster.cluster import Cluster, down, leftover_pids, up
 
 ROOT = Path(__file__).resolve().parents[2]
 SCALEBENCH = ROOT / "scalebench"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.slurm_arrayspec import format_array_spec, parse_array_spec
+from jobs.slurm.arrayspec import format_array_spec, parse_array_spec
 
 from .conftest import HERE, ROOT, scalebench
 

@@ -3,9 +3,9 @@
 from pathlib import Path
 
 from jobs.errors import ScalebenchError
-from jobs.slurm import queued_array_tasks
-from jobs.slurm_scripts import job_name_prefix
-from jobs.slurm_submissions import read_submissions
+from jobs.slurm.client import queued_array_tasks
+from jobs.slurm.scripts import job_name_prefix
+from jobs.slurm.submissions import read_submissions
 
 # When a resubmitted index shows up twice, the more advanced state wins.
 _RANK = {"RUNNING": 3, "COMPLETING": 2, "CONFIGURING": 2}

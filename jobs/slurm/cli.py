@@ -1,10 +1,10 @@
-"""`scalebench submit` and `scalebench resume`: campaigns as Slurm job arrays (see docs/slurm.md)."""
+"""`scalebench submit` and `scalebench resume`: campaigns as Slurm job arrays (see README, section Slurm)."""
 
 import argparse
 from pathlib import Path
 
 from jobs.argtypes import int_at_least
-from jobs.slurm_submit import DEFAULT_THROTTLE
+from jobs.slurm.submit import DEFAULT_THROTTLE
 
 SHAPE_NOTE = (
     "One array per node type; each task gets a whole node (--exclusive) and run-case starts "
@@ -73,7 +73,7 @@ def register(subparsers) -> None:
 
 
 def run_submit(args) -> int:
-    from jobs.slurm_submit import submit_experiment
+    from jobs.slurm.submit import submit_experiment
 
     submit_experiment(
         args.experiment, args.node_types, args.throttle, args.dry_run, args.name, args.results_dir
@@ -83,7 +83,7 @@ def run_submit(args) -> int:
 
 def run_resume(args) -> int:
     from jobs.campaign import resolve_campaign
-    from jobs.slurm_resume import resume_campaign
+    from jobs.slurm.resume import resume_campaign
 
     resume_campaign(resolve_campaign(args.campaign), args.throttle, args.dry_run)
     return 0

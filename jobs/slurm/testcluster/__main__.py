@@ -1,4 +1,4 @@
-"""`python -m jobs.testcluster up|down|status` — the Makefile's slurm-up / slurm-down."""
+"""`python -m jobs.slurm.testcluster up|down|status` — the Makefile's slurm-up / slurm-down."""
 
 import argparse
 import shlex
@@ -6,12 +6,12 @@ import subprocess
 import sys
 
 from jobs.errors import ScalebenchError
-from jobs.testcluster.cluster import DEFAULT_DIR, DEFAULT_PORT_BASE, NODES, Cluster, down, status, up
+from jobs.slurm.testcluster.cluster import DEFAULT_DIR, DEFAULT_PORT_BASE, NODES, Cluster, down, status, up
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m jobs.testcluster",
+        prog="python -m jobs.slurm.testcluster",
         description=(
             "Start, stop or inspect a real Slurm cluster on this host: munged, slurmctld and one "
             f"`slurmd -N` per emulated node ({', '.join(f'{n}: partition {p}' for n, p in NODES.items())}). "

@@ -1,4 +1,4 @@
-"""sbatch scripts for a campaign, rendered from jobs/templates/*.sbatch.
+"""sbatch scripts for a campaign, rendered from jobs/slurm/templates/*.sbatch.
 
 Plain bash a person can read and resubmit: every value that comes from configuration or a path reaches
 the script through shlex.quote (sbatch reads single-quoted #SBATCH values the same way).
@@ -13,7 +13,7 @@ from jobs.atomic import write_atomic
 from jobs.config import NodeType
 from jobs.errors import ScalebenchError
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 SCALEBENCH = ROOT / "scalebench"
 

@@ -1,7 +1,7 @@
 """Resubmitting what a campaign still lacks: its missing and failed cases as one new array per node type.
 
 The files say what is done (jobs.status.case_states); the queue says what is still on its way
-(jobs.slurm_queue.queue_states). Resume refuses while any case it would resubmit is still queued, so no
+(jobs.slurm.queue.queue_states). Resume refuses while any case it would resubmit is still queued, so no
 case runs twice at the same time; run-case itself only runs the repetitions that have no record yet.
 """
 
@@ -9,17 +9,11 @@ import sys
 from pathlib import Path
 
 from jobs.errors import ScalebenchError
-from jobs.slurm_arrayspec import format_array_spec
-from jobs.slurm_queue import queue_states
-from jobs.slurm_submissions import read_submissions
-from jobs.slurm_submit import (
-    array_jobs,
-    check_controller,
-    check_placements,
-    check_throttle,
-    slurm_node_types,
-    submit_round,
-)
+from jobs.slurm.arrayspec import format_array_spec
+from jobs.slurm.checks import check_controller, check_placements, check_throttle, slurm_node_types
+from jobs.slurm.queue import queue_states
+from jobs.slurm.rounds import submit_round
+from jobs.slurm.submissions import read_submissions
 
 
 def next_round(campaign_dir: Path) -> int:
@@ -59,13 +53,11 @@ def resume_campaign(campaign_dir: Path, throttle: int, dry_run: bool, out=sys.st
             )
         check_placements(nodes, out)
     round_no = next_round(campaign_dir)
-    prefix = f"resume{round_no - 1}-"
     failed = sum(1 for s in states if s["state"] == "failed")
     print(
         f"campaign {campaign_dir.name}: resubmitting {len(todo)} of {len(cases)} case(s) "
         f"({failed} failed, {len(todo) - failed} missing): {format_array_spec(todo)}",
         file=out,
     )
-    jobs = array_jobs(campaign_dir, cases, todo, nodes, prefix=prefix)
     command = "resume" + (" --dry-run" if dry_run else "")
-    return submit_round(campaign_dir, jobs, throttle, round_no, command, prefix, dry_run, out)
+    return submit_round(campaign_dir, cases, todo, nodes, throttle, round_no, command, dry_run, out)
