@@ -11,6 +11,7 @@ from pathlib import Path
 
 from jobs.errors import UsageError
 from jobs.pinning import STRATEGIES
+from jobs.slurm.site import SITE_KEYS, SiteOptions, check_site
 
 ROOT = Path(__file__).resolve().parent.parent
 NODES_TOML = ROOT / "config" / "nodes.toml"
@@ -24,7 +25,7 @@ NODE_KEYS = {
     "cores_per_socket",
     "threads_per_core",
     "counters",
-}
+} | SITE_KEYS
 RUN_KEYS = {"repetitions", "warmup", "timeout_s", "dump_image"}
 EXPERIMENT_KEYS = {"description", "node_types", "seed", "env", "sweep", "exclude"} | RUN_KEYS
 AXES = ("binary", "threads", "ranks", "pin", "counter_group")
@@ -46,6 +47,7 @@ class NodeType:
     sockets: int | None = None
     cores_per_socket: int | None = None
     threads_per_core: int | None = None
+    site: SiteOptions = SiteOptions()  # Slurm account, qos, time limit, ... (jobs/slurm/site.py)
 
 
 @dataclass
@@ -186,6 +188,7 @@ def load_node_types(path: Path = NODES_TOML) -> dict[str, NodeType]:
             partition=table.get("partition"),
             constraint=table.get("constraint"),
             detect=detect,
+            site=check_site(check, table, where),
             **shape,
         )
     return nodes

@@ -4,18 +4,23 @@
 """
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from jobs.config import NODES_TOML, NodeType, load_node_types
 from jobs.errors import ScalebenchError, UsageError
 from jobs.slurm import client
 from jobs.slurm.scripts import placement_lines
+from jobs.slurm.site import SiteOptions
 
 CLIENTS = ("sbatch", "scancel", "squeue", "scontrol")
 
 
-def slurm_node_types(names, nodes_path: Path = NODES_TOML) -> dict[str, NodeType]:
-    """The named node types from nodes.toml, each of which must say where Slurm runs it."""
+def slurm_node_types(
+    names, nodes_path: Path = NODES_TOML, site: SiteOptions | None = None
+) -> dict[str, NodeType]:
+    """The named node types from nodes.toml, each of which must say where Slurm runs it; site options
+    from the command line override those of nodes.toml."""
     known = load_node_types(nodes_path)
     selected = {}
     for name in names:
@@ -26,7 +31,7 @@ def slurm_node_types(names, nodes_path: Path = NODES_TOML) -> dict[str, NodeType
             raise UsageError(
                 f"{nodes_path}: node_types.{name} has no partition or constraint: it cannot run under Slurm"
             )
-        selected[name] = node
+        selected[name] = replace(node, site=node.site.merged(site)) if site else node
     return selected
 
 

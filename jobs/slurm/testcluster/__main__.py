@@ -19,7 +19,8 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog=(
             f"Environment: SB_SLURM_DIR (config, state, logs; default {DEFAULT_DIR}), SB_SLURM_PORT_BASE "
-            f"(first of 4 consecutive TCP ports; default {DEFAULT_PORT_BASE}). Clients need SLURM_CONF: "
+            f"(first of 4 consecutive TCP ports; default {DEFAULT_PORT_BASE}), SB_SLURM_MAX_ARRAY_SIZE "
+            "(MaxArraySize; default 1001, Slurm's own). Clients need SLURM_CONF: "
             "source $SB_SLURM_DIR/env.sh."
         ),
     )
