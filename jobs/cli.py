@@ -203,6 +203,12 @@ def cmd_status(args) -> int:
         queued = [queue[s["index"]] for s in mine if s["state"] != "done" and s["index"] in queue]
         counts = f"{queued.count('PENDING'):>9}{queued.count('RUNNING'):>9}" if queue else ""
         print(f"{node:<16}{n['done']:>6}{n['missing']:>9}{n['failed']:>8}{reps:>14}{counts}")
+    if (campaign / "jobs" / "submissions.jsonl").exists():
+        from jobs.slurm.submissions import unsubmitted_note  # the Slurm adapter's module
+
+        note = unsubmitted_note(campaign, states)
+        if note:
+            print(note)
     for state in ("failed", "missing"):
         rows = [s for s in states if s["state"] == state]
         if rows:

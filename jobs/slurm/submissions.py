@@ -54,3 +54,16 @@ def append_submission(campaign_dir: Path, entry: dict) -> None:
 
 def utc_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def unsubmitted_note(campaign_dir: Path, states: list[dict]) -> str | None:
+    """For `status`: the unfinished cases a submit limit held back, if the campaign went to Slurm at all."""
+    if not submissions_path(campaign_dir).exists():
+        return None
+    waiting = unsubmitted(campaign_dir, [s["index"] for s in states if s["state"] != "done"])
+    if not waiting:
+        return None
+    return (
+        f"not submitted yet (submit limit): {len(waiting)} case(s); "
+        f"`./scalebench resume {campaign_dir}` submits them once the queue has room"
+    )

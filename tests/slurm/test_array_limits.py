@@ -134,3 +134,40 @@ def queue_empty_for_env(job_ids: list[str], env: dict) -> bool:
         ["squeue", "-h", "-r", "-j", ",".join(job_ids), "-o", "%i"], capture_output=True, text=True, env=env
     )
     return out.returncode != 0 or not out.stdout.strip()
+
+
+def test_submit_limit_submits_a_batch_and_resume_the_rest(slurm_cluster, tmp_path, monkeypatch):
+    """Room for 5 jobs (the cluster has no accounting DB, so the limit is set here): 4 cases plus the
+    analysis job go now, held; status names the 8 waiting; resume submits them while the 4 still queue."""
+    import io
+
+    from jobs.slurm import rounds
+    from jobs.slurm.resume import resume_campaign
+    from jobs.slurm.site import SiteOptions
+    from jobs.slurm.submit import submit_experiment
+
+    held = SiteOptions(sbatch_options=("--hold",))
+    monkeypatch.setattr(rounds, "submit_budget", lambda limits: 5)
+    out = io.StringIO()
+    campaign = submit_experiment(
+        HERE / "tiny.toml", ["tc-core", "tc-smt"], 4, False, "batch", tmp_path, out=out, site=held
+    )
+    try:
+        first = [s for s in submissions(campaign) if s["kind"] == "array"]
+        assert [i for s in first for i in s["indices"]] == [0, 1, 2, 3]
+        assert "8 case(s) not submitted yet (4-11)" in out.getvalue()
+        status = scalebench("status", campaign)
+        assert "not submitted yet (submit limit): 8 case(s)" in status.stdout, status.stdout
+
+        monkeypatch.setattr(rounds, "submit_budget", lambda limits: None)
+        out = io.StringIO()
+        resume_campaign(campaign, 4, False, out=out, site=held)
+        assert (
+            "4 case(s) still in the Slurm queue; submitting the 8 case(s) not submitted yet" in out.getvalue()
+        )
+        assert sorted(queue_states(campaign)) == list(range(12))
+        assert "not submitted yet" not in scalebench("status", campaign).stdout
+    finally:
+        ids = [s["job_id"] for s in submissions(campaign)]
+        subprocess.run(["scancel", *ids], check=False)
+        wait_for(lambda: queue_empty_for(ids), 30, "the held jobs to leave the queue")
