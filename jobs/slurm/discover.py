@@ -92,9 +92,10 @@ def render_blocks(configs: dict[NodeConfig, list[str]]) -> str:
         }
         body = f"[node_types.{_key(_type_name(config, taken))}]\n" + dumps(table)
         blocks.append(
-            f"# {len(names)} node(s), RealMemory {config.memory_mb} MB each: review, rename, and set "
-            "counters = true where likwid-perfctr may read the counters;\n# site options: account, qos, "
-            'time_limit, mem (e.g. mem = "0" for all of it), reservation, sbatch_options.\n' + body
+            f"# {len(names)} node(s), RealMemory {config.memory_mb} MB each. Review and rename; set\n"
+            "# counters = true where likwid-perfctr may read the counters; add what your site requires:\n"
+            '# account, qos, time_limit, mem (e.g. mem = "0" for all of it), reservation, sbatch_options.\n'
+            + body
         )
     return "\n".join(blocks)
 
