@@ -1,10 +1,11 @@
-"""Submitting a campaign to Slurm: one job array per node type, then one dependent analysis job.
+"""Submitting a campaign to Slurm: job arrays per node type, then one dependent analysis job.
 
-Resource shape: one array per node type (not per shape). Every task asks for a whole node
-(--nodes=1 --exclusive): a scaling measurement must not share its node with another job, and with the
-node to itself a case can use any ranks x threads that fit, so `run-case` starts `srun -n R -c T` with
-exactly what its case needs. --ntasks is the largest rank count among the node type's cases, so Slurm
-rejects (at validation, before anything is queued) a node type that cannot hold its biggest case.
+Resource shape: arrays per node type (not per shape), as many as the controller's MaxArraySize needs.
+Every task asks for a whole node (--nodes=1 --exclusive): a scaling measurement must not share its node
+with another job, and with the node to itself a case can use any ranks x threads that fit, so `run-case`
+starts `srun -n R -c T` with exactly what its case needs. --ntasks is the largest rank count among the
+array's cases, so Slurm rejects (at validation, before anything is queued) a node type that cannot
+hold its biggest case.
 
 Validation lives in jobs.slurm.checks, the round itself (scripts, sbatch, log) in jobs.slurm.rounds.
 """
