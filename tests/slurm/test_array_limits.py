@@ -89,7 +89,8 @@ def _records(campaign: Path) -> list[Path]:
 def test_split_campaign_runs_and_resumes_a_cancelled_task(small_array_cluster, tmp_path):
     env = small_array_cluster.client_env()
     proc = scalebench(
-        "submit", HERE / "split.toml", "--throttle", "5", "--name", "split", "--results-dir", tmp_path, env=env,
+        "submit", HERE / "split.toml", "--throttle", "5", "--name", "split", "--results-dir", tmp_path,
+        env=env,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     campaign = tmp_path / "split"
