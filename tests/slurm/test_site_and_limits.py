@@ -195,3 +195,14 @@ def test_bash_runs_the_offset_line():
         ["bash", "-c", line], env={"SLURM_ARRAY_TASK_ID": "497"}, capture_output=True, text=True
     )
     assert out.stdout.strip() == "2499"
+
+
+def test_test_cluster_keeps_slurms_default_array_size_unless_told():
+    from jobs.slurm.testcluster.cluster import Cluster, render_conf
+
+    cluster = Cluster.from_env({"SB_SLURM_DIR": "/tmp/sb-x", "SB_SLURM_PORT_BASE": "17500"})
+    assert "\nMaxArraySize=1001\n" in render_conf(cluster, "h")
+    small = Cluster.from_env({"SB_SLURM_DIR": "/tmp/sb-x", "SB_SLURM_MAX_ARRAY_SIZE": "5"})
+    assert "\nMaxArraySize=5\n" in render_conf(small, "h")
+    with pytest.raises(UsageError, match="SB_SLURM_MAX_ARRAY_SIZE='0': must be an integer in 1..4000001"):
+        Cluster.from_env({"SB_SLURM_MAX_ARRAY_SIZE": "0"})
