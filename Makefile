@@ -51,10 +51,10 @@ format: setup
 	clang-format -i $(shell git ls-files 'kernels/*.c' 'kernels/*.h')
 
 slurm-up: setup
-	$(PY) -m jobs.testcluster up
+	$(PY) -m jobs.slurm.testcluster up
 
 slurm-down:
-	$(PY) -m jobs.testcluster down
+	$(PY) -m jobs.slurm.testcluster down
 
 clean:
 	rm -rf build

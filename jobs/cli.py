@@ -223,6 +223,12 @@ def cmd_status(args) -> int:
             + ", ".join(f"{n} {stop}" for stop, n in ended.items())
             + f", {len(targeted) - sum(ended.values())} still sampling"
         )
+    if (campaign / "jobs" / "submissions.jsonl").exists():
+        from jobs.slurm.submissions import unsubmitted_note  # the Slurm adapter's module
+
+        note = unsubmitted_note(campaign, states)
+        if note:
+            print(note)
     for state in ("failed", "partial", "missing"):
         rows = [s for s in states if s["state"] == state]
         if rows:
@@ -259,7 +265,7 @@ def _queued(queue: dict, state: dict) -> str:
 def _queue_states(campaign: Path) -> dict:
     if not (campaign / "jobs" / "submissions.jsonl").exists():
         return {}
-    from jobs.slurm_queue import QueueUnavailable, queue_states  # the Slurm adapter's module
+    from jobs.slurm.queue import QueueUnavailable, queue_states  # the Slurm adapter's module
 
     try:
         return queue_states(campaign)

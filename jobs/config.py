@@ -11,6 +11,7 @@ from pathlib import Path
 
 from jobs.pinning import PIN_TOOLS, STRATEGIES
 from sbcore.errors import UsageError
+from jobs.slurm.site import SITE_KEYS, SiteOptions, check_site
 
 ROOT = Path(__file__).resolve().parent.parent
 NODES_TOML = ROOT / "config" / "nodes.toml"
@@ -25,7 +26,7 @@ NODE_KEYS = {
     "threads_per_core",
     "counters",
     "arch",
-}
+} | SITE_KEYS
 RUN_KEYS = {"repetitions", "warmup", "timeout_s", "dump_image"} | {
     "reps_per_process",
     "target_ci",
@@ -65,6 +66,7 @@ class NodeType:
     cores_per_socket: int | None = None
     threads_per_core: int | None = None
     arch: str | None = None  # likwid's architecture name (perfgroups directory): counter groups are checked
+    site: SiteOptions = SiteOptions()  # Slurm account, qos, time limit, ... (jobs/slurm/site.py)
 
 
 @dataclass
@@ -208,6 +210,7 @@ def load_node_types(path: Path = NODES_TOML) -> dict[str, NodeType]:
             constraint=table.get("constraint"),
             detect=detect,
             arch=table.get("arch"),
+            site=check_site(check, table, where),
             **shape,
         )
     return nodes

@@ -35,7 +35,7 @@ def test_command_map_matches_what_each_module_registers():
     "argv, owner",
     [
         (["run-case", "latest", "0"], "jobs.cli"),
-        (["submit", "x.toml"], "jobs.slurm_cli"),
+        (["submit", "x.toml"], "jobs.slurm.cli"),
         (["analyze", "latest"], "analysis.cli"),
     ],
 )

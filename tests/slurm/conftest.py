@@ -4,6 +4,7 @@ The cluster gets its own directory and ports, so a developer's `make slurm-up` c
 the daemons cannot start, every test that needs them fails with the reason (no skipping).
 """
 
+import contextlib
 import json
 import os
 import re
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.testcluster.cluster import Cluster, down, leftover_pids, up
+from jobs.slurm.testcluster.cluster import Cluster, down, leftover_pids, up
 
 ROOT = Path(__file__).resolve().parents[2]
 SCALEBENCH = ROOT / "scalebench"
@@ -25,8 +26,10 @@ HERE = Path(__file__).resolve().parent
 
 
 def _free_port_base(count: int = 4) -> int:
-    """The first of `count` consecutive free TCP ports (checked by binding), away from the default 6917."""
-    for base in range(17100, 17900, 10):
+    """The first of `count` consecutive free TCP ports (checked by binding), away from the default 6917;
+    from SB_SLURM_PORT_BASE on if set (so parallel developers keep to their own ports)."""
+    start = int(os.environ.get("SB_SLURM_PORT_BASE") or 17100)
+    for base in range(start, start + 800, 10):
         try:
             socks = []
             for port in range(base, base + count):
@@ -49,12 +52,8 @@ def cluster_dir() -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
-def slurm_cluster():
-    """A running test cluster; SLURM_CONF points at it for the whole session. Torn down whatever happens."""
-    cluster = Cluster(cluster_dir(), _free_port_base())
-    saved = os.environ.get("SLURM_CONF")
-    os.environ["SLURM_CONF"] = str(cluster.conf)
+@contextlib.contextmanager
+def _running(cluster: Cluster):
     try:
         try:
             up(cluster)
@@ -63,13 +62,34 @@ def slurm_cluster():
         yield cluster
     finally:
         down(cluster)
+        left = leftover_pids(cluster)
+        assert not left, f"daemons left after teardown: {left}"
+        shutil.rmtree(cluster.dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster():
+    """A running test cluster with Slurm's default MaxArraySize=1001; SLURM_CONF points at it for the
+    whole session. Torn down whatever happens."""
+    saved = os.environ.get("SLURM_CONF")
+    cluster = Cluster(cluster_dir(), _free_port_base())
+    os.environ["SLURM_CONF"] = str(cluster.conf)
+    try:
+        with _running(cluster):
+            yield cluster
+    finally:
         if saved is None:
             os.environ.pop("SLURM_CONF", None)
         else:
             os.environ["SLURM_CONF"] = saved
-        left = leftover_pids(cluster)
-        assert not left, f"daemons left after teardown: {left}"
-        shutil.rmtree(cluster.dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def small_array_cluster(slurm_cluster):
+    """A second cluster with MaxArraySize=5, so a 12-case campaign is cut into several arrays. Not the
+    default SLURM_CONF: pass client_env() to the commands that should use it."""
+    with _running(Cluster(cluster_dir(), _free_port_base(), max_array_size=5)) as cluster:
+        yield cluster
 
 
 def scalebench(*args, env=None, timeout=120) -> subprocess.CompletedProcess:

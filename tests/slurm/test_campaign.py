@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.slurm_arrayspec import parse_array_spec
+from jobs.slurm.arrayspec import parse_array_spec
 
 from .conftest import HERE, jobcomp, scalebench, submissions, wait_for
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.slurm_queue import queue_states
+from jobs.slurm.queue import queue_states
 
 from .conftest import HERE, jobcomp, queue_empty_for, scalebench, submissions, wait_for
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.slurm_arrayspec import format_array_spec, parse_array_spec
+from jobs.slurm.arrayspec import format_array_spec, parse_array_spec
 
 from .conftest import HERE, ROOT, scalebench
 
@@ -60,6 +60,28 @@ def test_submit_and_resume_dry_run_match_golden(tmp_path):
     )
     for script in (campaign / "jobs").glob("*.sbatch"):
         subprocess.run(["bash", "-n", str(script)], check=True)
+
+
+def test_split_dry_run_with_site_options_matches_golden(tmp_path):
+    """MaxArraySize 5 cuts 6 cases per node type into 5 + 1; site options land quoted in every script."""
+    env = _slurm_free_env()
+    proc = scalebench(
+        "submit", TINY, "--node-types", "tc-core,tc-smt", "--dry-run", "--max-array-size", "5",
+        "--name", "split", "--results-dir", tmp_path, "--account", "proj-1", "--qos", "normal",
+        "--mem", "4G", "--reservation", "maint", "--sbatch-option=--comment=two words",
+        "--sbatch-option=--requeue", env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    jobs = tmp_path / "split" / "jobs"
+    _check("submit-split-dry-run.txt", _normalise(proc.stdout, tmp_path))
+    for script in ("array-tc-smt-1.sbatch", "array-tc-smt-2.sbatch", "analysis.sbatch"):
+        _check(f"split-{script}", _normalise((jobs / script).read_text(), tmp_path))
+    # The offset script runs case 11 for task 0 (checked by bash, without Slurm).
+    line = (jobs / "array-tc-smt-2.sbatch").read_text().splitlines()[-1].replace("exec ", "echo ")
+    ran = subprocess.run(
+        ["bash", "-c", line], env={**env, "SLURM_ARRAY_TASK_ID": "0"}, capture_output=True, text=True
+    )
+    assert ran.stdout.split()[-1] == "11"
 
 
 def test_scripts_quote_awkward_paths(tmp_path):

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from jobs.testcluster.cluster import Cluster, leftover_pids
+from jobs.slurm.testcluster.cluster import Cluster, leftover_pids
 
 from .conftest import ROOT, _free_port_base, cluster_dir
 
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slurm
 
 def _cli(action: str, env: dict) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "jobs.testcluster", action],
+        [sys.executable, "-m", "jobs.slurm.testcluster", action],
         capture_output=True,
         text=True,
         env=env,

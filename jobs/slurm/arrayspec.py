@@ -1,7 +1,9 @@
-"""Slurm `--array` specifications from campaign indices and back.
+"""Slurm `--array` specifications from campaign indices and back, and the split into several arrays.
 
-The array task id is the campaign case index, so a node type's indices (which need not be contiguous)
-become the array spec itself: [0, 1, 2, 3, 7, 9, 11, 13, 20] -> "0-3,7-13:2,20".
+Case index = array task id + the array's offset. A node type's indices (which need not be contiguous)
+minus the offset become the array spec itself: [0, 1, 2, 3, 7, 9, 11, 13, 20] -> "0-3,7-13:2,20".
+Slurm refuses task ids >= MaxArraySize, so larger campaigns get one array per window of indices, each
+with its own offset (offset 0 while everything fits: task id = case index).
 """
 
 import re
@@ -51,3 +53,25 @@ def parse_array_spec(spec: str) -> list[int]:
             raise UsageError(f"--array={spec!r}: empty range {item!r}")
         ids.update(range(lo, hi + 1, stride))
     return sorted(ids)
+
+
+def split_indices(indices, max_array_size: int, max_tasks: int | None = None) -> list[tuple[int, list[int]]]:
+    """(offset, indices) per array: every index - offset < max_array_size, at most max_tasks per array.
+
+    The first array keeps offset 0 when its indices fit as they are, so small campaigns (and resumes of
+    them) keep task id = case index; later arrays start at their first index.
+    """
+    values = sorted(set(indices))
+    limit = max_tasks or max_array_size
+    if max_array_size < 1 or limit < 1:
+        raise ValueError(f"max_array_size {max_array_size} and max_tasks {max_tasks} must be >= 1")
+    arrays: list[tuple[int, list[int]]] = []
+    for index in values:
+        if arrays:
+            offset, chunk = arrays[-1]
+            if index - offset < max_array_size and len(chunk) < limit:
+                chunk.append(index)
+                continue
+        offset = 0 if not arrays and index < max_array_size else index
+        arrays.append((offset, [index]))
+    return arrays

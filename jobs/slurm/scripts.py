@@ -1,4 +1,4 @@
-"""sbatch scripts for a campaign, rendered from jobs/templates/*.sbatch.
+"""sbatch scripts for a campaign, rendered from jobs/slurm/templates/*.sbatch.
 
 Plain bash a person can read and resubmit: every value that comes from configuration or a path reaches
 the script through shlex.quote (sbatch reads single-quoted #SBATCH values the same way).
@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jobs.config import NodeType
-from sbcore.atomic import write_atomic
 from sbcore.errors import ScalebenchError
+from jobs.slurm.site import site_lines
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 SCALEBENCH = ROOT / "scalebench"
 
@@ -26,6 +26,12 @@ class ArrayJob:
     indices: tuple[int, ...]
     ntasks: int
     script: Path
+    offset: int = 0  # case index = array task id + offset
+    time_limit: str | None = None
+
+    @property
+    def task_ids(self) -> list[int]:
+        return [index - self.offset for index in self.indices]
 
 
 def job_name_prefix(campaign: str) -> str:
@@ -47,23 +53,39 @@ def _render(template: str, values: dict) -> str:
     return string.Template((TEMPLATES / template).read_text()).substitute(values)
 
 
-def _common(campaign_dir: Path, node: NodeType, script: Path, command: str, created: str) -> dict:
+def _common(
+    campaign_dir: Path, node: NodeType, script: Path, command: str, created: str, time_limit: str | None
+) -> dict:
+    lines = placement_lines(node) + site_lines(node.site, time_limit)
     return {
         "campaign": campaign_dir.name,
         "command": command,
         "created": created,
         "script_q": shlex.quote(str(script)),
-        "placement": "".join(f"#SBATCH {line}\n" for line in placement_lines(node)),
+        "placement": "".join(f"#SBATCH {line}\n" for line in lines),
         "scalebench": shlex.quote(str(SCALEBENCH)),
         "campaign_dir": shlex.quote(str(campaign_dir)),
     }
 
 
+_PLAIN_NOTE = """\
+# Array task id = campaign case index (line of cases.jsonl), so the --array list below is exactly the
+# cases this job runs; it need not be contiguous."""
+_OFFSET_NOTE = """\
+# Campaign case index (line of cases.jsonl) = array task id + {offset}: Slurm refuses task ids of
+# MaxArraySize and above, so the campaign is cut into several arrays, each with its own offset
+# (jobs/submissions.jsonl lists each array's cases). The --array list need not be contiguous."""
+
+
 def render_array_script(
     campaign_dir: Path, job: ArrayJob, array_spec: str, command: str, created: str
 ) -> str:
-    values = _common(campaign_dir, job.node_type, job.script, command, created)
+    values = _common(campaign_dir, job.node_type, job.script, command, created, job.time_limit)
     values |= {
+        "index_note": _OFFSET_NOTE.format(offset=job.offset) if job.offset else _PLAIN_NOTE,
+        "case_index": (
+            f'"$((SLURM_ARRAY_TASK_ID + {job.offset}))"' if job.offset else '"${SLURM_ARRAY_TASK_ID}"'
+        ),
         "node_type": job.node_type.name,
         "count": len(job.indices),
         "job_name": shlex.quote(job_name_prefix(campaign_dir.name) + job.node_type.name),
@@ -77,7 +99,7 @@ def render_array_script(
 def render_analysis_script(
     campaign_dir: Path, node: NodeType, script: Path, command: str, created: str
 ) -> str:
-    values = _common(campaign_dir, node, script, command, created)
+    values = _common(campaign_dir, node, script, command, created, node.site.time_limit)
     values |= {
         "job_name": shlex.quote(job_name_prefix(campaign_dir.name) + "analysis"),
         "log_pattern": shlex.quote(str(campaign_dir / "logs" / "analysis-%j.out")),

@@ -1,25 +1,22 @@
-"""Resubmitting what a campaign still lacks: its missing and failed cases as one new array per node type.
+"""Resubmitting what a campaign still lacks: its missing and failed cases as new arrays per node type.
 
 The files say what is done (jobs.status.case_states); the queue says what is still on its way
-(jobs.slurm_queue.queue_states). Resume refuses while any case it would resubmit is still queued, so no
-case runs twice at the same time; run-case itself only runs the repetitions that have no record yet.
+(jobs.slurm.queue.queue_states). Resume refuses while any case it would resubmit is still queued, so no
+case runs twice at the same time, except for cases a submit limit held back (never queued), which it
+submits while the rest still runs; run-case itself only runs the repetitions that have no record yet.
 """
 
 import sys
 from pathlib import Path
 
-from jobs.slurm_arrayspec import format_array_spec
-from jobs.slurm_queue import queue_states
-from jobs.slurm_submissions import read_submissions
-from jobs.slurm_submit import (
-    array_jobs,
-    check_controller,
-    check_placements,
-    check_throttle,
-    slurm_node_types,
-    submit_round,
-)
 from sbcore.errors import ScalebenchError
+from jobs.slurm.arrayspec import format_array_spec
+from jobs.slurm.checks import check_controller, check_placements, check_throttle, slurm_node_types
+from jobs.slurm.limits import assumed_limits, read_limits
+from jobs.slurm.queue import queue_states
+from jobs.slurm.rounds import submit_round
+from jobs.slurm.site import SiteOptions
+from jobs.slurm.submissions import read_submissions, unsubmitted
 
 
 def next_round(campaign_dir: Path) -> int:
@@ -35,7 +32,14 @@ def next_round(campaign_dir: Path) -> int:
     return max(rounds, default=0) + 1
 
 
-def resume_campaign(campaign_dir: Path, throttle: int, dry_run: bool, out=sys.stdout) -> list[str]:
+def resume_campaign(
+    campaign_dir: Path,
+    throttle: int,
+    dry_run: bool,
+    out=sys.stdout,
+    site: SiteOptions | None = None,
+    max_array_size: int | None = None,
+) -> list[str]:
     from jobs.campaign import load_cases
     from jobs.status import case_states
 
@@ -46,12 +50,23 @@ def resume_campaign(campaign_dir: Path, throttle: int, dry_run: bool, out=sys.st
     if not todo:
         print(f"campaign {campaign_dir.name}: all {len(cases)} case(s) done; nothing to resume", file=out)
         return []
-    nodes = slurm_node_types(dict.fromkeys(cases[i]["node_type"] for i in todo))
+    nodes = slurm_node_types(dict.fromkeys(cases[i]["node_type"] for i in todo), site=site)
+    limits = assumed_limits(max_array_size)
     if not dry_run:
         check_controller()
+        limits = read_limits(max_array_size)
         queued = queue_states(campaign_dir)
         busy = [i for i in todo if i in queued]
-        if busy:
+        # Cases a submit limit held back were never queued: they may go while the others still run.
+        waiting = unsubmitted(campaign_dir, todo)
+        if busy and waiting:
+            print(
+                f"campaign {campaign_dir.name}: {len(busy)} case(s) still in the Slurm queue; submitting "
+                f"the {len(waiting)} case(s) not submitted yet",
+                file=out,
+            )
+            todo = waiting
+        elif busy:
             seen = sorted({queued[i] for i in busy})
             raise ScalebenchError(
                 f"campaign {campaign_dir.name}: case(s) {format_array_spec(busy)} still in the Slurm queue "
@@ -59,13 +74,11 @@ def resume_campaign(campaign_dir: Path, throttle: int, dry_run: bool, out=sys.st
             )
         check_placements(nodes, out)
     round_no = next_round(campaign_dir)
-    prefix = f"resume{round_no - 1}-"
-    failed = sum(1 for s in states if s["state"] == "failed")
+    failed = sum(1 for s in states if s["state"] == "failed" and s["index"] in set(todo))
     print(
         f"campaign {campaign_dir.name}: resubmitting {len(todo)} of {len(cases)} case(s) "
         f"({failed} failed, {len(todo) - failed} missing): {format_array_spec(todo)}",
         file=out,
     )
-    jobs = array_jobs(campaign_dir, cases, todo, nodes, prefix=prefix)
     command = "resume" + (" --dry-run" if dry_run else "")
-    return submit_round(campaign_dir, jobs, throttle, round_no, command, prefix, dry_run, out)
+    return submit_round(campaign_dir, cases, todo, nodes, throttle, round_no, command, dry_run, limits, out)

@@ -144,3 +144,53 @@ def available_nodes(partition: str | None, constraint: str | None) -> tuple[int,
             nodes[name] = state.rstrip("*~#!%$@^-+")
     usable = sum(1 for state in nodes.values() if state not in UNAVAILABLE_STATES)
     return usable, len(nodes)
+
+
+def show_config() -> str:
+    """`scontrol show config`: the controller's running configuration as "Name = value" lines."""
+    require_clients("scontrol")
+    proc = _run(["scontrol", "show", "config"])
+    if proc.returncode != 0:
+        raise ScalebenchError(f"`scontrol show config` failed: {_reason(proc)}")
+    return proc.stdout
+
+
+def show_nodes() -> str:
+    """`scontrol show node --oneliner`: one line of Key=Value fields per node."""
+    require_clients("scontrol")
+    proc = _run(["scontrol", "show", "node", "--oneliner"])
+    if proc.returncode != 0:
+        raise ScalebenchError(f"`scontrol show node` failed: {_reason(proc)}")
+    return proc.stdout
+
+
+def node_partitions() -> dict[str, list[str]]:
+    """Node name -> the partitions it belongs to (sinfo; the default partition's trailing * removed)."""
+    require_clients("sinfo")
+    cmd = ["sinfo", "--noheader", "--Node", "--format", "%N|%P"]
+    proc = _run(cmd)
+    if proc.returncode != 0:
+        raise ScalebenchError(f"`{shlex.join(cmd)}` failed: {_reason(proc)}")
+    parts: dict[str, list[str]] = {}
+    for line in proc.stdout.splitlines():
+        if "|" in line:
+            node, partition = line.strip().split("|", 1)
+            parts.setdefault(node, []).append(partition.rstrip("*"))
+    return parts
+
+
+def query_optional(cmd: list[str]) -> str | None:
+    """stdout of a query whose failure only means "not available here" (e.g. sacctmgr without accounting)."""
+    if shutil.which(cmd[0]) is None:
+        return None
+    proc = _run(cmd)
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def queued_job_count(user: str | None = None) -> int:
+    """Jobs in the queue (every array task counted), of one user or of everybody."""
+    cmd = ["squeue", "--noheader", "--array", "--format", "%i", *(["--user", user] if user else [])]
+    proc = _run(cmd)
+    if proc.returncode != 0:
+        raise ScalebenchError(f"`{shlex.join(cmd)}` failed: {_reason(proc)}")
+    return sum(1 for line in proc.stdout.splitlines() if line.strip())

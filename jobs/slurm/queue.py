@@ -2,10 +2,10 @@
 
 from pathlib import Path
 
-from jobs.slurm import queued_array_tasks
-from jobs.slurm_scripts import job_name_prefix
-from jobs.slurm_submissions import read_submissions
 from sbcore.errors import ScalebenchError
+from jobs.slurm.client import queued_array_tasks
+from jobs.slurm.scripts import job_name_prefix
+from jobs.slurm.submissions import read_submissions
 
 # When a resubmitted index shows up twice, the more advanced state wins.
 _RANK = {"RUNNING": 3, "COMPLETING": 2, "CONFIGURING": 2}
@@ -22,7 +22,9 @@ def queue_states(campaign_dir: Path) -> dict[int, str]:
     Raises QueueUnavailable if squeue is missing or the controller does not answer, and
     ScalebenchError if submissions.jsonl is corrupt.
     """
-    array_ids = [str(e["job_id"]) for e in read_submissions(campaign_dir) if e["kind"] == "array"]
+    arrays = [e for e in read_submissions(campaign_dir) if e["kind"] == "array"]
+    array_ids = [str(e["job_id"]) for e in arrays]
+    offsets = {str(e["job_id"]): int(e.get("task_offset", 0)) for e in arrays}
     # A controller started afresh hands out job ids again: only trust jobs that carry our name.
     prefix = job_name_prefix(Path(campaign_dir).name)
     states: dict[int, str] = {}
@@ -30,9 +32,10 @@ def queue_states(campaign_dir: Path) -> dict[int, str]:
         queued = queued_array_tasks(array_ids)
     except ScalebenchError as err:
         raise QueueUnavailable(str(err)) from err
-    for _, index, state, name in queued:
+    for array_id, task, state, name in queued:
         if not name.startswith(prefix):
             continue
+        index = task + offsets.get(array_id, 0)
         if _RANK.get(state, 1) >= _RANK.get(states.get(index, ""), 0):
             states[index] = state
     return states

@@ -1,5 +1,5 @@
 """A real one-host Slurm test cluster (munge, slurmctld, one slurmd per emulated node type)."""
 
-from jobs.testcluster.cluster import Cluster, down, status, up
+from jobs.slurm.testcluster.cluster import Cluster, down, status, up
 
 __all__ = ["Cluster", "down", "status", "up"]

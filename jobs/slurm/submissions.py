@@ -1,8 +1,10 @@
 """`<campaign>/jobs/submissions.jsonl`: one JSON line per real sbatch, the campaign's link to its jobs.
 
-Fields: node_type (null for the analysis job), job_id, kind ("array" | "analysis"), indices (campaign
-indices = array task ids), array (the --array spec with throttle), script, submitted (UTC), round
-(1 = submit, 2.. = resumes), depends_on (analysis: the array job ids). Lines are only ever added.
+Fields: node_type (null for the analysis job), job_id, kind ("array" | "analysis"), indices (the campaign
+indices the array runs), array (the --array spec of task ids, with throttle), task_offset (case index =
+array task id + task_offset; absent in older lines = 0), time_limit (--time of its tasks), max_array_size
+(the limit it was cut for), script, submitted (UTC), round (1 = submit, 2.. = resumes), depends_on
+(analysis: the array job ids). Lines are only ever added.
 """
 
 import json
@@ -36,8 +38,27 @@ def read_submissions(campaign_dir: Path) -> list[dict]:
     return entries
 
 
+def unsubmitted(campaign_dir: Path, indices) -> list[int]:
+    """Those of the indices no array job has ever been submitted for (held back by a submit limit)."""
+    sent = {i for e in read_submissions(campaign_dir) if e["kind"] == "array" for i in e.get("indices", [])}
+    return [i for i in indices if i not in sent]
+
+
 def append_submission(campaign_dir: Path, entry: dict) -> None:
     """Add one line, rewriting the file atomically so a reader never sees half a line."""
     path = submissions_path(campaign_dir)
     old = path.read_text() if path.exists() else ""
     write_atomic(path, old + json.dumps(entry, separators=(", ", ": ")) + "\n")
+
+
+def unsubmitted_note(campaign_dir: Path, states: list[dict]) -> str | None:
+    """For `status`: the unfinished cases a submit limit held back, if the campaign went to Slurm at all."""
+    if not submissions_path(campaign_dir).exists():
+        return None
+    waiting = unsubmitted(campaign_dir, [s["index"] for s in states if s["state"] != "done"])
+    if not waiting:
+        return None
+    return (
+        f"not submitted yet (submit limit): {len(waiting)} case(s); "
+        f"`./scalebench resume {campaign_dir}` submits them once the queue has room"
+    )

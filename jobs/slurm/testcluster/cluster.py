@@ -35,16 +35,21 @@ class Cluster:
 
     dir: Path
     port_base: int
+    # Slurm's default, as most sites keep it; a smaller value makes a tiny campaign split into arrays.
+    max_array_size: int = 1001
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Cluster":
         env = os.environ if env is None else env
         raw_dir = env.get("SB_SLURM_DIR") or DEFAULT_DIR
         raw_port = env.get("SB_SLURM_PORT_BASE") or str(DEFAULT_PORT_BASE)
+        raw_size = env.get("SB_SLURM_MAX_ARRAY_SIZE") or "1001"
         try:
             port_base = int(raw_port)
         except ValueError:
             raise UsageError(f"SB_SLURM_PORT_BASE={raw_port!r} is not an integer") from None
+        if not raw_size.isdigit() or not 1 <= int(raw_size) <= 4000001:
+            raise UsageError(f"SB_SLURM_MAX_ARRAY_SIZE={raw_size!r}: must be an integer in 1..4000001")
         # Four consecutive ports: slurmctld, default slurmd, one per emulated node.
         if not 1024 <= port_base <= 65535 - len(NODES) - 1:
             raise UsageError(f"SB_SLURM_PORT_BASE={port_base} must be in 1024..{65535 - len(NODES) - 1}")
@@ -52,7 +57,7 @@ class Cluster:
         # A Unix socket path must fit in sun_path (108 bytes).
         if len(str(path / "munge" / "munge.socket")) >= 100:
             raise UsageError(f"SB_SLURM_DIR={raw_dir!r} is too long for a Unix socket path (max ~85 chars)")
-        return cls(path, port_base)
+        return cls(path, port_base, int(raw_size))
 
     @property
     def conf(self) -> Path:
@@ -107,6 +112,7 @@ def render_conf(cluster: Cluster, host: str) -> str:
         "ctld_port": cluster.port_base,
         "slurmd_port": cluster.port_base + 1,
         "munge_socket": cluster.munge_socket,
+        "max_array_size": cluster.max_array_size,
         "core_node": nodes[0],
         "core_port": cluster.port_base + 2,
         "smt_node": nodes[1],

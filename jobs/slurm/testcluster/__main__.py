@@ -1,17 +1,17 @@
-"""`python -m jobs.testcluster up|down|status` — the Makefile's slurm-up / slurm-down."""
+"""`python -m jobs.slurm.testcluster up|down|status` — the Makefile's slurm-up / slurm-down."""
 
 import argparse
 import shlex
 import subprocess
 import sys
 
-from jobs.testcluster.cluster import DEFAULT_DIR, DEFAULT_PORT_BASE, NODES, Cluster, down, status, up
 from sbcore.errors import ScalebenchError
+from jobs.slurm.testcluster.cluster import DEFAULT_DIR, DEFAULT_PORT_BASE, NODES, Cluster, down, status, up
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m jobs.testcluster",
+        prog="python -m jobs.slurm.testcluster",
         description=(
             "Start, stop or inspect a real Slurm cluster on this host: munged, slurmctld and one "
             f"`slurmd -N` per emulated node ({', '.join(f'{n}: partition {p}' for n, p in NODES.items())}). "
@@ -19,7 +19,8 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog=(
             f"Environment: SB_SLURM_DIR (config, state, logs; default {DEFAULT_DIR}), SB_SLURM_PORT_BASE "
-            f"(first of 4 consecutive TCP ports; default {DEFAULT_PORT_BASE}). Clients need SLURM_CONF: "
+            f"(first of 4 consecutive TCP ports; default {DEFAULT_PORT_BASE}), SB_SLURM_MAX_ARRAY_SIZE "
+            "(MaxArraySize; default 1001, Slurm's own). Clients need SLURM_CONF: "
             "source $SB_SLURM_DIR/env.sh."
         ),
     )
