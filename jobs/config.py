@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jobs.pinning import PIN_TOOLS, STRATEGIES
-from sbcore.errors import UsageError
 from jobs.slurm.site import SITE_KEYS, SiteOptions, check_site
+from sbcore.errors import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
 NODES_TOML = ROOT / "config" / "nodes.toml"

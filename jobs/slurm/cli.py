@@ -3,8 +3,8 @@
 import argparse
 from pathlib import Path
 
-from sbcore.argtypes import int_at_least
 from jobs.slurm.submit import DEFAULT_THROTTLE
+from sbcore.argtypes import int_at_least
 
 SHAPE_NOTE = (
     "One array per node type; each task gets a whole node (--exclusive) and run-case starts "
@@ -182,8 +182,8 @@ def run_submit(args) -> int:
 
 
 def run_resume(args) -> int:
-    from sbcore.layout import resolve_campaign
     from jobs.slurm.resume import resume_campaign
+    from sbcore.layout import resolve_campaign
 
     resume_campaign(
         resolve_campaign(args.campaign),

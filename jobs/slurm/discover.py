@@ -8,9 +8,9 @@ scalebench writes itself.
 import re
 from dataclasses import dataclass
 
-from sbcore.errors import ScalebenchError
 from jobs.slurm import client
 from jobs.toml_write import _key, dumps
+from sbcore.errors import ScalebenchError
 
 _FIELD = re.compile(r"(\w+)=(\S*)")
 

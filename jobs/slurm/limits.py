@@ -13,8 +13,8 @@ import getpass
 import re
 from dataclasses import dataclass
 
-from sbcore.errors import ScalebenchError
 from jobs.slurm import client
+from sbcore.errors import ScalebenchError
 
 DEFAULT_MAX_ARRAY_SIZE = 1001
 

@@ -2,10 +2,10 @@
 
 from pathlib import Path
 
-from sbcore.errors import ScalebenchError
 from jobs.slurm.client import queued_array_tasks
 from jobs.slurm.scripts import job_name_prefix
 from jobs.slurm.submissions import read_submissions
+from sbcore.errors import ScalebenchError
 
 # When a resubmitted index shows up twice, the more advanced state wins.
 _RANK = {"RUNNING": 3, "COMPLETING": 2, "CONFIGURING": 2}

@@ -12,15 +12,15 @@ from collections import defaultdict
 from pathlib import Path
 
 from jobs.config import NodeType
-from sbcore.errors import ScalebenchError
 from jobs.slurm import client
 from jobs.slurm.arrayspec import format_array_spec, split_indices
 from jobs.slurm.checks import test_only
 from jobs.slurm.limits import Limits, submit_budget
 from jobs.slurm.scripts import ArrayJob, render_analysis_script, render_array_script, write_script
 from jobs.slurm.submissions import append_submission
-from sbcore.clock import utc_iso as utc_now
 from jobs.slurm.timelimit import default_time_limit
+from sbcore.clock import utc_iso as utc_now
+from sbcore.errors import ScalebenchError
 
 
 def array_jobs(

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jobs.config import NodeType
-from sbcore.errors import ScalebenchError
 from jobs.slurm.site import site_lines
+from sbcore.atomic import write_atomic
+from sbcore.errors import ScalebenchError
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = Path(__file__).resolve().parent / "templates"

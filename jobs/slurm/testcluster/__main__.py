@@ -5,8 +5,8 @@ import shlex
 import subprocess
 import sys
 
-from sbcore.errors import ScalebenchError
 from jobs.slurm.testcluster.cluster import DEFAULT_DIR, DEFAULT_PORT_BASE, NODES, Cluster, down, status, up
+from sbcore.errors import ScalebenchError
 
 
 def build_parser() -> argparse.ArgumentParser:
