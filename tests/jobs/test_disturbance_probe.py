@@ -43,6 +43,21 @@ BUSY = (
     reason="the machine is already overloaded: no repetition is undisturbed to compare with",
 )
 def test_exactly_the_disturbed_repetitions_are_flagged(tmp_path, bin_dir):
+    # The host itself changes speed for minutes at a time (that is what the probe is for), so an extra
+    # repetition may be flagged for a real reason: the disturbed ones must be flagged in every attempt,
+    # and exactly those in one of at most three.
+    attempts = []
+    for attempt in range(3):
+        flagged, detail = _measure(tmp_path / f"attempt-{attempt}")
+        assert DISTURBED <= flagged, detail
+        attempts.append(detail)
+        if flagged == DISTURBED:
+            return
+    pytest.fail("extra repetitions flagged in every attempt:\n" + "\n".join(attempts))
+
+
+def _measure(tmp_path) -> tuple[set, str]:
+    tmp_path.mkdir()
     experiment = tmp_path / "probe.toml"
     experiment.write_text(EXPERIMENT)
     campaign = create_campaign(experiment, results_dir=tmp_path / "res")
@@ -74,4 +89,4 @@ def test_exactly_the_disturbed_repetitions_are_flagged(tmp_path, bin_dir):
         rows.append(flatten_record(record, f"raw/{case['case_id']}/rep-{p}.json")[0])
     flagged = flag_disturbed(pd.DataFrame(rows))
     detail = flagged[["rep", "wall_s", "probe_slowdown", "runq_wait_share", "disturbed_reason"]]
-    assert set(flagged.loc[flagged["disturbed"], "rep"]) == DISTURBED, detail.to_string()
+    return set(flagged.loc[flagged["disturbed"], "rep"]), detail.to_string()
