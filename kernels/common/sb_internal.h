@@ -5,6 +5,7 @@
 #define SB_INTERNAL_H
 
 #include "harness.h"
+#include "sb_sched.h"
 
 #include <stddef.h>
 #include <sys/resource.h>
@@ -15,6 +16,7 @@ typedef struct sb_cli {
     const char *dump;       /* --dump path or NULL */
     char schedule_text[48]; /* normalised "dynamic,4" / "static" / "none" as echoed in records */
     int help;               /* --help given */
+    sb_sched_request sched; /* --nice, --worker-nice, --worker-policy */
 } sb_cli;
 
 struct sb_ctx {
@@ -39,7 +41,8 @@ struct sb_ctx {
     int32_t nplacement;
     double *rank_times;
     int32_t nrank_times;
-    char started[32]; /* UTC ISO-8601 of the repetition start */
+    char started[32];                /* UTC ISO-8601 of the repetition start */
+    sb_sched_applied *sched_applied; /* per worker, read back at the end of its work */
 };
 
 /* sb_time.c */
