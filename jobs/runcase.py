@@ -18,6 +18,7 @@ from jobs.binaries import binary_path, is_mpi
 from jobs.campaign import load_cases
 from jobs.errors import ScalebenchError, UsageError
 from jobs.hostinfo import host_info, host_topology, hostname
+from jobs.load import LoadError, LoadRun
 from jobs.pinning import format_cpulist, pin_cpus, placement_violations
 from jobs.status import rep_done
 
@@ -83,7 +84,7 @@ def build_command(ctx: Context, case: dict, k: int, env=os.environ) -> Command:
     if case["pin"] != "none":
         if case["pin"] == "smt-siblings" and topo.threads_per_core < 2:
             raise CaseError(f"pin smt-siblings: host {ctx.hostname} has no SMT siblings")
-        cpus = pin_cpus(case["pin"], case["threads"], topo)
+        cpus = pin_cpus(case["pin"], min(case["threads"], case.get("cpus", case["threads"])), topo)
         pin["cpus"] = cpus
         pin_list = format_cpulist(cpus)
     group = case.get("counter_group")
@@ -202,6 +203,13 @@ def _exit_reason(status: int | None) -> str:
     return f"exit status {status}"
 
 
+def _kernel_message(status: int | None, stderr: str) -> str:
+    """A kernel's runtime failure (exit 1) is one line on stderr saying why, e.g. a scheduling setting the
+    OS refused: the reason carries it."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    return f": {lines[-1][:300]}" if status == 1 and lines else ""
+
+
 def rep_paths(campaign_dir: Path, case: dict, k: int) -> tuple[Path, Path]:
     directory = Path(campaign_dir) / "raw" / case["case_id"]
     return directory, directory / f"rep-{k}.json"
@@ -227,16 +235,28 @@ def run_rep(ctx: Context, case: dict, k: int, env=os.environ) -> dict:
     except CaseError as err:
         return _failed(directory, k, harness | {"reason": str(err), "exit_status": None, "stderr_tail": ""})
     harness |= {"pin": command.pin, "counters": command.counters, "command": command.argv}
-    started = time.monotonic()
-    status, out, err, timed_out = run_process(command.argv, command.env, case["timeout_s"], ctx.campaign_dir)
-    runner_wall = time.monotonic() - started
+    try:
+        with LoadRun(case.get("load"), case["timeout_s"]) as load:  # competing load, stopped in any case
+            started = time.monotonic()
+            status, out, err, timed_out = run_process(
+                command.argv, command.env, case["timeout_s"], ctx.campaign_dir
+            )
+            runner_wall = time.monotonic() - started
+    except LoadError as error:
+        return _failed(
+            directory, k, harness | {"reason": f"load: {error}", "exit_status": None, "stderr_tail": ""}
+        )
     harness |= {"exit_status": status, "stderr_tail": _tail(err), "runner_wall_s": round(runner_wall, 6)}
+    if load.record is not None:
+        harness["load"] = load.record
     warm, measured = parse_records(out)
     reason = None
     if timed_out:
         reason = f"timeout after {case['timeout_s']} s"
     elif status != 0:
-        reason = _exit_reason(status)
+        reason = _exit_reason(status) + _kernel_message(status, err)
+    elif load.problem:
+        reason = f"load: {load.problem}"
     elif len(measured) != 1:
         reason = (
             "no valid record on stdout" if not measured else f"{len(measured)} measured records, expected 1"
