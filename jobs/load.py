@@ -26,9 +26,8 @@ import signal
 import subprocess
 import time
 
-DEFAULTS = {"workers": 1, "intensity": 100, "cpus": None, "nice": 0, "policy": "other", "method": "int64"}
-DEFAULTS |= {"settle_s": 0.2}
-KEYS = set(DEFAULTS)
+DEFAULTS = {"workers": 1, "intensity": 100, "nice": 0, "policy": "other", "method": "int64", "settle_s": 0.2}
+KEYS = set(DEFAULTS) | {"cpus"}  # no cpus: the OS places the load
 NONE = "none"
 POLICY = re.compile(r"^(other|batch|idle)$|^(fifo|rr):([1-9][0-9]?)$")
 OS_POLICY = {
@@ -77,7 +76,7 @@ def check_profiles(check, raw) -> dict:
             )
         if not isinstance(profile["method"], str) or not METHOD.match(profile["method"]):
             check.fail(f"{where}.method", profile["method"], "must be a stress-ng --cpu-method name")
-        if profile["cpus"] is not None:
+        if "cpus" in profile:
             cpus = check.axis(profile["cpus"], f"{where}.cpus")
             for i, cpu in enumerate(cpus):
                 check.int_(cpu, f"{where}.cpus[{i}]", 0)
@@ -98,7 +97,7 @@ def check_axis(check, values: list, where: str, profiles: dict) -> None:
 
 def check_fits_node(check, profile: dict, where: str, node: str, hwthreads: int) -> None:
     """A pinned load must name CPUs the node has (checked when planning, per node type)."""
-    for cpu in profile["cpus"] or []:
+    for cpu in profile.get("cpus", []):
         if cpu >= hwthreads:
             check.fail(
                 f"load.{profile['name']}.cpus",
@@ -128,7 +127,7 @@ def _prepare_child(profile: dict, report_fd: int):
         try:
             libc = ctypes.CDLL(None, use_errno=True)
             libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-            if profile["cpus"] is not None:
+            if "cpus" in profile:
                 step = f"affinity to CPUs {profile['cpus']}"
                 os.sched_setaffinity(0, profile["cpus"])
             step = f"nice {profile['nice']}"
@@ -239,6 +238,7 @@ class LoadRun:
         self.record = {
             "profile": {k: v for k, v in self.profile.items()},
             "command": command(self.profile, self.timeout_s),
+            "pgid": pgid,
             "wall_s": round(wall_s, 6),
             "cpu_s": round(cpu_s, 3),
             # Fraction of the CPU time its hogs asked for (workers x wall x intensity) that they got.
