@@ -57,9 +57,9 @@ def test_no_load_is_no_process():
 
 
 def test_refused_setting_is_a_load_error_naming_it():
-    with pytest.raises(LoadError, match=r"affinity to CPUs \[4095\] refused: Invalid argument"):
-        with LoadRun(PROFILE | {"cpus": [4095]}, timeout_s=10):
-            pass
+    refused = pytest.raises(LoadError, match=r"affinity to CPUs \[4095\] refused: Invalid argument")
+    with refused, LoadRun(PROFILE | {"cpus": [4095]}, timeout_s=10):
+        pass
 
 
 def test_load_that_dies_early_is_a_problem():
