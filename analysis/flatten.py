@@ -96,7 +96,28 @@ def flatten_record(record: dict, relpath: str) -> tuple[dict, list[tuple]]:
                 per_hwthread.append(
                     (record["case_id"], record["rep"], name, list(values), list(values.values()))
                 )
+    row |= scenario_columns(record)
     slurm = record.get("slurm") or {}
     row["slurm_job_id"] = slurm.get("job_id")
     row["slurm_array_task_id"] = slurm.get("array_task_id")
     return row, per_hwthread
+
+
+def scenario_columns(record: dict) -> dict:
+    """The scheduling scenario (what was asked, what the OS applied) and the competing load's CPU share."""
+    sched = record.get("sched") or {}
+    asked = [
+        f"{k}={sched[k]}" for k in ("nice", "worker_nice", "worker_policy", "omp_wait_policy") if sched.get(k)
+    ]
+    applied: dict[str, int] = {}
+    for policy, rtprio, nice in sched.get("applied") or []:
+        key = f"{policy}" + (f":{rtprio}" if rtprio else "") + f" nice {nice}"
+        applied[key] = applied.get(key, 0) + 1
+    load = record.get("load") or {}
+    return {
+        "sched_asked": " ".join(asked) or "-",
+        "sched_applied": ", ".join(f"{k} x{n}" for k, n in applied.items()) or None,
+        "load_name": (load.get("profile") or {}).get("name"),
+        "load_cpu_s": load.get("cpu_s"),
+        "load_cpu_share": load.get("cpu_share"),
+    }

@@ -32,7 +32,7 @@ from analysis.record_schema import looks_valid, schema_problem
 
 REP_FILE = re.compile(r"rep-(\d+)\.json$")
 FAILED_FILE = re.compile(r"rep-(\d+)\.failed-.*\.json$")
-CACHE_VERSION = 3  # bump when the parsed-row layout changes
+CACHE_VERSION = 4  # bump when the parsed-row layout changes
 PARALLEL_THRESHOLD = 4000  # below this, a process pool costs more than it saves
 CHUNK_FILES = 5000
 

@@ -19,6 +19,7 @@ from analysis.comparisons import compare_variants
 from analysis.flatten import CASE_DESCRIPTION
 from analysis.load import Loaded, load_records, record_file
 from analysis.models import fit_models
+from analysis.seedref import campaign_comparison
 from analysis.speedup import speedups
 from analysis.stats import CaseStats, summarize
 from analysis.validity import case_table, checksum_check, completeness, counter_status, placement_violations
@@ -50,6 +51,7 @@ class Analysis:
     counters: pd.DataFrame
     cores: dict[str, tuple[int | None, str]]
     timings: dict[str, float] = field(default_factory=dict)
+    reference: tuple | None = None  # (Reference, table) when the experiment names a published reference
 
     @property
     def out_dir(self) -> Path:
@@ -97,6 +99,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         counters=counter_status(loaded.records),
         cores=cores,
         timings=timings,
+        reference=campaign_comparison(campaign, loaded.records, options.seed),
     )
 
 
@@ -140,6 +143,8 @@ def write_tables(result: Analysis) -> list[Path]:
         "unreadable.csv": result.loaded.problems,
         "completeness.csv": result.completeness,
     }
+    if result.reference is not None:
+        tables["reference.csv"] = result.reference[1]
     written = []
     for name, table in tables.items():
         buffer = io.StringIO()

@@ -16,6 +16,7 @@ import pandas as pd
 
 from analysis.atomic import write_text_atomic
 from analysis.plots import Plot
+from analysis.seedreport import reference_blocks
 
 MAX_ROWS = 40  # longer tables are cut in the report (the CSV has everything)
 
@@ -118,6 +119,7 @@ def build_blocks(result, plots: list[Plot]) -> list[Block]:
 
     b += validity_blocks(result)
     b += result_blocks(result, plots)
+    b += reference_blocks(result)
     return b
 
 

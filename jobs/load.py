@@ -191,7 +191,9 @@ class LoadRun:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
-                start_new_session=True,
+                # Own process group, same session: a new session would be a new scheduler autogroup,
+                # and across autogroups nice values do not compete (see docs/seed-reproductions.md).
+                process_group=0,
                 preexec_fn=_prepare_child(self.profile, write_fd),  # noqa: PLW1509 (single-threaded runner)
             )
         except OSError as err:

@@ -158,7 +158,7 @@ def rep_image_path(case: dict, k: int) -> Path:
 def run_process(
     argv: list[str], env: dict, timeout_s: float, cwd: Path | None = None
 ) -> tuple[int | None, str, str, bool]:
-    """(exit status, stdout, stderr, timed out). The child gets its own session so a timeout or Ctrl-C
+    """(exit status, stdout, stderr, timed out). The child gets its own process group so a timeout or Ctrl-C
     kills everything it started (likwid-pin's child, mpirun's ranks)."""
     try:
         proc = subprocess.Popen(
@@ -170,7 +170,9 @@ def run_process(
             stderr=subprocess.PIPE,
             text=True,
             errors="replace",
-            start_new_session=True,
+            # Own process group (killed as one), same session: a new session is a new scheduler autogroup,
+            # which would keep nice values of kernel and competing load from competing at all.
+            process_group=0,
         )
     except OSError as err:
         return None, "", f"cannot start {argv[0]}: {err}", False
