@@ -72,6 +72,11 @@ def selects(dims: dict[str, str], selector: dict) -> bool:
     return all(dims.get(k, DEFAULT) == str(v) for k, v in selector.items())
 
 
+def same_dims(a: dict[str, str], b: dict[str, str]) -> bool:
+    """Equal in every dimension, an absent option counting as "default"."""
+    return all(a.get(k, DEFAULT) == b.get(k, DEFAULT) for k in a.keys() | b.keys())
+
+
 def metric_values(records: pd.DataFrame) -> pd.DataFrame:
     """Measured repetitions with the metrics a reference may name."""
     r = records[~records["warmup"]] if "warmup" in records else records
@@ -163,7 +168,7 @@ def compare(ref: Reference, cases: list[dict], records: pd.DataFrame, seed: int 
                 rows.append(row)
                 continue
             wanted = d | {k: str(v) for k, v in base_sel.items()}
-            base_ids = [b for b, bd in dims.items() if bd == wanted]
+            base_ids = [b for b, bd in dims.items() if same_dims(bd, wanted)]
             base = by_case.get(base_ids[0]) if base_ids else None
             row["base_case"] = base_ids[0] if base_ids else None
             if point is None or base is None:
