@@ -119,5 +119,6 @@ def scenario_columns(record: dict) -> dict:
         "sched_applied": ", ".join(f"{k} x{n}" for k, n in applied.items()) or None,
         "load_name": (load.get("profile") or {}).get("name"),
         "load_cpu_s": load.get("cpu_s"),
-        "load_cpu_share": load.get("cpu_share"),
+        # During the kernel's compute region where known, else over the load's whole run.
+        "load_cpu_share": load.get("compute_cpu_share", load.get("cpu_share")),
     }

@@ -24,7 +24,10 @@ import os
 import re
 import signal
 import subprocess
+import threading
 import time
+
+import numpy
 
 DEFAULTS = {"workers": 1, "intensity": 100, "nice": 0, "policy": "other", "method": "int64", "settle_s": 0.2}
 KEYS = set(DEFAULTS) | {"cpus"}  # no cpus: the OS places the load
@@ -39,6 +42,7 @@ OS_POLICY = {
 }
 METHOD = re.compile(r"^[a-z0-9_]+$")
 STOP_GRACE_S = 5.0
+SAMPLE_S = 0.01  # how often the load's CPU time is sampled, to cut out the kernel's compute window
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 PR_SET_PDEATHSIG = 1
 
@@ -160,6 +164,55 @@ def group_cpu_seconds(pgid: int) -> float:
     return total / CLOCK_TICKS
 
 
+def on_cpu_ns(pids: list[int]) -> int:
+    """Nanoseconds the tasks have run (first field of /proc/<pid>/schedstat; stress-ng's CPU workers are
+    single-threaded processes); vanished tasks count 0."""
+    total = 0
+    for pid in pids:
+        with contextlib.suppress(OSError, ValueError, IndexError), open(f"/proc/{pid}/schedstat", "rb") as fh:
+            total += int(fh.read().split()[0])
+    return total
+
+
+class Sampler(threading.Thread):
+    """(time, on-CPU ns of the load) every SAMPLE_S, so the load's CPU time inside the kernel's compute
+    region can be read afterwards; the process list is re-read until all hogs have been forked."""
+
+    def __init__(self, pgid: int, expected: int):
+        super().__init__(daemon=True)
+        self.pgid, self.expected = pgid, expected
+        self.samples: list[tuple[float, int]] = []
+        self.halt = threading.Event()
+        self.pids: list[int] = []
+
+    def run(self) -> None:
+        while not self.halt.wait(SAMPLE_S):
+            if len(self.pids) < self.expected:
+                self.pids = group_pids(self.pgid)
+            self.samples.append((time.monotonic(), on_cpu_ns(self.pids)))
+
+    def cpu_between(self, t0: float, t1: float) -> float | None:
+        """CPU seconds of the load between monotonic times t0 and t1 (interpolated), None if not covered."""
+        if len(self.samples) < 2 or t0 < self.samples[0][0] or t1 <= t0:
+            return None
+        times = [t for t, _ in self.samples]
+        ns = [n for _, n in self.samples]
+        at = lambda t: float(numpy.interp(t, times, ns))  # noqa: E731
+        return (at(t1) - at(t0)) / 1e9
+
+
+def group_pids(pgid: int) -> list[int]:
+    pids = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                    text = fh.read().decode(errors="replace")
+                if int(text[text.rindex(")") + 2 :].split()[2]) == pgid:
+                    pids.append(int(entry.name))
+    return pids
+
+
 def group_alive(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)
@@ -206,6 +259,9 @@ class LoadRun:
             self.proc.wait()
             raise LoadError(refusal)
         self.started = time.monotonic()
+        # stress-ng's parent only waits; its hogs are the forked workers (plus the parent itself).
+        self.sampler = Sampler(self.proc.pid, self.profile["workers"] + 1)
+        self.sampler.start()
         time.sleep(self.profile["settle_s"])
         if self.proc.poll() is not None:
             err = self.proc.stderr.read().decode(errors="replace").strip()
@@ -218,8 +274,22 @@ class LoadRun:
             self._stop()
         return False
 
+    def compute_window(self, end: float, wall_s: float) -> None:
+        """Adds to the record the CPU time the load got during the kernel's compute region, taken as the
+        `wall_s` seconds before `end` (monotonic time the kernel process ended: it exits right after)."""
+        if self.record is None or not wall_s or wall_s <= 0:
+            return
+        cpu = self.sampler.cpu_between(end - wall_s, end)
+        if cpu is None:
+            return
+        asked = self.profile["workers"] * wall_s * self.profile["intensity"] / 100
+        self.record["compute_cpu_s"] = round(cpu, 4)
+        self.record["compute_cpu_share"] = round(cpu / asked, 4)
+
     def _stop(self) -> None:
         proc, pgid = self.proc, self.proc.pid
+        self.sampler.halt.set()
+        self.sampler.join()
         cpu_s = group_cpu_seconds(pgid)
         wall_s = time.monotonic() - self.started
         died_early = proc.poll() is not None

@@ -252,6 +252,8 @@ def run_rep(ctx: Context, case: dict, k: int, env=os.environ) -> dict:
     if load.record is not None:
         harness["load"] = load.record
     warm, measured = parse_records(out)
+    if load.record is not None and len(measured) == 1:
+        load.compute_window(started + runner_wall, measured[0].get("wall_s"))
     reason = None
     if timed_out:
         reason = f"timeout after {case['timeout_s']} s"
