@@ -54,13 +54,54 @@ def agreement_text(table: pd.DataFrame) -> str:
     return text
 
 
+def scenario_table(records: pd.DataFrame) -> pd.DataFrame:
+    """Per case with a scheduling knob or a competing load: what was asked, what the OS applied, the load
+    and the CPU share it got, beside the median time."""
+    if "sched_asked" not in records:
+        return pd.DataFrame()
+    r = records[~records["warmup"]] if "warmup" in records else records
+    special = (r["sched_asked"].astype(object) != "-") | r["load_name"].notna()
+    if not special.any():
+        return pd.DataFrame()
+    # The loader keeps text columns as categoricals: plain objects here, to fill and group freely.
+    r = r.assign(
+        load_name=r["load_name"].astype(object).fillna("none"),
+        sched_asked=r["sched_asked"].astype(object),
+        case_id=r["case_id"].astype(object),
+    )
+    grouped = r.groupby(["case_id", "sched_asked", "load_name"], observed=True, dropna=False)
+    out = grouped.agg(
+        threads=("threads", "first"),
+        applied=("sched_applied", lambda v: "; ".join(sorted(set(map(str, v))))),
+        median_s=("wall_s", "median"),
+        load_cpu_share=("load_cpu_share", "median"),
+        n=("wall_s", "size"),
+    ).reset_index()
+    return out.rename(columns={"sched_asked": "asked", "load_name": "load"})
+
+
 def reference_blocks(result) -> list:
+    """The scheduling scenario of the campaign's cases (if any) and the published reference (if named)."""
     from analysis.report import Block
 
+    blocks = []
+    scenario = scenario_table(result.loaded.records)
+    if not scenario.empty:
+        blocks.append(Block("h2", "Scheduling scenario and competing load"))
+        blocks.append(
+            Block(
+                "p",
+                "What each case asked for (process nice, per-worker nice and policy, OpenMP wait "
+                "policy), what the OS applied to its workers' threads ([policy, nice] x workers, read "
+                "back from the OS), the competing load and the share of the CPU time its hogs asked for "
+                "that they got during the kernel's compute region.",
+            )
+        )
+        blocks.append(Block("table", scenario))
     if getattr(result, "reference", None) is None:
-        return []
+        return blocks
     ref, table = result.reference
-    blocks = [Block("h2", f"Published reference: {ref.spec} — {ref.case.get('title', '')}")]
+    blocks += [Block("h2", f"Published reference: {ref.spec} — {ref.case.get('title', '')}")]
     blocks.append(
         Block(
             "p",
