@@ -22,6 +22,7 @@ DEFAULT = "default"  # a kernel option or env variable the case does not set
 ALL_CPUS = "all"
 CONFIDENCE = 0.95
 CLOSE = 0.10  # |measured / study - 1| below this reads as "close"
+WIDE = 0.5  # a CI wider than this fraction of the measured factor cannot agree or disagree with anything
 COLUMNS = [
     "reference",
     "label",
@@ -112,6 +113,8 @@ def ratio_with_ci(
 def verdict(study: float, measured: float, low: float, high: float) -> str:
     if np.isnan(measured):
         return "not measured"
+    if not np.isnan(low) and (high - low) > WIDE * measured:
+        return f"inconclusive (CI {low:.2g}-{high:.2g})"
     if not np.isnan(low) and low <= study <= high:
         return "agrees (study within CI)"
     rel = measured / study - 1 if study else np.inf

@@ -43,10 +43,12 @@ def agreement_text(table: pd.DataFrame) -> str:
         return "Nothing numeric to compare: the table lists what was asked and what the OS applied."
     measured = factors["measured"].notna()
     agree = factors["verdict"].str.startswith(("agrees", "close")).sum()
+    unclear = factors["verdict"].str.startswith("inconclusive").sum()
     worst = (
         factors[measured].assign(rel=(factors["measured"] / factors["study"] - 1).abs()).sort_values("rel")
     )
-    text = f"{agree} of {len(factors)} comparisons agree with the study (within the CI or within 10 %)."
+    text = f"{agree} of {len(factors)} comparisons agree with the study (within the CI or within 10 %)"
+    text += f", {unclear} inconclusive (CI wider than half the factor)." if unclear else "."
     if len(worst):
         w = worst.iloc[-1]
         text += f" Largest difference: {w['label']} ({w['scenario']}): "

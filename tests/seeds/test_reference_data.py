@@ -117,6 +117,7 @@ def test_value_kind_compares_the_median_directly():
         (1.9, 1.8, 1.75, 1.85, "close (-5%)"),
         (0.54, 1.0, 0.98, 1.02, "measured higher (+85%)"),
         (1.0, np.nan, np.nan, np.nan, "not measured"),
+        (0.52, 0.59, 0.14, 1.08, "inconclusive (CI 0.14-1.1)"),
     ],
 )
 def test_verdicts(study, measured, low, high, expected):
