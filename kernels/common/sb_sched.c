@@ -4,8 +4,8 @@
 
 #include <errno.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -57,8 +57,8 @@ int sb_sched_parse_nice(const char *text, sb_sched_request *req, char *err, size
 }
 
 /* Splits a comma list into at most SB_SCHED_MAX_LIST items and hands each to `item`. */
-static int each_item(const char *text, int (*item)(const char *s, const char *e, int32_t k,
-                                                    sb_sched_request *req),
+static int each_item(const char *text,
+                     int (*item)(const char *s, const char *e, int32_t k, sb_sched_request *req),
                      sb_sched_request *req, int32_t *count) {
     int32_t k = 0;
     const char *s = text;
@@ -233,13 +233,14 @@ void sb_sched_put_json(FILE *f, const sb_sched_request *req, const sb_sched_appl
 }
 
 void sb_sched_print_help(FILE *out) {
-    fprintf(out,
-            "\nScheduling scenario (applied by each worker to its own thread; a refusal by the\n"
-            "OS ends the run with exit status 1 and one line saying why):\n"
-            "  --nice N           process nice value, -20..19, inherited by every worker\n"
-            "  --worker-nice L    comma list of nice values; worker i takes entry i mod length\n"
-            "  --worker-policy L  comma list of other|batch|idle|fifo:P|rr:P (P = rt priority\n"
-            "                     1..99); worker i takes entry i mod length\n"
-            "The record's \"sched\" says what was asked, OMP_WAIT_POLICY/GOMP_SPINCOUNT as set, and\n"
-            "per worker the [policy, rt priority, nice] its thread ran under (read at its end).\n");
+    fprintf(
+        out,
+        "\nScheduling scenario (applied by each worker to its own thread; a refusal by the\n"
+        "OS ends the run with exit status 1 and one line saying why):\n"
+        "  --nice N           process nice value, -20..19, inherited by every worker\n"
+        "  --worker-nice L    comma list of nice values; worker i takes entry i mod length\n"
+        "  --worker-policy L  comma list of other|batch|idle|fifo:P|rr:P (P = rt priority\n"
+        "                     1..99); worker i takes entry i mod length\n"
+        "The record's \"sched\" says what was asked, OMP_WAIT_POLICY/GOMP_SPINCOUNT as set, and\n"
+        "per worker the [policy, rt priority, nice] its thread ran under (read at its end).\n");
 }

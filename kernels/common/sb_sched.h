@@ -30,8 +30,8 @@ typedef struct sb_sched_request {
     int32_t n_worker_nice;
     int32_t worker_nice[SB_SCHED_MAX_LIST];
     int32_t n_worker_policy;
-    int32_t worker_policy[SB_SCHED_MAX_LIST];   /* enum sb_policy */
-    int32_t worker_rtprio[SB_SCHED_MAX_LIST];   /* 1..99 for fifo/rr, else 0 */
+    int32_t worker_policy[SB_SCHED_MAX_LIST];            /* enum sb_policy */
+    int32_t worker_rtprio[SB_SCHED_MAX_LIST];            /* 1..99 for fifo/rr, else 0 */
     char worker_nice_text[256], worker_policy_text[512]; /* as given, echoed in records */
 } sb_sched_request;
 
@@ -46,8 +46,7 @@ typedef struct sb_sched_applied {
  * err naming the option and the value. */
 int sb_sched_parse_nice(const char *text, sb_sched_request *req, char *err, size_t errlen);
 int sb_sched_parse_worker_nice(const char *text, sb_sched_request *req, char *err, size_t errlen);
-int sb_sched_parse_worker_policy(const char *text, sb_sched_request *req, char *err,
-                                 size_t errlen);
+int sb_sched_parse_worker_policy(const char *text, sb_sched_request *req, char *err, size_t errlen);
 
 /* Applies --nice to the calling (main) thread, which every later thread inherits. Returns 0, or
  * -1 with the OS's refusal in err. */
