@@ -1,10 +1,13 @@
 """Experiment keys of the seed scenarios: cpus, load, reference; one-line errors naming file, key, value."""
 
 import json
+import shutil
+import subprocess
+import sys
 
 import pytest
 
-from ..jobs.conftest import run_cli
+from ..jobs.conftest import ROOT, run_cli
 
 BASE = """
 description = "scenario config"
@@ -68,3 +71,38 @@ def test_scenario_lands_in_the_case_and_plain_cases_keep_their_ids(tmp_path):
     assert all(c["case_id"] not in ids_plain for c in cases)  # a scenario is another case
     snapshot = (tmp_path / "res" / "p" / "campaign.toml").read_text()
     assert 'reference = "seed-000:tc08"' in snapshot and "[load.h]" in snapshot
+
+
+REFUSED = """
+description = "a real-time worker where the OS refuses it"
+repetitions = 1
+warmup = 0
+timeout_s = 20
+
+[[sweep]]
+binary = ["mandelbrot-c-pthreads"]
+threads = 2
+params = { width = 16, height = 8, worker_policy = ["other,fifo:1", "other"] }
+"""
+
+
+@pytest.mark.skipif(shutil.which("setpriv") is None, reason="needs setpriv to drop CAP_SYS_NICE")
+def test_refused_scheduling_fails_the_case_with_the_os_reason(tmp_path):
+    """Without CAP_SYS_NICE (as on most clusters) a SCHED_FIFO case is failed with the OS's reason and the
+    campaign goes on; the other case is measured."""
+    experiment = tmp_path / "refused.toml"
+    experiment.write_text(REFUSED)
+    run = subprocess.run(
+        ["setpriv", "--bounding-set", "-sys_nice", sys.executable, str(ROOT / "scalebench"), "run",
+         str(experiment), "--results-dir", str(tmp_path / "res"), "--name", "r", "--no-progress"],
+        capture_output=True, text=True, timeout=120, cwd=ROOT,
+    )  # fmt: skip
+    assert run.returncode == 1 and "1 repetitions ran, 1 failed" in run.stdout, run.stdout + run.stderr
+    [failed] = (tmp_path / "res" / "r" / "raw").glob("*/rep-0.failed-*.json")
+    reason = json.loads(failed.read_text())["reason"]
+    assert reason == (
+        "exit status 1: mandelbrot-c-pthreads: worker 1: SCHED_FIFO priority 1 refused by the OS: "
+        "Operation not permitted (needs CAP_SYS_NICE or a matching RLIMIT_NICE/RTPRIO)"
+    )
+    status = run_cli("status", tmp_path / "res" / "r")
+    assert "SCHED_FIFO priority 1 refused by the OS" in status.stdout
