@@ -43,6 +43,7 @@ OS_POLICY = {
 METHOD = re.compile(r"^[a-z0-9_]+$")
 STOP_GRACE_S = 5.0
 SAMPLE_S = 0.01  # how often the load's CPU time is sampled, to cut out the kernel's compute window
+MIN_WINDOW_SAMPLES = 10
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 PR_SET_PDEATHSIG = 1
 
@@ -277,7 +278,8 @@ class LoadRun:
     def compute_window(self, end: float, wall_s: float) -> None:
         """Adds to the record the CPU time the load got during the kernel's compute region, taken as the
         `wall_s` seconds before `end` (monotonic time the kernel process ended: it exits right after)."""
-        if self.record is None or not wall_s or wall_s <= 0:
+        # Sampled every SAMPLE_S, a window needs many samples to be read, else the record says nothing.
+        if self.record is None or not wall_s or wall_s < MIN_WINDOW_SAMPLES * SAMPLE_S:
             return
         cpu = self.sampler.cpu_between(end - wall_s, end)
         if cpu is None:

@@ -54,6 +54,8 @@ def test_load_runs_pinned_at_its_nice_and_policy_and_is_gone_afterwards():
     assert 0 <= record["compute_cpu_s"] <= 0.3 * 1.05
     assert record["compute_cpu_share"] == pytest.approx(record["compute_cpu_s"] / 0.3, rel=0.01)
     assert record["compute_cpu_s"] <= record["cpu_s"]
+    load.compute_window(end, 0.05)  # too short for 10 ms samples: the earlier window stays, none is added
+    assert record["compute_cpu_share"] == pytest.approx(record["compute_cpu_s"] / 0.3, rel=0.01)
 
 
 def test_no_load_is_no_process():
