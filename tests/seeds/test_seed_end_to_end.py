@@ -91,6 +91,9 @@ def test_tc05_competing_load_is_started_measured_and_gone(tmp_path):
     assert len(table) == 4 and table["measured"].notna().all()
     assert table["load_cpu_share"].notna().all()
     assert "load CPU share" in generated(doc, "seed-000:tc05")
+    report = (campaign / "analysis" / "report.md").read_text()
+    scenario = report[report.index("## Scheduling scenario and competing load") : report.index("## Published")]
+    assert scenario.count("| nice=-5 worker_nice=0 |") == 3 and scenario.count("| large |") == 2
 
 
 @pytest.mark.slow
