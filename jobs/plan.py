@@ -139,11 +139,9 @@ def _sweep_cases(check: Checker, exp: Experiment, sweep, where: str, node: str, 
             check.fail(
                 f"{where}.counter_group", group, "counters are measured per process: not with ranks > 1"
             )
-        if cpus is not None and (pin == "none" or not 1 <= cpus <= shape["hwthreads"]):
+        if cpus is not None and (is_mpi(model) or not 1 <= cpus <= shape["hwthreads"]):
             check.fail(
-                f"{where}.cpus",
-                cpus_raw,
-                f"needs a pin strategy and 1..{shape['hwthreads']} CPUs on node type {node}",
+                f"{where}.cpus", cpus_raw, f"must be 1..{shape['hwthreads']} on node type {node} (not MPI)"
             )
         if load != load_config.NONE:
             load_config.check_fits_node(check, exp.loads[load], f"{where}.load", node, shape["hwthreads"])

@@ -19,7 +19,7 @@ from jobs.campaign import load_cases
 from jobs.errors import ScalebenchError, UsageError
 from jobs.hostinfo import host_info, host_topology, hostname
 from jobs.load import LoadError, LoadRun
-from jobs.pinning import format_cpulist, pin_cpus, placement_violations
+from jobs.pinning import confinement_violations, format_cpulist, pin_cpus, placement_violations
 from jobs.status import rep_done
 
 SCHEMA = "scalebench.run/1"
@@ -81,6 +81,11 @@ def build_command(ctx: Context, case: dict, k: int, env=os.environ) -> Command:
     csv_path = None
     # No skip mask (-s) for any model: OpenMP and the pthreads kernels both keep one pool of threads-1
     # helpers for the whole process, so likwid-pin's n-th created thread is worker n in every repetition.
+    if case["pin"] == "none" and case.get("cpus"):
+        # Confined, not pinned: the process may run on these CPUs and its threads float among them, as
+        # under a process affinity mask or an OS booted with fewer CPUs.
+        pin["confined"] = pin_cpus("cores", case["cpus"], topo)
+        kernel = ["taskset", "-c", format_cpulist(pin["confined"]), *kernel]
     if case["pin"] != "none":
         if case["pin"] == "smt-siblings" and topo.threads_per_core < 2:
             raise CaseError(f"pin smt-siblings: host {ctx.hostname} has no SMT siblings")
@@ -273,6 +278,8 @@ def run_rep(ctx: Context, case: dict, k: int, env=os.environ) -> dict:
     record = measured[0]
     if command.pin["cpus"] and isinstance(record.get("placement"), list):
         command.pin["violations"] = placement_violations(command.pin["cpus"], record["placement"])
+    if command.pin.get("confined") and isinstance(record.get("placement"), list):
+        command.pin["violations"] = confinement_violations(command.pin["confined"], record["placement"])
     if command.csv_path is not None:
         harness["counters"] = _counters_from_csv(command.csv_path, command.counters["group"])
     record |= harness | {"status": "ok", "warmup_wall_s": [w.get("wall_s") for w in warm]}

@@ -33,8 +33,8 @@ def plan(tmp_path, top="", sweep="", pin="cores"):
         ('reference = "seed-000"', "", "cores", "reference = 'seed-000': must be \"<seed>:<case>\""),
         ('reference = "seed-000:tc99"', "", "cores", "seed-000.toml has no [cases.tc99]"),
         ('reference = "seed-999:tc01"', "", "cores", "reference = 'seed-999:tc01': no reference file"),
-        ("", "cpus = [1]", "none", "sweep[0].cpus = 1: needs a pin strategy and 1..2 CPUs"),
-        ("", "cpus = [3]", "cores", "sweep[0].cpus = 3: needs a pin strategy and 1..2 CPUs"),
+        ("", "cpus = [3]", "cores", "sweep[0].cpus = 3: must be 1..2 on node type workstation"),
+        ("", "cpus = [3]", "none", "sweep[0].cpus = 3: must be 1..2 on node type workstation"),
         ("", "cpus = [0]", "cores", "sweep[0].cpus[0] = 0: must be >= 1"),
         (
             "[load.h]\ncpus = [5]\n",
@@ -106,3 +106,12 @@ def test_refused_scheduling_fails_the_case_with_the_os_reason(tmp_path):
     )
     status = run_cli("status", tmp_path / "res" / "r")
     assert "SCHED_FIFO priority 1 refused by the OS" in status.stdout
+
+
+def test_confined_workers_outside_their_cpu_set_are_violations():
+    from jobs.pinning import confinement_violations
+
+    assert confinement_violations([0], [[0, 0], [0, 0]]) == []
+    assert confinement_violations([0, 1], [[1, 0], [0, 2]]) == [
+        {"worker": 1, "planned": [0, 1], "seen": [0, 2]}
+    ]

@@ -63,11 +63,10 @@ def test_tc01_one_cpu_against_two_cores(tmp_path):
     }
     for path in (campaign / "raw").glob("*/rep-*.json"):
         record = json.loads(path.read_text())
-        one_cpu = record["pin"]["cpus"] == [0]
-        assert record["pin"]["violations"] == [] and len(record["pin"]["cpus"]) in (1, 2)
-        assert {cpu for pair in record["placement"] for cpu in pair} == (
-            {0} if one_cpu else set(range(record["threads"]))
-        )
+        # Confined by a taskset mask, not pinned: every worker ran inside the case's CPU set.
+        assert record["pin"]["confined"] in ([0], [0, 1]) and record["pin"]["violations"] == []
+        assert record["command"][:3] == ["taskset", "-c", ",".join(map(str, record["pin"]["confined"]))]
+        assert {cpu for pair in record["placement"] for cpu in pair} <= set(record["pin"]["confined"])
     section = generated(doc, "seed-000:tc01")
     assert "| comparison | scenario | metric | study | measured |" in section
     assert "2 threads: 1 CPU / 2 CPUs, compute time" in section
@@ -92,7 +91,9 @@ def test_tc05_competing_load_is_started_measured_and_gone(tmp_path):
     assert table["load_cpu_share"].notna().all()
     assert "load CPU share" in generated(doc, "seed-000:tc05")
     report = (campaign / "analysis" / "report.md").read_text()
-    scenario = report[report.index("## Scheduling scenario and competing load") : report.index("## Published")]
+    scenario = report[
+        report.index("## Scheduling scenario and competing load") : report.index("## Published")
+    ]
     assert scenario.count("| nice=-5 worker_nice=0 |") == 3 and scenario.count("| large |") == 2
 
 
