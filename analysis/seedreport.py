@@ -69,6 +69,7 @@ def scenario_table(records: pd.DataFrame) -> pd.DataFrame:
     r = r.assign(
         load_name=r["load_name"].astype(object).fillna("none"),
         sched_asked=r["sched_asked"].astype(object),
+        load_cpu_share=pd.to_numeric(r["load_cpu_share"].astype(object), errors="coerce"),
         case_id=r["case_id"].astype(object),
     )
     grouped = r.groupby(["case_id", "sched_asked", "load_name"], observed=True, dropna=False)
