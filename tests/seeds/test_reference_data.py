@@ -133,3 +133,20 @@ def test_reference_loading_and_doc_sections():
     )
     with pytest.raises(ValueError, match="no section markers for s:u"):
         replace_section(text, "s:u", "x")
+
+
+def test_scenario_table_of_knobs_without_load():
+    """As the loader gives it: text columns categorical, no load anywhere (all None)."""
+    from analysis.seedreport import scenario_table
+
+    records = pd.DataFrame(
+        {"case_id": ["a", "a", "b"], "sched_asked": ["worker_nice=5", "worker_nice=5", "-"],
+         "sched_applied": ["other nice 5 x2"] * 2 + ["other nice 0 x2"], "load_name": [None] * 3,
+         "load_cpu_share": [None] * 3, "threads": [2, 2, 2], "wall_s": [1.0, 3.0, 1.0], "warmup": [False] * 3}
+    ).astype({"case_id": "category", "sched_asked": "category", "load_name": "category"})  # fmt: skip
+    table = scenario_table(records)
+    row = table[table["case_id"] == "a"].iloc[0]
+    assert (row["asked"], row["load"], row["applied"], row["median_s"], row["n"]) == (
+        "worker_nice=5", "none", "other nice 5 x2", 2.0, 2
+    )  # fmt: skip
+    assert table["load_cpu_share"].isna().all()
