@@ -126,8 +126,11 @@ def markdown(result) -> str:
     ref, table = result.reference
     c = result.campaign
     host = c.manifest.get("hostname") or c.manifest.get("hostnames") or "unknown host"
+    load = c.manifest.get("load_average")
+    # A busy machine explains wide CIs: say how busy it was when the campaign was planned.
+    busy = f" (load average {load[0]:.1f} when planned)" if isinstance(load, list) and load else ""
     lines = [
-        f"Campaign `{c.name}` on {host}; {agreement_text(table)}",
+        f"Campaign `{c.name}` on {host}{busy}; {agreement_text(table)}",
         "",
         md_table(display_table(table)),
     ]
