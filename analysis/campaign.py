@@ -85,10 +85,19 @@ def case_row(case: dict) -> dict:
         "schedule": params.get("schedule"),
         "sync": params.get("sync"),
         "inner": params.get("inner"),
-        "problem": problem_key(params),
+        # A case confined to fewer CPUs or run under competing load is another problem, not another variant.
+        "problem": problem_key(params | scenario_of(case)),
         "params_json": canonical_json(params),
         "sampling_rule": sampling.case_rule({"reps": int(case.get("reps", 0))} | case),
     }
+
+
+def scenario_of(case: dict) -> dict:
+    """The case's CPU limit and competing load (jobs/plan.py sets them only when asked for)."""
+    out = {"cpus": case["cpus"]} if "cpus" in case else {}
+    if case.get("load"):
+        out["load"] = case["load"].get("name")
+    return out
 
 
 def problem_key(params: dict) -> str:

@@ -51,6 +51,13 @@ def register(sub) -> None:
         "--jobs", type=int_at_least(1), default=None, help="processes that parse records (default: all CPUs)"
     )
     analyze.add_argument("--results-dir", type=Path, help=RESULTS_HELP)
+    analyze.add_argument(
+        "--seed-doc",
+        type=Path,
+        metavar="FILE.md",
+        help="also write the published-reference comparison into FILE.md between its generated-section "
+        "markers for the experiment's reference (e.g. docs/seed-reproductions.md)",
+    )
     analyze.set_defaults(func=run_analyze)
 
     compare = sub.add_parser(
@@ -111,6 +118,10 @@ def run_analyze(args: argparse.Namespace) -> int:
         write_tables(result)
     plots = all_plots(result) if {"md", "html"} & set(formats) else []
     written = write_report(result, plots, formats)
+    if args.seed_doc is not None:
+        from analysis.seeddoc import update_doc
+
+        print(f"seed doc: {args.seed_doc} ({update_doc(args.seed_doc, result)})")
     print_summary(result, headline(result.speedup), plots)
     for kind in ("md", "html"):
         if kind in written:

@@ -145,6 +145,9 @@ def flatten_records(records: list[Record]) -> tuple[dict[str, list], list[tuple]
     col["sampling_stop"] = [
         (r.sampling or {}).get("stop") if isinstance(r.sampling, dict) else None for r in records
     ]
+    scenarios = [scenario_columns(r.sched, r.load) for r in records]
+    for key in dict.fromkeys(k for s in scenarios for k in s):
+        col[key] = [s.get(key) for s in scenarios]
     slurm = [r.slurm if isinstance(r.slurm, dict) else {} for r in records]
     col["slurm_job_id"] = [s.get("job_id") for s in slurm]
     col["slurm_array_task_id"] = [s.get("array_task_id") for s in slurm]
@@ -163,3 +166,24 @@ def flatten_record(record: dict, relpath: str = "") -> tuple[dict, list[tuple]]:
         raise ValueError(f"{relpath or 'record'}: {problem}")
     col, per_hwthread = flatten_records([decoded])
     return {key: values[0] for key, values in col.items()}, per_hwthread
+
+
+def scenario_columns(sched, load) -> dict:
+    """The scheduling scenario (what was asked, what the OS applied) and the competing load's CPU share."""
+    sched = sched if isinstance(sched, dict) else {}
+    asked = [
+        f"{k}={sched[k]}" for k in ("nice", "worker_nice", "worker_policy", "omp_wait_policy") if sched.get(k)
+    ]
+    applied: dict[str, int] = {}
+    for policy, rtprio, nice in sched.get("applied") or []:
+        key = f"{policy}" + (f":{rtprio}" if rtprio else "") + f" nice {nice}"
+        applied[key] = applied.get(key, 0) + 1
+    load = load if isinstance(load, dict) else {}
+    return {
+        "sched_asked": " ".join(asked) or "-",
+        "sched_applied": ", ".join(f"{k} x{n}" for k, n in applied.items()) or None,
+        "load_name": (load.get("profile") or {}).get("name"),
+        "load_cpu_s": load.get("cpu_s"),
+        # During the kernel's compute region where known, else over the load's whole run.
+        "load_cpu_share": load.get("compute_cpu_share", load.get("cpu_share")),
+    }

@@ -23,6 +23,7 @@ from analysis.load import Loaded, load_records, record_file
 from analysis.micro import micro_tables
 from analysis.models import fit_models
 from analysis.node_types import best_configurations, node_type_table
+from analysis.seedref import campaign_comparison
 from analysis.speedup import speedups
 from analysis.stats import CaseStats, summarize
 from analysis.validity import (
@@ -69,6 +70,7 @@ class Analysis:
     timings: dict[str, float] = field(default_factory=dict)
     efficiency: pd.DataFrame = field(default_factory=pd.DataFrame)  # per case: per cycle, % of bound
     micro: dict[str, pd.DataFrame] = field(default_factory=dict)  # microbenchmark tables by file name
+    reference: tuple | None = None  # (Reference, table) when the experiment names a published reference
 
     @property
     def out_dir(self) -> Path:
@@ -136,6 +138,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
             summary, case_stats.records, {nt: c for nt, (c, _) in cores.items()}, load_bounds()
         ),
         micro=micro_tables(campaign_dir),
+        reference=campaign_comparison(campaign, loaded.records, options.seed),
     )
 
 
@@ -186,6 +189,8 @@ def write_tables(result: Analysis) -> list[Path]:
         "efficiency.csv": result.efficiency,
         **result.micro,
     }
+    if result.reference is not None:
+        tables["reference.csv"] = result.reference[1]
     written = []
     for name, table in tables.items():
         write_csv(table, out / name)

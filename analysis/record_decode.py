@@ -91,6 +91,8 @@ class Record(msgspec.Struct):
     invocation: Any = None
     in_process_rep: Any = None
     sampling: Any = None
+    sched: Any = None  # scheduling scenario asked and applied (analysis/flatten.scenario_columns)
+    load: Any = None  # competing load and the CPU it got
 
 
 _BATCH = msgspec.json.Decoder(list[Record])

@@ -54,6 +54,10 @@ def resolved_config(exp, cases: list[dict], name: str, created: str, seed: int) 
     }
     if exp.excludes:
         config["exclude"] = exp.excludes
+    if exp.loads:
+        config["load"] = exp.loads
+    if exp.reference:
+        config["reference"] = exp.reference
     return config
 
 

@@ -128,6 +128,10 @@ def format_case_table(cases: list[dict]) -> str:
     rows = [("index", "case_id", "node_type", "binary", "thr", "rk", "pin", "counters", "reps", "params")]
     for c in cases:
         params = " ".join(f"{k}={v}" for k, v in c["params"].items())
+        scenario = ([f"cpus={c['cpus']}"] if "cpus" in c else []) + (
+            [f"load={c['load']['name']}"] if "load" in c else []
+        )
+        params = " ".join([*scenario, params])
         rows.append(
             (
                 str(c["index"]),

@@ -9,6 +9,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jobs import load as load_config
 from jobs.pinning import PIN_TOOLS, STRATEGIES
 from jobs.slurm.site import SITE_KEYS, SiteOptions, check_site
 from sbcore.errors import UsageError
@@ -35,9 +36,22 @@ RUN_KEYS = {"repetitions", "warmup", "timeout_s", "dump_image"} | {
     "budget_s",
     "pin_tool",
 }
-EXPERIMENT_KEYS = {"description", "node_types", "seed", "env", "sweep", "exclude"} | RUN_KEYS
+EXPERIMENT_KEYS = {
+    "description",
+    "node_types",
+    "seed",
+    "env",
+    "sweep",
+    "exclude",
+    "load",
+    "reference",
+} | RUN_KEYS
 AXES = ("binary", "threads", "ranks", "pin", "counter_group")
-SWEEP_KEYS = set(AXES) | {"params", "env"} | RUN_KEYS
+SCENARIO_AXES = ("load", "cpus")  # competing load profile; CPUs the pin strategy may use
+SWEEP_KEYS = set(AXES) | set(SCENARIO_AXES) | {"params", "env"} | RUN_KEYS
+ALL_CPUS = "all"
+REFERENCE = re.compile(r"^([a-z0-9][a-z0-9-]*):([a-z0-9][a-z0-9-]*)$")
+REFERENCE_DIR = ROOT / "config" / "reference"
 DEFAULTS = {
     "repetitions": 3,
     "warmup": 1,
@@ -88,6 +102,8 @@ class Experiment:
     run: dict
     sweeps: list[Sweep] = field(default_factory=list)
     excludes: list[dict] = field(default_factory=list)
+    loads: dict = field(default_factory=dict)  # load profile name -> resolved profile (jobs/load.py)
+    reference: str | None = None  # "<seed>:<case>" in config/reference/<seed>.toml
 
 
 class Checker:
@@ -239,9 +255,28 @@ def load_experiment(path: Path, node_types: dict[str, NodeType]) -> Experiment:
         check.missing("sweep", "give at least one [[sweep]] block")
     if not isinstance(sweeps_raw, list) or not sweeps_raw:
         check.fail("sweep", sweeps_raw, "give at least one [[sweep]] block")
-    sweeps = [_sweep(check, raw, f"sweep[{i}]", run, env) for i, raw in enumerate(sweeps_raw)]
+    loads = load_config.check_profiles(check, data.get("load", {}))
+    sweeps = [_sweep(check, raw, f"sweep[{i}]", run, env, loads) for i, raw in enumerate(sweeps_raw)]
     excludes = _excludes(check, data.get("exclude", []), sweeps)
-    return Experiment(path, path.stem, data["description"], nodes, seed, env, run, sweeps, excludes)
+    reference = _reference(check, data["reference"]) if "reference" in data else None
+    return Experiment(
+        path, path.stem, data["description"], nodes, seed, env, run, sweeps, excludes, loads, reference
+    )
+
+
+def _reference(check: Checker, value) -> str:
+    """A published result to compare with: "<seed>:<case>", [cases.<case>] of config/reference/<seed>.toml."""
+    match = REFERENCE.match(value) if isinstance(value, str) else None
+    if not match:
+        check.fail("reference", value, 'must be "<seed>:<case>", e.g. "seed-000:tc05"')
+    seed, case = match.groups()
+    ref_path = REFERENCE_DIR / f"{seed}.toml"
+    if not ref_path.is_file():
+        check.fail("reference", value, f"no reference file {ref_path}")
+    cases = read_toml(ref_path).get("cases", {})
+    if case not in cases:
+        check.fail("reference", value, f"{ref_path} has no [cases.{case}] (has: {', '.join(cases)})")
+    return value
 
 
 def _run_settings(check: Checker, table: dict, where: str, inherited: dict) -> dict:
@@ -279,7 +314,7 @@ def _run_settings(check: Checker, table: dict, where: str, inherited: dict) -> d
     return run
 
 
-def _sweep(check: Checker, raw, where: str, run: dict, env: dict) -> Sweep:
+def _sweep(check: Checker, raw, where: str, run: dict, env: dict, loads: dict) -> Sweep:
     if not isinstance(raw, dict):
         check.fail(where, raw, "must be a table")
     check.keys(raw, SWEEP_KEYS, where)
@@ -292,6 +327,12 @@ def _sweep(check: Checker, raw, where: str, run: dict, env: dict) -> Sweep:
         "pin": check.axis(raw.get("pin", ["none"]), f"{where}.pin"),
         "counter_group": check.axis(raw.get("counter_group", [NO_COUNTERS]), f"{where}.counter_group"),
     }
+    axes["load"] = check.axis(raw.get("load", [load_config.NONE]), f"{where}.load")
+    load_config.check_axis(check, axes["load"], f"{where}.load", loads)
+    axes["cpus"] = check.axis(raw.get("cpus", [ALL_CPUS]), f"{where}.cpus")
+    for i, value in enumerate(axes["cpus"]):
+        if value != ALL_CPUS:
+            _thread_value(check, value, f"{where}.cpus[{i}]")
     for i, value in enumerate(axes["binary"]):
         check.str_(value, f"{where}.binary[{i}]")
     for i, value in enumerate(axes["threads"]):
@@ -339,7 +380,7 @@ def _thread_value(check: Checker, value, key: str) -> None:
 def _excludes(check: Checker, raw, sweeps: list[Sweep]) -> list[dict]:
     if not isinstance(raw, list):
         check.fail("exclude", raw, "must be an array of tables ([[exclude]])")
-    known = set(AXES) | {"node_type"} | {p for s in sweeps for p in s.params}
+    known = set(AXES) | set(SCENARIO_AXES) | {"node_type"} | {p for s in sweeps for p in s.params}
     rules = []
     for i, rule in enumerate(raw):
         where = f"exclude[{i}]"
@@ -347,7 +388,7 @@ def _excludes(check: Checker, raw, sweeps: list[Sweep]) -> list[dict]:
             check.fail(where, rule, "must be a non-empty table of axis = value(s)")
         check.keys(rule, known, where)
         rule = {k: check.axis(v, f"{where}.{k}") for k, v in rule.items()}
-        for axis in ("threads", "ranks"):
+        for axis in ("threads", "ranks", "cpus"):
             for j, value in enumerate(rule.get(axis, [])):
                 _thread_value(check, value, f"{where}.{axis}[{j}]")
         rules.append(rule)

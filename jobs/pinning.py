@@ -54,6 +54,16 @@ def placement_violations(cpus: list[int], placement: list) -> list[dict]:
     return violations
 
 
+def confinement_violations(cpus: list[int], placement: list) -> list[dict]:
+    """Workers seen outside the CPU set a confined (not pinned) process may use."""
+    allowed = set(cpus)
+    return [
+        {"worker": worker, "planned": list(cpus), "seen": list(seen)}
+        for worker, seen in enumerate(placement)
+        if any(c not in allowed for c in seen)
+    ]
+
+
 def format_cpulist(cpus: list[int]) -> str:
     return ",".join(str(c) for c in cpus)
 

@@ -9,8 +9,9 @@ import itertools
 import json
 import os
 
+from jobs import load as load_config
 from jobs.binaries import binary_options, binary_path, is_mpi, split_name
-from jobs.config import NO_COUNTERS, Checker, Experiment, NodeType, resolve_threads
+from jobs.config import ALL_CPUS, NO_COUNTERS, Checker, Experiment, NodeType, resolve_threads
 from jobs.counter_groups import check_planned_groups
 from jobs.topology import detect_topology
 from sbcore.errors import UsageError
@@ -95,7 +96,7 @@ def _check_binaries(check: Checker, exp: Experiment) -> None:
 
 def _matches(rule: dict, combo: dict, shape: dict) -> bool:
     for key, values in rule.items():
-        if key in ("threads", "ranks"):
+        if key in ("threads", "ranks", "cpus"):
             values = [
                 resolve_threads(v, shape["cores"], shape["hwthreads"], shape["sockets"]) for v in values
             ]
@@ -106,14 +107,19 @@ def _matches(rule: dict, combo: dict, shape: dict) -> bool:
 
 def _sweep_cases(check: Checker, exp: Experiment, sweep, where: str, node: str, shape: dict):
     param_names = list(sweep.params)
-    axes = [sweep.axes[a] for a in ("binary", "threads", "ranks", "pin", "counter_group")]
+    axes = [sweep.axes[a] for a in ("binary", "threads", "ranks", "pin", "counter_group", "load", "cpus")]
     for values in itertools.product(*axes, *(sweep.params[p] for p in param_names)):
-        binary, threads_raw, ranks_raw, pin, group = values[:5]
-        params = dict(zip(param_names, values[5:], strict=True))
+        binary, threads_raw, ranks_raw, pin, group, load, cpus_raw = values[:7]
+        params = dict(zip(param_names, values[7:], strict=True))
         threads = resolve_threads(threads_raw, shape["cores"], shape["hwthreads"], shape["sockets"])
         ranks = resolve_threads(ranks_raw, shape["cores"], shape["hwthreads"], shape["sockets"])
         combo = {"binary": binary, "threads": threads, "ranks": ranks, "pin": pin}
-        combo |= {"counter_group": group, "node_type": node, **params}
+        cpus = (
+            None
+            if cpus_raw == ALL_CPUS
+            else resolve_threads(cpus_raw, *(shape[k] for k in ("cores", "hwthreads", "sockets")))
+        )
+        combo |= {"counter_group": group, "node_type": node, "load": load, "cpus": cpus, **params}
         if any(_matches(rule, combo, shape) for rule in exp.excludes):
             continue
         kernel, lang, model = split_name(binary)
@@ -135,6 +141,12 @@ def _sweep_cases(check: Checker, exp: Experiment, sweep, where: str, node: str, 
             check.fail(
                 f"{where}.counter_group", group, "counters are measured per process: not with ranks > 1"
             )
+        if cpus is not None and (is_mpi(model) or not 1 <= cpus <= shape["hwthreads"]):
+            check.fail(
+                f"{where}.cpus", cpus_raw, f"must be 1..{shape['hwthreads']} on node type {node} (not MPI)"
+            )
+        if load != load_config.NONE:
+            load_config.check_fits_node(check, exp.loads[load], f"{where}.load", node, shape["hwthreads"])
         if pin == "smt-siblings" and shape["threads_per_core"] < 2:
             check.fail(f"{where}.pin", pin, f"node type {node} has no SMT siblings (1 thread per core)")
         options = binary_options(binary_path(binary))
@@ -173,6 +185,11 @@ def _sweep_cases(check: Checker, exp: Experiment, sweep, where: str, node: str, 
             "env": dict(sweep.env),
             "argv": argv,
         }
+        # Only when set, so the ids of cases without a scenario stay as they were.
+        if cpus is not None:
+            case["cpus"] = cpus
+        if load != load_config.NONE:
+            case["load"] = exp.loads[load]
         if sweep.run["dump_image"]:
             case["dump_image"] = True  # only when set, so the ids of other cases stay as they were
         # Sampling and pin-tool fields likewise only when they differ from the defaults.

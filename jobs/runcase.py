@@ -16,7 +16,15 @@ from jobs.binaries import binary_path, is_mpi
 from jobs.campaign import load_cases
 from jobs.counter_record import counters_from_csv, group_problem
 from jobs.hostinfo import host_info, host_topology, hostname
-from jobs.pinning import find_pin_library, format_cpulist, pin_cpus, placement_violations, preload_env
+from jobs.load import LoadError, LoadRun
+from jobs.pinning import (
+    confinement_violations,
+    find_pin_library,
+    format_cpulist,
+    pin_cpus,
+    placement_violations,
+    preload_env,
+)
 from jobs.status import next_invocations, ok_records
 from sbcore import layout, sampling
 from sbcore.atomic import dump_json, write_new
@@ -88,10 +96,15 @@ def build_command(ctx: Context, case: dict, k: int, env=os.environ, nreps: int =
     affinity = None
     # No skip mask (-s) for any model: OpenMP and the pthreads kernels both keep one pool of threads-1
     # helpers for the whole process, so likwid-pin's n-th created thread is worker n in every repetition.
+    if case["pin"] == "none" and case.get("cpus"):
+        # Confined, not pinned: the process may run on these CPUs and its threads float among them, as
+        # under a process affinity mask or an OS booted with fewer CPUs.
+        pin["confined"] = pin_cpus("cores", case["cpus"], topo)
+        kernel = ["taskset", "-c", format_cpulist(pin["confined"]), *kernel]
     if case["pin"] != "none":
         if case["pin"] == "smt-siblings" and topo.threads_per_core < 2:
             raise CaseError(f"pin smt-siblings: host {ctx.hostname} has no SMT siblings")
-        cpus = pin_cpus(case["pin"], case["threads"], topo)
+        cpus = pin_cpus(case["pin"], min(case["threads"], case.get("cpus", case["threads"])), topo)
         pin["cpus"] = cpus
         pin_list = format_cpulist(cpus)
     group = case.get("counter_group")
@@ -177,7 +190,7 @@ def parse_records(stdout: str) -> tuple[list[dict], list[dict]]:
 def run_process(
     argv: list[str], env: dict, timeout_s: float, cwd: Path | None = None, affinity: list[int] | None = None
 ) -> tuple[int | None, str, str, bool]:
-    """(exit status, stdout, stderr, timed out). The child gets its own session so a timeout or Ctrl-C
+    """(exit status, stdout, stderr, timed out). The child gets its own process group so a timeout or Ctrl-C
     kills everything it started (likwid-pin's child, mpirun's ranks); with `affinity` it is pinned to
     those CPUs before it execs."""
     preexec = (lambda: os.sched_setaffinity(0, affinity)) if affinity else None
@@ -191,7 +204,9 @@ def run_process(
             stderr=subprocess.PIPE,
             text=True,
             errors="replace",
-            start_new_session=True,
+            # Own process group (killed as one), same session: a new session is a new scheduler autogroup,
+            # which would keep nice values of kernel and competing load from competing at all.
+            process_group=0,
             preexec_fn=preexec,
         )
     except OSError as err:
@@ -225,6 +240,13 @@ def _exit_reason(status: int | None) -> str:
     return f"exit status {status}"
 
 
+def _kernel_message(status: int | None, stderr: str) -> str:
+    """A kernel's runtime failure (exit 1) is one line on stderr saying why, e.g. a scheduling setting the
+    OS refused: the reason carries it."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    return f": {lines[-1][:300]}" if status == 1 and lines else ""
+
+
 def run_invocation(ctx: Context, case: dict, p: int, env=os.environ) -> dict:
     """Run invocation p of the case (one kernel process measuring the repetitions of block p) unless
     all of them are done; returns {"outcome": done|ok|failed|duplicate, ...}. Every measured
@@ -256,18 +278,30 @@ def run_invocation(ctx: Context, case: dict, p: int, env=os.environ) -> dict:
             directory, todo[0], harness | {"reason": str(err), "exit_status": None, "stderr_tail": ""}
         )
     harness |= {"pin": command.pin, "counters": command.counters, "command": command.argv}
-    started = time.monotonic()
-    status, out, err, timed_out = run_process(
-        command.argv, command.env, case["timeout_s"], ctx.campaign_dir, command.affinity
-    )
-    runner_wall = time.monotonic() - started
+    try:
+        with LoadRun(case.get("load"), case["timeout_s"]) as load:  # competing load, stopped in any case
+            started = time.monotonic()
+            status, out, err, timed_out = run_process(
+                command.argv, command.env, case["timeout_s"], ctx.campaign_dir, command.affinity
+            )
+            runner_wall = time.monotonic() - started
+    except LoadError as error:
+        return _failed(
+            directory, todo[0], harness | {"reason": f"load: {error}", "exit_status": None, "stderr_tail": ""}
+        )
     harness |= {"exit_status": status, "stderr_tail": _tail(err), "runner_wall_s": round(runner_wall, 6)}
+    if load.record is not None:
+        harness["load"] = load.record
     warm, measured = parse_records(out)
+    if load.record is not None and len(measured) == 1:
+        load.compute_window(started + runner_wall, measured[0].get("wall_s"))
     reason = None
     if timed_out:
         reason = f"timeout after {case['timeout_s']} s"
     elif status != 0:
-        reason = _exit_reason(status)
+        reason = _exit_reason(status) + _kernel_message(status, err)
+    elif load.problem:
+        reason = f"load: {load.problem}"
     elif len(measured) != len(ks):
         reason = (
             "no valid record on stdout"
@@ -287,6 +321,8 @@ def run_invocation(ctx: Context, case: dict, p: int, env=os.environ) -> dict:
         violations = []
         if command.pin["cpus"] and isinstance(record.get("placement"), list):
             violations = placement_violations(command.pin["cpus"], record["placement"])
+        if command.pin.get("confined") and isinstance(record.get("placement"), list):
+            violations = confinement_violations(command.pin["confined"], record["placement"])
         new[k] = (
             record
             | harness

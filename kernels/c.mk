@@ -24,7 +24,7 @@ LIKWID_LIBS := -llikwid
 endif
 
 HARNESS_NAMES := main sb_options sb_names sb_time sb_placement sb_ctx sb_record sb_pgm \
-                 sb_threads sb_workqueue sb_probe sb_cpu sb_mandel_simd sb_pi_simd sb_clock sb_micro
+                 sb_threads sb_workqueue sb_probe sb_cpu sb_mandel_simd sb_pi_simd sb_clock sb_micro sb_sched
 HARNESS_OBJS := $(HARNESS_NAMES:%=$(OBJ_DIR)/common/%.o)
 
 $(HARNESS_OBJS): $(OBJ_DIR)/common/%.o: kernels/common/%.c $(HARNESS_HDRS) kernels/c.mk

@@ -10,6 +10,7 @@ packages=(
   gcc make gfortran              # C11 and Fortran 2008 kernels
   libopenmpi-dev openmpi-bin     # MPI kernels, mpirun
   likwid                         # likwid-pin, likwid-perfctr, likwid-topology, marker API header
+  stress-ng                      # competing load of a case ([load.<name>] in experiments)
   slurm-wlm munge                # real Slurm for the job-array tests and the test cluster
   hwloc                          # topology cross-check (lstopo)
   chromium                       # headless rendering test of the HTML report

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from analysis import node_types_section, report_disturbance, report_efficiency, report_micro
+from analysis import node_types_section, report_disturbance, report_efficiency, report_micro, seedreport
 from analysis.sections import checks, findings, method, results
 
 
@@ -24,6 +24,8 @@ class Section:
 SECTIONS = [
     Section("findings", "Findings", findings.section),
     Section("node-types", "Node types", node_types_section.section),
+    Section("reference", "Published reference", seedreport.reference_section),
+    Section("scenario", "Scheduling scenario and competing load", seedreport.scenario_section),
     Section("scaling", "Scaling", results.scaling),
     Section("variants", "Variants", results.variants),
     Section("counters", "Hardware counters", results.counters),

@@ -55,6 +55,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s: out of memory for %d threads / the image\n", prog, (int)cli.p.threads);
         return 1;
     }
+    if (sb_sched_apply_process(&cli.sched, err, sizeof err) != 0)
+        sb_fail(&ctx, err);
     /* Only under likwid-perfctr -m (it sets LIKWID_EVENTS): otherwise the marker library would
      * print "Running without Marker API" on every run; START/STOP stay harmless no-ops. */
     const int markers = getenv("LIKWID_EVENTS") != NULL;

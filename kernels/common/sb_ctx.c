@@ -16,7 +16,8 @@ int sb_ctx_init(sb_ctx *ctx, const sb_kernel_desc *desc, const sb_cli *cli) {
     ctx->nranks = 1;
     size_t threads = (size_t)cli->p.threads;
     ctx->local_placement = calloc(2 * threads, sizeof(int32_t));
-    if (!ctx->local_placement)
+    ctx->sched_applied = calloc(threads, sizeof *ctx->sched_applied);
+    if (!ctx->local_placement || !ctx->sched_applied)
         return -1;
     if (desc->kind == SB_KERNEL_MANDELBROT) {
         ctx->npixels = (size_t)cli->p.width * (size_t)cli->p.height;
@@ -51,6 +52,7 @@ void sb_ctx_reset_rep(sb_ctx *ctx) {
 void sb_ctx_free(sb_ctx *ctx) {
     free(ctx->image);
     free(ctx->local_placement);
+    free(ctx->sched_applied);
     free(ctx->placement);
     free(ctx->rank_times);
     sb_micro_free(ctx);
@@ -77,13 +79,20 @@ void sb_compute_end(sb_ctx *ctx) {
 void sb_worker_begin(sb_ctx *ctx, int32_t worker) {
     if (worker >= 0 && worker < ctx->cli.p.threads)
         ctx->local_placement[2 * worker] = sb_current_cpu();
+    char err[256];
+    if (sb_sched_apply_worker(&ctx->cli.sched, worker, err, sizeof err) != 0) {
+        sb_sched_claim_failure();
+        sb_fail(ctx, err);
+    }
     LIKWID_MARKER_START(SB_LIKWID_REGION);
 }
 
 void sb_worker_end(sb_ctx *ctx, int32_t worker) {
     LIKWID_MARKER_STOP(SB_LIKWID_REGION);
-    if (worker >= 0 && worker < ctx->cli.p.threads)
+    if (worker >= 0 && worker < ctx->cli.p.threads) {
         ctx->local_placement[2 * worker + 1] = sb_current_cpu();
+        sb_sched_read_back(&ctx->sched_applied[worker]);
+    }
 }
 
 uint32_t *sb_image(sb_ctx *ctx) {

@@ -6,6 +6,7 @@
 
 #include "harness.h"
 #include "sb_probe.h"
+#include "sb_sched.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@ typedef struct sb_cli {
     char schedule_text[48]; /* normalised "dynamic,4" / "static" / "none" as echoed in records */
     int help;               /* --help given */
     const char *micro_values[SB_MICRO_MAX_OPTIONS]; /* SB_KERNEL_MICRO: option texts (sb_micro.c) */
+    sb_sched_request sched; /* --nice, --worker-nice, --worker-policy */
 } sb_cli;
 
 struct sb_ctx {
@@ -52,6 +54,7 @@ struct sb_ctx {
     int probe_valid;
     struct sb_micro_result
         *micro; /* SB_KERNEL_MICRO: this repetition's distribution (sb_micro.c) */
+    sb_sched_applied *sched_applied; /* per worker, read back at the end of its work */
 };
 
 /* sb_time.c */

@@ -28,7 +28,10 @@ enum {
     OPT_SAMPLES,
     OPT_SEED,
     OPT_BATCH,
-    OPT_HELP
+    OPT_HELP,
+    OPT_NICE,
+    OPT_WORKER_NICE,
+    OPT_WORKER_POLICY
 };
 
 #define MAX_CHUNK (1 << 30)
@@ -46,6 +49,9 @@ static const struct option common_options[] = {
     {"sync", required_argument, NULL, OPT_SYNC},
     {"inner", required_argument, NULL, OPT_INNER},
     {"help", no_argument, NULL, OPT_HELP},
+    {"nice", required_argument, NULL, OPT_NICE},
+    {"worker-nice", required_argument, NULL, OPT_WORKER_NICE},
+    {"worker-policy", required_argument, NULL, OPT_WORKER_POLICY},
 };
 static const struct option mandelbrot_options[] = {
     {"width", required_argument, NULL, OPT_WIDTH},
@@ -394,6 +400,15 @@ int sb_parse_options(const sb_kernel_desc *d, int argc, char **argv, sb_cli *cli
         case OPT_BATCH:
             rc = parse_int64(opt, optarg, 1, MAX_SAMPLES, &p->batch, err, errlen);
             break;
+        case OPT_NICE:
+            rc = sb_sched_parse_nice(optarg, &cli->sched, err, errlen);
+            break;
+        case OPT_WORKER_NICE:
+            rc = sb_sched_parse_worker_nice(optarg, &cli->sched, err, errlen);
+            break;
+        case OPT_WORKER_POLICY:
+            rc = sb_sched_parse_worker_policy(optarg, &cli->sched, err, errlen);
+            break;
         case OPT_HELP:
         case 'h':
             cli->help = 1;
@@ -475,6 +490,7 @@ void sb_print_help(const sb_kernel_desc *d, const char *prog, FILE *out) {
                      "  --seed S           uint64 seed, decimal or 0x-hex (default 0)\n"
                      "  --batch B          samples a worker accumulates locally before one\n"
                      "                     synchronised update; 1 = every sample (default 4096)\n");
+    sb_sched_print_help(out);
     if (d->help && d->help[0])
         fprintf(out, "\n%s\n", d->help);
     fprintf(out, "\nExit status: 0 ok, 1 runtime failure, 2 bad arguments (one line on stderr).\n");

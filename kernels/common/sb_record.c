@@ -190,6 +190,8 @@ void sb_record_print(const sb_ctx *ctx, int rep, int warmup) {
     fputs("]", f);
     put_results(f, ctx);
     put_clock(f, ctx);
+    put_key(f, "sched");
+    sb_sched_put_json(f, &ctx->cli.sched, ctx->sched_applied, p->threads);
     put_key(f, "timer_res_s");
     put_double(f, sb_timer_resolution());
     fputs(",\"build\":{\"compiler\":", f);

@@ -1,0 +1,152 @@
+"""The published figures as data (config/reference/seed-000.toml) say what the study printed, and the
+comparison of factors picks the right cases, computes median ratios with CIs and judges them."""
+
+import tomllib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.seeddoc import replace_section
+from analysis.seedref import REFERENCE_DIR, Reference, compare, load_reference, verdict
+
+SEED = tomllib.loads((REFERENCE_DIR / "seed-000.toml").read_text())
+
+
+def test_every_test_case_has_published_rows_and_factors():
+    assert sorted(SEED["cases"]) == [f"tc{n:02d}" for n in range(1, 11)]
+    for name, case in SEED["cases"].items():
+        assert case["title"] and case["shape"] and case["factors"], name
+        assert case.get("published"), name
+
+
+@pytest.mark.parametrize("name", ["tc08", "tc09", "tc10"])
+def test_published_factors_are_the_published_times_divided(name):
+    """Data entry check: each printed factor = 1-thread time / time on the same platform (and sync)."""
+    rows = SEED["cases"][name]["published"]
+    groups = {}
+    for row in rows:
+        groups.setdefault((row["cpus"], row.get("sync")), []).append(row)
+    for group in groups.values():
+        one = next(r for r in group if r["threads"] == 1)
+        for row in group:
+            assert row["factor"] == pytest.approx(one["time_s"] / row["time_s"], abs=0.011), row
+
+
+@pytest.mark.parametrize("name", ["tc08", "tc09", "tc10"])
+def test_compared_factors_are_the_published_ones(name):
+    case = SEED["cases"][name]
+    published = {(r["cpus"], r.get("sync"), r["threads"]): r["factor"] for r in case["published"]}
+    for factor in case["factors"]:
+        p = factor["point"]
+        assert factor["study"] == published[(p["cpus"], p.get("sync"), p["threads"])]
+
+
+def test_cpu_times_are_seconds_converted_from_m_ss():
+    row = next(r for r in SEED["cases"]["tc09"]["published"] if r["sync"] == "coarse" and r["threads"] == 32)
+    assert row["cpu_time_s"] == 127 and row["cpus"] == 1  # printed 2:07
+
+
+def _case(cid, threads, cpus, **params):
+    return {"case_id": cid, "binary": "mandelbrot-c-pthreads", "model": "pthreads", "threads": threads,
+            "cpus": cpus, "params": params, "env": {}}  # fmt: skip
+
+
+def _records(times: dict[str, list[float]]) -> pd.DataFrame:
+    rows = []
+    for cid, walls in times.items():
+        for w in walls:
+            rows.append({"case_id": cid, "wall_s": w, "cpu_user_s": w, "cpu_sys_s": 0.0, "ctx_voluntary": 1,
+                         "ctx_involuntary": 2, "os_threads": 3, "threads": 2, "warmup": False})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_factor_is_base_median_over_point_median_of_the_matching_case():
+    ref = Reference(
+        "seed-000:tc09",
+        {},
+        {
+            "factors": [
+                {"label": "coarse 1 CPU 2 threads", "point": {"sync": "coarse", "cpus": 1, "threads": 2},
+                 "base": {"sync": "coarse", "cpus": 1, "threads": 1}, "study": 0.99},
+                {"label": "coarse 1 CPU 8 threads", "point": {"sync": "coarse", "cpus": 1, "threads": 8},
+                 "base": {"sync": "coarse", "cpus": 1, "threads": 1}, "study": 0.61},
+            ]
+        },
+    )  # fmt: skip
+    cases = [
+        _case("a1", 1, 1, sync="coarse"),
+        _case("a2", 2, 1, sync="coarse"),
+        _case("b1", 1, 1, sync="fine"),  # same threads and CPUs, other sync: never the base
+        _case("b2", 2, 2, sync="coarse"),  # other CPU count: never the point
+    ]
+    records = _records(
+        {"a1": [1.0, 1.1, 0.9], "a2": [2.0, 2.2, 1.8], "b1": [9.0, 9, 9], "b2": [0.1, 0.1, 0.1]}
+    )
+    table = compare(ref, cases, records, seed=1)
+    assert len(table) == 1  # no 8-thread case was run: that factor has no row
+    two = table.iloc[0]
+    assert (two["point_case"], two["base_case"]) == ("a2", "a1")
+    assert two["measured"] == pytest.approx(0.5)
+    assert two["ci_low"] <= 0.5 <= two["ci_high"] and two["n"] == 3
+    assert two["verdict"] == "measured lower (-49%)"
+
+
+def test_unmeasured_points_give_no_rows_and_missing_bases_say_so():
+    ref = Reference("x:y", {}, {"factors": [
+        {"label": "l", "point": {"threads": 2}, "base": {"threads": 1}, "study": 1.9},
+        {"label": "m", "point": {"threads": 64}, "base": {"threads": 1}, "study": 1.9},
+    ]})  # fmt: skip
+    table = compare(ref, [_case("p", 2, 2)], _records({"p": [1.0, 1.0]}))
+    assert list(table["label"]) == ["l"] and table.iloc[0]["verdict"] == "not measured"
+
+
+def test_value_kind_compares_the_median_directly():
+    ref = Reference("x:y", {}, {"factors": [
+        {"kind": "value", "label": "extra", "metric": "extra_os_threads", "point": {"threads": 2},
+         "study": 13},
+    ]})  # fmt: skip
+    table = compare(ref, [_case("p", 2, "all")], _records({"p": [1.0, 1.0]}))
+    assert table.iloc[0]["measured"] == 1.0 and table.iloc[0]["verdict"] == "measured lower (-92%)"
+
+
+@pytest.mark.parametrize(
+    ("study", "measured", "low", "high", "expected"),
+    [
+        (1.9, 1.8, 1.7, 1.95, "agrees (study within CI)"),
+        (1.9, 1.8, 1.75, 1.85, "close (-5%)"),
+        (0.54, 1.0, 0.98, 1.02, "measured higher (+85%)"),
+        (1.0, np.nan, np.nan, np.nan, "not measured"),
+        (0.52, 0.59, 0.14, 1.08, "inconclusive (CI 0.14-1.1)"),
+    ],
+)
+def test_verdicts(study, measured, low, high, expected):
+    assert verdict(study, measured, low, high) == expected
+
+
+def test_reference_loading_and_doc_sections():
+    ref = load_reference("seed-000:tc05")
+    assert ref.case["title"].startswith("TC5") and ref.seed["id"] == "seed-000"
+    text = "a\n<!-- generated by analyze: s:t -->\nold\n<!-- end of generated: s:t -->\nb\n"
+    assert replace_section(text, "s:t", "new table") == (
+        "a\n<!-- generated by analyze: s:t -->\nnew table\n<!-- end of generated: s:t -->\nb\n"
+    )
+    with pytest.raises(ValueError, match="no section markers for s:u"):
+        replace_section(text, "s:u", "x")
+
+
+def test_scenario_table_of_knobs_without_load():
+    """As the loader gives it: text columns categorical, no load anywhere (all None)."""
+    from analysis.seedreport import scenario_table
+
+    records = pd.DataFrame(
+        {"case_id": ["a", "a", "b"], "sched_asked": ["worker_nice=5", "worker_nice=5", "-"],
+         "sched_applied": ["other nice 5 x2"] * 2 + ["other nice 0 x2"], "load_name": [None] * 3,
+         "load_cpu_share": [None] * 3, "threads": [2, 2, 2], "wall_s": [1.0, 3.0, 1.0], "warmup": [False] * 3}
+    ).astype({"case_id": "category", "sched_asked": "category", "load_name": "category"})  # fmt: skip
+    table = scenario_table(records)
+    row = table[table["case_id"] == "a"].iloc[0]
+    assert (row["asked"], row["load"], row["applied"], row["median_s"], row["n"]) == (
+        "worker_nice=5", "none", "other nice 5 x2", 2.0, 2
+    )  # fmt: skip
+    assert table["load_cpu_share"].isna().all()
