@@ -19,7 +19,7 @@ typedef struct sb_cli {
     char schedule_text[48]; /* normalised "dynamic,4" / "static" / "none" as echoed in records */
     int help;               /* --help given */
     const char *micro_values[SB_MICRO_MAX_OPTIONS]; /* SB_KERNEL_MICRO: option texts (sb_micro.c) */
-    sb_sched_request sched; /* --nice, --worker-nice, --worker-policy */
+    sb_sched_request sched;                         /* --nice, --worker-nice, --worker-policy */
 } sb_cli;
 
 struct sb_ctx {
