@@ -21,10 +21,11 @@ from analysis.load import load_records
 from analysis.speedup import key_strings
 from analysis.stats import ratio_ci, summarize
 from analysis.variant_tests import holm
+from analysis.variants import NODE_TYPE_MATCH
 from sbcore.atomic import write_atomic
 from sbcore.errors import ScalebenchError
 
-CONTENT = ["binary", "params_json", "pin", "counter_group", "threads", "ranks"]
+CONTENT = NODE_TYPE_MATCH  # what a case is, apart from where it ran
 COLUMNS = [
     "case_a",
     "case_b",

@@ -1,10 +1,11 @@
-"""Node types compared: the same measurement on several node types, and each node type's best configuration.
+"""Node types compared: the same measurement on several node types, and each node type's best
+configuration.
 
 Two cases are the same measurement on different node types when everything else agrees: binary, every
-kernel parameter, pinning strategy, counter group, threads and ranks (`MATCH`). Their pairs join the
-variant comparisons (dimension `node_type`), so their Mann–Whitney p-values are Holm-corrected together
-with the schedule and sync comparisons of the campaign; `node_type_table` adds the ratio of medians with
-a bootstrap CI from the cases' replicates.
+kernel parameter, pinning strategy, counter group, threads and ranks (variants.NODE_TYPE_MATCH). Their
+pairs join the variant comparisons (dimension `node_type`, variant_tests.node_type_pairs), so their
+Mann–Whitney p-values are Holm-corrected together with the schedule and sync comparisons of the campaign;
+`node_type_table` adds the ratio of medians with a bootstrap CI from the cases' replicates.
 
 Rates are work per second of the compute region (Mandelbrot: iterations, π: samples), derived from the
 records' `work` and the median time; per core = per node / the node type's physical cores.
@@ -18,7 +19,6 @@ import pandas as pd
 from analysis.speedup import key_strings
 from analysis.stats import ratio_ci
 
-MATCH = ["binary", "params_json", "pin", "counter_group", "threads", "ranks"]
 WORK_UNIT = {"mandelbrot": "iterations", "mcpi": "samples"}
 PAIR_COLUMNS = [
     "binary",
@@ -69,38 +69,6 @@ BEST_COLUMNS = [
     "efficiency_full_node_ci_low",
     "efficiency_full_node_ci_high",
 ]
-
-
-def node_type_pairs(s: pd.DataFrame) -> pd.DataFrame:
-    """Candidate pairs (a, b), node type a < b, of the same measurement on two node types.
-
-    Same columns as the schedule/sync candidates of the variant comparisons, with dimension `node_type`
-    and the two node types as the variants (the `node_type` column is empty: the pair spans two)."""
-    columns = ["case_id", "row", "n", "median_s", "node_type", "binary", "threads", "ranks"]
-    usable = s[s["valid"] & (s["n"] >= 2)]
-    u = usable[columns].assign(_key=key_strings(usable, MATCH).to_numpy())
-    u["node_type"] = u["node_type"].astype(str)
-    m = u.merge(u.drop(columns=["binary", "threads", "ranks"]), on="_key", suffixes=("_a", "_b"))
-    m = m[m["node_type_a"] < m["node_type_b"]]
-    return pd.DataFrame(
-        {
-            "node_type": None,
-            "binary": m["binary"].to_numpy(),
-            "threads": m["threads"].to_numpy(),
-            "ranks": m["ranks"].to_numpy(),
-            "dimension": "node_type",
-            "variant_a": m["node_type_a"].to_numpy(),
-            "variant_b": m["node_type_b"].to_numpy(),
-            "case_a": m["case_id_a"].to_numpy(),
-            "case_b": m["case_id_b"].to_numpy(),
-            "row_a": m["row_a"].to_numpy(),
-            "row_b": m["row_b"].to_numpy(),
-            "n_a": m["n_a"].to_numpy(),
-            "n_b": m["n_b"].to_numpy(),
-            "median_a_s": m["median_s_a"].to_numpy(),
-            "median_b_s": m["median_s_b"].to_numpy(),
-        }
-    )
 
 
 def node_type_table(

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jobs.errors import UsageError
-
-from analysis.atomic import write_text_atomic
+from sbcore.atomic import write_atomic
+from sbcore.errors import UsageError
 
 
 def markers(spec: str) -> tuple[str, str]:
@@ -32,7 +31,7 @@ def update_doc(path: Path, result) -> str:
     spec = result.reference[0].spec
     try:
         text = Path(path).read_text()
-        write_text_atomic(Path(path), replace_section(text, spec, markdown(result)))
+        write_atomic(Path(path), replace_section(text, spec, markdown(result)))
     except OSError as err:
         raise UsageError(f"--seed-doc {path}: {err.strerror}") from None
     except ValueError as err:

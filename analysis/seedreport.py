@@ -6,12 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.report_blocks import Block
+from analysis.report_blocks import Block, ci_text
 
 
 def display_table(table: pd.DataFrame) -> pd.DataFrame:
     """What a reader compares: label, scenario, study, measured with CI, verdict, load CPU share."""
-    from analysis.report import ci_text  # report.py imports this module to register the section
 
     rows = []
     for r in table.itertuples(index=False):
@@ -20,7 +19,7 @@ def display_table(table: pd.DataFrame) -> pd.DataFrame:
         elif r.kind == "value":
             measured = "n/a" if np.isnan(r.measured) else f"{r.measured:.4g}"
         else:
-            measured = ci_text(r.measured, r.ci_low, r.ci_high)
+            measured = ci_text(r.measured, r.ci_low, r.ci_high, digits=4)
         rows.append(
             {
                 "comparison": r.label,

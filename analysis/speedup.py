@@ -111,30 +111,3 @@ def _fill(out: pd.DataFrame, s: pd.DataFrame, dist: np.ndarray, base: pd.Series,
     workers = out["workers"].astype(float)
     for column in ("", "_ci_low", "_ci_high"):
         out[f"{prefix}efficiency{column}"] = out[f"{prefix}speedup{column}"] / workers
-
-
-def best_speedups(sp: pd.DataFrame) -> pd.DataFrame:
-    """Best speedup per node type and kernel, with its CI and the baseline's absolute time."""
-    ok = sp[sp["speedup"].notna() & (sp["model"] != "serial")]
-    if ok.empty:
-        return pd.DataFrame()
-    best = ok.loc[ok.groupby(["node_type", "kernel"])["speedup"].idxmax()]
-    return best[
-        [
-            "node_type",
-            "kernel",
-            "binary",
-            "schedule",
-            "sync",
-            "threads",
-            "ranks",
-            "speedup",
-            "speedup_ci_low",
-            "speedup_ci_high",
-            "efficiency",
-            "baseline_case_id",
-            "baseline_binary",
-            "baseline_median_s",
-            "median_s",
-        ]
-    ]

@@ -14,9 +14,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from analysis.node_types import node_type_pairs
 from analysis.speedup import key_strings
-from analysis.variants import SAME_MEASUREMENT
+from analysis.variants import NODE_TYPE_MATCH, SAME_MEASUREMENT
 
 DIMENSIONS = ("schedule", "sync")
 COLUMNS = [
@@ -78,14 +77,46 @@ def candidate_pairs(s: pd.DataFrame) -> pd.DataFrame:
             "dimension": np.where(by_schedule[keep], "schedule", "sync"),
             "variant_a": variant_a[keep],
             "variant_b": variant_b[keep],
-            "case_a": m["case_id_a"].to_numpy(),
-            "case_b": m["case_id_b"].to_numpy(),
-            "row_a": m["row_a"].to_numpy(),
-            "row_b": m["row_b"].to_numpy(),
-            "n_a": m["n_a"].to_numpy(),
-            "n_b": m["n_b"].to_numpy(),
-            "median_a_s": m["median_s_a"].to_numpy(),
-            "median_b_s": m["median_s_b"].to_numpy(),
+            **pair_sides(m),
+        }
+    )
+
+
+def pair_sides(m: pd.DataFrame) -> dict:
+    """The columns of both sides of merged candidate pairs (suffixes _a, _b)."""
+    return {
+        "case_a": m["case_id_a"].to_numpy(),
+        "case_b": m["case_id_b"].to_numpy(),
+        "row_a": m["row_a"].to_numpy(),
+        "row_b": m["row_b"].to_numpy(),
+        "n_a": m["n_a"].to_numpy(),
+        "n_b": m["n_b"].to_numpy(),
+        "median_a_s": m["median_s_a"].to_numpy(),
+        "median_b_s": m["median_s_b"].to_numpy(),
+    }
+
+
+def node_type_pairs(s: pd.DataFrame) -> pd.DataFrame:
+    """Candidate pairs (a, b), node type a < b, of the same measurement on two node types.
+
+    Same columns as the schedule/sync candidates, with dimension `node_type` and the two node types as
+    the variants (the `node_type` column is empty: the pair spans two)."""
+    columns = ["case_id", "row", "n", "median_s", "node_type", "binary", "threads", "ranks"]
+    usable = s[s["valid"] & (s["n"] >= 2)]
+    u = usable[columns].assign(_key=key_strings(usable, NODE_TYPE_MATCH).to_numpy())
+    u["node_type"] = u["node_type"].astype(str)
+    m = u.merge(u.drop(columns=["binary", "threads", "ranks"]), on="_key", suffixes=("_a", "_b"))
+    m = m[m["node_type_a"] < m["node_type_b"]]
+    return pd.DataFrame(
+        {
+            "node_type": None,
+            "binary": m["binary"].to_numpy(),
+            "threads": m["threads"].to_numpy(),
+            "ranks": m["ranks"].to_numpy(),
+            "dimension": "node_type",
+            "variant_a": m["node_type_a"].to_numpy(),
+            "variant_b": m["node_type_b"].to_numpy(),
+            **pair_sides(m),
         }
     )
 

@@ -24,3 +24,6 @@ SCALING_SERIES = ["node_type", "binary", "params_json", "pin", "counter_group"]
 
 # Two cases are the same measurement but for their schedule or sync (variant tests, variant plots).
 SAME_MEASUREMENT = ["node_type", "binary", "problem", "pin", "counter_group", "inner", "threads", "ranks"]
+
+# The same measurement on another node type or cluster: everything but where it ran agrees.
+NODE_TYPE_MATCH = ["binary", "params_json", "pin", "counter_group", "threads", "ranks"]

@@ -24,8 +24,8 @@ class Section:
 SECTIONS = [
     Section("findings", "Findings", findings.section),
     Section("node-types", "Node types", node_types_section.section),
-    Section("reference", "Published reference", seedreport.reference_section),
     Section("scenario", "Scheduling scenario and competing load", seedreport.scenario_section),
+    Section("reference", "Published reference", seedreport.reference_section),
     Section("scaling", "Scaling", results.scaling),
     Section("variants", "Variants", results.variants),
     Section("counters", "Hardware counters", results.counters),

@@ -7,10 +7,10 @@ import time
 from pathlib import Path
 
 import pytest
-from jobs.errors import UsageError
 
 from jobs.config import Checker
 from jobs.load import LoadError, LoadRun, check_profiles, group_alive
+from sbcore.errors import UsageError
 
 from .conftest import run_cli
 

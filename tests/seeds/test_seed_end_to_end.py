@@ -43,7 +43,7 @@ def run_and_analyze(experiment: Path, tmp_path: Path) -> tuple[Path, pd.DataFram
     assert analyze.returncode == 0, analyze.stderr
     table = pd.read_csv(results / "c" / "analysis" / "reference.csv")
     report = (results / "c" / "analysis" / "report.md").read_text()
-    assert "## Published reference: seed-000:" in report
+    assert "## Published reference\n\n### seed-000:" in report
     return results / "c", table, doc.read_text()
 
 
