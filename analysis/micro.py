@@ -75,11 +75,11 @@ def _matching(table: pd.DataFrame, match: dict, threads: int | None = None) -> p
         sel = sel[sel[column] == str(value)]
     if threads is not None:
         sel = sel[sel["threads"] == threads]
-    # smt cases pinned by their own CPU list or prioritised by --nice answer another question (P3)
+    # smt cases pinned by their own CPU list or prioritised by --nices answer another question (P3)
     if "cpus" not in match and "param_cpus" in sel.columns:
         sel = sel[~sel["param_cpus"].fillna("").str.match(r"^\d")]
-    if "nice" not in match and "param_nice" in sel.columns:
-        sel = sel[sel["param_nice"].fillna("").isin(["", "0,0", "nan"])]
+    if "nices" not in match and "param_nices" in sel.columns:
+        sel = sel[sel["param_nices"].fillna("").isin(["", "0,0", "nan"])]
     return sel
 
 
@@ -182,7 +182,7 @@ def siblings_table(campaign_dir: Path, records: list[dict]) -> pd.DataFrame:
     pairs: dict[str, dict[tuple[int, int], list[float]]] = {}
     for r in records:
         cpus = str(r["params"].get("cpus", ""))
-        if r["kernel"] != "smt" or not cpus or str(r["params"].get("nice", "")) not in ("", "0,0"):
+        if r["kernel"] != "smt" or not cpus or str(r["params"].get("nices", "")) not in ("", "0,0"):
             continue
         ids = [int(c) for c in cpus.split(",")][: r["threads"]]
         host = r.get("host", "")

@@ -26,7 +26,7 @@ static const sb_micro_option options[] = {
     {"load", "32", "int_mem/dbl_mem: inner passes over one 32-byte row, 1..10^6"},
     {"buffer-kib", "32768", "int_mem/dbl_mem: buffer per worker in KiB, 1..4194304"},
     {"cpus", "", "pin worker i to the i-th CPU of this comma list (empty: leave placement)"},
-    {"nice", "", "nice value of worker i from this comma list, 0..19 (empty: all 0)"},
+    {"nices", "", "nice value of worker i from this comma list, 0..19 (empty: all 0)"},
 };
 
 /* Parses a comma list of names or integers into out[]; returns the count or -1. */
@@ -85,10 +85,10 @@ static int check(const char *const *v, char *err, int32_t errlen) {
         return -1;
     if (parse_list("cpus", v[4], 0, list, err, errlen) < 0)
         return -1;
-    int nn = parse_list("nice", v[5], 0, list, err, errlen);
+    int nn = parse_list("nices", v[5], 0, list, err, errlen);
     for (int i = 0; i < nn; i++)
         if (list[i] > 19) {
-            snprintf(err, (size_t)errlen, "--nice: '%s' has %d, not in 0..19", v[5], list[i]);
+            snprintf(err, (size_t)errlen, "--nices: '%s' has %d, not in 0..19", v[5], list[i]);
             return -1;
         }
     return nn < 0 ? -1 : 0;
@@ -199,7 +199,7 @@ static void *worker_main(void *arg) {
     /* per-thread nice (Linux: setpriority on the thread id); lowering priority needs no privilege
      */
     if (sh->nnices && setpriority(PRIO_PROCESS, (id_t)gettid(), sh->nices[w->id % sh->nnices]) != 0)
-        sb_fail(sh->ctx, "setpriority failed for --nice");
+        sb_fail(sh->ctx, "setpriority failed for --nices");
     int v = sh->variants[w->id];
     /* the private buffer is allocated and touched by its worker before the clock starts */
     void *buf = v == V_INT_MEM || v == V_DBL_MEM ? calloc(rows_of(sh), 32) : NULL;
@@ -255,7 +255,7 @@ static int run(sb_ctx *ctx) {
     if (sh.nworkers > MAX_LIST)
         sb_fail(ctx, "at most 64 workers");
     sh.ncpus = parse_list("cpus", sb_micro_value(ctx, "cpus"), 0, sh.cpus, err, sizeof err);
-    sh.nnices = parse_list("nice", sb_micro_value(ctx, "nice"), 0, sh.nices, err, sizeof err);
+    sh.nnices = parse_list("nices", sb_micro_value(ctx, "nices"), 0, sh.nices, err, sizeof err);
     sh.repeat = strtoll(sb_micro_value(ctx, "repeat"), NULL, 10);
     sh.load = strtoll(sb_micro_value(ctx, "load"), NULL, 10);
     sh.buffer_bytes = 1024 * strtoll(sb_micro_value(ctx, "buffer-kib"), NULL, 10);
@@ -281,7 +281,7 @@ static int run(sb_ctx *ctx) {
     cpu_set_t started_on = sbm_get_affinity();
     worker_main(&ws[0]);
     sbm_set_affinity(&started_on);
-    setpriority(PRIO_PROCESS, (id_t)gettid(), 0); /* worker 0 is this thread: undo its --nice */
+    setpriority(PRIO_PROCESS, (id_t)gettid(), 0); /* worker 0 is this thread: undo its --nices */
     sb_compute_end(ctx);
     for (int i = 1; i < sh.nworkers; i++)
         pthread_join(th[i], NULL);

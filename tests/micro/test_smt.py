@@ -47,8 +47,8 @@ def test_independent_workers_give_the_same_work_each(kernel):
 def test_nice_favours_worker0_on_one_cpu(kernel):
     """P3's control: two workers on one logical CPU, worker 1 at nice 19, lets worker 0 finish first."""
     args = ["--threads", "2", "--variant", "mcpi", "--repeat", "3000000", "--cpus", "0,0"]
-    equal = run_records(kernel(BINARY), *args, "--nice", "0,0")[0]["result"]
-    favoured = run_records(kernel(BINARY), *args, "--nice", "0,19")[0]["result"]
+    equal = run_records(kernel(BINARY), *args, "--nices", "0,0")[0]["result"]
+    favoured = run_records(kernel(BINARY), *args, "--nices", "0,19")[0]["result"]
     assert favoured["worker0_s"] < 0.85 * equal["worker0_s"]
     assert favoured["worker0_s"] == favoured["min_s"]
 
@@ -62,7 +62,7 @@ def test_nice_favours_worker0_on_one_cpu(kernel):
         (["--repeat", "0"], ["--repeat", "'0'"]),
         (["--load", "-1"], ["--load", "'-1'"]),
         (["--threads", "65"], ["--threads", "'65'"]),
-        (["--nice", "0,20"], ["--nice", "'0,20'", "0..19"]),
+        (["--nices", "0,20"], ["--nices", "'0,20'", "0..19"]),
     ],
 )
 def test_bad_input_exits_2_with_one_line(kernel, args, expected):

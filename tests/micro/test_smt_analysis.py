@@ -28,7 +28,7 @@ def test_reference_table_matches_params_and_skips_self_pinned_smt_cases(tmp_path
     from analysis.micro import reference_table
 
     osb = {"node_type": "w", "kernel": "osbench", "threads": 1, "param_cpus": "same", "param_bytes": "1024"}
-    smt = {"node_type": "w", "kernel": "smt", "param_load": "32", "param_nice": ""}
+    smt = {"node_type": "w", "kernel": "smt", "param_load": "32", "param_nices": ""}
     table = pd.DataFrame(
         [
             {**osb, "param_op": "thread-create", "mean_s": 10e-6, "median_s": 5e-6},
@@ -57,7 +57,7 @@ def test_siblings_table_reads_self_pinned_records_and_the_hosts_topology(tmp_pat
     )
 
     def rec(cpus, threads, t):
-        params = {"cpus": cpus, "nice": ""}
+        params = {"cpus": cpus, "nices": ""}
         return {"kernel": "smt", "host": "n1", "threads": threads, "params": params,
                 "result": {"median_s": t, "max_s": t}}  # fmt: skip
 
