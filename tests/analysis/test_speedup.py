@@ -65,3 +65,22 @@ def test_case_and_binary_baselines_and_unknown_baseline(standard):
     assert set(base["baseline_binary"]) == {"mandelbrot-c-omp"} and (base["baseline_workers"] == 1).all()
     with pytest.raises(UsageError, match="--baseline 'nonsense'"):
         speedups(s, dist, "nonsense", rng)
+
+
+def test_simd_cases_scale_against_the_simd_serial_loop(tmp_path):
+    """A vectorised parallel run is compared with the vectorised serial loop, never with the scalar one
+    (that would report vectorisation x parallelism as a 'speedup' far above the core count)."""
+    node = NodeTypeSpec("n2", cores=2)
+    specs = [
+        CaseSpec("n2", "mandelbrot", "c", "serial", 1, inner="scalar", t1=1.0, reps=8),
+        CaseSpec("n2", "mandelbrot", "c", "serial", 1, inner="simd", t1=0.1, reps=8),
+        CaseSpec("n2", "mandelbrot", "c", "omp", 2, inner="simd", t1=0.1, reps=8, schedule="dynamic,1"),
+        CaseSpec("n2", "mandelbrot", "c", "omp", 2, inner="scalar", t1=1.0, reps=8, schedule="dynamic,1"),
+    ]
+    truth = write_campaign(tmp_path, "simd", specs, [node], seed=4)
+    sp = analyze(truth.campaign_dir, Options(n_resamples=300, seed=1)).speedup.set_index("inner")
+    omp = sp[sp["model"] == "omp"]
+    for inner in ("scalar", "simd"):
+        base = omp.loc[inner, "baseline_case_id"]
+        assert sp.loc[sp["case_id"] == base].index[0] == inner
+        assert omp.loc[inner, "speedup"] == pytest.approx(1 / (0.1 + 0.9 / 2), rel=0.1)
