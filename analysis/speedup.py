@@ -1,8 +1,8 @@
 """Speedup and efficiency against a named baseline, with bootstrap CIs of the ratio, and Karp–Flatt.
 
 Baselines (`--baseline`):
-- `serial` (default): the best (lowest median) valid serial case of the same kernel, problem, language, inner loop
-  and node type: the honest base case (Hoefler & Belli: speedup against the best serial code);
+- `serial` (default): the best (lowest median) valid serial case of the same kernel, problem, language,
+  inner loop and node type: the honest base case (Hoefler & Belli: speedup against the best serial code);
 - `self`: the same variant (binary, all parameters, pinning, counter group, node type) at one worker;
 - `<case_id>`: that case, for every case of the same kernel and problem;
 - `<binary>`: the best one-worker case of that binary with the same problem and node type.
