@@ -132,6 +132,8 @@ def run_analyze(args: argparse.Namespace) -> int:
 
 
 def print_summary(result, best, plots) -> None:
+    from analysis.report_blocks import variant_text
+
     """The console summary applies the report's rules: headline by CI lower bound, never implausible."""
     s, done, sp = result.summary, result.completeness, result.speedup
     print(
@@ -155,7 +157,7 @@ def print_summary(result, best, plots) -> None:
         if not isinstance(row.binary, str):
             print(f"best {row.kernel} on {row.node_type}: no plausible speedup{left_out}")
             continue
-        variant = " ".join(str(v) for v in (row.schedule, row.sync) if isinstance(v, str) and v != "none")
+        variant = variant_text(row._asdict()).removeprefix(row.binary).strip()
         caveat = f" — {row.caveats}" if row.caveats else ""
         print(
             f"best {row.kernel} on {row.node_type} (by CI lower bound): {row.binary} {variant} x{row.threads}"

@@ -27,11 +27,12 @@ def ci_text(value: float, low: float, high: float, unit: str = "", digits: int =
 
 
 def variant_text(row) -> str:
-    """binary plus the schedule/sync that name the variant, e.g. 'mcpi-c-pthreads block atomic'."""
+    """binary plus the schedule/sync (and a non-scalar inner loop) that name the variant, e.g.
+    'mcpi-c-pthreads block atomic' or 'mandelbrot-c-omp dynamic,1 simd'."""
     parts = [str(row["binary"])]
-    for column in ("schedule", "sync"):
+    for column in ("schedule", "sync", "inner"):
         value = row.get(column)
-        if isinstance(value, str) and value not in ("", "none"):
+        if isinstance(value, str) and value not in ("", "none", "scalar"):
             parts.append(value)
     return " ".join(parts)
 

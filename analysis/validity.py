@@ -248,6 +248,7 @@ HEADLINE_COLUMNS = [
     "binary",
     "schedule",
     "sync",
+    "inner",
     "threads",
     "ranks",
     "workers",
