@@ -46,7 +46,8 @@ def test_independent_workers_give_the_same_work_each(kernel):
 
 def test_nice_favours_worker0_on_one_cpu(kernel):
     """P3's control: two workers on one logical CPU, worker 1 at nice 19, lets worker 0 finish first."""
-    args = ["--threads", "2", "--variant", "mcpi", "--repeat", "3000000", "--cpus", "0,0"]
+    # Long enough (~0.1 s of work per worker) that time slices, not wake-up latency, decide who runs.
+    args = ["--threads", "2", "--variant", "mcpi", "--repeat", "20000000", "--cpus", "0,0"]
     equal = run_records(kernel(BINARY), *args, "--nices", "0,0")[0]["result"]
     favoured = run_records(kernel(BINARY), *args, "--nices", "0,19")[0]["result"]
     assert favoured["worker0_s"] < 0.85 * equal["worker0_s"]
