@@ -139,19 +139,6 @@ void sb_set_checksum_value(sb_ctx *ctx, uint64_t value) {
     r->have_checksum = 1;
 }
 
-static void put_text(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        if (*c == '"' || *c == '\\')
-            fprintf(f, "\\%c", *c);
-        else if (*c < 0x20)
-            fprintf(f, "\\u%04x", *c);
-        else
-            fputc(*c, f);
-    }
-    fputc('"', f);
-}
-
 static void put_number(FILE *f, const char *key, double v) {
     fprintf(f, ",\"%s\":", key);
     if (isfinite(v))
@@ -165,9 +152,9 @@ void sb_micro_put_params(FILE *f, const sb_ctx *ctx) {
     for (int32_t i = 0; i < sb_micro.noptions && i < SB_MICRO_MAX_OPTIONS; i++) {
         if (i)
             fputc(',', f);
-        put_text(f, sb_micro.options[i].name);
+        sb_put_json_string(f, sb_micro.options[i].name);
         fputc(':', f);
-        put_text(f, ctx->cli.micro_values[i]);
+        sb_put_json_string(f, ctx->cli.micro_values[i]);
     }
     fputc('}', f);
 }
@@ -179,7 +166,7 @@ void sb_micro_put_results(FILE *f, const sb_ctx *ctx) {
     fprintf(f, ",\"work\":%" PRId64 ",\"checksum\":\"fnv1a64:%016" PRIx64 "\"", r->ops,
             sb_fnv1a64_u64le(sum));
     fputs(",\"result\":{\"op\":", f);
-    put_text(f, r->have_ops ? r->op : "");
+    sb_put_json_string(f, r->have_ops ? r->op : "");
     fprintf(f, ",\"samples\":%" PRId64 ",\"ops\":%" PRId64, r->n, r->ops);
     if (r->have_ops) {
         put_number(f, "min_s", r->min);

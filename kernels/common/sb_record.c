@@ -21,7 +21,7 @@
  * which holds the flags the harness itself was compiled with. */
 __attribute__((weak)) const char sb_build_flags[] = SB_CFLAGS;
 
-static void put_string(FILE *f, const char *s) {
+void sb_put_json_string(FILE *f, const char *s) {
     fputc('"', f);
     for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
         if (*c == '"' || *c == '\\')
@@ -44,7 +44,7 @@ static void put_double(FILE *f, double v) {
 
 static void put_key(FILE *f, const char *key) {
     fputs(",", f);
-    put_string(f, key);
+    sb_put_json_string(f, key);
     fputc(':', f);
 }
 
@@ -151,21 +151,21 @@ void sb_record_print(const sb_ctx *ctx, int rep, int warmup) {
     }
     fputs("{\"schema\":\"scalebench.run/1\"", f);
     put_key(f, "kernel");
-    put_string(f, d->kernel);
+    sb_put_json_string(f, d->kernel);
     put_key(f, "lang");
-    put_string(f, d->lang);
+    sb_put_json_string(f, d->lang);
     put_key(f, "model");
-    put_string(f, d->model);
+    sb_put_json_string(f, d->model);
     put_key(f, "schedule");
-    put_string(f, ctx->cli.schedule_text);
+    sb_put_json_string(f, ctx->cli.schedule_text);
     put_key(f, "sync");
-    put_string(f, sb_sync_name(p->sync));
+    sb_put_json_string(f, sb_sync_name(p->sync));
     put_key(f, "inner");
-    put_string(f, p->inner == SB_INNER_SIMD ? "simd" : "scalar");
+    sb_put_json_string(f, p->inner == SB_INNER_SIMD ? "simd" : "scalar");
     put_key(f, "inner_path");
-    put_string(f, sb_inner_path_name(sb_inner_path(p)));
+    sb_put_json_string(f, sb_inner_path_name(sb_inner_path(p)));
     put_key(f, "uarch");
-    put_string(f, sb_cpu_uarch());
+    sb_put_json_string(f, sb_cpu_uarch());
     fprintf(f, ",\"threads\":%" PRId32 ",\"ranks\":%" PRId32, p->threads, ctx->nranks);
     put_key(f, "params");
     put_params(f, ctx, p);
@@ -196,24 +196,24 @@ void sb_record_print(const sb_ctx *ctx, int rep, int warmup) {
     put_double(f, sb_timer_resolution());
     fputs(",\"build\":{\"compiler\":", f);
 #if defined(__clang__)
-    put_string(f, "clang " __clang_version__);
+    sb_put_json_string(f, "clang " __clang_version__);
 #elif defined(__GNUC__)
-    put_string(f, "gcc " __VERSION__);
+    sb_put_json_string(f, "gcc " __VERSION__);
 #else
-    put_string(f, "unknown");
+    sb_put_json_string(f, "unknown");
 #endif
     put_key(f, "flags");
-    put_string(f, sb_build_flags);
+    sb_put_json_string(f, sb_build_flags);
     put_key(f, "fp_contract");
-    put_string(f, fp_contract_mode());
+    sb_put_json_string(f, fp_contract_mode());
     fputs("}", f);
     char host[256] = "unknown";
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = '\0';
     put_key(f, "host");
-    put_string(f, host);
+    sb_put_json_string(f, host);
     put_key(f, "started");
-    put_string(f, ctx->started);
+    sb_put_json_string(f, ctx->started);
     if (ctx->rank_times) {
         fputs(",\"rank_wall_s\":[", f);
         for (int32_t r = 0; r < ctx->nrank_times; r++) {

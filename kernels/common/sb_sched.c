@@ -1,6 +1,7 @@
 /* Scenario knobs: process nice, per-worker nice and scheduling policy (see sb_sched.h). */
 #define _GNU_SOURCE
 #include "sb_sched.h"
+#include "sb_internal.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -191,9 +192,8 @@ void sb_sched_read_back(sb_sched_applied *out) {
 }
 
 static void put_text_or_null(FILE *f, const char *s) {
-    /* The texts passed the parsers, so they hold only digits, letters, '-', ':' and ','. */
     if (s && s[0])
-        fprintf(f, "\"%s\"", s);
+        sb_put_json_string(f, s);
     else
         fputs("null", f);
 }
