@@ -61,7 +61,7 @@ DEFAULTS = {
     "target_ci": 0,  # 0 = no precision target: exactly `repetitions`
     "min_reps": 6,  # the fewest for which a 95 % CI of the median exists
     "max_reps": 30,  # budget_s (no default): runner seconds per case under a target
-    "pin_tool": "preload",
+    "pin_tool": "harness",
 }
 NO_COUNTERS = "none"
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -68,6 +68,14 @@ def format_cpulist(cpus: list[int]) -> str:
     return ",".join(str(c) for c in cpus)
 
 
+def harness_env(cpus: list[int], threads: int, env: dict) -> dict:
+    """The variables with which the kernel pins its workers itself (pin_tool = harness)."""
+    pinned = {HARNESS_ENV: format_cpulist(cpus)}
+    if "OMP_NUM_THREADS" not in env:
+        pinned["OMP_NUM_THREADS"] = str(threads)
+    return pinned
+
+
 # ---- pinning without the likwid-pin front end -------------------------------------------------------
 # likwid-pin computes the CPU list, sets a few environment variables and execs the program; its own
 # start-up (topology and timer initialisation) costs about a second on some virtual machines. Setting
@@ -76,7 +84,10 @@ def format_cpulist(cpus: list[int]) -> str:
 # to entry n (LIKWID_PIN holds entries 2..n then entry 1, as likwid-pin writes it); with one CPU
 # likwid-pin pins the process itself, which the runner does with sched_setaffinity in the child.
 
-PIN_TOOLS = ("preload", "likwid-pin")
+PIN_TOOLS = ("harness", "preload", "likwid-pin")
+# harness: the kernel pins each worker itself from SB_PIN_CPUS (kernels/common/sb_pin.h), the same
+# list and worker -> entry mapping as below; no library is preloaded and no thread creation intercepted.
+HARNESS_ENV = "SB_PIN_CPUS"
 LIKWID_LUA = ("/usr/share/lua/likwid.lua", "/usr/local/share/lua/likwid.lua")
 LIB_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib", "/usr/local/lib64")
 

@@ -203,7 +203,7 @@ def _sweep_cases(check: Checker, exp: Experiment, sweep, where: str, node: str, 
             }
         if sweep.run["reps_per_process"] != 1:
             case["reps_per_process"] = sweep.run["reps_per_process"]
-        if sweep.run["pin_tool"] != "preload" and pin != "none":
+        if sweep.run["pin_tool"] != "harness" and pin != "none":
             case["pin_tool"] = sweep.run["pin_tool"]
         case["case_id"] = case_id(case)
         yield case

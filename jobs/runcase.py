@@ -18,9 +18,11 @@ from jobs.counter_record import counters_from_csv, group_problem
 from jobs.hostinfo import host_info, host_topology, hostname
 from jobs.load import LoadError, LoadRun
 from jobs.pinning import (
+    HARNESS_ENV,
     confinement_violations,
     find_pin_library,
     format_cpulist,
+    harness_env,
     pin_cpus,
     placement_violations,
     preload_env,
@@ -89,7 +91,8 @@ def build_command(ctx: Context, case: dict, k: int, env=os.environ, nreps: int =
     # OMP_NUM_THREADS = threads whatever the caller's shell says: likwid-pin sets it to its list length when
     # unset (shorter than threads when the list wraps) and truncates the list when it is smaller.
     run_env = dict(env) | {"OMP_NUM_THREADS": str(case["threads"])} | case["env"]
-    tool = case.get("pin_tool", "preload")
+    run_env.pop(HARNESS_ENV, None)  # only the plan below pins (a caller's variable would pin "none" cases)
+    tool = case.get("pin_tool", "harness")
     pin = {"strategy": case["pin"], "cpus": None, "command": None, "violations": [], "tool": tool}
     counters = {"status": "off", "group": None}
     csv_path = None
@@ -125,6 +128,9 @@ def build_command(ctx: Context, case: dict, k: int, env=os.environ, nreps: int =
     elif case["pin"] != "none" and tool == "likwid-pin":
         pin["command"] = ["likwid-pin", "-q", "-c", pin_list]
         argv = pin["command"] + kernel
+    elif case["pin"] != "none" and tool == "harness":
+        run_env |= harness_env(cpus, case["threads"], run_env)
+        argv = kernel
     elif case["pin"] != "none":
         try:
             run_env |= preload_env(cpus, case["threads"], _pin_library(ctx), run_env)

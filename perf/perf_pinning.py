@@ -3,9 +3,10 @@
 Overhead = wall time around one kernel process (runner: `runner_wall_s` of the record; bare: timed
 subprocess) minus the kernel's own wall time of its measured and warm-up repetitions. Measured in this
 process through the runner's own function (no Python start-up of `scalebench run-case` in it), for:
-the bare kernel; pin none; pinning through likwid's environment (default, `pin_tool = "preload"`) for a
-serial, an OpenMP, a pthreads and a Fortran OpenMP kernel; and the real `likwid-pin` front end (fewer
-samples: it pauses about a second per start on some VMs). Also the start-up of `likwid-perfctr`, which
+the bare kernel; pin none; pinning by the harness itself (default, `pin_tool = "harness"`) and through
+likwid's environment (`pin_tool = "preload"`) for a serial, an OpenMP, a pthreads and a Fortran OpenMP
+kernel; and the real `likwid-pin` front end (fewer samples: it pauses about a second per start on some
+VMs). Also the start-up of `likwid-perfctr`, which
 counted runs still pay. Interleaved, medians; asserts nothing.
 """
 
@@ -39,6 +40,12 @@ pin = ["none", "compact"]
 binary = ["mandelbrot-c-omp", "mandelbrot-c-pthreads", "mandelbrot-f-omp"]
 threads = [2]
 pin = ["compact"]
+{PARAMS}
+[[sweep]]
+binary = ["mandelbrot-c-omp", "mandelbrot-c-pthreads", "mandelbrot-f-omp"]
+threads = [2]
+pin = ["compact"]
+pin_tool = "preload"
 {PARAMS}
 [[sweep]]
 binary = ["mandelbrot-c-omp"]
@@ -89,7 +96,7 @@ def main() -> None:
         ctx = Context.for_campaign(campaign)
         label = {}
         for c in cases:
-            tool = c.get("pin_tool", "preload") if c["pin"] != "none" else "none"
+            tool = c.get("pin_tool", "harness") if c["pin"] != "none" else "none"
             label[c["case_id"]] = f"{c['binary']:<22} threads={c['threads']} pin={c['pin']:<8} tool={tool}"
         overhead = {c["case_id"]: [] for c in cases}
         bare_overhead = []

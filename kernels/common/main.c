@@ -5,19 +5,14 @@
 #include "sb_likwid.h"
 #include "sb_options.h"
 #include "sb_pgm.h"
+#include "sb_pin.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 int sb_is_first_rank_by_env(void) {
-    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && strcmp(v, "0") != 0)
-            return 0;
-    }
-    return 1;
+    return sb_rank_by_env() == 0;
 }
 
 /* A kernel that skips its measurement calls would print a record of nothing: refuse it. */
@@ -50,6 +45,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s: initialisation failed\n", prog);
         return 1;
     }
+    if (sb_pin_init(cli.p.threads, err, sizeof err) < 0) {
+        fprintf(stderr, "%s: %s\n", prog, err);
+        return 1;
+    }
     static sb_ctx ctx;
     if (sb_ctx_init(&ctx, d, &cli) != 0) {
         fprintf(stderr, "%s: out of memory for %d threads / the image\n", prog, (int)cli.p.threads);
@@ -61,7 +60,7 @@ int main(int argc, char **argv) {
      * print "Running without Marker API" on every run; START/STOP stay harmless no-ops. */
     const int markers = getenv("LIKWID_EVENTS") != NULL;
     if (markers)
-        LIKWID_MARKER_INIT;
+        LIKWID_MARKER_INIT(prog);
     const sb_params *p = &cli.p;
     for (int32_t r = 0; r < p->warmup + p->reps; r++) {
         int warmup = r < p->warmup;

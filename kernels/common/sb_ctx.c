@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "sb_internal.h"
 #include "sb_likwid.h"
+#include "sb_pin.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,9 +78,11 @@ void sb_compute_end(sb_ctx *ctx) {
 }
 
 void sb_worker_begin(sb_ctx *ctx, int32_t worker) {
+    char err[256];
+    if (sb_pin_worker(ctx->rank * ctx->cli.p.threads + worker, err, sizeof err) != 0)
+        sb_fail(ctx, err);
     if (worker >= 0 && worker < ctx->cli.p.threads)
         ctx->local_placement[2 * worker] = sb_current_cpu();
-    char err[256];
     if (sb_sched_apply_worker(&ctx->cli.sched, worker, err, sizeof err) != 0) {
         sb_sched_claim_failure();
         sb_fail(ctx, err);

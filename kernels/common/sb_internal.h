@@ -92,5 +92,6 @@ void sb_micro_put_results(FILE *f, const sb_ctx *ctx);
 
 /* Print an error line only on the first MPI rank (env var based: works before MPI_Init). */
 int sb_is_first_rank_by_env(void);
+int sb_rank_by_env(void); /* the launcher's rank variable (Open MPI, PMIx, Slurm), else 0 */
 
 #endif /* SB_INTERNAL_H */

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "sb_probe.h"
 #include "sb_internal.h"
+#include "sb_pin.h"
 
 #include <dirent.h>
 #include <sched.h>
@@ -47,8 +48,15 @@ static void add_cpu(sb_probe_sample *s, int32_t cpu) {
     s->cpu[s->n++] = cpu;
 }
 
-/* LIKWID_HWTHREADS ("0,2,3") is set by likwid-pin and by the runner's equivalent environment. */
+/* The harness's own pin list, else LIKWID_HWTHREADS ("0,2,3"), set by likwid-pin and by the
+ * runner's equivalent environment. */
 static void cpus_from_env(sb_probe_sample *s) {
+    int32_t n = 0;
+    const int32_t *pinned = sb_pin_list(&n);
+    for (int32_t k = 0; k < n; k++)
+        add_cpu(s, pinned[k]);
+    if (n)
+        return;
     const char *list = getenv("LIKWID_HWTHREADS");
     while (list && *list) {
         char *end;

@@ -38,8 +38,8 @@ def test_smoke_campaign(tmp_path, bin_dir):
             assert record["threads"] == case["threads"] and record["case_index"] == case["index"]
             assert record["pin"]["strategy"] == "compact"
             assert record["pin"]["cpus"] == list(range(case["threads"]))  # one socket: compact = 0, 1, ...
-            # Pinned through likwid's environment, without the likwid-pin front end.
-            assert record["pin"]["tool"] == "preload" and record["pin"]["command"] is None
+            # Pinned by the harness itself, without the likwid-pin front end.
+            assert record["pin"]["tool"] == "harness" and record["pin"]["command"] is None
             assert record["command"][0].endswith(case["binary"])
             assert record["invocation"] == k and record["in_process_rep"] == 0
             assert set(record["probe"]["after"]["cpus"]) == set(record["pin"]["cpus"])

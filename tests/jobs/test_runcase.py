@@ -61,7 +61,7 @@ def test_pinned_command_through_likwid_pin(tmp_path):
 def test_pinned_command_through_likwid_environment(tmp_path):
     ctx = context(tmp_path, False)
     ctx.host["pin_library"] = "/opt/likwid/lib/liblikwidpin.so.5"
-    cmd = build_command(ctx, case(), 0, env={"LD_PRELOAD": "/x/other.so"}, nreps=5)
+    cmd = build_command(ctx, case(pin_tool="preload"), 0, env={"LD_PRELOAD": "/x/other.so"}, nreps=5)
     assert cmd.argv[0].endswith("/mcpi-c-omp") and "likwid-pin" not in cmd.argv
     assert cmd.argv[1:] == ["--threads", "4", "--samples", "10", "--reps", "5", "--warmup", "2"]
     assert cmd.pin["tool"] == "preload" and cmd.pin["command"] is None and cmd.pin["cpus"] == [0, 4, 1, 5]
@@ -72,9 +72,21 @@ def test_pinned_command_through_likwid_environment(tmp_path):
     assert cmd.env["LIKWID_SILENT"] == "true" and cmd.env["KMP_AFFINITY"] == "disabled"
     assert cmd.env["OMP_NUM_THREADS"] == "4" and cmd.env["A"] == "b"
     assert cmd.affinity == [0]
-    single = build_command(ctx, case(threads=1, argv=["--threads", "1"]), 0, env={})
+    single = build_command(ctx, case(threads=1, argv=["--threads", "1"], pin_tool="preload"), 0, env={})
     # One CPU: likwid-pin pins the process itself and preloads nothing; so does the runner.
     assert single.affinity == [0] and "LD_PRELOAD" not in single.env and single.env["LIKWID_PIN"] == "0"
+
+
+def test_pinned_command_by_the_harness(tmp_path):
+    """The default: the kernel gets the planned list and pins its workers itself; nothing is preloaded,
+    no wrapper runs, and a caller's own SB_PIN_CPUS never reaches an unpinned case."""
+    ctx = context(tmp_path, False)
+    cmd = build_command(ctx, case(), 0, env={"LD_PRELOAD": "/x/other.so"}, nreps=5)
+    assert cmd.argv[0].endswith("/mcpi-c-omp") and cmd.pin["tool"] == "harness" and cmd.pin["command"] is None
+    assert cmd.env["SB_PIN_CPUS"] == "0,4,1,5" and cmd.env["LD_PRELOAD"] == "/x/other.so"
+    assert "LIKWID_PIN" not in cmd.env and cmd.affinity is None
+    unpinned = build_command(ctx, case(pin="none"), 0, env={"SB_PIN_CPUS": "3"})
+    assert "SB_PIN_CPUS" not in unpinned.env
 
 
 def test_counted_command_when_counters_work(tmp_path):
@@ -88,7 +100,7 @@ def test_counted_command_when_counters_work(tmp_path):
 
 def test_uncounted_when_counters_do_not_work(tmp_path):
     cmd = build_command(context(tmp_path, False), case(counter_group="FLOPS_DP"), 0, env={})
-    assert cmd.argv[0].endswith("/mcpi-c-omp") and cmd.env["LIKWID_PIN"] and cmd.csv_path is None
+    assert cmd.argv[0].endswith("/mcpi-c-omp") and cmd.env["SB_PIN_CPUS"] and cmd.csv_path is None
     assert cmd.counters == {"status": "unavailable", "group": "FLOPS_DP", "reason": "test verdict"}
 
 
