@@ -14,7 +14,7 @@
 static void add_chain(uint64_t passes) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     uint64_t acc = 0;
-    __asm__ volatile("1:\n\t"
+    __asm__ volatile(".p2align 6\n1:\n\t" /* one cache line: see sb_probe.c */
                      "add %[one], %[acc]\n\tadd %[one], %[acc]\n\t"
                      "add %[one], %[acc]\n\tadd %[one], %[acc]\n\t"
                      "add %[one], %[acc]\n\tadd %[one], %[acc]\n\t"

@@ -15,13 +15,28 @@
 #define SB_PROBE_INT_ITERS 400000
 #define SB_PROBE_FP_ITERS 400000
 
+/* The chains are written in assembly on x86-64 with each loop aligned to a cache line: compiled
+ * from C, the loop's place in the binary depends on what was linked before it, and where a loop
+ * this small straddles a 64-byte line the same chain ran up to 1.6x slower in some binaries than in
+ * others, which the analysis took for a disturbed machine. */
 static double int_mul_chain(void) {
     uint64_t x = 0x9E3779B97F4A7C15ull;
     double t0 = sb_now();
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    uint64_t n = SB_PROBE_INT_ITERS;
+    __asm__ volatile(".p2align 6\n1:\n\t"
+                     "imul %[m], %[x]\n\t"
+                     "dec %[n]\n\t"
+                     "jnz 1b"
+                     : [x] "+r"(x), [n] "+r"(n)
+                     : [m] "r"(0x5851F42D4C957F2Dull)
+                     : "cc");
+#else
     for (int32_t i = 0; i < SB_PROBE_INT_ITERS; i++) {
         x *= 0x5851F42D4C957F2Dull;
         __asm__ volatile("" : "+r"(x)); /* keep the chain: no unrolling into independent products */
     }
+#endif
     double t = sb_now() - t0;
     __asm__ volatile("" ::"r"(x));
     return t;
@@ -30,10 +45,22 @@ static double int_mul_chain(void) {
 static double fp_lat_chain(void) {
     double y = 1.0;
     double t0 = sb_now();
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    uint64_t n = SB_PROBE_FP_ITERS;
+    const double m = 1.0000000001;
+    __asm__ volatile(".p2align 6\n1:\n\t"
+                     "mulsd %[m], %[y]\n\t"
+                     "dec %[n]\n\t"
+                     "jnz 1b"
+                     : [y] "+x"(y), [n] "+r"(n)
+                     : [m] "x"(m)
+                     : "cc");
+#else
     for (int32_t i = 0; i < SB_PROBE_FP_ITERS; i++) {
         y *= 1.0000000001;
         __asm__ volatile("" : "+x"(y));
     }
+#endif
     double t = sb_now() - t0;
     __asm__ volatile("" ::"x"(y));
     return t;

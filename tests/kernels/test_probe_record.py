@@ -2,6 +2,9 @@
 each CPU of the case before and after the repetition, chained within a process, never in warm-ups."""
 
 import os
+import re
+import shutil
+import subprocess
 
 import pytest
 
@@ -47,3 +50,30 @@ def test_mpi_records_carry_the_probe(kernel, record_validator):
     for record in records:
         record_validator.validate(record)
     check_probe(records, None)
+
+
+CHAIN_LOOP = re.compile(
+    r"^\s*([0-9a-f]+):\s+(imul|mulsd|add)\s[^\n]*\n(?:\s*[0-9a-f]+:\s+\2\s[^\n]*\n)*"
+    r"\s*[0-9a-f]+:\s+dec\s+%\w+\n\s*[0-9a-f]+:\s+jne\s+([0-9a-f]+)\b",
+    re.M,
+)
+
+
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="needs objdump (binutils)")
+@pytest.mark.parametrize("binary", [*BINARIES, "mcpi-c-serial", "mandelbrot-c-omp", "mandelbrot-c-mpi"])
+def test_timing_chains_start_on_a_cache_line(kernel, binary):
+    """The probe's integer and floating-point chains and the clock's add chain each sit in one 64-byte
+    line in every binary: where such a small loop straddled two lines it ran up to 1.6x slower in some
+    binaries, which looked like a disturbed machine."""
+    listing = subprocess.run(
+        ["objdump", "-d", "--no-show-raw-insn", str(kernel(binary))],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    loops = {
+        (m.group(2), int(m.group(1), 16)) for m in CHAIN_LOOP.finditer(listing) if m.group(1) == m.group(3)
+    }
+    kinds = {kind for kind, _ in loops}
+    assert {"imul", "mulsd", "add"} <= kinds, f"chains not found in {binary}: {sorted(loops)}"
+    assert all(address % 64 == 0 for _, address in loops), [(k, hex(a)) for k, a in loops]
