@@ -45,15 +45,22 @@ define c_kernel
 $(OBJ_DIR)/$(1)/$(1)_$(2).o: kernels/$(1)/$(1)_$(2).c $(HARNESS_HDRS) kernels/c.mk
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS_REF) $(3) $$(HARNESS_INC) -c $$< -o $$@
-$(BIN_DIR)/$(1)-c-$(2): $(OBJ_DIR)/$(1)/$(1)_$(2).o \
+$(BIN_DIR)/$(1)-c-$(2): $(OBJ_DIR)/$(1)/$(1)_$(2).o $(C_MODEL_OBJS_$(2)) \
     $(call sb_buildinfo_obj,$(1)-c-$(2),$(strip $(CFLAGS_REF) $(LIKWID_CFLAGS) $(3))) $(HARNESS_OBJS)
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS_REF) $(3) $$^ -o $$@ $$(LIKWID_LIBS) -lm
 KERNEL_BINS += $(BIN_DIR)/$(1)-c-$(2)
 endef
 
+# The OpenMP binaries take their machine-state probe with their own team (sb_probe_omp.c).
+PROBE_OMP_OBJ := $(OBJ_DIR)/common/sb_probe_omp.o
+$(PROBE_OMP_OBJ): kernels/common/sb_probe_omp.c $(HARNESS_HDRS) kernels/c.mk
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_REF) -fopenmp $(HARNESS_INC) -c $< -o $@
+
 C_MODEL_FLAGS_serial :=
 C_MODEL_FLAGS_omp := -fopenmp
+C_MODEL_OBJS_omp := $(PROBE_OMP_OBJ)
 C_MODEL_FLAGS_pthreads :=
 C_KERNEL_MODELS := serial omp pthreads
 $(foreach k,mandelbrot mcpi,$(foreach m,$(C_KERNEL_MODELS),\

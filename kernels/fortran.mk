@@ -30,7 +30,7 @@ $(F_COMMON_OBJS): kernels/fortran.mk
 
 # Per-model Fortran modules: the OpenMP region skeleton (sb_omp_f.f90) needs -fopenmp, so only the
 # omp kernels compile against it and link it.
-F_MODEL_OBJS_omp := $(F_OBJ_DIR)/sb_omp_f.o
+F_MODEL_OBJS_omp := $(F_OBJ_DIR)/sb_omp_f.o $(PROBE_OMP_OBJ)
 $(F_OBJ_DIR)/sb_omp_f.o: kernels/common/sb_omp_f.f90 $(F_OBJ_DIR)/harness_f.o kernels/fortran.mk
 	@mkdir -p $(@D) $(F_MOD_DIR)
 	$(FC) $(FFLAGS_REF) -fopenmp -J$(F_MOD_DIR) -c $< -o $@

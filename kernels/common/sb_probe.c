@@ -95,8 +95,23 @@ static void cpus_from_env(sb_probe_sample *s) {
     }
 }
 
+void sb_probe_chains(double *int_mul_s, double *fp_lat_s) {
+    *int_mul_s = int_mul_chain();
+    *fp_lat_s = fp_lat_chain();
+}
+
+/* Binaries without an OpenMP team leave the probe to the calling thread (sb_probe_omp.c overrides).
+ */
+__attribute__((weak)) int sb_probe_team(const sb_ctx *ctx, sb_probe_sample *out) {
+    (void)ctx;
+    (void)out;
+    return 0;
+}
+
 void sb_probe_measure(const sb_ctx *ctx, sb_probe_sample *out) {
     memset(out, 0, sizeof *out);
+    if (sb_probe_team(ctx, out))
+        return;
     cpus_from_env(out);
     if (out->n == 0) {
         const int32_t *pl = ctx->placement ? ctx->placement : ctx->local_placement;
@@ -116,8 +131,7 @@ void sb_probe_measure(const sb_ctx *ctx, sb_probe_sample *out) {
             out->int_mul_s[k] = out->fp_lat_s[k] = -1.0;
             continue;
         }
-        out->int_mul_s[k] = int_mul_chain();
-        out->fp_lat_s[k] = fp_lat_chain();
+        sb_probe_chains(&out->int_mul_s[k], &out->fp_lat_s[k]);
     }
     if (have_saved)
         sched_setaffinity(0, sizeof saved, &saved);

@@ -28,6 +28,15 @@ struct sb_ctx;
  * there and back: no thread is created, so pthread_create wrappers (liblikwidpin) see nothing. */
 void sb_probe_measure(const struct sb_ctx *ctx, sb_probe_sample *out);
 
+/* Times both chains on the calling thread's CPU. */
+void sb_probe_chains(double *int_mul_s, double *fp_lat_s);
+
+/* The probe taken by the pinned OpenMP team itself, each worker on its own CPU at once; 0 = not
+ * taken (no team in this binary, not pinned by the harness, one thread), the caller probes instead.
+ * Moving the main thread onto a CPU where an OpenMP worker spin-waits after its region (libgomp
+ * spins for milliseconds) would make it wait for that CPU and time the spinning as disturbance. */
+int sb_probe_team(const struct sb_ctx *ctx, sb_probe_sample *out);
+
 /* Seconds the process's threads have spent runnable but waiting for a CPU, summed over
  * /proc/self/task/<tid>/schedstat (field 2); -1 if the kernel does not provide it. The difference
  * across a repetition says how long another process (or an extra worker) held its CPUs. */

@@ -1,0 +1,38 @@
+/* The machine-state probe taken by the OpenMP team (see sb_probe_team in sb_probe.h). Compiled with
+ * -fopenmp and linked into the OpenMP binaries (C and Fortran), where it overrides the weak
+ * default. */
+#include "sb_internal.h"
+#include "sb_pin.h"
+#include "sb_probe.h"
+
+#include <omp.h>
+
+int sb_probe_team(const sb_ctx *ctx, sb_probe_sample *out) {
+    int32_t n = 0;
+    const int32_t *list = sb_pin_list(&n);
+    const int32_t threads = ctx->cli.p.threads;
+    if (!list || threads < 2)
+        return 0;
+    /* One worker per CPU of the list probes; the others (threads beyond the list wrap onto the same
+     * CPUs) only wait at the region's end. The team has the kernel's size, so libgomp reuses its
+     * pool. */
+    const int32_t first = ctx->rank * threads;
+    const int32_t probers = threads < n ? threads : n;
+    out->n = probers;
+#pragma omp parallel num_threads(threads)
+    {
+        const int32_t w = (int32_t)omp_get_thread_num();
+        if (w < probers) {
+            char err[256];
+            out->cpu[w] = list[(first + w) % n];
+            if (sb_pin_worker(first + w, err, sizeof err) == 0)
+                sb_probe_chains(&out->int_mul_s[w], &out->fp_lat_s[w]);
+            else
+                out->int_mul_s[w] = out->fp_lat_s[w] = -1.0;
+        } else {
+            char err[256];
+            (void)sb_pin_worker(first + w, err, sizeof err);
+        }
+    }
+    return 1;
+}
