@@ -1,6 +1,7 @@
 """The CLI surface: --help everywhere, usage errors as one line with exit status 2, status flags, probe."""
 
 import json
+import re
 
 import pytest
 
@@ -82,3 +83,17 @@ def test_probe_reports_topology_counters_and_pinning():
     assert out.startswith("topology: ") and "SMT siblings" in out
     assert "counters: available" in out or "counters: unavailable — likwid-perfctr" in out
     assert "likwid-pin -c 0: holds" in out
+    assert re.search(r"harness, SB_PIN_CPUS=[0-9,]+: holds", out), out
+
+
+def test_probe_says_when_harness_pinning_does_not_hold(monkeypatch, tmp_path):
+    """A harness that ignores its pin list (here: a stand-in kernel printing a fixed placement) is named."""
+    import jobs.probe
+    from jobs.topology import detect_topology
+
+    fake = tmp_path / "mcpi-c-omp"
+    fake.write_text("#!/bin/sh\necho '{\"placement\": [[7, 7], [7, 7]]}'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("SCALEBENCH_BIN_DIR", str(tmp_path))
+    line = jobs.probe.harness_pinning_holds(detect_topology())
+    assert "DOES NOT HOLD" in line and "[[7, 7], [7, 7]]" in line
