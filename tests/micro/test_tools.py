@@ -202,3 +202,9 @@ def test_report_shows_ours_theirs_ratio_verdict_and_each_definition_once():
     assert list(shown["ours (µs)"]) == ["1.5", "1.5"] and list(shown["expected"]) == ["0.75–1.33"] * 2
     assert next(b.value for b in blocks if b.kind == "ul") == ["d"]
     assert [b.kind for b in tool_blocks(pd.DataFrame())] == ["h3", "skip"]
+
+
+def test_a_missing_tool_is_a_runtime_failure_with_one_line(kernel):
+    proc = run_raw(kernel("perfbench-tool-pipe"), "--loops", "10", env={"PATH": "/nonexistent"})
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.strip() == "perfbench-tool-pipe: perf: not installed (scripts/setup.sh installs it)"
