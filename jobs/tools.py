@@ -174,8 +174,9 @@ PERF_DEFINITION = (
     "perf bench sched pipe: one op = a round trip over two pipes between two {parties} = two context "
     "switches on one CPU (counted: switches_per_their_op); halved to give seconds per switch, as ours "
     "(a ping-pong round trip timed and divided by 2). Its clock also covers creating and reaping the "
-    "partner (fork, exit, waitpid or two pthread_create/join): a fixed cost per run (0.1 to 10 ms on a busy "
-    "2-vCPU guest) that needs some 10000 loops to vanish in the mean"
+    "partner (fork, exit, waitpid or two pthread_create/join): a fixed cost per run, 0.15 ms alone but up "
+    "to 10 ms under SCHED_OTHER on a busy 2-vCPU guest, so a run must be long against it (seed-001: 20000 "
+    "loops)"
 )
 STRESS_DEFINITION = (
     "stress-ng --switch (pipe method): one op = one 1-byte message through a one-slot pipe from parent to "
@@ -183,7 +184,9 @@ STRESS_DEFINITION = (
     "reader -> writer = two context switches (counted: switches_per_their_op); halved to give seconds per "
     "switch. But its reader answers nothing: per two switches it makes one write and one read, where our "
     "ping-pong (and perf bench) makes two of each. Ours = s + 2p per switch, theirs = s + p (s: the switch, "
-    "p: one pipe call), so ours / theirs lies between 1 (p negligible) and 2 (s negligible)"
+    "p: one pipe call), so ours / theirs lies between 1 (p negligible) and 2 (s negligible). That is the "
+    "SCHED_FIFO pattern; under SCHED_OTHER the woken reader preempts the writer and makes an extra read per "
+    "message, which brings the ratio nearer to 1"
 )
 CYCLIC_DEFINITION = (
     "cyclictest: lateness of clock_nanosleep(TIMER_ABSTIME) wake-ups, per sample in ns (-v -N), the same "
