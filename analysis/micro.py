@@ -1,8 +1,8 @@
 """Microbenchmark tables (osbench, timing, smt kernels and the standard tools): per case the median
 over repetitions of each record's per-operation statistics, the seeds' published figures beside ours
-(config/reference/seed-00{1,3,4}-*.toml) and, when the campaign holds tools.jsonl (written by
-`python -m jobs.tools --out <campaign>/tools.jsonl`), ours next to perf bench / stress-ng /
-cyclictest with the ratio and the ±25 % verdict."""
+(config/reference/seed-00{1,3,4}-*.toml) and ours next to the standard tools run as kernels in the same
+campaign (perf bench sched pipe, stress-ng --switch, cyclictest: jobs/tools.py) with the ratio and the
+agreement verdict."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.smt import compare_with_topology, siblings_by_timing
-from sbcore.errors import ScalebenchError
 
 MICRO_KERNELS = ("osbench", "timing", "smt")
+TOOL_KERNELS = ("perfbench", "stressng", "cyclictest")  # the standard tools (lang "tool", jobs/tools.py)
 REFERENCE_DIR = Path(__file__).resolve().parent.parent / "config" / "reference"
 REFERENCE_FILES = ("seed-001-osbench.toml", "seed-003-timing.toml", "seed-004-smt.toml")
 UNIT = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "x": 1.0}
@@ -23,14 +23,15 @@ STATS = ("min_s", "median_s", "mean_s", "p99_s", "max_s")
 
 
 def micro_records(campaign_dir: Path) -> list[dict]:
-    """The measured (non-warm-up) records of the micro kernels, read from raw/<case>/rep-*.json."""
+    """The measured (non-warm-up) records of the micro kernels and the standard tools, read from
+    raw/<case>/rep-*.json."""
     out = []
     for path in sorted((campaign_dir / "raw").glob("*/rep-*.json")):
         try:
             record = json.loads(path.read_text())
         except (OSError, json.JSONDecodeError):
             continue  # the main loader reports unreadable files; here they are simply not counted
-        if record.get("kernel") in MICRO_KERNELS and not record.get("warmup", False):
+        if record.get("kernel") in MICRO_KERNELS + TOOL_KERNELS and not record.get("warmup", False):
             out.append(record)
     return out
 
@@ -144,32 +145,79 @@ def reference_table(table: pd.DataFrame, reference_dir: Path = REFERENCE_DIR) ->
     return pd.DataFrame(rows)
 
 
-def tools_table(campaign_dir: Path) -> pd.DataFrame:
-    """Ours next to the standard tools from <campaign>/tools.jsonl: ratio and ±25 % verdict per pair."""
-    path = campaign_dir / "tools.jsonl"
-    if not path.is_file():
-        return pd.DataFrame()
-    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+def _case_medians(records: list[dict]) -> dict[str, dict]:
+    """Per case: its first record (for kernel, params, node type, placement) and the median over its
+    repetitions of each numeric result statistic, with the repetition count."""
+    by_case: dict[str, list[dict]] = {}
+    for r in records:
+        by_case.setdefault(r.get("case_id", ""), []).append(r)
+    out = {}
+    for case_id, reps in by_case.items():
+        numbers = pd.DataFrame(
+            [{k: v for k, v in r["result"].items() if isinstance(v, int | float) and not isinstance(v, bool)}
+             for r in reps]
+        )  # fmt: skip
+        out[case_id] = {"first": reps[0], "median": numbers.median().to_dict(), "reps": len(reps)}
+    return out
+
+
+def _pinned_to(record: dict) -> tuple[int, ...] | None:
+    cpus = (record.get("pin") or {}).get("cpus")
+    return tuple(cpus) if cpus else None
+
+
+def _params_text(params: dict, keys) -> str:
+    return " ".join(f"{k}={params[k]}" for k in keys if k in params)
+
+
+def tools_table(records: list[dict]) -> pd.DataFrame:
+    """Ours next to the standard tools measured in the same campaign: for every tool case, every case of
+    ours that measures the same quantity (the tool record's `compares_with`: kernel and params) on the same
+    node type pinned to the same CPUs; the compared statistic is the median over each case's repetitions.
+    Columns: ratio = ours / theirs in our definition of the operation; `agrees`: the ratio lies in the
+    range the definitions predict (`expected_low`..`expected_high`, from the tool record; AGREEMENT where
+    both measure the same thing)."""
+    cases = _case_medians(records)
+    tools = [c for c in cases.values() if c["first"].get("lang") == "tool"]
     rows = []
-    for theirs in (r for r in records if r.get("lang") == "tool"):
-        op = theirs["result"]["op"]
-        policy = theirs["params"].get("policy")
-        for ours in (r for r in records if r.get("lang") != "tool" and r["rep"] == theirs["rep"]):
-            if ours["result"].get("op") != op:
+    for theirs in sorted(tools, key=lambda c: (c["first"]["kernel"], sorted(c["first"]["params"].items()))):
+        t = theirs["first"]
+        want = t["result"]["compares_with"]
+        stat = want["stat"]
+        for ours in cases.values():
+            o = ours["first"]
+            if (
+                o.get("lang") == "tool"
+                or o["kernel"] != want["kernel"]
+                or o.get("node_type") != t.get("node_type")
+                or _pinned_to(o) != _pinned_to(t)
+                or any(str(o["params"].get(k)) != str(v) for k, v in want["params"].items())
+            ):
                 continue
-            if op == "wakeup_lateness" and ours["params"].get("policy") != policy:
+            ours_s, theirs_s = ours["median"].get(stat), theirs["median"].get(stat)
+            if not (pd.notna(ours_s) and pd.notna(theirs_s) and ours_s > 0 and theirs_s > 0):
                 continue
-            verdict = agreement(ours, theirs)
+            r = ours_s / theirs_s
+            low, high = t["result"].get("expected_ratio", AGREEMENT)
+            factor = theirs["median"].get("our_ops_per_their_op", 1)
             rows.append(
                 {
-                    "rep": theirs["rep"],
-                    "ours": f"{ours['kernel']} {ours['params'].get('op', ours['params'].get('policy', ''))}",
-                    "theirs": f"{theirs['kernel']} {theirs['model']} ({policy})",
-                    "ours_us": verdict["ours_s"] * 1e6,
-                    "theirs_us": verdict["theirs_s"] * 1e6,
-                    "ratio": verdict["ratio"],
-                    "within_25pct": verdict["within_25pct"],
-                    "definition": verdict["definition"],
+                    "node_type": t.get("node_type", ""),
+                    "cpus": ",".join(map(str, _pinned_to(t) or ())) or "unpinned",
+                    "ours": f"{o['kernel']} {_params_text(o['params'], want['params'])}",
+                    "theirs": f"{t['kernel']} {_params_text(t['params'], t['params'])}",
+                    "stat": stat.removesuffix("_s"),
+                    "ours_us": ours_s * 1e6,
+                    "theirs_us": theirs_s * 1e6,
+                    "reps_ours": ours["reps"],
+                    "reps_theirs": theirs["reps"],
+                    "ratio": r,
+                    "expected_low": low,
+                    "expected_high": high,
+                    "agrees": low <= r <= high,
+                    "our_ops_per_their_op": factor,
+                    "switches_per_their_op": theirs["median"].get("switches_per_their_op"),
+                    "definition": t["result"].get("definition", ""),
                 }
             )
     return pd.DataFrame(rows)
@@ -220,37 +268,18 @@ def micro_tables(campaign_dir: Path) -> dict[str, pd.DataFrame]:
     tables = {}
     if len(cases):
         tables["micro.csv"] = cases
-        tables["micro_reference.csv"] = reference_table(cases)
+        tables["micro_reference.csv"] = reference_table(cases[cases["kernel"].isin(MICRO_KERNELS)])
     siblings = siblings_table(campaign_dir, records)
     if len(siblings):
         tables["micro_siblings.csv"] = siblings
-    tools_rows = tools_table(campaign_dir)
+    tools_rows = tools_table(records)
     if len(tools_rows):
         tables["micro_tools.csv"] = tools_rows
     return tables
 
 
-def ratio(ours: dict, theirs: dict, stat: str = "mean_s") -> float:
-    """ours / theirs of one statistic of two records measuring the same op."""
-    if ours["result"]["op"] != theirs["result"]["op"]:
-        raise ScalebenchError(f"cannot compare op '{ours['result']['op']}' with '{theirs['result']['op']}'")
-    return ours["result"][stat] / theirs["result"][stat]
-
-
-TOLERANCE = 0.25
-
-
-def agreement(ours: dict, theirs: dict, stat: str = "mean_s") -> dict:
-    """The ±25 % check: ratio ours/theirs, whether it is within the tolerance and, when the tools
-    define the operation differently, the definition that explains a difference."""
-    r = ratio(ours, theirs, stat)
-    return {
-        "ours_s": ours["result"][stat],
-        "theirs_s": theirs["result"][stat],
-        "ratio": r,
-        "within_25pct": abs(r - 1.0) <= TOLERANCE,
-        "definition": theirs["result"].get("definition", ""),
-    }
+# Agreement: ours / theirs within [0.75, 1/0.75]: "within 25 %" whichever of the two is taken as the base.
+AGREEMENT = (0.75, 1 / 0.75)
 
 
 def sibling_groups(topology: dict) -> list[list[int]]:

@@ -1,13 +1,16 @@
-"""Standard tools side by side with our microkernels: `perf bench sched pipe` and `stress-ng --switch`
-(context switch) and `cyclictest` (wake-up latency), each run and parsed into a scalebench.run/1
-record whose `result` uses our keys (op, mean_s, ...), so the analysis can put ours next to theirs.
+"""Standard tools as scalebench kernels: `perf bench sched pipe`, `stress-ng --switch` and `cyclictest`,
+each behind a binary in build/bin (perfbench-tool-pipe, stressng-tool-switch, cyclictest-tool-nanosleep,
+written by kernels/tools.mk) that speaks the kernels' protocol: `--help` lists its options, `--reps R
+--warmup W` runs the tool W + R times and prints one scalebench.run/1 record per run on stdout, bad
+arguments exit 2 with one line. So an experiment names a tool in a [[sweep]] like any kernel, the runner
+runs it in the same shuffled order, pinned the same way, and its records land in raw/<case_id>/.
 
-What one "operation" is differs between the tools; each ToolSpec states how its figure is turned into
-ours (`per_switch_divisor`): perf bench sched pipe reports one round trip (two switches) per op,
-stress-ng's switch stressor reports nanoseconds per context switch of a one-way pipe stream.
+Each record's `result` states the tool's figure in our definition of one operation (`mean_s` etc.), the
+figure as the tool printed it (`their_op_s`), how many of our operations one of theirs is
+(`our_ops_per_their_op`), the counted context switches per tool operation where that checks the
+definition, and `compares_with`: the kernel and params of our case measuring the same quantity.
 """
 
-import argparse
 import datetime
 import hashlib
 import json
@@ -16,252 +19,424 @@ import re
 import resource
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from sbcore.argtypes import int_at_least
-from sbcore.atomic import write_new
-from sbcore.errors import ScalebenchError
+from sbcore.errors import ScalebenchError, UsageError
 
 SCHEMA = "scalebench.run/1"
+TIMEOUT_S = 600  # per tool run; the runner's case timeout bounds the whole invocation anyway
 
 
 @dataclass(frozen=True)
-class ToolResult:
-    """What a tool reported, in seconds per operation as we define it."""
+class Option:
+    name: str
+    default: str
+    help: str
+    choices: tuple[str, ...] = ()  # empty: an integer in [low, high]
+    low: int = 1
+    high: int = 10**8
 
-    op: str
+    def check(self, value: str) -> str:
+        if self.choices:
+            if value not in self.choices:
+                raise UsageError(f"--{self.name}: '{value}' is not one of {'|'.join(self.choices)}")
+            return value
+        if not re.fullmatch(r"[0-9]+", value) or not self.low <= int(value) <= self.high:
+            raise UsageError(f"--{self.name}: '{value}' is not an integer in {self.low}..{self.high}")
+        return str(int(value))
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A tool run's figures: result keys (seconds per OUR operation) and the tool's operation count."""
+
     result: dict
     work: int
 
 
 @dataclass(frozen=True)
-class ToolSpec:
-    kernel: str  # the record's `kernel`
-    model: str  # the record's `model`: which benchmark of the tool
+class Tool:
+    kernel: str
+    model: str
     executable: str
-    compares_with: str  # our binary and its op, e.g. "osbench-c-serial ctxsw-process"
-    definition: str  # why their number and ours are (or are not) the same quantity
-    args: dict = field(default_factory=dict)
+    options: tuple[Option, ...]
+    help: str
+    command: Callable[[dict, int | None], list[str]]  # (options, the one CPU we are pinned to) -> argv
+    parse: Callable[[str], Parsed]
+    compares_with: Callable[[dict], dict]  # our kernel and params measuring the same quantity
+    definition: Callable[[dict], str]
+    counts_switches: bool = False  # the tool's processes' context switches per op check the definition
+    # ours / theirs that the definitions predict: the same quantity within 25 % either way, unless the
+    # tool's operation does less or more than ours (then the range follows from what it leaves out)
+    expected_ratio: tuple[float, float] = (0.75, 1 / 0.75)
+
+
+def _us(match: re.Match) -> float:
+    return float(match.group(1)) * 1e-6
+
+
+def parse_perf_pipe(text: str) -> Parsed:
+    """'  8.317000 usecs/op' of perf bench sched pipe: one op = one round trip = two switches."""
+    m = re.search(r"([0-9.]+)\s+usecs/op", text)
+    loops = re.search(r"Executed\s+(\d+)\s+pipe operations", text)
+    if not m:
+        raise ScalebenchError(f"perf bench sched pipe: no 'usecs/op' line in its output: {text[-300:]!r}")
+    per_round_trip = _us(m)
+    result = {"op": "switch", "mean_s": per_round_trip / 2, "their_op_s": per_round_trip}
+    return Parsed(result | {"our_ops_per_their_op": 2}, int(loops.group(1)) if loops else 0)
+
+
+def parse_stress_switch(text: str) -> Parsed:
+    """'13574.12 nanosecs per context switch (pipe method)' of stress-ng --switch --metrics: time per
+    message through a one-slot pipe, which is a round trip writer -> reader -> writer = two switches."""
+    m = re.search(r"([0-9.]+)\s+nanosecs per context switch", text)
+    ops = re.search(r"switch\s+(\d+)\s+[0-9.]+\s+[0-9.]+", text)
+    if not m:
+        raise ScalebenchError(f"stress-ng --switch: no 'nanosecs per context switch' line: {text[-300:]!r}")
+    per_message = float(m.group(1)) * 1e-9
+    result = {"op": "switch", "mean_s": per_message / 2, "their_op_s": per_message, "our_ops_per_their_op": 2}
+    return Parsed(result, int(ops.group(1)) if ops else 0)
+
+
+def parse_cyclictest(text: str) -> Parsed:
+    """cyclictest -v -N: one '<thread>: <cycle>: <latency ns>' line per wake-up, then the summary
+    'T: 0 ( 8920) P:80 I:1000 C: 200 Min: ... Avg: ... Max: ...'; the statistics are ours, over its
+    samples."""
+    samples = [int(v) * 1e-9 for v in re.findall(r"(?m)^\s*0:\s*\d+:\s*(-?\d+)\s*$", text)]
+    summary = re.search(r"C:\s*(\d+)\s+Min:\s*(-?\d+)\s+Act:\s*-?\d+\s+Avg:\s*(-?\d+)\s+Max:\s*(-?\d+)", text)
+    if not summary or not samples:
+        raise ScalebenchError(f"cyclictest: no per-wake-up lines and 'T: ... Avg:' summary: {text[-300:]!r}")
+    ordered = sorted(samples)
+    result = {
+        "op": "wakeup_lateness",
+        "samples": len(samples),
+        "ops": len(samples),
+        "min_s": ordered[0],
+        "median_s": statistics.median(ordered),
+        "mean_s": statistics.fmean(ordered),
+        "p99_s": ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))],
+        "max_s": ordered[-1],
+        "their_op_s": int(summary.group(3)) * 1e-9,  # its own Avg
+        "our_ops_per_their_op": 1,
+    }
+    return Parsed(result, int(summary.group(1)))
+
+
+def _policy_prefix(opts: dict) -> list[str]:
+    # SCHED_FIFO priority 50 for the tool and the partner it creates (inherited), as osbench --policy fifo
+    return ["chrt", "-f", "50"] if opts["policy"] == "fifo" else []
+
+
+def _perf_command(opts: dict, _cpu: int | None) -> list[str]:
+    return [
+        *_policy_prefix(opts),
+        "perf",
+        "bench",
+        "sched",
+        "pipe",
+        "-l",
+        opts["loops"],
+        *(["-T"] if opts["mode"] == "thread" else []),
+    ]
+
+
+def _stress_command(opts: dict, _cpu: int | None) -> list[str]:
+    return [
+        *_policy_prefix(opts),
+        "stress-ng",
+        "--switch",
+        "1",
+        "--switch-method",
+        "pipe",
+        "--switch-ops",
+        opts["ops"],
+        "--metrics",
+    ]
+
+
+def _cyclictest_command(opts: dict, cpu: int | None) -> list[str]:
+    # --laptop: leave /dev/cpu_dma_latency alone, so the CPU idles as it does under our kernel (cyclictest
+    # would otherwise hold it at 0 and forbid idle states that take time to leave).
+    argv = ["cyclictest", "-q", "-m", "-v", "-N", "--laptop", "-t", "1"]
+    argv += ["-l", opts["count"], "-i", opts["period-us"]]
+    argv += ["-p", "80"] if opts["policy"] == "fifo" else ["--policy", "other"]
+    if opts["pin"] == "yes" and cpu is not None:
+        argv += ["-a", str(cpu)]
+    return argv
+
+
+PERF_DEFINITION = (
+    "perf bench sched pipe: one op = a round trip over two pipes between two {parties} = two context "
+    "switches on one CPU (counted: switches_per_their_op); halved to give seconds per switch, as ours "
+    "(a ping-pong round trip timed and divided by 2). Its clock also covers creating and reaping the "
+    "partner (fork, exit, waitpid or two pthread_create/join): a fixed cost per run, 0.15 ms alone but up "
+    "to 10 ms under SCHED_OTHER on a busy 2-vCPU guest, so a run must be long against it (seed-001: 20000 "
+    "loops)"
+)
+STRESS_DEFINITION = (
+    "stress-ng --switch (pipe method): one op = one 1-byte message through a one-slot pipe from parent to "
+    "child; on one CPU the writer blocks until the reader took it, so a message is a round trip writer -> "
+    "reader -> writer = two context switches (counted: switches_per_their_op); halved to give seconds per "
+    "switch. But its reader answers nothing: per two switches it makes one write and one read, where our "
+    "ping-pong (and perf bench) makes two of each. Ours = s + 2p per switch, theirs = s + p (s: the switch, "
+    "p: one pipe call), so ours / theirs lies between 1 (p negligible) and 2 (s negligible). That is the "
+    "SCHED_FIFO pattern; under SCHED_OTHER the woken reader preempts the writer and makes an extra read per "
+    "message, which brings the ratio nearer to 1"
+)
+CYCLIC_DEFINITION = (
+    "cyclictest: lateness of clock_nanosleep(TIMER_ABSTIME) wake-ups, per sample in ns (-v -N), the same "
+    "quantity as timing-c-serial's wakeup_lateness; both compared by the median. Run with --laptop (it "
+    "leaves /dev/cpu_dma_latency alone, as we do) and -m (mlockall; we do not). A wake-up late by more than "
+    "a period makes cyclictest skip the missed deadlines while ours wakes at once for each, which moves the "
+    "mean and the tail, not the median"
+)
+
+POLICY = Option(
+    "policy",
+    "other",
+    "scheduling policy: other | fifo (chrt -f 50, as osbench --policy fifo)",
+    ("other", "fifo"),
+)
+PARTIES = {"process": "processes", "thread": "threads"}
+
+TOOLS = {
+    "perfbench-tool-pipe": Tool(
+        kernel="perfbench",
+        model="pipe",
+        executable="perf",
+        options=(
+            Option("loops", "20000", "round trips per run, 1..10^8"),
+            Option("mode", "process", "the two parties: process | thread (perf's -T)", ("process", "thread")),
+            POLICY,
+        ),
+        help="perf bench sched pipe: a token ping-pong over two pipes between two processes or threads;\n"
+        "result.mean_s = its usecs/op / 2 (one op is a round trip = two switches).",
+        command=_perf_command,
+        parse=parse_perf_pipe,
+        compares_with=lambda o: {
+            "kernel": "osbench",
+            "params": {"op": f"ctxsw-{o['mode']}", "cpus": "same", "policy": o["policy"]},
+            "stat": "mean_s",
+        },
+        definition=lambda o: PERF_DEFINITION.format(parties=PARTIES[o["mode"]]),
+        counts_switches=True,
+    ),
+    "stressng-tool-switch": Tool(
+        kernel="stressng",
+        model="switch",
+        executable="stress-ng",
+        options=(Option("ops", "20000", "messages per run (its bogo ops), 1..10^8"), POLICY),
+        help="stress-ng's switch stressor, one worker, pipe method: messages through a one-slot pipe,\n"
+        "parent to child; result.mean_s = its nanosecs per context switch / 2 (one message is a round\n"
+        "trip = two switches).",
+        command=_stress_command,
+        parse=parse_stress_switch,
+        compares_with=lambda o: {
+            "kernel": "osbench",
+            "params": {"op": "ctxsw-process", "cpus": "same", "policy": o["policy"]},
+            "stat": "mean_s",
+        },
+        definition=lambda o: STRESS_DEFINITION,
+        counts_switches=True,
+        expected_ratio=(1.0, 2.0),
+    ),
+    "cyclictest-tool-nanosleep": Tool(
+        kernel="cyclictest",
+        model="nanosleep",
+        executable="cyclictest",
+        options=(
+            Option("period-us", "1000", "period in microseconds (its -i), 1..10^6", low=1, high=10**6),
+            Option("count", "1000", "wake-ups per run (its -l), 2..10^7", low=2, high=10**7),
+            Option("policy", "other", "other | fifo (priority 80, as timing-c-serial)", ("other", "fifo")),
+            Option(
+                "pin", "yes", "pin its thread to the CPU this process is on (-a), yes | no", ("yes", "no")
+            ),
+        ),
+        help="cyclictest (one thread, per-sample output in ns, laptop mode): one periodic thread sleeping\n"
+        "to absolute deadlines; result: min/median/mean/p99/max lateness over its per-wake-up samples.",
+        command=_cyclictest_command,
+        parse=parse_cyclictest,
+        compares_with=lambda o: {
+            "kernel": "timing",
+            "params": {
+                "period-us": o["period-us"],
+                "policy": o["policy"],
+                "pin": o["pin"],
+                "load": "none",
+                "wait": "sleep",
+                "udp": "no",
+            },
+            "stat": "median_s",
+        },
+        definition=lambda o: CYCLIC_DEFINITION,
+    ),
+}
 
 
 def _fnv1a64(text: str) -> str:
-    # the record's checksum format; here over the tool's own output, to tell runs apart
+    # the record's checksum format, over what the tool did (its operation count), never a time: the same
+    # in every repetition of a case, as the validity check expects
     h = 0xCBF29CE484222325
     for b in hashlib.sha256(text.encode()).digest():
         h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
     return f"fnv1a64:{h:016x}"
 
 
-def parse_perf_pipe(text: str) -> ToolResult:
-    """'  8.317000 usecs/op' of perf bench sched pipe: one op = one round trip = two switches."""
-    m = re.search(r"([0-9.]+)\s+usecs/op", text)
-    loops = re.search(r"Executed\s+(\d+)\s+pipe operations", text)
-    if not m:
-        raise ScalebenchError(f"perf bench sched pipe: no 'usecs/op' line in its output: {text[-300:]!r}")
-    per_round_trip = float(m.group(1)) * 1e-6
-    n = int(loops.group(1)) if loops else 0
-    return ToolResult(
-        "switch", {"op": "switch", "mean_s": per_round_trip / 2, "round_trip_s": per_round_trip}, n
-    )
+def current_cpu() -> int:
+    """The CPU this process runs on now (field 39 of /proc/self/stat)."""
+    with open("/proc/self/stat") as fh:
+        return int(fh.read().rsplit(")", 1)[1].split()[36])
 
 
-def parse_stress_switch(text: str) -> ToolResult:
-    """'13574.12 nanosecs per context switch (pipe method)' of stress-ng --switch --metrics."""
-    m = re.search(r"([0-9.]+)\s+nanosecs per context switch", text)
-    ops = re.search(r"switch\s+(\d+)\s+[0-9.]+\s+[0-9.]+", text)
-    if not m:
-        raise ScalebenchError(f"stress-ng --switch: no 'nanosecs per context switch' line: {text[-300:]!r}")
-    return ToolResult(
-        "switch", {"op": "switch", "mean_s": float(m.group(1)) * 1e-9}, int(ops.group(1)) if ops else 0
-    )
+def pinned_cpu() -> int | None:
+    """The one CPU this process may run on (the runner pinned it), else None."""
+    allowed = os.sched_getaffinity(0)
+    return next(iter(allowed)) if len(allowed) == 1 else None
 
 
-def parse_cyclictest(text: str) -> ToolResult:
-    """'T: 0 ( 8920) P:80 I:1000 C:    200 Min:     16 Act:   50 Avg:   41 Max:     499' (µs)."""
-    m = re.search(r"C:\s*(\d+)\s+Min:\s*(\d+)\s+Act:\s*(\d+)\s+Avg:\s*(\d+)\s+Max:\s*(\d+)", text)
-    if not m:
-        raise ScalebenchError(
-            f"cyclictest: no 'T: ... Min: Act: Avg: Max:' line in its output: {text[-300:]!r}"
-        )
-    count, lo, _act, avg, hi = (int(g) for g in m.groups())
-    return ToolResult(
-        "wakeup_lateness",
-        {
-            "op": "wakeup_lateness",
-            "min_s": lo * 1e-6,
-            "mean_s": avg * 1e-6,
-            "max_s": hi * 1e-6,
-            "samples": count,
-        },
-        count,
-    )
-
-
-PARSERS = {"perf-bench": parse_perf_pipe, "stress-ng": parse_stress_switch, "cyclictest": parse_cyclictest}
-
-
-def command(
-    kind: str, *, cpu: int | None, loops: int, period_us: int = 1000, fifo: bool = False
-) -> list[str]:
-    """The tool's command line; `cpu` pins it (taskset) so both parties share that CPU, like ours."""
-    pin = ["taskset", "-c", str(cpu)] if cpu is not None else []
-    if kind == "perf-bench":
-        return [*pin, "perf", "bench", "sched", "pipe", "-l", str(loops)]
-    if kind == "stress-ng":
-        return [*pin, "stress-ng", "--switch", "1", "--switch-ops", str(loops), "--metrics", "-t", "60"]
-    if kind == "cyclictest":
-        prio = ["-p", "80"] if fifo else []
-        affinity = ["-a", str(cpu)] if cpu is not None else []
-        return ["cyclictest", "-q", "-m", "-t", "1", "-l", str(loops), "-i", str(period_us), *prio, *affinity]
-    raise ScalebenchError(f"unknown tool '{kind}' (perf-bench|stress-ng|cyclictest)")
-
-
-MODELS = {"perf-bench": "sched-pipe", "stress-ng": "switch", "cyclictest": "clock-nanosleep"}
-DEFINITIONS = {
-    "perf-bench": "one op = a round trip over two pipes = two switches; halved to compare per switch",
-    "stress-ng": "one-way pipe stream parent->child: a switch may carry several messages, so it is not "
-    "a strict ping-pong; expect it to differ from ours by more than the noise",
-    "cyclictest": "lateness of clock_nanosleep(TIMER_ABSTIME) wake-ups, integer µs; the same quantity as "
-    "timing-c-serial's wakeup_lateness; cyclictest also holds /dev/cpu_dma_latency at 0 (no deep C-states) "
-    "and mlocks its memory, so unpinned SCHED_OTHER figures may differ by the idle-exit time",
-}
-
-
-def run_tool(
-    kind: str,
-    *,
-    cpu: int | None,
-    loops: int,
-    period_us: int = 1000,
-    fifo: bool = False,
-    rep: int = 0,
-    timeout: float = 120,
-) -> dict:
-    """Runs one tool and returns its record (same schema as a kernel's)."""
-    argv = command(kind, cpu=cpu, loops=loops, period_us=period_us, fifo=fifo)
-    exe = argv[3] if argv[0] == "taskset" else argv[0]
-    if shutil.which(exe) is None:
-        raise ScalebenchError(
-            f"{exe}: not installed (scripts/setup.sh installs linux-perf, rt-tests, stress-ng)"
-        )
+def run_tool(name: str, opts: dict, rep: int, warmup: bool) -> dict:
+    """Runs the tool once and returns its record."""
+    tool = TOOLS[name]
+    if shutil.which(tool.executable) is None:
+        raise ScalebenchError(f"{tool.executable}: not installed (scripts/setup.sh installs it)")
+    cpu = pinned_cpu()
+    if cpu is None and opts.get("pin") == "yes":
+        cpu = current_cpu()
+    argv = tool.command(opts, cpu)
     started = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
     except subprocess.TimeoutExpired:
-        raise ScalebenchError(f"{' '.join(argv)}: no result within {timeout:g} s") from None
+        raise ScalebenchError(f"{' '.join(argv)}: no result within {TIMEOUT_S} s") from None
     wall = time.monotonic() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     text = proc.stdout + proc.stderr
     if proc.returncode != 0:
-        raise ScalebenchError(f"{' '.join(argv)}: exit status {proc.returncode}: {text.strip()[-300:]}")
-    parsed = PARSERS[kind](text)
-    result = {**parsed.result, "definition": DEFINITIONS[kind], "command": " ".join(argv)}
+        last = text.strip().splitlines()[-1:] or [""]
+        raise ScalebenchError(f"{' '.join(argv)}: exit status {proc.returncode}: {last[0][:300]}")
+    parsed = tool.parse(text)
+    voluntary = max(0, after.ru_nvcsw - before.ru_nvcsw)
+    involuntary = max(0, after.ru_nivcsw - before.ru_nivcsw)
+    result = dict(parsed.result)
+    if tool.counts_switches and parsed.work:
+        # every switch away from one of the tool's tasks is a voluntary or involuntary switch of that task
+        result["switches_per_their_op"] = (voluntary + involuntary) / parsed.work
+    result |= {
+        "compares_with": tool.compares_with(opts),
+        "definition": tool.definition(opts),
+        "expected_ratio": list(tool.expected_ratio),
+        "command": argv,
+    }
+    where = cpu if cpu is not None else -1  # pinned by the runner, or by the tool's own -a
     return {
         "schema": SCHEMA,
-        "kernel": kind,
+        "kernel": tool.kernel,
         "lang": "tool",
-        "model": MODELS[kind],
+        "model": tool.model,
         "schedule": "none",
         "sync": "none",
         "inner": "scalar",
         "threads": 1,
         "ranks": 1,
-        "params": {"loops": loops, "cpu": cpu, "period_us": period_us, "policy": "fifo" if fifo else "other"},
+        "params": dict(opts),
         "rep": rep,
-        "warmup": False,
+        "warmup": warmup,
         "wall_s": wall,
         "setup_s": 0.0,
         "cpu_user_s": max(0.0, after.ru_utime - before.ru_utime),
         "cpu_sys_s": max(0.0, after.ru_stime - before.ru_stime),
-        "ctx_voluntary": max(0, after.ru_nvcsw - before.ru_nvcsw),
-        "ctx_involuntary": max(0, after.ru_nivcsw - before.ru_nivcsw),
+        "ctx_voluntary": voluntary,
+        "ctx_involuntary": involuntary,
         "os_threads": 1,
-        "placement": [[cpu if cpu is not None else -1, cpu if cpu is not None else -1]],
+        "placement": [[where, where]],
         "work": parsed.work,
-        "checksum": _fnv1a64(text),
+        "checksum": _fnv1a64(f"{tool.kernel} {parsed.work}"),
         "result": result,
         "timer_res_s": time.get_clock_info("monotonic").resolution,
-        "build": {"compiler": exe, "flags": "", "fp_contract": "default"},
+        "build": {"compiler": tool.executable, "flags": "", "fp_contract": "default"},
         "host": socket.gethostname(),
         "started": started,
     }
 
 
-def our_record(binary: Path, *args: str, timeout: float = 120) -> dict:
-    proc = subprocess.run([str(binary), *args], capture_output=True, text=True, timeout=timeout, check=False)
-    if proc.returncode != 0:
-        raise ScalebenchError(
-            f"{binary.name} {' '.join(args)}: exit {proc.returncode}: {proc.stderr.strip()}"
-        )
-    return json.loads(proc.stdout.splitlines()[-1])
+def usage(name: str) -> str:
+    tool = TOOLS[name]
+    lines = [
+        f"Usage: {name} [OPTION]...",
+        f"scalebench kernel: {tool.kernel}, language tool, model {tool.model}: the standard tool run by",
+        "jobs/tools.py; prints one JSON record per run on stdout (schema scalebench.run/1).",
+        "",
+        "Common options:",
+        "  --reps K           measured runs, 1..1000000 (default 1)",
+        "  --warmup W         warm-up runs before them, 0..1000000 (default 0)",
+        "  -h, --help         this text",
+        "",
+        "Tool options:",
+        *(f"  --{o.name:<16} {o.help} (default {o.default})" for o in tool.options),
+        "",
+        tool.help,
+        "",
+        "Exit status: 0 ok, 1 runtime failure (tool missing or failing), 2 bad arguments (one line on",
+        "stderr).",
+    ]
+    return "\n".join(lines)
 
 
-def side_by_side(bin_dir: Path, *, loops: int, cpu: int, period_us: int, reps: int) -> list[dict]:
-    """Ours and theirs, interleaved per repetition so that both see the same machine state."""
-    osb, tim = bin_dir / "osbench-c-serial", bin_dir / "timing-c-serial"
-    records = []
-    for rep in range(reps):
-        pin = ["taskset", "-c", str(cpu)]
-        for party in ("ctxsw-process", "ctxsw-thread"):
-            rec = our_record(Path("/usr/bin/env"), *pin, str(osb), "--op", party, "--ops", str(loops))
-            records.append({**rec, "rep": rep})
-        records.append(run_tool("perf-bench", cpu=cpu, loops=loops, rep=rep))
-        records.append(run_tool("stress-ng", cpu=cpu, loops=loops, rep=rep))
-        for fifo in (False, True):
-            args = ["--period-us", str(period_us), "--count", str(max(2, loops // 10)), "--pin", "yes"]
-            args += ["--policy", "fifo" if fifo else "other"]
-            rec = our_record(Path("/usr/bin/env"), *pin, str(tim), *args)
-            records.append({**rec, "rep": rep})
-            records.append(
-                run_tool(
-                    "cyclictest", cpu=cpu, loops=max(2, loops // 10), period_us=period_us, fifo=fifo, rep=rep
-                )
-            )
-    return records
+def parse_args(name: str, argv: list[str]) -> tuple[dict, int, int]:
+    """(tool options, reps, warmup); UsageError naming the option and value otherwise."""
+    tool = TOOLS[name]
+    known = {o.name: o for o in tool.options}
+    common = {
+        "reps": Option("reps", "1", "", low=1, high=10**6),
+        "warmup": Option("warmup", "0", "", low=0, high=10**6),
+    }
+    values = {o.name: o.default for o in (*tool.options, *common.values())}
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        key, eq, inline = arg[2:].partition("=")
+        if not arg.startswith("--") or (key not in known and key not in common):
+            raise UsageError(f"unknown option '{arg}' (see --help)")
+        if eq:
+            value = inline
+        elif i + 1 < len(argv):
+            i += 1
+            value = argv[i]
+        else:
+            raise UsageError(f"--{key}: missing value")
+        values[key] = (known.get(key) or common[key]).check(value)
+        i += 1
+    opts = {o.name: values[o.name] for o in tool.options}
+    return opts, int(values["reps"]), int(values["warmup"])
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m jobs.tools",
-        description="Run our context-switch and wake-up kernels and perf bench sched pipe, stress-ng "
-        "--switch and cyclictest side by side; write all records (one JSON per line) to --out.",
-    )
-    parser.add_argument("--out", type=Path, required=True, help="records file to create (must not exist)")
-    parser.add_argument(
-        "--loops", type=int_at_least(1), default=20000, help="round trips per run (default 20000)"
-    )
-    parser.add_argument("--cpu", type=int, default=0, help="CPU both parties share (default 0)")
-    parser.add_argument(
-        "--period-us", type=int_at_least(1), default=1000, help="wake-up period (default 1000)"
-    )
-    parser.add_argument("--reps", type=int_at_least(1), default=3, help="repetitions (default 3)")
-    parser.add_argument(
-        "--bin-dir", type=Path, default=Path(os.environ.get("SCALEBENCH_BIN_DIR", "build/bin"))
-    )
-    args = parser.parse_args(argv)
-    if args.out.exists():
-        print(
-            f"python -m jobs.tools: --out: '{args.out}' exists; records are never overwritten",
-            file=sys.stderr,
-        )
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] not in TOOLS:
+        print(f"python -m jobs.tools: first argument: one of {', '.join(TOOLS)}", file=sys.stderr)
+        return 2
+    name, args = argv[0], argv[1:]
+    if "-h" in args or "--help" in args:
+        print(usage(name))
+        return 0
+    try:
+        opts, reps, warmup = parse_args(name, args)
+    except UsageError as err:
+        print(f"{name}: {err}", file=sys.stderr)
         return 2
     try:
-        records = side_by_side(
-            args.bin_dir, loops=args.loops, cpu=args.cpu, period_us=args.period_us, reps=args.reps
-        )
+        for k in range(warmup + reps):
+            record = run_tool(name, opts, rep=k - warmup if k >= warmup else k, warmup=k < warmup)
+            print(json.dumps(record), flush=True)
     except ScalebenchError as err:
-        print(f"python -m jobs.tools: {err}", file=sys.stderr)
-        return 1
-    if not write_new(args.out, "".join(json.dumps(r) + "\n" for r in records)):
-        print(
-            f"python -m jobs.tools: --out: '{args.out}' appeared meanwhile; not overwritten", file=sys.stderr
-        )
+        print(f"{name}: {err}", file=sys.stderr)
         return 1
     return 0
 

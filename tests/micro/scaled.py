@@ -7,7 +7,7 @@ from pathlib import Path
 from jobs.toml_write import dumps
 
 ROOT = Path(__file__).resolve().parents[2]
-SMALL = {"ops": 200, "count": 50, "repeat": 20000, "buffer_kib": 256}
+SMALL = {"ops": 200, "loops": 2000, "count": 50, "repeat": 20000, "buffer_kib": 256}
 FEWER = {"period_us": [1000, 0], "bytes": [1, 1048576], "load": [32, 4]}
 
 

@@ -1,6 +1,7 @@
 """One scaled-down end-to-end run of the OS-overhead and timing-precision experiment families on this
 machine: plan, run, analyze; the microbenchmark tables and report section come out with our values
-beside the published ones. (The SMT family runs on the test cluster: tests/slurm.)"""
+beside the published ones, and the standard tools' cases beside ours. (The SMT family runs on the test
+cluster: tests/slurm.)"""
 
 import json
 import subprocess
@@ -20,10 +21,13 @@ def scalebench(*args, timeout=300):
 
 
 @pytest.mark.parametrize(
-    ("experiment", "kernel", "published"),
-    [("seed-001-osbench.toml", "osbench", "thread create + join"), ("seed-003-timing.toml", "timing", None)],
+    ("experiment", "kernel", "tools", "published"),
+    [
+        ("seed-001-osbench.toml", "osbench", {"perfbench", "stressng"}, "thread create + join"),
+        ("seed-003-timing.toml", "timing", {"cyclictest"}, None),
+    ],
 )
-def test_family_runs_end_to_end(tmp_path, bin_dir, experiment, kernel, published):
+def test_family_runs_end_to_end(tmp_path, bin_dir, experiment, kernel, tools, published):
     exp = scaled_experiment(experiment, tmp_path)
     proc = scalebench(
         "run", exp, "--results-dir", tmp_path / "results", "--name", "c", "--no-progress", "--analyze"
@@ -35,8 +39,13 @@ def test_family_runs_end_to_end(tmp_path, bin_dir, experiment, kernel, published
     assert records and all(r["status"] == "ok" for r in records), [r.get("reason") for r in records]
     assert len(records) == len(cases)
     micro = pd.read_csv(campaign / "analysis" / "micro.csv")
-    assert set(micro["kernel"]) == {kernel} and len(micro) == len(cases)
-    assert (micro["median_s"] >= 0).all()
+    assert set(micro["kernel"]) == {kernel} | tools and len(micro) == len(cases)
+    # every tool case of the experiment found the case of ours that measures the same quantity
+    pairs = pd.read_csv(campaign / "analysis" / "micro_tools.csv")
+    tool_cases = sum(1 for line in cases if json.loads(line)["kernel"] in tools)
+    assert len(pairs) == tool_cases and (pairs["ratio"] > 0).all()
+    assert (micro.loc[micro["kernel"] == kernel, "median_s"] >= 0).all()  # the switch tools give a mean only
+    assert (micro["mean_s"] > 0).all()
     ref = pd.read_csv(campaign / "analysis" / "micro_reference.csv")
     if published:
         row = ref[ref["what"] == published].iloc[0]

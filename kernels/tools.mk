@@ -1,0 +1,14 @@
+# Standard tools as kernels (jobs/tools.py): perf bench sched pipe, stress-ng --switch and cyclictest
+# behind binaries that speak the kernel protocol (--help, --reps, --warmup, one record per run), so an
+# experiment's [[sweep]] runs them beside our microkernels. Each binary is a two-line script that runs
+# jobs/tools.py with this repository's Python; the kernels' working directory is the campaign's.
+TOOL_KERNELS := perfbench-tool-pipe stressng-tool-switch cyclictest-tool-nanosleep
+TOOL_PYTHON := $(CURDIR)/$(PY)
+
+$(TOOL_KERNELS:%=$(BIN_DIR)/%): $(BIN_DIR)/%: jobs/tools.py kernels/tools.mk
+	@mkdir -p $(@D)
+	printf '#!/bin/sh\nPYTHONPATH=%s$${PYTHONPATH:+:$$PYTHONPATH} exec %s -m jobs.tools %s "$$@"\n' \
+	    "'$(CURDIR)'" "'$(TOOL_PYTHON)'" "$*" > $@.tmp
+	chmod +x $@.tmp
+	mv $@.tmp $@
+KERNEL_BINS += $(TOOL_KERNELS:%=$(BIN_DIR)/%)
