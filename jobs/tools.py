@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from jobs.pinning import HARNESS_ENV
 from sbcore.errors import ScalebenchError, UsageError
 
 SCHEMA = "scalebench.run/1"
@@ -294,7 +295,19 @@ def current_cpu() -> int:
 
 
 def pinned_cpu() -> int | None:
-    """The one CPU this process may run on (the runner pinned it), else None."""
+    """The one CPU this process may run on, else None. Like a kernel's harness, a tool takes the runner's
+    pin list (SB_PIN_CPUS) and pins itself to the entry of worker 0; otherwise the runner (or a
+    likwid wrapper) may have pinned the process already."""
+    listed = os.environ.get(HARNESS_ENV)
+    if listed:
+        cpu = int(listed.split(",")[0])
+        try:
+            os.sched_setaffinity(0, {cpu})
+        except OSError as err:
+            raise ScalebenchError(
+                f"{HARNESS_ENV}={listed}: pinning to CPU {cpu} refused by the OS: {err}"
+            ) from None
+        return cpu
     allowed = os.sched_getaffinity(0)
     return next(iter(allowed)) if len(allowed) == 1 else None
 
