@@ -28,9 +28,16 @@
 #define SBV_FLAGS(acc, x, y, four)                                                                 \
     _mm256_movemask_pd(                                                                            \
         _mm256_or_pd(_mm256_cmp_pd(acc, four, _CMP_GT_OQ), _mm256_cmp_pd(x, y, _CMP_UNORD_Q)))
-#define SBV_NOT_LE(r, four) _mm256_movemask_pd(_mm256_cmp_pd(r, four, _CMP_NLE_UQ))
+/* lane w of entry k is all ones when bit w of k is set */
+static const int64_t sbv_lane_masks4[16][4] __attribute__((aligned(32))) = {
+    {0, 0, 0, 0},   {-1, 0, 0, 0},   {0, -1, 0, 0},   {-1, -1, 0, 0},
+    {0, 0, -1, 0},  {-1, 0, -1, 0},  {0, -1, -1, 0},  {-1, -1, -1, 0},
+    {0, 0, 0, -1},  {-1, 0, 0, -1},  {0, -1, 0, -1},  {-1, -1, 0, -1},
+    {0, 0, -1, -1}, {-1, 0, -1, -1}, {0, -1, -1, -1}, {-1, -1, -1, -1}};
+#define SBV_ZERO_LANES(x, lanes)                                                                   \
+    _mm256_andnot_pd(_mm256_load_pd((const double *)sbv_lane_masks4[lanes]), x)
 #include "sb_mandel_simd_body.h"
-#undef SBV_NOT_LE
+#undef SBV_ZERO_LANES
 #undef SBV_FN
 #undef SBV_TARGET
 #undef SBV_W
@@ -59,7 +66,7 @@
 #define SBV_MAX _mm512_max_pd
 #define SBV_FLAGS(acc, x, y, four)                                                                 \
     ((int)(_mm512_cmp_pd_mask(acc, four, _CMP_GT_OQ) | _mm512_cmp_pd_mask(x, y, _CMP_UNORD_Q)))
-#define SBV_NOT_LE(r, four) ((int)_mm512_cmp_pd_mask(r, four, _CMP_NLE_UQ))
+#define SBV_ZERO_LANES(x, lanes) _mm512_maskz_mov_pd((__mmask8) ~(lanes), x)
 #include "sb_mandel_simd_body.h"
 
 #else /* not x86-64: never selected (sb_cpu_supports_path), defined so every build links */
