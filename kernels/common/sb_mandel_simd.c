@@ -36,8 +36,10 @@ static const int64_t sbv_lane_masks4[16][4] __attribute__((aligned(32))) = {
     {0, 0, -1, -1}, {-1, 0, -1, -1}, {0, -1, -1, -1}, {-1, -1, -1, -1}};
 #define SBV_ZERO_LANES(x, lanes)                                                                   \
     _mm256_andnot_pd(_mm256_load_pd((const double *)sbv_lane_masks4[lanes]), x)
+#define SBV_NOT_LE(r, four) _mm256_movemask_pd(_mm256_cmp_pd(r, four, _CMP_NLE_UQ))
 #include "sb_mandel_simd_body.h"
 #undef SBV_ZERO_LANES
+#undef SBV_NOT_LE
 #undef SBV_FN
 #undef SBV_TARGET
 #undef SBV_W
@@ -67,6 +69,7 @@ static const int64_t sbv_lane_masks4[16][4] __attribute__((aligned(32))) = {
 #define SBV_FLAGS(acc, x, y, four)                                                                 \
     ((int)(_mm512_cmp_pd_mask(acc, four, _CMP_GT_OQ) | _mm512_cmp_pd_mask(x, y, _CMP_UNORD_Q)))
 #define SBV_ZERO_LANES(x, lanes) _mm512_maskz_mov_pd((__mmask8) ~(lanes), x)
+#define SBV_NOT_LE(r, four) ((int)_mm512_cmp_pd_mask(r, four, _CMP_NLE_UQ))
 #include "sb_mandel_simd_body.h"
 
 #else /* not x86-64: never selected (sb_cpu_supports_path), defined so every build links */

@@ -29,6 +29,8 @@
 #endif
 #define SBV_L (SBV_NV * SBV_W)
 _Static_assert(SBV_L <= 64, "lane flags are a uint64_t");
+_Static_assert(SBV_K *SBV_W <= 64, "a vector's test results of a block are a uint64_t");
+#define SBV_LANE_BITS (UINT64_MAX / ((UINT64_C(1) << SBV_W) - 1)) /* bit 0 of every SBV_W bits */
 #define SBV_CAT2(a, b) a##b
 #define SBV_CAT(a, b) SBV_CAT2(a, b)
 #define SBV_LANES SBV_CAT(SBV_FN, _lanes)
@@ -39,16 +41,17 @@ struct SBV_LANES {
     _Alignas(64) double cxs[SBV_L], cys[SBV_L];
     _Alignas(64) double rbuf[SBV_K][SBV_L]; /* |z|^2 before each step of the block */
     int32_t pix[SBV_L];                     /* pixel in the lane, -1 = none */
-    int64_t start[SBV_L];                   /* step count at which the pixel started */
-    int64_t deadline;                       /* the earliest start + max_iter of any lane */
+    int64_t ends[SBV_L];                    /* step count at which the pixel reaches max_iter */
+    int64_t deadline;                       /* the earliest ends[l] */
     double x0, dx, cy;
     int32_t next, active, width, max_iter;
 };
 
 static inline __attribute__((always_inline)) void SBV_CAT(SBV_FN, _put)(struct SBV_LANES *st, int l,
                                                                         int64_t t) {
-    st->start[l] = t;
+    st->ends[l] = INT64_MAX; /* no pixel: never due */
     if (st->next < st->width) {
+        st->ends[l] = t + st->max_iter;
         st->pix[l] = st->next;
         st->cxs[l] = st->x0 + (st->next + 0.5) * st->dx;
         st->cys[l] = st->cy;
@@ -64,42 +67,51 @@ static inline __attribute__((always_inline)) void SBV_CAT(SBV_FN, _put)(struct S
  * NaN) or at max_iter; refill those lanes with pixels that start at step t + SBV_K. Returns the
  * lanes refilled (their x, y must restart at 0). Inlined: a call would make the caller spill x
  * and y (the ABI saves no vector register) and stall every chain on the reload. */
-static inline __attribute__((always_inline)) uint64_t
-SBV_SETTLE(struct SBV_LANES *st, uint64_t flags, int64_t t, uint32_t *row_out) {
+static inline __attribute__((always_inline)) SBV_TARGET uint64_t SBV_SETTLE(struct SBV_LANES *st,
+                                                                            uint64_t flags,
+                                                                            int64_t t, SBV_T four,
+                                                                            uint32_t *row_out) {
     const int32_t max_iter = st->max_iter;
     if (t + SBV_K >= st->deadline)
         for (int l = 0; l < SBV_L; l++)
-            if (st->pix[l] >= 0 && st->start[l] + max_iter <= t + SBV_K)
-                flags |= UINT64_C(1) << l;
+            flags |= (uint64_t)(st->ends[l] <= t + SBV_K) << l;
     uint64_t refilled = 0;
-    for (; flags; flags &= flags - 1) {
-        const int l = __builtin_ctzll(flags);
-        if (st->pix[l] < 0)
+    for (int v = 0; v < SBV_NV; v++) {
+        unsigned lanes = (unsigned)(flags >> (v * SBV_W)) & ((1u << SBV_W) - 1);
+        if (!lanes)
             continue;
-        const int64_t done = t - st->start[l]; /* steps before this block */
-        const int64_t left = max_iter - done;  /* steps the reference may still take */
-        const int lim = left < SBV_K ? (int)left : SBV_K;
-        /* the reference's test before step s of the block: |z|^2 <= 4 (false for NaN) */
-        int esc = 0;
-        while (esc < lim && st->rbuf[esc][l] <= 4.0)
-            esc++;
-        uint32_t count;
-        if (esc < lim)
-            count = (uint32_t)(done + esc);
-        else if (left <= SBV_K)
-            count = (uint32_t)max_iter;
-        else
-            continue; /* NaN appeared after the last stored |z|^2: caught next block */
-        row_out[st->pix[l]] = count;
-        st->active--;
-        SBV_CAT(SBV_FN, _put)(st, l, t + SBV_K);
-        refilled |= UINT64_C(1) << l;
+        /* bit s * SBV_W + w: lane w fails the reference's test |z|^2 <= 4 (NaN fails it too)
+         * before step s of the block; no branch per step */
+        uint64_t fails = 0;
+        for (int s = 0; s < SBV_K; s++)
+            fails |= (uint64_t)(unsigned)SBV_NOT_LE(SBV_LOAD(st->rbuf[s] + v * SBV_W), four)
+                     << (s * SBV_W);
+        for (; lanes; lanes &= lanes - 1) {
+            const int w = __builtin_ctz(lanes), l = v * SBV_W + w;
+            if (st->pix[l] < 0)
+                continue;
+            const int64_t done = t - (st->ends[l] - max_iter); /* steps before this block */
+            const int64_t left = max_iter - done; /* steps the reference may still take */
+            const uint64_t lane_fails = fails & (SBV_LANE_BITS << w);
+            const int64_t esc = lane_fails ? __builtin_ctzll(lane_fails) / SBV_W : SBV_K;
+            uint32_t count;
+            if (esc < left)
+                count = (uint32_t)(done + esc);
+            else if (left <= SBV_K)
+                count = (uint32_t)max_iter;
+            else
+                continue; /* NaN appeared after the last stored |z|^2: caught next block */
+            row_out[st->pix[l]] = count;
+            st->active--;
+            SBV_CAT(SBV_FN, _put)(st, l, t + SBV_K);
+            refilled |= UINT64_C(1) << l;
+        }
     }
     if (refilled) {
-        st->deadline = INT64_MAX;
+        int64_t deadline = INT64_MAX;
         for (int l = 0; l < SBV_L; l++)
-            if (st->pix[l] >= 0 && st->start[l] + max_iter < st->deadline)
-                st->deadline = st->start[l] + max_iter;
+            deadline = st->ends[l] < deadline ? st->ends[l] : deadline;
+        st->deadline = deadline;
     }
     return refilled;
 }
@@ -165,7 +177,7 @@ SBV_TARGET void SBV_FN(const sb_params *p, int32_t j, uint32_t *row_out) {
             flags |= (uint64_t)(unsigned)SBV_FLAGS(m[0], X[v], Y[v], four) << (v * SBV_W);
         }
         if (flags || t + SBV_K >= st.deadline) {
-            const uint64_t refilled = SBV_SETTLE(&st, flags, t, row_out);
+            const uint64_t refilled = SBV_SETTLE(&st, flags, t, four, row_out);
 #pragma GCC unroll 8
             for (int v = 0; v < SBV_NV; v++) {
                 const unsigned lanes = (unsigned)(refilled >> (v * SBV_W)) & ((1u << SBV_W) - 1);
@@ -181,3 +193,4 @@ SBV_TARGET void SBV_FN(const sb_params *p, int32_t j, uint32_t *row_out) {
 #undef SBV_L
 #undef SBV_LANES
 #undef SBV_SETTLE
+#undef SBV_LANE_BITS
