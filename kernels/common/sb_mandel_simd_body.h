@@ -2,24 +2,33 @@
  * Body of one vector Mandelbrot row kernel, included by sb_mandel_simd.c once per instruction set
  * with these macros defined:
  *   SBV_FN name, SBV_TARGET function attribute, SBV_W lanes per vector of type SBV_T,
- *   SBV_LOAD/STORE/SET1/ADD/SUB/MUL/MAX, SBV_FLAGS(acc, x, y, four) -> int, bit w set when lane w
- *   saw |z|^2 > 4 in the block (acc) or its x or y is NaN.
+ *   SBV_LOAD/STORE/SET1/ADD/SUB/MUL;
+ *   SBV_MAX(a, b): per 64-bit lane, a value whose high 32 bits are the larger (signed) high 32 bits
+ *     of a and b (the low 32 bits are don't-care);
+ *   SBV_FLAGS(m) -> int: bit w set when lane w of such a max has high 32 bits above 0x400fffff,
+ *     i.e. it may hold a |z|^2 >= 4;
+ *   SBV_NOT_LE(r, four) -> int: bit w set when !(r <= 4) in lane w (the reference's test fails);
+ *   SBV_ZERO_LANES(x, lanes): x with the lanes whose bit is set in `lanes` zeroed.
  *
  * Bit-identical to sb_mandel_count: every lane performs exactly the reference operations in the
  * reference order. For speed:
  *   - SBV_NV vectors are interleaved, because one step of one lane is a 9-cycle dependency chain;
  *     x and y stay in registers, c is read from memory (with c in registers too, 5 vectors would
  *     not fit 16 ymm registers and the spills would land on the chains);
- *   - the escape test runs once per block of SBV_K steps: each step stores |z|^2, the block's max
- *     per lane is taken afterwards as a tree (NaN never wins a max, so a NaN orbit is caught by
- *     its NaN x or y at the block end: NaN is absorbing); the exact escape step is then recovered
- *     from the stored |z|^2;
- *   - the block loop is branch-free; after a block where a lane ended (escaped, NaN, or at
- *     max_iter) a settle step writes the counts and refills each such lane with the next pixel
- *     of the row right away (its x, y are zeroed by a lane mask, so x and y never leave the
- *     registers); lanes with no pixel left run c = 0, which never escapes.
- * Measured on Zen 3 (perf/perf_simd.py, docs/simd-bounds.md): the loop alone runs at ~85 % of the
- * add-pipe bound; the rest goes to the settle steps and the row's tail (idle lanes).
+ *   - the escape test runs once per block of SBV_K steps: each step stores |z|^2; after the block
+ *     a max tree over the high 32 bits of the stored |z|^2 (for doubles >= 0 they order as the
+ *     values do) flags the lanes that may have left |z|^2 <= 4; it runs on the vector unit's
+ *     integer side, as the FP add pipes are the bottleneck. A NaN |z|^2 may be lost in that max
+ *     (negative NaN), which is safe: with c finite, x and y stay finite while |z|^2 <= 4, so an
+ *     orbit turns NaN only after a |z|^2 > 4 that the max has seen; pixels with a non-finite c
+ *     are counted by the scalar reference at refill time. The exact escape step is then
+ *     recovered from the stored |z|^2 with the reference's own test;
+ *   - the block loop is branch-free; after a block where a lane ended (escaped or at max_iter) a
+ *     settle step writes the counts and refills each such lane with the next pixel of the row
+ *     right away (its x, y are zeroed by a lane mask, so x and y never leave the registers);
+ *     lanes with no pixel left run c = 0, which never escapes.
+ * Measured on Zen 3 (perf/perf_simd.py, docs/simd-bounds.md): the loop alone runs at ~85 % of its
+ * bound; the rest goes to the settle steps and the row's tail (idle lanes).
  */
 #ifndef SBV_NV
 #define SBV_NV 5
@@ -44,27 +53,34 @@ struct SBV_LANES {
     int64_t ends[SBV_L];                    /* step count at which the pixel reaches max_iter */
     int64_t deadline;                       /* the earliest ends[l] */
     double x0, dx, cy;
+    uint32_t *row_out;
     int32_t next, active, width, max_iter;
 };
 
+/* Lane l takes the next pixel of the row whose c is finite, starting at step t; a pixel with an
+ * infinite or NaN c is counted by the reference right here (the block test relies on c finite:
+ * then an orbit turns NaN only after |z|^2 > 4 was seen). */
 static inline __attribute__((always_inline)) void SBV_CAT(SBV_FN, _put)(struct SBV_LANES *st, int l,
                                                                         int64_t t) {
-    st->ends[l] = INT64_MAX; /* no pixel: never due */
-    if (st->next < st->width) {
-        st->ends[l] = t + st->max_iter;
-        st->pix[l] = st->next;
-        st->cxs[l] = st->x0 + (st->next + 0.5) * st->dx;
-        st->cys[l] = st->cy;
-        st->next++;
-        st->active++;
-    } else {
-        st->pix[l] = -1;
-        st->cxs[l] = st->cys[l] = 0.0;
+    for (; st->next < st->width; st->next++) {
+        const double cx = st->x0 + (st->next + 0.5) * st->dx;
+        if (__builtin_isfinite(cx) && __builtin_isfinite(st->cy)) {
+            st->ends[l] = t + st->max_iter;
+            st->pix[l] = st->next++;
+            st->cxs[l] = cx;
+            st->cys[l] = st->cy;
+            st->active++;
+            return;
+        }
+        st->row_out[st->next] = sbv_count_scalar(cx, st->cy, st->max_iter);
     }
+    st->ends[l] = INT64_MAX; /* no pixel: never due */
+    st->pix[l] = -1;
+    st->cxs[l] = st->cys[l] = 0.0;
 }
 
-/* After the block of steps [t, t + SBV_K): write the count of every lane in `flags` (escaped or
- * NaN) or at max_iter; refill those lanes with pixels that start at step t + SBV_K. Returns the
+/* After the block of steps [t, t + SBV_K): write the count of every lane in `flags` that ended
+ * (escaped) or is at max_iter; refill those with pixels that start at step t + SBV_K. Returns the
  * lanes refilled (their x, y must restart at 0). Inlined: a call would make the caller spill x
  * and y (the ABI saves no vector register) and stall every chain on the reload. */
 static inline __attribute__((always_inline)) SBV_TARGET uint64_t SBV_SETTLE(struct SBV_LANES *st,
@@ -93,14 +109,14 @@ static inline __attribute__((always_inline)) SBV_TARGET uint64_t SBV_SETTLE(stru
             const int64_t done = t - (st->ends[l] - max_iter); /* steps before this block */
             const int64_t left = max_iter - done; /* steps the reference may still take */
             const uint64_t lane_fails = fails & (SBV_LANE_BITS << w);
-            const int64_t esc = lane_fails ? __builtin_ctzll(lane_fails) / SBV_W : SBV_K;
+            const int64_t esc = lane_fails ? __builtin_ctzll(lane_fails) / SBV_W : INT64_MAX;
             uint32_t count;
             if (esc < left)
                 count = (uint32_t)(done + esc);
             else if (left <= SBV_K)
                 count = (uint32_t)max_iter;
             else
-                continue; /* NaN appeared after the last stored |z|^2: caught next block */
+                continue; /* flagged for |z|^2 == 4 (see SBV_FLAGS): the reference goes on */
             row_out[st->pix[l]] = count;
             st->active--;
             SBV_CAT(SBV_FN, _put)(st, l, t + SBV_K);
@@ -128,6 +144,7 @@ SBV_TARGET void SBV_FN(const sb_params *p, int32_t j, uint32_t *row_out) {
     st.dx = (x1 - x0) / p->width;
     st.cy = y1 - (j + 0.5) * ((y1 - y0) / p->height);
     st.x0 = x0;
+    st.row_out = row_out;
     st.width = width;
     st.max_iter = max_iter;
     st.next = st.active = 0;
@@ -174,7 +191,7 @@ SBV_TARGET void SBV_FN(const sb_params *p, int32_t j, uint32_t *row_out) {
                 m[s] = SBV_MAX(m[s], m[s + SBV_K / 8]);
 #endif
             m[0] = SBV_MAX(SBV_MAX(m[0], m[2]), SBV_MAX(m[1], m[3]));
-            flags |= (uint64_t)(unsigned)SBV_FLAGS(m[0], X[v], Y[v], four) << (v * SBV_W);
+            flags |= (uint64_t)(unsigned)SBV_FLAGS(m[0]) << (v * SBV_W);
         }
         if (flags || t + SBV_K >= st.deadline) {
             const uint64_t refilled = SBV_SETTLE(&st, flags, t, four, row_out);
