@@ -36,6 +36,10 @@
 #ifndef SBV_K
 #define SBV_K 8 /* 8, 16 or 32 (the max tree); 8 measured fastest */
 #endif
+#ifndef SBV_OPAQUE /* hides a value from the optimiser (an includer may emulate SBV_T as a struct) \
+                    */
+#define SBV_OPAQUE(x) __asm__("" : "+v"(x))
+#endif
 #define SBV_L (SBV_NV * SBV_W)
 _Static_assert(SBV_L <= 64, "lane flags are a uint64_t");
 _Static_assert(SBV_K *SBV_W <= 64, "a vector's test results of a block are a uint64_t");
@@ -155,7 +159,7 @@ SBV_TARGET void SBV_FN(const sb_params *p, int32_t j, uint32_t *row_out) {
     SBV_T two = SBV_SET1(2.0);
     /* opaque to the compiler: it would turn 2.0*x into x+x (exact too), moving a multiply onto the
      * add pipes, which are the bottleneck */
-    __asm__("" : "+v"(two));
+    SBV_OPAQUE(two);
     SBV_T X[SBV_NV], Y[SBV_NV];
 #pragma GCC unroll 8
     for (int v = 0; v < SBV_NV; v++)
@@ -211,3 +215,4 @@ SBV_TARGET void SBV_FN(const sb_params *p, int32_t j, uint32_t *row_out) {
 #undef SBV_LANES
 #undef SBV_SETTLE
 #undef SBV_LANE_BITS
+#undef SBV_OPAQUE
