@@ -13,7 +13,7 @@
  * Bit-identical to sb_mandel_count: every lane performs exactly the reference operations in the
  * reference order. For speed:
  *   - SBV_NV vectors are interleaved, because one step of one lane is a 9-cycle dependency chain;
- *     x and y stay in registers, c is read from memory (with c in registers too, 5 vectors would
+ *     x and y stay in registers, c is read from memory (with c in registers too, the vectors would
  *     not fit 16 ymm registers and the spills would land on the chains);
  *   - the escape test runs once per block of SBV_K steps: each step stores |z|^2; after the block
  *     a max tree over the high 32 bits of the stored |z|^2 (for doubles >= 0 they order as the
@@ -27,11 +27,11 @@
  *     settle step writes the counts and refills each such lane with the next pixel of the row
  *     right away (its x, y are zeroed by a lane mask, so x and y never leave the registers);
  *     lanes with no pixel left run c = 0, which never escapes.
- * Measured on Zen 3 (perf/perf_simd.py, docs/simd-bounds.md): the loop alone runs at ~85 % of its
- * bound; the rest goes to the settle steps and the row's tail (idle lanes).
+ * Measured on Zen 3 (docs/simd-bounds.md): the loop alone runs at ~87 % of its bound; the rest
+ * goes to the settle steps and the row's tail (idle lanes).
  */
 #ifndef SBV_NV
-#define SBV_NV 5
+#define SBV_NV 6 /* measured: 5 -3 %, 7 -16 % (spills) with AVX2 */
 #endif
 #ifndef SBV_K
 #define SBV_K 8 /* 8, 16 or 32 (the max tree); 8 measured fastest */
