@@ -4,6 +4,7 @@
  * them (sb_cpu.c). The kernel body is shared: sb_mandel_simd_body.h. Built -ffp-contract=off: with
  * contraction GCC would fuse the multiplies and adds into FMA and break bit-identity.
  */
+#include "sb_mandelbrot.h"
 #include "sb_simd.h"
 
 #include <stddef.h>
@@ -11,6 +12,12 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
+
+/* the reference count, out of line: rare (c not finite), kept out of the vector loop's registers */
+static __attribute__((noinline, cold)) uint32_t sbv_count_scalar(double cx, double cy,
+                                                                 int32_t max_iter) {
+    return sb_mandel_count(cx, cy, max_iter);
+}
 
 /* ---- AVX2
  * ---------------------------------------------------------------------------------------- */
@@ -24,12 +31,25 @@
 #define SBV_ADD _mm256_add_pd
 #define SBV_SUB _mm256_sub_pd
 #define SBV_MUL _mm256_mul_pd
-#define SBV_MAX _mm256_max_pd
-#define SBV_FLAGS(acc, x, y, four)                                                                 \
-    _mm256_movemask_pd(                                                                            \
-        _mm256_or_pd(_mm256_cmp_pd(acc, four, _CMP_GT_OQ), _mm256_cmp_pd(x, y, _CMP_UNORD_Q)))
+/* max of the high 32 bits (signed; for doubles >= 0 the same order as the values), on the
+ * integer side of the vector unit: the FP add pipes are the bottleneck. Flags: high 32 bits of
+ * the max above those of 4.0 (a |z|^2 of exactly 4 is flagged too; the settle step tells) */
+#define SBV_MAX(a, b)                                                                              \
+    _mm256_castsi256_pd(_mm256_max_epi32(_mm256_castpd_si256(a), _mm256_castpd_si256(b)))
+#define SBV_FLAGS(acc)                                                                             \
+    _mm256_movemask_pd(_mm256_castsi256_pd(                                                        \
+        _mm256_cmpgt_epi64(_mm256_castpd_si256(acc), _mm256_set1_epi64x(0x400fffffffffffffLL))))
+/* lane w of entry k is all ones when bit w of k is set */
+static const int64_t sbv_lane_masks4[16][4] __attribute__((aligned(32))) = {
+    {0, 0, 0, 0},   {-1, 0, 0, 0},   {0, -1, 0, 0},   {-1, -1, 0, 0},
+    {0, 0, -1, 0},  {-1, 0, -1, 0},  {0, -1, -1, 0},  {-1, -1, -1, 0},
+    {0, 0, 0, -1},  {-1, 0, 0, -1},  {0, -1, 0, -1},  {-1, -1, 0, -1},
+    {0, 0, -1, -1}, {-1, 0, -1, -1}, {0, -1, -1, -1}, {-1, -1, -1, -1}};
+#define SBV_ZERO_LANES(x, lanes)                                                                   \
+    _mm256_andnot_pd(_mm256_load_pd((const double *)sbv_lane_masks4[lanes]), x)
 #define SBV_NOT_LE(r, four) _mm256_movemask_pd(_mm256_cmp_pd(r, four, _CMP_NLE_UQ))
 #include "sb_mandel_simd_body.h"
+#undef SBV_ZERO_LANES
 #undef SBV_NOT_LE
 #undef SBV_FN
 #undef SBV_TARGET
@@ -56,14 +76,16 @@
 #define SBV_ADD _mm512_add_pd
 #define SBV_SUB _mm512_sub_pd
 #define SBV_MUL _mm512_mul_pd
-#define SBV_MAX _mm512_max_pd
-#define SBV_FLAGS(acc, x, y, four)                                                                 \
-    ((int)(_mm512_cmp_pd_mask(acc, four, _CMP_GT_OQ) | _mm512_cmp_pd_mask(x, y, _CMP_UNORD_Q)))
+#define SBV_MAX(a, b)                                                                              \
+    _mm512_castsi512_pd(_mm512_max_epi32(_mm512_castpd_si512(a), _mm512_castpd_si512(b)))
+#define SBV_FLAGS(acc)                                                                             \
+    ((int)_mm512_cmpgt_epi64_mask(_mm512_castpd_si512(acc),                                        \
+                                  _mm512_set1_epi64(0x400fffffffffffffLL)))
+#define SBV_ZERO_LANES(x, lanes) _mm512_maskz_mov_pd((__mmask8) ~(lanes), x)
 #define SBV_NOT_LE(r, four) ((int)_mm512_cmp_pd_mask(r, four, _CMP_NLE_UQ))
 #include "sb_mandel_simd_body.h"
 
 #else /* not x86-64: never selected (sb_cpu_supports_path), defined so every build links */
-#include "sb_mandelbrot.h"
 void sb_mandel_row_avx2(const sb_params *p, int32_t j, uint32_t *row_out) {
     sb_mandel_row(p, j, row_out);
 }

@@ -21,75 +21,77 @@
 #define AVX2 __attribute__((target("avx2")))
 #define AVX512 __attribute__((target("avx512f,avx512dq")))
 
-/* z * c modulo 2^64 per lane: lo(z)*lo(c) by vpmuludq; the cross terms lo(z)*hi(c) and hi(z)*lo(c)
- * only matter modulo 2^32, so one vpmulld against c with its halves swapped (c_swap) gives both. */
-static inline AVX2 __m256i mul64_avx2(__m256i z, __m256i c, __m256i c_swap) {
-    const __m256i lo = _mm256_mul_epu32(z, c);
-    const __m256i cross = _mm256_mullo_epi32(z, c_swap);
-    const __m256i sum = _mm256_add_epi64(cross, _mm256_srli_epi64(cross, 32));
-    return _mm256_add_epi64(lo, _mm256_slli_epi64(sum, 32));
-}
-
-static inline AVX2 __m256i mix_avx2(__m256i z, __m256i c1, __m256i c1_swap, __m256i c2,
-                                    __m256i c2_swap) {
-    z = mul64_avx2(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), c1, c1_swap);
-    z = mul64_avx2(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), c2, c2_swap);
-    return _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
-}
-
-/* Exact double of the top 53 bits: hi 21 bits scaled by 2^32 plus the low 32 bits, both made by
- * bit tricks on the exponent 2^84 resp. 2^52; the final add is exact (the sum is below 2^53). */
-static inline AVX2 __m256d top53_avx2(__m256i u) {
-    const __m256i hi = _mm256_or_si256(_mm256_srli_epi64(u, 43),
-                                       _mm256_set1_epi64x(0x4530000000000000LL)); /* 2^84 */
-    const __m256i lo = _mm256_or_si256(
-        _mm256_and_si256(_mm256_srli_epi64(u, 11), _mm256_set1_epi64x(0xffffffffLL)),
-        _mm256_set1_epi64x(0x4330000000000000LL)); /* 2^52 */
-    const __m256d h = _mm256_sub_pd(_mm256_castsi256_pd(hi), _mm256_set1_pd(0x1.0p84 + 0x1.0p52));
-    return _mm256_add_pd(h, _mm256_castsi256_pd(lo));
-}
-
-/* Hit mask (all ones = hit) of the 4 samples whose first generator input is zx. */
-static inline AVX2 __m256i hits4_avx2(__m256i zx, __m256i gamma, __m256i c1, __m256i c1_swap,
-                                      __m256i c2, __m256i c2_swap) {
-    const __m256d a = top53_avx2(mix_avx2(zx, c1, c1_swap, c2, c2_swap));
-    const __m256d b = top53_avx2(mix_avx2(_mm256_add_epi64(zx, gamma), c1, c1_swap, c2, c2_swap));
-    const __m256d r = _mm256_add_pd(_mm256_mul_pd(a, a), _mm256_mul_pd(b, b));
-    return _mm256_castpd_si256(_mm256_cmp_pd(r, _mm256_set1_pd(0x1.0p106), _CMP_LT_OQ));
-}
+/* One operation on all NU vectors before the next: GCC keeps source order on x86 at -O2, and
+ * with one chain after another the scheduler window would hold mostly ops waiting on the same
+ * chain (a SplitMix64 output is a ~25-cycle dependency chain). */
+#define EACH(i, n) _Pragma("GCC unroll 16") for (int i = 0; i < (n); i++)
 
 AVX2 int64_t sb_pi_hits_avx2(uint64_t seed, int64_t begin, int64_t end) {
-    enum { LANES = 4, NV = 2 }; /* more vectors in flight measured no faster */
+    enum { LANES = 4, NV = 2, NU = 2 * NV }; /* NV vectors of samples, NU generator outputs */
     const uint64_t g = SB_SPLITMIX_GAMMA, c1v = UINT64_C(0xbf58476d1ce4e5b9),
                    c2v = UINT64_C(0x94d049bb133111eb);
     const __m256i c1 = _mm256_set1_epi64x((long long)c1v);
     const __m256i c1_swap = _mm256_set1_epi64x((long long)(c1v >> 32 | c1v << 32)); /* swapped */
     const __m256i c2 = _mm256_set1_epi64x((long long)c2v);
     const __m256i c2_swap = _mm256_set1_epi64x((long long)(c2v >> 32 | c2v << 32));
-    const __m256i gamma = _mm256_set1_epi64x((long long)g);
     const __m256i step = _mm256_set1_epi64x((long long)(2 * LANES * NV * g));
+    const __m256i exp84 = _mm256_set1_epi64x(0x4530000000000000LL); /* 2^84 */
+    const __m256i exp52 = _mm256_set1_epi64x(0x4330000000000000LL); /* 2^52 */
+    const __m256i high32 = _mm256_set1_epi64x((long long)0xffffffff00000000ULL);
+    const __m256d bias = _mm256_set1_pd(0x1.0p84 + 0x1.0p52);
+    const __m256d limit = _mm256_set1_pd(0x1.0p106);
     int64_t k = begin;
-    /* sample k reads generator input seed + (2k + 1) * gamma */
-    __m256i z0 = _mm256_setr_epi64x((long long)(seed + (2 * (uint64_t)k + 1) * g),
-                                    (long long)(seed + (2 * (uint64_t)k + 3) * g),
-                                    (long long)(seed + (2 * (uint64_t)k + 5) * g),
-                                    (long long)(seed + (2 * (uint64_t)k + 7) * g));
-    __m256i z[NV];
-    z[0] = z0;
-    for (int v = 1; v < NV; v++)
-        z[v] = _mm256_add_epi64(z[v - 1], _mm256_set1_epi64x((long long)(2 * LANES * g)));
+    /* sample k reads generator inputs seed + (2k + 1) * gamma and seed + (2k + 2) * gamma */
+    __m256i z[NU];
+    z[0] = _mm256_setr_epi64x((long long)(seed + (2 * (uint64_t)k + 1) * g),
+                              (long long)(seed + (2 * (uint64_t)k + 3) * g),
+                              (long long)(seed + (2 * (uint64_t)k + 5) * g),
+                              (long long)(seed + (2 * (uint64_t)k + 7) * g));
+    z[1] = _mm256_add_epi64(z[0], _mm256_set1_epi64x((long long)g));
+    for (int u = 2; u < NU; u++)
+        z[u] = _mm256_add_epi64(z[u - 2], _mm256_set1_epi64x((long long)(2 * LANES * g)));
     __m256i count = _mm256_setzero_si256(); /* minus the number of hits per lane */
     for (; end - k >= LANES * NV; k += LANES * NV) {
-        for (int v = 0; v < NV; v++) {
-            count = _mm256_add_epi64(count, hits4_avx2(z[v], gamma, c1, c1_swap, c2, c2_swap));
-            z[v] = _mm256_add_epi64(z[v], step);
+        __m256i t[NU], lo[NU], cr[NU];
+        __m256d d[NU];
+        /* SplitMix64 mix. z * c modulo 2^64 per lane: lo(z)*lo(c) by vpmuludq; the cross terms
+         * lo(z)*hi(c) and hi(z)*lo(c) only matter modulo 2^32, so one vpmulld against c with its
+         * halves swapped gives both, in the low and high half of each lane; both go to the high
+         * half (a shift and a mask: one shift fewer than adding the halves first, and the
+         * shifts share two pipes) */
+        EACH(u, NU) t[u] = _mm256_xor_si256(z[u], _mm256_srli_epi64(z[u], 30));
+        EACH(u, NU) lo[u] = _mm256_mul_epu32(t[u], c1);
+        EACH(u, NU) cr[u] = _mm256_mullo_epi32(t[u], c1_swap);
+        EACH(u, NU) lo[u] = _mm256_add_epi64(lo[u], _mm256_and_si256(cr[u], high32));
+        EACH(u, NU) t[u] = _mm256_add_epi64(lo[u], _mm256_slli_epi64(cr[u], 32));
+        EACH(u, NU) t[u] = _mm256_xor_si256(t[u], _mm256_srli_epi64(t[u], 27));
+        EACH(u, NU) lo[u] = _mm256_mul_epu32(t[u], c2);
+        EACH(u, NU) cr[u] = _mm256_mullo_epi32(t[u], c2_swap);
+        EACH(u, NU) lo[u] = _mm256_add_epi64(lo[u], _mm256_and_si256(cr[u], high32));
+        EACH(u, NU) t[u] = _mm256_add_epi64(lo[u], _mm256_slli_epi64(cr[u], 32));
+        EACH(u, NU) t[u] = _mm256_xor_si256(t[u], _mm256_srli_epi64(t[u], 31));
+        /* exact double of the top 53 bits a: high 21 bits under exponent 2^84, low 32 bits
+         * under exponent 2^52 (a blend puts them under it), (hi - 2^84 - 2^52) + lo is exact */
+        EACH(u, NU) lo[u] = _mm256_blend_epi32(_mm256_srli_epi64(t[u], 11), exp52, 0xaa);
+        EACH(u, NU) {
+            const __m256i hi = _mm256_or_si256(_mm256_srli_epi64(t[u], 43), exp84);
+            d[u] = _mm256_sub_pd(_mm256_castsi256_pd(hi), bias);
         }
+        EACH(u, NU) d[u] = _mm256_add_pd(d[u], _mm256_castsi256_pd(lo[u]));
+        EACH(v, NV) {
+            const __m256d r = _mm256_add_pd(_mm256_mul_pd(d[2 * v], d[2 * v]),
+                                            _mm256_mul_pd(d[2 * v + 1], d[2 * v + 1]));
+            count =
+                _mm256_add_epi64(count, _mm256_castpd_si256(_mm256_cmp_pd(r, limit, _CMP_LT_OQ)));
+        }
+        EACH(u, NU) z[u] = _mm256_add_epi64(z[u], step);
     }
     _Alignas(32) int64_t lanes[LANES];
     _mm256_store_si256((__m256i *)lanes, count);
     int64_t hits = -(lanes[0] + lanes[1] + lanes[2] + lanes[3]);
     return hits + sb_pi_count_hits(seed, k, end);
 }
+#undef EACH
 
 AVX512 int64_t sb_pi_hits_avx512(uint64_t seed, int64_t begin, int64_t end) {
     enum { LANES = 8, NV = 2 };

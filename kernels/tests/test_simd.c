@@ -5,6 +5,7 @@
  * kernel's block length, widths that are no multiple of any vector width. Paths the CPU lacks are
  * reported as skipped (the binary says which ran).
  */
+#include "sb_mandel_emu8.h"
 #include "sb_mandelbrot.h"
 #include "sb_rng.h"
 #include "sb_simd.h"
@@ -114,6 +115,13 @@ int main(void) {
         test_mandelbrot(paths[k].row);
         test_pi(paths[k].hits);
     }
+    /* the shared body with 8 lanes (what the AVX-512 path runs), emulated with AVX2 */
+#ifdef SB_HAVE_EMU8
+    if (sb_cpu_supports_path(SB_PATH_AVX2)) {
+        printf("testing the Mandelbrot body with 8 lanes emulated by AVX2\n");
+        test_mandelbrot(sb_mandel_row_emu8);
+    }
+#endif
     /* the dispatcher: scalar on request, else the best path */
     sb_params p = {.inner = SB_INNER_SCALAR};
     CHECK(sb_inner_path(&p) == SB_PATH_SCALAR);

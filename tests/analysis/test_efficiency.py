@@ -46,7 +46,7 @@ def test_per_cycle_per_core_and_percent_of_bound():
     )
     records = pd.DataFrame(
         [
-            # 2 workers x 1 s x 2 GHz = 4e9 core cycles; 4.8e9 iterations -> 1.2 per cycle = 75 % of 1.6
+            # 2 workers x 1 s x 2 GHz = 4e9 core cycles; 4.8e9 iterations -> 1.2 per cycle
             record("a", "mandelbrot", "avx2", 4.8e9, 1.0, 2.0, threads=2),
             record("a", "mandelbrot", "avx2", 4.8e9, 2.0, 2.0, threads=2),  # 0.6
             record("a", "mandelbrot", "avx2", 4.8e9, 0.5, 2.0, threads=2),  # 2.4 -> median 1.2
@@ -58,7 +58,9 @@ def test_per_cycle_per_core_and_percent_of_bound():
     out = efficiency(summary, records, {"ws": 2}, load_bounds()).set_index("case_id")
     assert list(out.reset_index().columns) == COLUMNS
     assert out.loc["a", "per_cycle_core"] == pytest.approx(1.2)
-    assert out.loc["a", "pct_of_bound"] == pytest.approx(75.0)
+    bound = load_bounds().set_index(["kernel", "inner_path", "uarch"])["bound_per_cycle"]
+    assert out.loc["a", "bound_per_cycle"] == bound[("mandelbrot", "avx2", "zen3")]
+    assert out.loc["a", "pct_of_bound"] == pytest.approx(100 * 1.2 / bound[("mandelbrot", "avx2", "zen3")])
     assert out.loc["a", "n"] == 3
     assert out.loc["b", "pct_of_bound"] == pytest.approx(100 * 0.1 / 0.1818)
     assert pd.isna(out.loc["c", "bound_per_cycle"]) and pd.isna(out.loc["c", "pct_of_bound"])

@@ -1,0 +1,104 @@
+/*
+ * Test only: the shared Mandelbrot body (kernels/common/sb_mandel_simd_body.h) instantiated with 8
+ * lanes, each vector emulated by two AVX2 vectors, so the 8-lane logic the AVX-512 path runs (lane
+ * flags, the block's 64-bit test word, lane masks) is checked against the reference on every AVX2
+ * machine. The operations per lane are the AVX-512 path's; only the vector width is emulated.
+ */
+#ifndef SB_MANDEL_EMU8_H
+#define SB_MANDEL_EMU8_H
+
+#include "sb_mandelbrot.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SB_HAVE_EMU8 1
+#include <immintrin.h>
+#include <stdint.h>
+
+#define EMU8 __attribute__((target("avx2")))
+typedef struct {
+    __m256d lo, hi;
+} v8;
+static inline EMU8 v8 v8_load(const double *p) {
+    v8 r = {_mm256_load_pd(p), _mm256_load_pd(p + 4)};
+    return r;
+}
+static inline EMU8 void v8_store(double *p, v8 a) {
+    _mm256_store_pd(p, a.lo);
+    _mm256_store_pd(p + 4, a.hi);
+}
+static inline EMU8 v8 v8_set1(double x) {
+    v8 r = {_mm256_set1_pd(x), _mm256_set1_pd(x)};
+    return r;
+}
+#define OP2(name, f)                                                                               \
+    static inline EMU8 v8 name(v8 a, v8 b) {                                                       \
+        v8 r = {f(a.lo, b.lo), f(a.hi, b.hi)};                                                     \
+        return r;                                                                                  \
+    }
+OP2(v8_add, _mm256_add_pd)
+OP2(v8_sub, _mm256_sub_pd)
+OP2(v8_mul, _mm256_mul_pd) static inline EMU8 __m256d imax4(__m256d a, __m256d b) {
+    return _mm256_castsi256_pd(_mm256_max_epi32(_mm256_castpd_si256(a), _mm256_castpd_si256(b)));
+}
+OP2(v8_imax, imax4)
+static inline EMU8 int flags4(__m256d m) {
+    return _mm256_movemask_pd(_mm256_castsi256_pd(
+        _mm256_cmpgt_epi64(_mm256_castpd_si256(m), _mm256_set1_epi64x(0x400fffffffffffffLL))));
+}
+static inline EMU8 int v8_flags(v8 m) {
+    return flags4(m.lo) | flags4(m.hi) << 4;
+}
+static inline EMU8 int v8_not_le(v8 r, v8 four) {
+    return _mm256_movemask_pd(_mm256_cmp_pd(r.lo, four.lo, _CMP_NLE_UQ)) |
+           _mm256_movemask_pd(_mm256_cmp_pd(r.hi, four.hi, _CMP_NLE_UQ)) << 4;
+}
+/* lane w of entry k is all ones when bit w of k is set */
+static const int64_t emu8_lane_masks[16][4] __attribute__((aligned(32))) = {
+    {0, 0, 0, 0},   {-1, 0, 0, 0},   {0, -1, 0, 0},   {-1, -1, 0, 0},
+    {0, 0, -1, 0},  {-1, 0, -1, 0},  {0, -1, -1, 0},  {-1, -1, -1, 0},
+    {0, 0, 0, -1},  {-1, 0, 0, -1},  {0, -1, 0, -1},  {-1, -1, 0, -1},
+    {0, 0, -1, -1}, {-1, 0, -1, -1}, {0, -1, -1, -1}, {-1, -1, -1, -1}};
+static inline EMU8 v8 v8_zero_lanes(v8 x, unsigned lanes) {
+    v8 r = {
+        _mm256_andnot_pd(_mm256_load_pd((const double *)emu8_lane_masks[lanes & 15]), x.lo),
+        _mm256_andnot_pd(_mm256_load_pd((const double *)emu8_lane_masks[lanes >> 4 & 15]), x.hi)};
+    return r;
+}
+static __attribute__((noinline, cold)) uint32_t sbv_count_scalar(double cx, double cy,
+                                                                 int32_t max_iter) {
+    return sb_mandel_count(cx, cy, max_iter);
+}
+#define SBV_FN sb_mandel_row_emu8
+#define SBV_TARGET __attribute__((target("avx2")))
+#define SBV_W 8
+#define SBV_T v8
+#define SBV_LOAD v8_load
+#define SBV_STORE v8_store
+#define SBV_SET1 v8_set1
+#define SBV_ADD v8_add
+#define SBV_SUB v8_sub
+#define SBV_MUL v8_mul
+#define SBV_MAX v8_imax
+#define SBV_FLAGS v8_flags
+#define SBV_NOT_LE v8_not_le
+#define SBV_ZERO_LANES v8_zero_lanes
+#define SBV_OPAQUE(x) __asm__("" : "+v"((x).lo), "+v"((x).hi))
+#include "sb_mandel_simd_body.h"
+#undef SBV_FN
+#undef SBV_TARGET
+#undef SBV_W
+#undef SBV_T
+#undef SBV_LOAD
+#undef SBV_STORE
+#undef SBV_SET1
+#undef SBV_ADD
+#undef SBV_SUB
+#undef SBV_MUL
+#undef SBV_MAX
+#undef SBV_FLAGS
+#undef SBV_NOT_LE
+#undef SBV_ZERO_LANES
+#undef EMU8
+#endif /* x86-64 */
+
+#endif /* SB_MANDEL_EMU8_H */
