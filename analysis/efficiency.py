@@ -1,9 +1,9 @@
 """Useful work per cycle per core and how close it comes to the bound of the inner loop that ran.
 
 Per measured record: work / (wall_s x clock_ghz x 1e9 x workers), i.e. Mandelbrot iterations or π
-samples per core cycle, with the core clock the kernel measured around its compute region
-(records without a clock are left out). Per case: the median over its records, the bound for its
-(kernel, inner_path, uarch) from simd_bounds.csv (derivations in docs/simd-bounds.md) and the
+samples per core cycle, with the core clock the kernel measured around its compute region (the higher
+of its two readings; records without a clock are left out). Per case: the median over its records, the
+bound for its (kernel, inner_path, uarch) from simd_bounds.csv (derivations in docs/simd-bounds.md) and the
 percentage of that bound. More workers than cores share cores, so per-core figures are only
 meaningful up to the core count; such cases are marked `oversubscribed`.
 """
@@ -58,6 +58,9 @@ def efficiency(
     rec = records[pd.to_numeric(records["clock_ghz"], errors="coerce") > 0].copy()
     if not len(rec):
         return pd.DataFrame(columns=COLUMNS)
+    # The higher of the two readings around the region (an interruption only lowers one) where known.
+    if "clock_max_ghz" in rec:
+        rec["clock_ghz"] = pd.to_numeric(rec["clock_max_ghz"], errors="coerce").fillna(rec["clock_ghz"])
     workers = rec["threads"].astype(float) * rec["ranks"].astype(float)
     cycles = rec["wall_s"].astype(float) * rec["clock_ghz"].astype(float) * 1e9
     rec["per_cycle_core"] = rec["work"].astype(float) / cycles / workers

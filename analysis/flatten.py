@@ -139,6 +139,7 @@ def flatten_records(records: list[Record]) -> tuple[dict[str, list], list[tuple]
             values = metric.per_hwthread
             if values:  # exploded into one row per hwthread later, vectorised (see load.explode_counters)
                 per_hwthread.append((i, name, hwthread_ids(tuple(values)), list(values.values())))
+    col["clock_max_ghz"] = [clock_max_ghz(r.clock, r.clock_ghz) for r in records]
     probes = [probe_columns(r.probe) for r in records]
     for key in dict.fromkeys(k for p in probes for k in p):
         col[key] = [p.get(key) for p in probes]
@@ -166,6 +167,21 @@ def flatten_record(record: dict, relpath: str = "") -> tuple[dict, list[tuple]]:
         raise ValueError(f"{relpath or 'record'}: {problem}")
     col, per_hwthread = flatten_records([decoded])
     return {key: values[0] for key, values in col.items()}, per_hwthread
+
+
+def clock_max_ghz(clock, mean_ghz):
+    """The higher of the two clock readings around the compute region: an interruption (another
+    process, the hypervisor) only lowers a reading, so the higher one is the core's clock; the record's
+    clock_ghz (their mean) where the readings are missing."""
+    if isinstance(clock, dict):
+        readings = [
+            v
+            for v in (clock.get("before_ghz"), clock.get("after_ghz"))
+            if isinstance(v, int | float) and v > 0
+        ]
+        if readings:
+            return max(readings)
+    return mean_ghz
 
 
 def scenario_columns(sched, load) -> dict:

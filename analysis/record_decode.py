@@ -85,6 +85,7 @@ class Record(msgspec.Struct):
     counters: Counters | None = None
     slurm: Any = None
     clock_ghz: Any = None  # core clock measured around the compute region
+    clock: Any = None  # {before_ghz, after_ghz, method}
     inner_path: Any = None
     uarch: Any = None
     probe: Any = None  # machine-state probe (analysis/disturbance.py)

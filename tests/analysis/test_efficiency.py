@@ -84,7 +84,22 @@ def test_real_kernel_records_flatten_into_a_per_cycle_row(kernel):
         pd.DataFrame([summary_row("k", "mcpi", "simd", 1)]), pd.DataFrame([row]), {"ws": 2}, load_bounds()
     )
     assert len(out) == 1 and out.loc[0, "per_cycle_core"] > 0
-    assert out.loc[0, "clock_ghz"] == pytest.approx(raw["clock_ghz"])
+    readings = raw["clock"]["before_ghz"], raw["clock"]["after_ghz"]
+    assert out.loc[0, "clock_ghz"] == pytest.approx(max(readings))
+
+
+def test_the_higher_clock_reading_counts():
+    """One reading lowered by an interruption (2.0 against 3.0 GHz) must not inflate the per-cycle
+    figure: the cycles are counted at 3.0 GHz, not at the mean 2.5."""
+    rec = record("a", "mandelbrot", "avx2", 3e9, 1.0, 2.5)
+    rec["clock_max_ghz"] = 3.0
+    out = efficiency(
+        pd.DataFrame([summary_row("a", "mandelbrot", "simd", 1)]),
+        pd.DataFrame([rec]),
+        {"ws": 2},
+        load_bounds(),
+    )
+    assert out.loc[0, "per_cycle_core"] == pytest.approx(1.0)
 
 
 def test_bounds_table_is_consistent():
