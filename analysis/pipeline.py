@@ -20,7 +20,7 @@ from analysis.csv_out import write_csv
 from analysis.disturbance import SUMMARY_COLUMNS, clean_summary, flag_disturbed
 from analysis.efficiency import efficiency, load_bounds
 from analysis.load import Loaded, load_records, record_file
-from analysis.micro import micro_tables
+from analysis.micro import MICRO_KERNELS, micro_tables
 from analysis.models import fit_models
 from analysis.node_types import best_configurations, node_type_table
 from analysis.seedref import campaign_comparison
@@ -137,9 +137,16 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         efficiency=efficiency(
             summary, case_stats.records, {nt: c for nt, (c, _) in cores.items()}, load_bounds()
         ),
-        micro=micro_tables(campaign_dir),
+        micro=micro_tables(campaign_dir) if has_micro(campaign_dir, loaded.records) else {},
         reference=campaign_comparison(campaign, loaded.records, options.seed),
     )
+
+
+def has_micro(campaign_dir: Path, records: pd.DataFrame) -> bool:
+    """Whether the microbenchmark tables have anything to show: micro_tables reads every raw file again,
+    minutes on a campaign of a million records that holds no microbenchmark."""
+    kernels = records["kernel"] if "kernel" in records else pd.Series(dtype=object)
+    return bool(kernels.isin(MICRO_KERNELS).any()) or (Path(campaign_dir) / "tools.jsonl").is_file()
 
 
 SUMMARY_ORDER = [
