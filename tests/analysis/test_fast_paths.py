@@ -135,3 +135,30 @@ def test_closed_form_amdahl_fits_equal_curve_fit():
         assert row["serial_fraction_ci_low"] == pytest.approx(ref["serial_fraction_ci_low"], rel=1e-9)
         assert row["serial_fraction_ci_high"] == pytest.approx(ref["serial_fraction_ci_high"], rel=1e-9)
     assert at_bound >= 2  # the bounded cases were exercised (f < 0 and f > 1 planted)
+
+
+def test_row_quantiles_are_numpys_quantiles_bit_for_bit():
+    from analysis.stats import row_quantiles
+
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 7, 40, 2000, 2001):
+        matrix = rng.lognormal(0, 0.3, (50, n))
+        matrix[3, n // 2] = np.nan
+        matrix[4] = 1.5  # all equal
+        qs = [0.0, 0.025, 0.5, 0.975, 1.0]
+        expected = np.quantile(matrix, qs, axis=1)
+        np.testing.assert_array_equal(row_quantiles(matrix.copy(), qs), expected)
+
+
+def test_ratio_ci_in_batches_equals_the_whole_matrix_at_once():
+    from analysis.stats import CONFIDENCE, RATIO_ROWS, ratio_ci
+
+    rng = np.random.default_rng(9)
+    num = rng.lognormal(0, 0.05, (RATIO_ROWS + 300, 500)).astype(np.float32)
+    den = rng.lognormal(0.5, 0.05, (RATIO_ROWS + 300, 500)).astype(np.float32)
+    low, high = ratio_ci(num, den, np.random.default_rng(1))
+    perm = np.random.default_rng(1).permutation(500)
+    alpha = (1 - CONFIDENCE) / 2
+    ref = np.quantile(num[:, perm].astype(float) / den.astype(float), [alpha, 1 - alpha], axis=1)
+    np.testing.assert_array_equal(low, ref[0])
+    np.testing.assert_array_equal(high, ref[1])
