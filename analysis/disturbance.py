@@ -57,7 +57,7 @@ def _host(records: pd.DataFrame) -> pd.Series:
 
 def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
     """The records with RECORD_COLUMNS added (records without a probe are never flagged)."""
-    out = records.copy()
+    out = records.copy(deep=False)  # copy-on-write: the new columns never reach `records`
     host = _host(out)
     slowdown = pd.Series(np.nan, index=out.index)
     for chain in CHAINS:

@@ -151,7 +151,7 @@ def counter_status(records: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(
             columns=["node_type", "counters_group", "counters_status", "counters_reason", "records"]
         )
-    r = records.copy()
+    r = records[["node_type", "counters_group", "counters_status", "counters_reason"]].copy(deep=False)
     for column in ("counters_group", "counters_status", "counters_reason"):
         r[column] = r[column].astype(object).fillna("")
     return (
