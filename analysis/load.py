@@ -371,12 +371,17 @@ def _restrict(chunk: Parsed, keep: set[str]) -> Parsed:
 
 
 def _concat(chunks: list[Parsed]) -> Parsed:
+    """One Parsed of many. Consumes them: each table of the chunks is released as soon as it is joined,
+    so a million records never sit in memory three times (chunks, result and the next table's chunks)."""
     if not chunks:
         return Parsed()
     if len(chunks) == 1:
         return chunks[0]
 
-    def cat(frames: list[pd.DataFrame], columns: list[str] | None = None) -> pd.DataFrame:
+    def cat(table: str, columns: list[str] | None = None) -> pd.DataFrame:
+        frames = [getattr(c, table) for c in chunks]
+        for chunk in chunks:
+            setattr(chunk, table, None)
         frames = [f for f in frames if len(f)]
         if not frames:
             return pd.DataFrame(columns=columns)
@@ -387,10 +392,10 @@ def _concat(chunks: list[Parsed]) -> Parsed:
         keys.update(chunk.keys)
     return Parsed(
         keys=keys,
-        records=cat([c.records for c in chunks]),
-        counters=cat([c.counters for c in chunks], COUNTER_COLUMNS),
-        failed=cat([c.failed for c in chunks], FAILED_COLUMNS),
-        problems=cat([c.problems for c in chunks], PROBLEM_COLUMNS),
+        records=cat("records"),
+        counters=cat("counters", COUNTER_COLUMNS),
+        failed=cat("failed", FAILED_COLUMNS),
+        problems=cat("problems", PROBLEM_COLUMNS),
     )
 
 

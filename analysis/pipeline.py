@@ -16,7 +16,7 @@ from analysis.bimodality import COLUMNS as BIMODAL_COLUMNS
 from analysis.bimodality import bimodality
 from analysis.campaign import Campaign, cores_of, read_campaign
 from analysis.counter_tables import counter_tables
-from analysis.csv_out import write_csv
+from analysis.csv_out import write_csvs
 from analysis.disturbance import SUMMARY_COLUMNS, clean_summary, flag_disturbed
 from analysis.efficiency import efficiency, load_bounds
 from analysis.load import Loaded, load_records, record_file
@@ -198,8 +198,5 @@ def write_tables(result: Analysis) -> list[Path]:
     }
     if result.reference is not None:
         tables["reference.csv"] = result.reference[1]
-    written = []
-    for name, table in tables.items():
-        write_csv(table, out / name)
-        written.append(out / name)
-    return written
+    write_csvs({out / name: table for name, table in tables.items()})
+    return [out / name for name in tables]

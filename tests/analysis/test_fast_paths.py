@@ -162,3 +162,77 @@ def test_ratio_ci_in_batches_equals_the_whole_matrix_at_once():
     ref = np.quantile(num[:, perm].astype(float) / den.astype(float), [alpha, 1 - alpha], axis=1)
     np.testing.assert_array_equal(low, ref[0])
     np.testing.assert_array_equal(high, ref[1])
+
+
+def _sorted(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    out = frame.astype({c: object for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)})
+    return out.sort_values(keys, ignore_index=True)
+
+
+def test_workers_listing_case_directories_load_what_the_file_list_loads(standard, monkeypatch):
+    """The cold path (workers list and read whole case directories) against the path the cache uses
+    (the main process lists every file, workers parse given files), in parallel chunks of a few cases."""
+    from analysis import load
+    from sbcore import layout
+
+    truth, _ = standard
+    monkeypatch.setattr(load, "PARALLEL_THRESHOLD", 1)
+    monkeypatch.setattr(load, "CHUNK_FILES", 40)
+    fast = load._concat(load.parse_campaign(truth.campaign_dir, processes=2))
+    keys = layout.raw_files(truth.campaign_dir)
+    slow = load._concat(load.parse_parallel(truth.campaign_dir, keys, processes=2))
+    assert len(fast.keys) == len(keys) > 100 and set(fast.keys) == set(keys)
+    pd.testing.assert_frame_equal(
+        _sorted(fast.records, ["case_id", "rep"]), _sorted(slow.records, ["case_id", "rep"])
+    )
+    key = ["case_id", "rep", "metric", "hwthread"]
+    pd.testing.assert_frame_equal(_sorted(fast.counters, key), _sorted(slow.counters, key))
+    pd.testing.assert_frame_equal(_sorted(fast.problems, ["file"]), _sorted(slow.problems, ["file"]))
+    assert set(fast.problems["file"]) >= set(truth.corrupt_files)
+    pd.testing.assert_frame_equal(_sorted(fast.failed, ["file"]), _sorted(slow.failed, ["file"]))
+    assert len(fast.failed) > 0
+
+
+def test_unreadable_case_directory_is_reported_per_file(tmp_path, monkeypatch):
+    """A directory that cannot be opened yields an error per file, never a read relative to elsewhere."""
+    from analysis.load import read_files
+
+    (tmp_path / "raw" / "a").mkdir(parents=True)
+    (tmp_path / "raw" / "a" / "rep-0.json").write_text("{}")
+    monkeypatch.chdir(tmp_path / "raw" / "a")  # rep-0.json exists here: must not be read for case b
+    out = read_files(f"{tmp_path}/", ["raw/b/rep-1.json", "raw/b/rep-0.json", "raw/a/rep-0.json"])
+    assert isinstance(out[0], OSError) and isinstance(out[1], OSError) and out[2] == b"{}"
+
+
+def test_campaign_without_microbenchmarks_is_read_once(standard, monkeypatch):
+    """The microbenchmark tables read every raw file again: not done when there is nothing for them."""
+    from analysis import pipeline
+    from analysis.pipeline import Options, analyze
+
+    truth, _ = standard
+
+    def reading_again(campaign_dir):
+        raise AssertionError("micro tables computed for a campaign without microbenchmarks")
+
+    monkeypatch.setattr(pipeline, "micro_tables", reading_again)
+    result = analyze(truth.campaign_dir, Options(n_resamples=50, use_cache=False))
+    assert result.micro == {} and len(result.summary) > 10
+
+
+def test_tables_written_side_by_side_equal_those_written_one_by_one(tmp_path):
+    from analysis.csv_out import write_csv, write_csvs
+
+    rng = np.random.default_rng(2)
+    tables = {
+        f"t{i}.csv": pd.DataFrame(
+            {"case": pd.Categorical(rng.choice(["a", "b", None], 500)), "x": rng.random(500) * i}
+        )
+        for i in range(5)
+    }
+    write_csvs({tmp_path / "together" / name: t for name, t in tables.items()})
+    for name, table in tables.items():
+        write_csv(table, tmp_path / "alone" / name)
+        assert (tmp_path / "together" / name).read_bytes() == (tmp_path / "alone" / name).read_bytes()
+    with pytest.raises(OSError):
+        (tmp_path / "file").write_text("")
+        write_csvs({tmp_path / "file" / "t.csv": tables["t0.csv"]})  # parent is a file: the error surfaces
