@@ -30,7 +30,7 @@ from pandas.api.types import union_categoricals
 from analysis.flatten import NotAnObject, flatten_records, params_columns
 from analysis.record_decode import decode_batch, decode_one
 from sbcore import layout
-from sbcore.atomic import write_atomic
+from sbcore.atomic import write_atomic_by
 
 CACHE_VERSION = 4  # bump when the parsed-row layout changes
 PARALLEL_THRESHOLD = 4000  # below this, a process pool costs more than it saves
@@ -299,10 +299,13 @@ def read_cache(cache_dir: Path, notes: list[str]) -> list[Parsed]:
 def append_cache(cache_dir: Path, parsed: Parsed, notes: list[str]) -> None:
     existing = [int(p.stem.split("-")[1]) for p in cache_dir.glob("chunk-*.pkl")]
     path = cache_dir / f"chunk-{max(existing, default=-1) + 1:06d}.pkl"
+
+    def dump(tmp: Path) -> None:  # streamed: the pickle of a million records is never held as bytes
+        with open(tmp, "wb") as handle:
+            pickle.dump((CACHE_VERSION, parsed), handle, protocol=pickle.HIGHEST_PROTOCOL)
+
     try:
-        write_atomic(
-            path, pickle.dumps((CACHE_VERSION, parsed), protocol=pickle.HIGHEST_PROTOCOL), make_parents=True
-        )
+        write_atomic_by(path, dump, make_parents=True)
     except OSError as err:
         notes.append(f"{cache_dir}: cache not written ({err}); the next run parses these files again")
 

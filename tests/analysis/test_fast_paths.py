@@ -236,3 +236,30 @@ def test_tables_written_side_by_side_equal_those_written_one_by_one(tmp_path):
     with pytest.raises(OSError):
         (tmp_path / "file").write_text("")
         write_csvs({tmp_path / "file" / "t.csv": tables["t0.csv"]})  # parent is a file: the error surfaces
+
+
+def test_per_record_counter_values_equal_a_groupby_of_every_row():
+    from analysis.counter_tables import per_record_values
+
+    rng = np.random.default_rng(6)
+    rows = []
+    for case in ("a", "b", "c"):
+        for rep in range(4):
+            for metric in ("CPI", "Memory bandwidth [MBytes/s]", "Runtime (RDTSC) [s]"):
+                rows += [(case, rep, metric, t, rng.random()) for t in range(int(rng.integers(1, 6)))]
+    counters = pd.DataFrame(rows, columns=["case_id", "rep", "metric", "hwthread", "value"])
+    counters.loc[rng.random(len(counters)) < 0.2, "value"] = np.nan
+    counters.loc[(counters["case_id"] == "b") & (counters["rep"] == 1), "value"] = np.nan  # nothing measured
+    counters = pd.concat([counters.iloc[::2], counters.iloc[1::2]])  # a record's rows split in two runs
+    counters = counters.astype({"case_id": "category", "metric": "category", "rep": np.int32})
+    fast = per_record_values(counters).sort_values(["case_id", "rep", "metric"], ignore_index=True)
+    kept = counters[~counters["metric"].astype(str).str.startswith("Runtime")].astype({"metric": str})
+    grouped = kept.astype({"case_id": str}).groupby(["case_id", "rep", "metric"])["value"]
+    slow = pd.DataFrame({"sum": grouped.sum(min_count=1), "mean": grouped.mean()}).reset_index()
+    assert len(fast) == len(slow) == 24
+    np.testing.assert_array_equal(fast["case_id"], slow["case_id"])
+    np.testing.assert_array_equal(fast["rep"], slow["rep"])
+    np.testing.assert_allclose(fast["sum"], slow["sum"], rtol=1e-12)
+    np.testing.assert_allclose(fast["mean"], slow["mean"], rtol=1e-12)
+    nothing = (fast["case_id"] == "b") & (fast["rep"] == 1)
+    assert fast.loc[nothing, "sum"].isna().all() and nothing.sum() == 2  # no value: NaN, not 0
