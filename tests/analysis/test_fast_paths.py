@@ -263,3 +263,16 @@ def test_per_record_counter_values_equal_a_groupby_of_every_row():
     np.testing.assert_allclose(fast["mean"], slow["mean"], rtol=1e-12)
     nothing = (fast["case_id"] == "b") & (fast["rep"] == 1)
     assert fast.loc[nothing, "sum"].isna().all() and nothing.sum() == 2  # no value: NaN, not 0
+
+
+def test_reps_by_case_equals_a_groupby_of_strings():
+    from analysis.validity import reps_by_case
+
+    rng = np.random.default_rng(8)
+    frame = pd.DataFrame(
+        {"case_id": rng.choice(["b", "a", "c", "d"], 300), "rep": rng.integers(0, 40, 300)}
+    ).astype({"case_id": "category"})
+    pairs = frame.astype({"case_id": str}).drop_duplicates()
+    slow = {case_id: set(reps) for case_id, reps in pairs.groupby("case_id")["rep"]}
+    assert reps_by_case(frame) == slow and len(slow) == 4
+    assert reps_by_case(frame.astype({"case_id": str})) == slow
