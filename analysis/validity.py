@@ -137,6 +137,8 @@ def reps_by_case(frame: pd.DataFrame) -> dict[str, set[int]]:
     codes = case.cat.codes.to_numpy()
     order = np.argsort(codes, kind="stable")
     order = order[codes[order] >= 0]  # no case id: belongs to no case
+    if not len(order):
+        return {}
     codes = codes[order]
     reps = frame["rep"].to_numpy()[order]
     starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
