@@ -144,9 +144,15 @@ def case_files(campaign_dir: Path, case_ids: list[str]) -> dict[str, None]:
                 names = [e.name for e in files if e.name.startswith("rep-") and e.name.endswith(".json")]
         except OSError:
             continue  # vanished since the campaign was listed: nothing to read there
-        for name in names:
+        for name in sorted(names, key=_rep_order):
             found[f"{layout.RAW_DIR}/{case_id}/{name}"] = None
     return found
+
+
+def _rep_order(name: str) -> tuple[int, str]:
+    """Record files by repetition number (so records arrive sorted by case and rep), then the rest."""
+    match = layout.REP_FILE.match(name)
+    return (int(match.group(1)), "") if match else (1 << 62, name)
 
 
 def parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:

@@ -276,3 +276,13 @@ def test_reps_by_case_equals_a_groupby_of_strings():
     slow = {case_id: set(reps) for case_id, reps in pairs.groupby("case_id")["rep"]}
     assert reps_by_case(frame) == slow and len(slow) == 4
     assert reps_by_case(frame.astype({"case_id": str})) == slow
+
+
+def test_records_in_case_rep_order_are_recognised():
+    from analysis.pipeline import in_case_rep_order
+
+    ordered = pd.DataFrame({"case_id": ["a", "a", "a", "b", "c"], "rep": [0, 2, 10, 1, 0]})
+    assert in_case_rep_order(ordered) and in_case_rep_order(ordered.astype({"case_id": "category"}))
+    assert not in_case_rep_order(ordered.iloc[[0, 2, 1, 3, 4]])  # rep 10 before rep 2
+    assert not in_case_rep_order(ordered.iloc[[3, 0, 1, 2, 4]])
+    assert not in_case_rep_order(pd.DataFrame({"case_id": ["a", "a"], "rep": [1, 1]}))
