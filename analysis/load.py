@@ -151,8 +151,8 @@ def case_files(campaign_dir: Path, case_ids: list[str]) -> dict[str, None]:
 
 def _rep_order(name: str) -> tuple[int, str]:
     """Record files by repetition number (so records arrive sorted by case and rep), then the rest."""
-    match = layout.REP_FILE.match(name)
-    return (int(match.group(1)), "") if match else (1 << 62, name)
+    number = name[4:-5]  # rep-<k>.json
+    return (int(number), "") if number.isdigit() and number.isascii() else (1 << 62, name)
 
 
 def parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
