@@ -65,6 +65,8 @@ def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
         if lo not in out:
             continue
         fastest = pd.to_numeric(out[lo], errors="coerce")
+        if fastest.isna().all():  # no probe in any record: nothing to learn (and a million-row groupby less)
+            continue
         normal = fastest.groupby(host).transform(lambda s: s.quantile(NORMAL_QUANTILE))
         ratio = pd.to_numeric(out[hi], errors="coerce") / normal
         slowdown = pd.concat([slowdown, ratio], axis=1).max(axis=1)
@@ -75,7 +77,10 @@ def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
     cpus = pd.to_numeric(out.get("probe_cpus"), errors="coerce")
     fits = out["threads"] <= cpus  # oversubscribed cases wait by design
     share = out["runq_wait_share"].where(fits)
-    normal_share = share.groupby(host).transform(lambda s: s.quantile(NORMAL_QUANTILE))
+    if share.isna().all():
+        normal_share = pd.Series(np.nan, index=out.index)
+    else:
+        normal_share = share.groupby(host).transform(lambda s: s.quantile(NORMAL_QUANTILE))
     out["normal_runq_share"] = normal_share
     slow = out["probe_slowdown"] > SLOW_RATIO
     waited = fits & (share > normal_share.fillna(0) + WAIT_SHARE)

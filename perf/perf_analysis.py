@@ -86,8 +86,9 @@ def main() -> int:
     t = result.timings
     tables = t["checks and counter tables"]
     print(
-        f"  of which load {t['load']:.1f} s, statistics {t['statistics']:.1f} s (summary {t['summary']:.1f} s,"
-        f" then speedup, models, comparisons), checks and counter tables {tables:.1f} s"
+        f"  of which load {t['load']:.1f} s, statistics {t['statistics']:.1f} s"
+        f" (summary {t['summary']:.1f} s, then speedup, models, comparisons),"
+        f" checks and counter tables {tables:.1f} s"
         f" ({len(result.summary)} cases, {len(result.comparisons)} comparisons, {len(result.models)} fits)"
     )
     timed("write CSV tables", lambda: write_tables(result))
