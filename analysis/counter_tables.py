@@ -16,6 +16,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 CASE_KEYS = ["node_type", "binary", "threads", "pin_strategy", "counters_group", "case_id"]
@@ -35,26 +36,98 @@ def aggregation(metric: str) -> str:
     return "sum" if unit_of(metric) in SUMMED_UNITS else "mean"
 
 
-def _with_case(records: pd.DataFrame, counters: pd.DataFrame) -> pd.DataFrame:
-    if counters.empty or records.empty or "counters_status" not in records:
+def _ok_records(records: pd.DataFrame) -> pd.DataFrame:
+    """Records with counters status ok: (case_id, rep) -> the case keys and the host."""
+    if records.empty or "counters_status" not in records:
         return pd.DataFrame()
     ok = records.loc[records["counters_status"] == "ok"]
     binary = ok["kernel"].astype(str) + "-" + ok["lang"].astype(str) + "-" + ok["model"].astype(str)
-    ok = ok.assign(binary=binary)[["rep", "hostname", *CASE_KEYS]]
-    values = counters[~counters["metric"].astype(str).str.match(SKIPPED)]
+    return ok.assign(binary=binary)[["rep", "hostname", *CASE_KEYS]].astype({"case_id": str})
+
+
+def _kept_metrics(counters: pd.DataFrame) -> np.ndarray:
+    """Which counter rows hold a metric the tables show (SKIPPED tested once per distinct metric name)."""
+    metric = counters["metric"].astype("category")
+    names = metric.cat.categories.astype(str)
+    kept = ~np.fromiter((bool(SKIPPED.match(m)) for m in names), dtype=bool, count=len(names))
+    codes = metric.cat.codes.to_numpy()
+    return (codes >= 0) & kept[np.maximum(codes, 0)]
+
+
+def _with_case(ok: pd.DataFrame, counters: pd.DataFrame) -> pd.DataFrame:
+    """Counter rows (one per record, metric and hardware thread) with their case keys and host
+    (`ok`: _ok_records)."""
+    if counters.empty or ok.empty:
+        return pd.DataFrame()
+    values = counters[_kept_metrics(counters)]
     values = values.assign(metric=values["metric"].astype(str), case_id=values["case_id"].astype(str))
-    return values.merge(ok.astype({"case_id": str}), on=["case_id", "rep"], how="inner")
+    return values.merge(ok, on=["case_id", "rep"], how="inner")
+
+
+def per_record_values(counters: pd.DataFrame) -> pd.DataFrame:
+    """One row per (case_id, rep, metric): sum (NaN when no value) and mean over the hardware threads.
+
+    Tens of millions of counter rows arrive grouped (a record's metric is exploded into consecutive
+    rows), so runs of equal keys are reduced with np.add.reduceat first; the (much shorter) runs are
+    then grouped by key, which stays correct if a key ever reappears later."""
+    kept = _kept_metrics(counters)
+    if not kept.all():  # (a copy of millions of rows only when some must go)
+        counters = counters[kept]
+    if counters.empty:
+        return pd.DataFrame(columns=["case_id", "rep", "metric", "sum", "n", "mean"])
+    case = counters["case_id"].astype("category")
+    metric = counters["metric"].astype("category")
+    # Codes in their own narrow dtypes: 15 million rows as int64 would be 120 MB per column.
+    case_code = case.cat.codes.to_numpy()
+    metric_code = metric.cat.codes.to_numpy()
+    rep = counters["rep"].to_numpy()
+    value = counters["value"].to_numpy(dtype=float)
+    change = case_code[1:] != case_code[:-1]
+    change |= rep[1:] != rep[:-1]
+    change |= metric_code[1:] != metric_code[:-1]
+    first = np.concatenate([[0], np.flatnonzero(change) + 1])
+    del change
+    missing = np.isnan(value)
+    if missing.any():
+        total = np.add.reduceat(np.where(missing, 0.0, value), first)
+        count = np.diff(np.append(first, len(value))) - np.add.reduceat(missing.astype(np.int64), first)
+    else:
+        total = np.add.reduceat(value, first)
+        count = np.diff(np.append(first, len(value)))
+    runs = pd.DataFrame(
+        {
+            "case_id": pd.Categorical.from_codes(case_code[first], case.cat.categories),
+            "rep": rep[first].astype(np.int64),
+            "metric": pd.Categorical.from_codes(metric_code[first], metric.cat.categories),
+            "sum": total,
+            "n": count,
+        }
+    )
+    if runs.duplicated(["case_id", "rep", "metric"]).any():
+        runs = runs.groupby(["case_id", "rep", "metric"], observed=True, sort=False)[["sum", "n"]]
+        runs = runs.sum().reset_index()
+    total = runs["sum"].to_numpy(dtype=float)
+    n = runs["n"].to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        runs["mean"] = np.where(n > 0, total / np.maximum(n, 1), np.nan)
+    runs["sum"] = np.where(n > 0, total, np.nan)
+    return runs.astype({"case_id": str, "metric": str})
 
 
 def counter_cases(records: pd.DataFrame, counters: pd.DataFrame) -> pd.DataFrame:
-    data = _with_case(records, counters)
+    ok = _ok_records(records)
+    if counters.empty or ok.empty:
+        return pd.DataFrame(columns=CASE_COLUMNS)
+    data = per_record_values(counters).merge(ok, on=["case_id", "rep"], how="inner")
     if data.empty:
         return pd.DataFrame(columns=CASE_COLUMNS)
-    per_record = data.groupby([*CASE_KEYS, "metric", "rep"], observed=True, sort=False)["value"]
-    summed = per_record.sum(min_count=1)
-    mean = per_record.mean()
+    # Same grouping as the keys imply (rows with a missing key drop out, as in any groupby).
+    per_record = data.groupby([*CASE_KEYS, "metric", "rep"], observed=True, sort=False)
+    summed = per_record["sum"].sum(min_count=1)
+    mean = per_record["sum"].sum(min_count=1) / per_record["n"].sum().where(lambda c: c > 0)
     metric = summed.index.get_level_values("metric")
-    value = summed.where([aggregation(m) == "sum" for m in metric], mean)
+    summed_units = {m: aggregation(m) == "sum" for m in metric.unique()}
+    value = summed.where(metric.map(summed_units).to_numpy(dtype=bool), mean)
     table = value.groupby(level=[*CASE_KEYS, "metric"], observed=True, sort=False).agg(
         ["count", "median", "min", "max"]
     )
@@ -80,10 +153,16 @@ def sibling_cores(campaign_dir: Path, hostnames) -> dict[str, dict[int, tuple]]:
 
 
 def counter_siblings(records: pd.DataFrame, counters: pd.DataFrame, campaign_dir: Path) -> pd.DataFrame:
-    data = _with_case(records, counters)
+    ok = _ok_records(records)
+    if counters.empty or ok.empty:
+        return pd.DataFrame(columns=SIBLING_COLUMNS)
+    cores = sibling_cores(campaign_dir, ok["hostname"].dropna().astype(str).unique())
+    if not cores:  # no SMT host: nothing to pair (and no need to join millions of counter rows)
+        return pd.DataFrame(columns=SIBLING_COLUMNS)
+    on_smt = ok[ok["hostname"].astype(str).isin(cores)]
+    data = _with_case(on_smt, counters[counters["case_id"].astype(str).isin(set(on_smt["case_id"]))])
     if data.empty:
         return pd.DataFrame(columns=SIBLING_COLUMNS)
-    cores = sibling_cores(campaign_dir, data["hostname"].dropna().astype(str).unique())
     data = data[data["hostname"].astype(str).isin(cores)]
     if data.empty:
         return pd.DataFrame(columns=SIBLING_COLUMNS)

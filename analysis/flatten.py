@@ -37,6 +37,7 @@ _RAW_TEXT = ("campaign", "node_type", "hostname", "host", "kernel", "lang", "mod
 _RAW_TEXT += ("inner_path", "uarch")  # which inner loop ran, on which core design (analysis/efficiency.py)
 
 
+@lru_cache(maxsize=4096)
 def metric_column(name: str) -> str:
     """'L2 miss ratio' -> 'l2_miss_ratio', 'Runtime (RDTSC) [s]' -> 'runtime_rdtsc_s'."""
     return re.sub(r"[^0-9a-z]+", "_", name.lower()).strip("_")
@@ -140,13 +141,18 @@ def flatten_records(records: list[Record]) -> tuple[dict[str, list], list[tuple]
             if values:  # exploded into one row per hwthread later, vectorised (see load.explode_counters)
                 per_hwthread.append((i, name, hwthread_ids(tuple(values)), list(values.values())))
     col["clock_max_ghz"] = [clock_max_ghz(r.clock, r.clock_ghz) for r in records]
-    probes = [probe_columns(r.probe) for r in records]
+    no_probe = probe_columns(None)  # most records of most campaigns: one shared row, not one each
+    probes = [no_probe if r.probe is None else probe_columns(r.probe) for r in records]
     for key in dict.fromkeys(k for p in probes for k in p):
         col[key] = [p.get(key) for p in probes]
     col["sampling_stop"] = [
         (r.sampling or {}).get("stop") if isinstance(r.sampling, dict) else None for r in records
     ]
-    scenarios = [scenario_columns(r.sched, r.load) for r in records]
+    no_scenario = scenario_columns(None, None)
+    scenarios = [
+        no_scenario if r.sched is None and r.load is None else scenario_columns(r.sched, r.load)
+        for r in records
+    ]
     for key in dict.fromkeys(k for s in scenarios for k in s):
         col[key] = [s.get(key) for s in scenarios]
     slurm = [r.slurm if isinstance(r.slurm, dict) else {} for r in records]

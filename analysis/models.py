@@ -2,11 +2,16 @@
 
     T(p) = T1 * (f + (1 - f) / p)
 
-fitted to the case medians with scipy.optimize.curve_fit, relative errors (sigma = median), f in [0, 1].
+fitted to the case medians by least squares with relative errors (sigma = median), f in [0, 1].
+With a = T1 f and b = T1 (1 - f) the model is linear, T = a + b / p, and the bounds become a, b >= 0:
+a two-parameter non-negative weighted least squares, solved in closed form (normal equations; on the
+boundary, the better of the two one-parameter fits) for all series at once. That is the same optimum
+scipy.optimize.curve_fit reaches iteratively (tests/analysis/test_fast_paths.py pins the two together),
+without ~4 ms per series. The standard error of f is curve_fit's: from the Jacobian in (T1, f),
+scaled by the residual variance.
 The CI of f comes from the bootstrap replicates of the medians (percentile), by refitting each replicate
-with the same weighted least squares in the linear form T = a + b/p (f = a / (a + b)), all replicates
-at once through the pseudo-inverse of the design matrix. 1/f is the upper bound of the speedup the
-series can reach.
+with the same weighted least squares in the linear form (f = a / (a + b)), all replicates of all series
+at once. 1/f is the upper bound of the speedup the series can reach.
 Only series with >= 3 distinct worker counts are fitted; beyond the cores time sharing, not Amdahl,
 decides, so those points are left out.
 """
@@ -15,7 +20,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import curve_fit
 
 from analysis.stats import CONFIDENCE
 from analysis.variants import CASE_DESCRIPTION, SCALING_SERIES
@@ -37,37 +41,82 @@ MODEL_COLUMNS = [
 ]
 
 
+REPLICATE_POINTS = 4096  # points per batch of the replicate refit (bounds its memory: points x resamples)
+
+
 def amdahl(p, t1, f):
     return t1 * (f + (1 - f) / p)
 
 
-def fit_series(workers: np.ndarray, medians: np.ndarray, replicates: np.ndarray) -> dict:
-    (t1, f), cov = curve_fit(
-        amdahl,
-        workers,
-        medians,
-        p0=(medians[np.argmin(workers)] * workers.min(), 0.1),
-        sigma=medians,
-        bounds=([0, 0], [np.inf, 1]),
-    )
-    residual = (medians - amdahl(workers, t1, f)) / medians
-    # Same weights for every replicate (the observed medians): one lstsq with many right-hand sides.
-    weight = 1 / medians
-    design = np.column_stack([np.ones_like(workers), 1 / workers]) * weight[:, None]
-    coef = np.linalg.pinv(design) @ (replicates.astype(float) * weight[:, None])  # the lstsq solution
+def fit_amdahl(workers: np.ndarray, medians: np.ndarray, group: np.ndarray, n_groups: int) -> dict:
+    """Weighted Amdahl fits of many series at once; points of series g have group == g.
+
+    Returns arrays per series: t1_s, serial_fraction, serial_fraction_se, rel_rms_residual."""
+    x1 = 1 / medians  # the model a + b/p divided by its sigma (the median): residual 1 - a x1 - b x2
+    x2 = 1 / (workers * medians)
+
+    def total(v):
+        return np.bincount(group, weights=v, minlength=n_groups)
+
+    n = np.bincount(group, minlength=n_groups).astype(float)
+    s11, s12, s22, t1, t2 = total(x1 * x1), total(x1 * x2), total(x2 * x2), total(x1), total(x2)
     with np.errstate(divide="ignore", invalid="ignore"):
-        boot_f = coef[0] / (coef[0] + coef[1])
-    alpha = (1 - CONFIDENCE) / 2
-    low, high = np.nanquantile(boot_f, [alpha, 1 - alpha])
+        det = s11 * s22 - s12 * s12
+        a = (s22 * t1 - s12 * t2) / det
+        b = (s11 * t2 - s12 * t1) / det
+        # Outside the bounds the optimum lies on one of them: a = 0 or b = 0, whichever fits better.
+        only_b, only_a = t2 / s22, t1 / s11
+        loss_only_b = n - 2 * only_b * t2 + only_b**2 * s22
+        loss_only_a = n - 2 * only_a * t1 + only_a**2 * s11
+        outside = ~((a >= 0) & (b >= 0))
+        use_b = outside & (loss_only_b <= loss_only_a)
+        use_a = outside & ~use_b
+        a = np.where(use_b, 0.0, np.where(use_a, only_a, a))
+        b = np.where(use_b, only_b, np.where(use_a, 0.0, b))
+        t1_s = a + b
+        f = a / t1_s
+        model = t1_s[group] * (f[group] + (1 - f[group]) / workers)
+        residual = (medians - model) / medians
+        chi2 = total(residual**2)
+        # curve_fit's covariance of (T1, f): inverse of J'J (J: Jacobian of the weighted residuals in
+        # T1 and f) times chi2 / (points - 2).
+        j_t1 = (f[group] + (1 - f[group]) / workers) / medians
+        j_f = t1_s[group] * (1 - 1 / workers) / medians
+        a00, a01, a11 = total(j_t1 * j_t1), total(j_t1 * j_f), total(j_f * j_f)
+        jdet = a00 * a11 - a01 * a01
+        var_f = np.where(jdet > 0, a00 / jdet, np.inf) * chi2 / (n - 2)
     return {
-        "t1_s": t1,
+        "t1_s": t1_s,
         "serial_fraction": f,
-        "serial_fraction_ci_low": low,
-        "serial_fraction_ci_high": high,
-        "serial_fraction_se": float(np.sqrt(cov[1, 1])) if np.isfinite(cov[1, 1]) else np.nan,
-        "speedup_bound": 1 / f if f > 0 else np.inf,
-        "rel_rms_residual": float(np.sqrt(np.mean(residual**2))),
+        "serial_fraction_se": np.where(np.isfinite(var_f) & (var_f >= 0), np.sqrt(var_f), np.nan),
+        "rel_rms_residual": np.sqrt(chi2 / n),
     }
+
+
+def replicate_fractions(
+    workers: np.ndarray, medians: np.ndarray, group: np.ndarray, n_groups: int, replicates: np.ndarray
+) -> np.ndarray:
+    """f = a / (a + b) of the unconstrained weighted fit (weights: the observed medians) of every
+    bootstrap replicate, (series x resamples); points must be sorted by group."""
+    x1 = 1 / medians
+    x2 = 1 / (workers * medians)
+    s11 = np.bincount(group, weights=x1 * x1, minlength=n_groups)
+    s12 = np.bincount(group, weights=x1 * x2, minlength=n_groups)
+    s22 = np.bincount(group, weights=x2 * x2, minlength=n_groups)
+    c1 = np.zeros((n_groups, replicates.shape[1]))
+    c2 = np.zeros((n_groups, replicates.shape[1]))
+    for first in range(0, len(group), REPLICATE_POINTS):
+        part = slice(first, first + REPLICATE_POINTS)
+        y = replicates[part].astype(float)
+        g = group[part]
+        starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+        c1[g[starts]] += np.add.reduceat(y * (x1[part] * x1[part])[:, None], starts, axis=0)
+        c2[g[starts]] += np.add.reduceat(y * (x1[part] * x2[part])[:, None], starts, axis=0)
+    det = (s11 * s22 - s12 * s12)[:, None]
+    a = (s22[:, None] * c1 - s12[:, None] * c2) / det
+    b = (s11[:, None] * c2 - s12[:, None] * c1) / det
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return a / (a + b)
 
 
 def fit_models(s: pd.DataFrame, dist: np.ndarray, cores: dict[str, int | None]) -> pd.DataFrame:
@@ -75,23 +124,38 @@ def fit_models(s: pd.DataFrame, dist: np.ndarray, cores: dict[str, int | None]) 
     usable = s[s["valid"] & (s["model"] != "serial")].copy()
     usable["cores"] = usable["node_type"].map(cores)
     usable = usable[usable["cores"].notna() & (usable["workers"] <= usable["cores"])]
-    rows = []
-    for _, series in usable.groupby(SCALING_SERIES, dropna=False):
-        if series["workers"].nunique() < MIN_POINTS:
-            continue
-        first = series.iloc[0]
-        fitted = fit_series(
-            series["workers"].to_numpy(float),
-            series["median_s"].to_numpy(float),
-            dist[series["row"].to_numpy()],
-        )
-        rows.append(
-            {
-                **{c: first[c] for c in [*CASE_DESCRIPTION, "problem"]},
-                "cores": int(first["cores"]),
-                "n_points": len(series),
-                "workers": " ".join(str(w) for w in sorted(series["workers"])),
-                **fitted,
-            }
-        )
-    return pd.DataFrame(rows, columns=MODEL_COLUMNS)
+    if usable.empty:
+        return pd.DataFrame(columns=MODEL_COLUMNS)
+    usable["_series"] = usable.groupby(SCALING_SERIES, dropna=False, sort=True).ngroup()
+    distinct = usable.groupby("_series")["workers"].nunique()
+    usable = usable[usable["_series"].map(distinct) >= MIN_POINTS]
+    if usable.empty:
+        return pd.DataFrame(columns=MODEL_COLUMNS)
+    usable = usable.sort_values("_series", kind="stable")
+    group, series_ids = pd.factorize(usable["_series"], sort=True)
+    n_groups = len(series_ids)
+    workers = usable["workers"].to_numpy(float)
+    medians = usable["median_s"].to_numpy(float)
+    fitted = fit_amdahl(workers, medians, group, n_groups)
+    boot_f = replicate_fractions(workers, medians, group, n_groups, dist[usable["row"].to_numpy()])
+    alpha = (1 - CONFIDENCE) / 2
+    with np.errstate(invalid="ignore"):
+        low, high = np.nanquantile(boot_f, [alpha, 1 - alpha], axis=1)
+    first = usable.groupby("_series", sort=True).head(1)
+    f = fitted["serial_fraction"]
+    out = first[[*CASE_DESCRIPTION, "problem"]].reset_index(drop=True)
+    out["cores"] = first["cores"].astype(int).to_numpy()
+    out["n_points"] = np.bincount(group, minlength=n_groups)
+    out["workers"] = [
+        " ".join(str(w) for w in sorted(ws))
+        for ws in usable.groupby("_series", sort=True)["workers"].agg(list).to_numpy()
+    ]
+    out["t1_s"] = fitted["t1_s"]
+    out["serial_fraction"] = f
+    out["serial_fraction_ci_low"] = low
+    out["serial_fraction_ci_high"] = high
+    out["serial_fraction_se"] = fitted["serial_fraction_se"]
+    with np.errstate(divide="ignore"):
+        out["speedup_bound"] = np.where(f > 0, 1 / f, np.inf)
+    out["rel_rms_residual"] = fitted["rel_rms_residual"]
+    return out[MODEL_COLUMNS]

@@ -132,8 +132,21 @@ def reps_by_case(frame: pd.DataFrame) -> dict[str, set[int]]:
     """case_id -> the repetition numbers present in a records or failed-attempts table."""
     if frame.empty:
         return {}
-    pairs = frame[["case_id", "rep"]].astype({"case_id": str}).drop_duplicates()
-    return {case_id: set(reps) for case_id, reps in pairs.groupby("case_id")["rep"]}
+    # By the case ids' codes: a million records are not turned into a million strings first.
+    case = frame["case_id"].astype("category")
+    codes = case.cat.codes.to_numpy()
+    order = np.argsort(codes, kind="stable")
+    order = order[codes[order] >= 0]  # no case id: belongs to no case
+    if not len(order):
+        return {}
+    codes = codes[order]
+    reps = frame["rep"].to_numpy()[order]
+    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+    names = case.cat.categories.astype(str)
+    return {
+        names[codes[first]]: set(chunk.tolist())
+        for first, chunk in zip(starts, np.split(reps, starts[1:]), strict=True)
+    }
 
 
 def placement_violations(records: pd.DataFrame) -> pd.DataFrame:
@@ -151,7 +164,7 @@ def counter_status(records: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(
             columns=["node_type", "counters_group", "counters_status", "counters_reason", "records"]
         )
-    r = records.copy()
+    r = records[["node_type", "counters_group", "counters_status", "counters_reason"]].copy(deep=False)
     for column in ("counters_group", "counters_status", "counters_reason"):
         r[column] = r[column].astype(object).fillna("")
     return (

@@ -40,6 +40,7 @@ def cpu_s() -> tuple[float, float]:
 
 
 def timed(label: str, fn):
+    print(f"  load average {os.getloadavg()[0]:.2f} before: {label}", flush=True)
     start, (own0, kids0) = time.perf_counter(), cpu_s()
     value = fn()
     own1, kids1 = cpu_s()
@@ -82,9 +83,13 @@ def main() -> int:
     result = timed("load cold + statistics", lambda: analyze(campaign, options))
     loaded = result.loaded
     print(f"  {loaded.n_files} files, {len(loaded.records)} records, {len(loaded.counters)} counter rows")
+    t = result.timings
+    tables = t["checks and counter tables"]
     print(
-        f"  of which load {result.timings['load']:.1f} s, statistics {result.timings['statistics']:.1f} s "
-        f"({len(result.summary)} cases, {len(result.comparisons)} comparisons, {len(result.models)} fits)"
+        f"  of which load {t['load']:.1f} s, statistics {t['statistics']:.1f} s"
+        f" (summary {t['summary']:.1f} s, then speedup, models, comparisons),"
+        f" checks and counter tables {tables:.1f} s"
+        f" ({len(result.summary)} cases, {len(result.comparisons)} comparisons, {len(result.models)} fits)"
     )
     timed("write CSV tables", lambda: write_tables(result))
     cold_s = time.perf_counter() - start
