@@ -8,7 +8,8 @@ flagged as disturbed when
 - a chain around it took clearly longer than normal (SLOW_RATIO): the core was slower or taken away
   (another process, the hypervisor, a lower clock), or
 - its threads waited for a CPU for a clearly larger share of the run than is normal on that host
-  (WAIT_SHARE more than the host's low quantile) although the case has no more threads than CPUs:
+  (WAIT_SHARE more than the host's low quantile) although the case has no more threads than CPUs
+  (scaling kernels only: a microbenchmark's partner thread or process waits for its CPU by design):
   something else ran on its CPUs. On a quiet node the normal share is about 0; on a node that is
   always shared the normal state is shared, and only what comes on top of it is flagged.
 Summary columns then give each case's median with and without its flagged repetitions.
@@ -24,6 +25,7 @@ from sbcore.sampling import median_ci
 SLOW_RATIO = 1.3  # probe time / node's normal probe time
 WAIT_SHARE = 0.2  # run-queue wait / (run time x threads), above the host's normal share
 NORMAL_QUANTILE = 0.1
+SCALING_KERNELS = ("mandelbrot", "mcpi")  # the run-queue rule applies to these
 CHAINS = ("int_mul", "fp_lat")
 RECORD_COLUMNS = ["probe_slowdown", "runq_wait_share", "normal_runq_share", "disturbed", "disturbed_reason"]
 SUMMARY_COLUMNS = ["n_disturbed", "n_clean", "median_clean_s", "ci_low_clean_s", "ci_high_clean_s"]
@@ -75,7 +77,10 @@ def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
     run = (out["wall_s"] + out.get("setup_s", 0).fillna(0)) * out["threads"]
     out["runq_wait_share"] = wait / run
     cpus = pd.to_numeric(out.get("probe_cpus"), errors="coerce")
-    fits = out["threads"] <= cpus  # oversubscribed cases wait by design
+    # Oversubscribed cases wait by design, and so do the microbenchmarks, whose ping-pong partners and
+    # periodic threads are not counted as workers: only the scaling kernels' threads are all workers.
+    scaling = out["kernel"].astype(str).isin(SCALING_KERNELS) if "kernel" in out else True
+    fits = (out["threads"] <= cpus) & scaling
     share = out["runq_wait_share"].where(fits)
     if share.isna().all():
         normal_share = pd.Series(np.nan, index=out.index)

@@ -61,6 +61,16 @@ def test_oversubscribed_cases_wait_by_design():
     assert not flag_disturbed(records)["disturbed"].any()
 
 
+def test_microbenchmarks_wait_by_design():
+    """A one-CPU ping-pong's partner waits for the CPU in every repetition; a scaling kernel that
+    waits in one repetition is still flagged."""
+    micro = [r | {"kernel": "osbench"} for r in rows(threads=1, waited=set(range(20)), case="m")]
+    scaling = [r | {"kernel": "mandelbrot"} for r in rows(waited={3})]
+    flagged = flag_disturbed(pd.DataFrame(micro + scaling))
+    assert not flagged.loc[flagged["case_id"] == "m", "disturbed"].any()
+    assert set(flagged.loc[flagged["disturbed"], "rep"]) == {3}
+
+
 def test_summary_without_the_flagged_repetitions():
     records = pd.DataFrame(rows(slow={0, 1, 2}))
     records.loc[records["rep"] < 3, "wall_s"] = 0.2  # the disturbed ones were slower
