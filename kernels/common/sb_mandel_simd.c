@@ -49,20 +49,6 @@ static const int64_t sbv_lane_masks4[16][4] __attribute__((aligned(32))) = {
     _mm256_andnot_pd(_mm256_load_pd((const double *)sbv_lane_masks4[lanes]), x)
 #define SBV_NOT_LE(r, four) _mm256_movemask_pd(_mm256_cmp_pd(r, four, _CMP_NLE_UQ))
 #include "sb_mandel_simd_body.h"
-#undef SBV_ZERO_LANES
-#undef SBV_NOT_LE
-#undef SBV_FN
-#undef SBV_TARGET
-#undef SBV_W
-#undef SBV_T
-#undef SBV_LOAD
-#undef SBV_STORE
-#undef SBV_SET1
-#undef SBV_ADD
-#undef SBV_SUB
-#undef SBV_MUL
-#undef SBV_MAX
-#undef SBV_FLAGS
 
 /* ---- AVX-512
  * ------------------------------------------------------------------------------------- */

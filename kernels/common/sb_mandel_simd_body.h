@@ -216,3 +216,18 @@ SBV_TARGET void SBV_FN(const sb_params *p, int32_t j, uint32_t *row_out) {
 #undef SBV_SETTLE
 #undef SBV_LANE_BITS
 #undef SBV_OPAQUE
+/* and the includer's parameters, so the next instruction set defines its own */
+#undef SBV_FN
+#undef SBV_TARGET
+#undef SBV_W
+#undef SBV_T
+#undef SBV_LOAD
+#undef SBV_STORE
+#undef SBV_SET1
+#undef SBV_ADD
+#undef SBV_SUB
+#undef SBV_MUL
+#undef SBV_MAX
+#undef SBV_FLAGS
+#undef SBV_NOT_LE
+#undef SBV_ZERO_LANES

@@ -84,20 +84,6 @@ static __attribute__((noinline, cold)) uint32_t sbv_count_scalar(double cx, doub
 #define SBV_ZERO_LANES v8_zero_lanes
 #define SBV_OPAQUE(x) __asm__("" : "+v"((x).lo), "+v"((x).hi))
 #include "sb_mandel_simd_body.h"
-#undef SBV_FN
-#undef SBV_TARGET
-#undef SBV_W
-#undef SBV_T
-#undef SBV_LOAD
-#undef SBV_STORE
-#undef SBV_SET1
-#undef SBV_ADD
-#undef SBV_SUB
-#undef SBV_MUL
-#undef SBV_MAX
-#undef SBV_FLAGS
-#undef SBV_NOT_LE
-#undef SBV_ZERO_LANES
 #undef EMU8
 #endif /* x86-64 */
 
