@@ -90,7 +90,8 @@ def register(sub) -> None:
         "probe",
         help="topology, SMT siblings, counters and pinning on this node",
         description="Report this node's topology (likwid-topology), SMT siblings, whether likwid-perfctr can "
-        "read hardware counters (and why not) and whether likwid-pin's pinning holds.",
+        "read hardware counters (and why not) and whether pinning holds: by the kernel harness (the "
+        "default), likwid's preload library and likwid-pin.",
     )
     p.add_argument("--campaign", metavar="CAMPAIGN", help="also cache this host's verdict in the campaign")
     p.set_defaults(func=cmd_probe)
