@@ -9,7 +9,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 int sb_is_first_rank_by_env(void) {
     return sb_rank_by_env() == 0;

@@ -100,8 +100,7 @@ void sb_probe_chains(double *int_mul_s, double *fp_lat_s) {
     *fp_lat_s = fp_lat_chain();
 }
 
-/* Binaries without an OpenMP team leave the probe to the calling thread (sb_probe_omp.c overrides).
- */
+/* Without an OpenMP team the calling thread probes (sb_probe_omp.c overrides this). */
 __attribute__((weak)) int sb_probe_team(const sb_ctx *ctx, sb_probe_sample *out) {
     (void)ctx;
     (void)out;

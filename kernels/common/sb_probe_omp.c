@@ -18,20 +18,18 @@ int sb_probe_team(const sb_ctx *ctx, sb_probe_sample *out) {
      * pool. */
     const int32_t first = ctx->rank * threads;
     const int32_t probers = threads < n ? threads : n;
-    out->n = probers;
+    out->n = probers < SB_PROBE_MAX_CPUS ? probers : SB_PROBE_MAX_CPUS;
 #pragma omp parallel num_threads(threads)
     {
         const int32_t w = (int32_t)omp_get_thread_num();
-        if (w < probers) {
-            char err[256];
+        char err[256];
+        const int pinned = sb_pin_worker(first + w, err, sizeof err) == 0;
+        if (w < out->n) {
             out->cpu[w] = list[(first + w) % n];
-            if (sb_pin_worker(first + w, err, sizeof err) == 0)
+            if (pinned)
                 sb_probe_chains(&out->int_mul_s[w], &out->fp_lat_s[w]);
             else
                 out->int_mul_s[w] = out->fp_lat_s[w] = -1.0;
-        } else {
-            char err[256];
-            (void)sb_pin_worker(first + w, err, sizeof err);
         }
     }
     return 1;
