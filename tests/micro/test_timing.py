@@ -23,7 +23,10 @@ def test_deadlines_are_absolute_lateness_does_not_accumulate(kernel, record_vali
     assert r["drift_s"] <= r["max_s"] + 1e-6
     assert r["drift_s"] >= 0
     assert r["span_s"] == pytest.approx(199 * 500e-6 + r["drift_s"])
-    assert r["rate_hz"] == pytest.approx(2000, rel=0.2)
+    # the achieved rate follows from the span; how close it comes to 2 kHz depends on the last
+    # wake-up's lateness, which one descheduled vCPU can make tens of milliseconds
+    assert r["rate_hz"] == pytest.approx(199 / r["span_s"])
+    assert r["rate_hz"] <= 2000 * (1 + 1e-6)
 
 
 def test_busy_wait_never_wakes_early(kernel):
