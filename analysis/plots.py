@@ -21,6 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from analysis.variants import VARIANT_PARAMS  # noqa: E402
 from sbcore.atomic import write_atomic  # noqa: E402
 
 MAX_SERIES = 10  # more lines than this are unreadable; the rest stay in speedup.csv
@@ -86,12 +87,14 @@ def _panels(part: pd.DataFrame) -> list[tuple[str, list[tuple[str, pd.DataFrame]
         split = rows.groupby(SERIES_KEYS, dropna=False).ngroups > MAX_LINES
         for panel_key, panel in rows.groupby(["schedule"] if split else ["binary"], dropna=False, sort=True):
             title = f"{binary} {panel_key[0]}" if split else str(binary)
+            # A variant parameter names the lines when it differs between them (the schedule of a
+            # split panel is in its title), e.g. the scalar and the SIMD loop of one schedule.
+            named = [k for k in VARIANT_PARAMS if k in panel and not (split and k == "schedule")]
+            named = [k for k in named if k != "inner" or panel[k].nunique(dropna=False) > 1]
             series = []
             for _, line in panel.groupby(SERIES_KEYS, dropna=False, sort=True):
                 first = line.iloc[0]
-                label = _series_label(
-                    first, [k for k in ("schedule", "sync") if not split or k != "schedule"]
-                )
+                label = _series_label(first, named)
                 if first["model"] == "mpi":
                     label += f" {first['ranks']} ranks"
                 series.append((label or str(binary), line.sort_values("workers")))
