@@ -1,13 +1,17 @@
 """Loading raw records: scan raw/, parse new files in parallel, keep an append-only cache of parsed rows.
 
-A campaign of a million small JSON files is dominated by the file system, so:
-- files are listed with os.scandir, without a stat per file (the listing alone is cheap);
-- only files not yet in the cache are parsed, by a process pool in chunks (each worker builds a
-  DataFrame, so only columnar data crosses the process boundary);
-- parsed chunks are appended to `analysis/.cache/chunk-<n>.pkl`, keyed by relative path: records are
-  never rewritten (docs/formats.md), so a file parsed once stays parsed; a vanished file drops its cached
-  rows. Files with problems are never cached: they are parsed (and reported) again on every run.
-A corrupt, truncated or schema-violating file is reported (file + reason) and skipped, never fatal.
+A case keeps its records as lines of raw/<case_id>/records.jsonl (campaigns of the older layout: one
+rep-<k>.json per repetition, still read); failed attempts are files of their own. So:
+- files are listed with os.scandir, with a stat only for each records.jsonl (it grows: its size when
+  listed is part of its key, and exactly that many bytes are read);
+- only cases not in the cache, or whose files changed, are parsed, by a process pool in chunks of
+  cases (each worker builds a DataFrame, so only columnar data crosses the process boundary);
+- parsed chunks are appended to `analysis/.cache/chunk-<n>.pkl`: records are never rewritten
+  (docs/formats.md), so a case parsed once stays parsed until it gets new lines or files; a vanished
+  case drops its cached rows. Cases with problems are never cached: they are parsed (and reported)
+  again on every run.
+A corrupt, truncated or schema-violating file or line is reported (file[:line] + reason) and skipped,
+never fatal.
 """
 
 from __future__ import annotations
@@ -28,13 +32,14 @@ import pandas as pd
 from pandas.api.types import union_categoricals
 
 from analysis.flatten import NotAnObject, flatten_records, params_columns
-from analysis.record_decode import decode_batch, decode_one
-from sbcore import layout
+from analysis.record_decode import decode_batch, decode_lines, decode_one
+from sbcore import layout, record_store
 from sbcore.atomic import write_atomic_by
 
-CACHE_VERSION = 4  # bump when the parsed-row layout changes
-PARALLEL_THRESHOLD = 4000  # below this, a process pool costs more than it saves
+CACHE_VERSION = 5  # bump when the parsed-row layout changes
+PARALLEL_THRESHOLD = 4000  # records: below this, a process pool costs more than it saves
 CHUNK_FILES = 5000
+RECORD_BYTES = 2000  # about one record: chunks of about CHUNK_FILES records
 
 COUNTER_COLUMNS = ["case_id", "rep", "metric", "hwthread", "value"]
 FAILED_COLUMNS = ["file", "case_id", "rep", "reason", "exit_status"]
@@ -134,30 +139,22 @@ def read_files(base: str, relpaths: list[str]) -> list[bytes | OSError]:
 
 
 def case_files(campaign_dir: Path, case_ids: list[str]) -> dict[str, None]:
-    """The record and failed-attempt files of these case directories (as sbcore.layout.raw_files lists
-    them for the whole campaign): listing in the parsing workers keeps it off the main process."""
+    """The record and failed-attempt files of these case directories, as sbcore.layout.raw_files lists
+    them for the whole campaign (records.jsonl as 'records.jsonl#<bytes>'): listing in the parsing
+    workers keeps it off the main process."""
     found: dict[str, None] = {}
     raw = f"{campaign_dir}/{layout.RAW_DIR}"
     for case_id in case_ids:
         try:
-            with os.scandir(f"{raw}/{case_id}") as files:
-                names = [e.name for e in files if e.name.startswith("rep-") and e.name.endswith(".json")]
+            found.update(dict.fromkeys(layout.case_record_files(f"{raw}/{case_id}", case_id)))
         except OSError:
             continue  # vanished since the campaign was listed: nothing to read there
-        for name in sorted(names, key=_rep_order):
-            found[f"{layout.RAW_DIR}/{case_id}/{name}"] = None
     return found
 
 
-def _rep_order(name: str) -> tuple[int, str]:
-    """Record files by repetition number (so records arrive sorted by case and rep), then the rest."""
-    number = name[4:-5]  # rep-<k>.json
-    return (int(number), "") if number.isdigit() and number.isascii() else (1 << 62, name)
-
-
 def parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
-    """Parse record and failed-attempt files: records are decoded together (record_decode), a file with
-    a problem is reported (file + reason) and skipped."""
+    """Parse record and failed-attempt files: records are decoded together (record_decode), a file or
+    line with a problem is reported (file + reason) and skipped."""
     collecting = gc.isenabled()
     gc.disable()  # tens of thousands of new objects per chunk, none in a cycle: no collection passes
     try:
@@ -167,56 +164,116 @@ def parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
             gc.enable()
 
 
+class _Decoded:
+    """Records decoded from a chunk's files, with where each came from."""
+
+    def __init__(self) -> None:
+        self.records: list = []
+        self.places: list[tuple[str, str, int | None, int]] = []  # (file, case dir, rep by name, line)
+        self.problems: list[tuple[str, str]] = []
+
+    def add_blobs(self, blobs: list[bytes], places: list[tuple]) -> None:
+        decoded = decode_batch(blobs)
+        if decoded is None:  # at least one bad file: decode one by one to name them
+            decoded = []
+            for text, place in zip(blobs, places, strict=True):
+                record, reason = decode_one(text)
+                decoded.append(record)
+                if reason:
+                    self.problems.append((_where(place), reason))
+        for record, place in zip(decoded, places, strict=True):
+            if record is not None:
+                self.records.append(record)
+                self.places.append(place)
+
+    def add_lines(self, data: bytes, relpath: str, case_dir: str) -> None:
+        """The complete lines of a records.jsonl; a last line without its newline is reported."""
+        tail = record_store.incomplete_tail(data)
+        if tail.strip():
+            line = data.count(b"\n") + 1
+            self.problems.append(
+                (f"{relpath}:{line}", "truncated last line (a write in progress, or cut short by a crash)")
+            )
+        body = data[: len(data) - len(tail)]
+        try:
+            decoded = decode_lines(body)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            decoded = None
+        if decoded is not None and body.count(b"\n") == len(decoded):  # no blank lines: line i is record i
+            self.records.extend(decoded)
+            self.places.extend((relpath, case_dir, None, i) for i in range(1, len(decoded) + 1))
+            return
+        lines = list(record_store.complete_lines(body))
+        self.add_blobs([line for _, line in lines], [(relpath, case_dir, None, n) for n, _ in lines])
+
+
+def _where(place: tuple) -> str:
+    """A problem's location: the file, and the line for a records.jsonl."""
+    relpath, _, _, line = place
+    return f"{relpath}:{line}" if line else relpath
+
+
 def _parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
     failed, problems = [], []
-    blobs, places = [], []  # record files: content, (relpath, case directory, rep from the name)
     wanted = []
-    for relpath in keys:
+    for key in keys:
+        relpath, _, size = key.partition("#")
         _, case_dir, name = relpath.split("/", 2)
+        if name == layout.RECORDS_FILE:
+            wanted.append((relpath, case_dir, "lines", int(size or -1)))
+            continue
         record_name = layout.REP_FILE.match(name)
         failed_name = None if record_name else layout.FAILED_FILE.match(name)
-        if record_name or failed_name:
-            wanted.append((relpath, case_dir, record_name, failed_name))
+        if record_name:
+            wanted.append((relpath, case_dir, "rep", int(record_name.group(1))))
+        elif failed_name:
+            wanted.append((relpath, case_dir, "failed", int(failed_name.group(1))))
         else:
-            problems.append(
-                (relpath, "file name is neither rep-<k>.json nor rep-<k>.failed-<utc>-<pid>.json")
-            )
+            problems.append((relpath, "not records.jsonl, rep-<k>.json nor a failed-attempt file"))
     contents = read_files(f"{campaign_dir}/", [w[0] for w in wanted])
-    for (relpath, case_dir, record_name, failed_name), text in zip(wanted, contents, strict=True):
+    decoded = _Decoded()
+    blobs, places = [], []  # per-repetition files of older campaigns: decoded together
+    for (relpath, case_dir, kind, number), text in zip(wanted, contents, strict=True):
         if isinstance(text, OSError):
             problems.append((relpath, f"unreadable: {text}"))
-        elif failed_name:
-            kind, value = read_failed(text, relpath, case_dir, int(failed_name.group(1)))
-            (failed if kind == "failed" else problems).append(value if kind == "failed" else (relpath, value))
+        elif kind == "failed":
+            result, value = read_failed(text, relpath, case_dir, number)
+            if result == "failed":
+                failed.append(value)
+            else:
+                problems.append((relpath, value))
+        elif kind == "lines":
+            # Only the bytes the listing saw: what a writer appended since is for the next analysis.
+            decoded.add_lines(text[:number] if number >= 0 else text, relpath, case_dir)
         else:
             blobs.append(text)
-            places.append((relpath, case_dir, int(record_name.group(1))))
-    decoded = decode_batch(blobs)
-    if decoded is None:  # at least one bad file: decode one by one to name them
-        decoded = []
-        for text, place in zip(blobs, places, strict=True):
-            record, reason = decode_one(text)
-            decoded.append(record)
-            if reason:
-                problems.append((place[0], reason))
-    good = []
-    for record, (relpath, case_dir, rep) in zip(decoded, places, strict=True):
-        if record is None:
-            continue
+            places.append((relpath, case_dir, number, 0))
+    decoded.add_blobs(blobs, places)
+    problems.extend(decoded.problems)
+    good, lines, seen = [], [], set()
+    for record, place in zip(decoded.records, decoded.places, strict=True):
+        relpath, case_dir, rep_by_name, line = place
+        where = _where(place)
         if record.case_id != case_dir:
-            problems.append(
-                (relpath, f"case_id {record.case_id!r} does not match its directory {case_dir!r}")
-            )
-        elif record.rep != rep:
-            problems.append((relpath, f"rep {record.rep} does not match the file name"))
+            problems.append((where, f"case_id {record.case_id!r} does not match its directory {case_dir!r}"))
+        elif rep_by_name is not None and record.rep != rep_by_name:
+            problems.append((where, f"rep {record.rep} does not match the file name"))
+        elif (case_dir, record.rep) in seen:
+            problems.append((where, f"rep {record.rep} is recorded twice; the first record counts"))
         else:
             try:
                 params_columns(bytes(record.params))
             except (NotAnObject, msgspec.DecodeError):
-                problems.append((relpath, "schema: params: not an object"))
+                problems.append((where, "schema: params: not an object"))
                 continue
+            seen.add((case_dir, record.rep))
             good.append(record)
+            lines.append(line)
+    order = sorted(range(len(good)), key=lambda i: (good[i].case_id, good[i].rep))
+    if order != list(range(len(good))):  # lines are in the order invocations finished: by case and rep
+        good, lines = [good[i] for i in order], [lines[i] for i in order]
     columns, per_hwthread = flatten_records(good)
+    columns["record_line"] = lines
     records = categorize(pd.DataFrame(columns))
     return Parsed(
         keys=dict(keys),
@@ -278,13 +335,19 @@ def parse_campaign(campaign_dir: Path, processes: int) -> list[Parsed]:
         return []
     with os.scandir(raw) as entries:
         case_ids = sorted(entry.name for entry in entries if entry.is_dir())
-    files_per_case = max(1, len(case_files(campaign_dir, case_ids[:1])))  # chunks of ~CHUNK_FILES files
-    per_chunk = max(1, CHUNK_FILES // files_per_case)
+    bytes_per_case = max(1, sum(map(_listed_bytes, case_files(campaign_dir, case_ids[:1]))))
+    per_chunk = max(1, CHUNK_FILES * RECORD_BYTES // bytes_per_case)  # the first case stands for all
     chunks = [case_ids[i : i + per_chunk] for i in range(0, len(case_ids), per_chunk)]
-    if processes <= 1 or len(case_ids) * files_per_case < PARALLEL_THRESHOLD:
+    if processes <= 1 or len(case_ids) * bytes_per_case < PARALLEL_THRESHOLD * RECORD_BYTES:
         return [_parse_cases((campaign_dir, chunk)) for chunk in chunks]
     with ProcessPoolExecutor(processes) as pool:
         return list(pool.map(_parse_cases, [(campaign_dir, chunk) for chunk in chunks]))
+
+
+def _listed_bytes(key: str) -> int:
+    """About how many bytes a listed file holds: a records.jsonl says it, a record file is ~2 kB."""
+    _, _, size = key.partition("#")
+    return int(size) if size else RECORD_BYTES
 
 
 def read_cache(cache_dir: Path, notes: list[str]) -> list[Parsed]:
@@ -323,15 +386,16 @@ def load_records(campaign_dir: Path, processes: int | None = None, use_cache: bo
     cache_dir = layout.analysis_dir(campaign_dir) / ".cache"
     cached = read_cache(cache_dir, notes) if use_cache and cache_dir.is_dir() else []
     kept: list[Parsed] = []
-    if cached:  # only files not in the cache are parsed
+    if cached:  # only cases whose files changed since they were cached are parsed
         on_disk = layout.raw_files(campaign_dir)
-        fresh_keys: set[str] = set()
+        disk_cases = _by_case(on_disk)
+        fresh_cases: set[str] = set()
         for chunk in cached:
-            valid = {k for k in chunk.keys if k in on_disk}
+            valid = {c for c, files in _by_case(chunk.keys).items() if disk_cases.get(c) == files}
             if valid:
-                kept.append(_restrict(chunk, valid) if len(valid) < len(chunk.keys) else chunk)
-                fresh_keys |= valid
-        new_keys = {k: v for k, v in on_disk.items() if k not in fresh_keys}
+                kept.append(_restrict(chunk, valid) if len(valid) < len(_by_case(chunk.keys)) else chunk)
+                fresh_cases |= valid
+        new_keys = {k: v for k, v in on_disk.items() if layout.key_case(k) not in fresh_cases}
         new_chunks = parse_parallel(campaign_dir, new_keys, processes)
         n_files, n_parsed = len(on_disk), len(new_keys)
     else:  # everything is new
@@ -339,12 +403,12 @@ def load_records(campaign_dir: Path, processes: int | None = None, use_cache: bo
         n_files = n_parsed = sum(len(chunk.keys) for chunk in new_chunks)
     if use_cache and new_chunks:
         merged = _concat(new_chunks)
-        bad = set(merged.problems["file"])
-        good = {k: None for k in merged.keys if k not in bad}
+        # A case with a problem (a bad file or line) is never cached: it is parsed and reported again.
+        bad = {layout.key_case(f) for f in merged.problems["file"]}
+        good = {k: None for k in merged.keys if layout.key_case(k) not in bad}
         if good:
             cache_dir.mkdir(parents=True, exist_ok=True)
-            keep = Parsed(good, merged.records, merged.counters, merged.failed)
-            append_cache(cache_dir, keep, notes)
+            append_cache(cache_dir, _restrict(merged, {layout.key_case(k) for k in good}), notes)
         new_chunks = [merged]
     everything = _concat(kept + new_chunks)
     return Loaded(
@@ -358,20 +422,34 @@ def load_records(campaign_dir: Path, processes: int | None = None, use_cache: bo
     )
 
 
-def record_file(case_ids: pd.Series, reps: pd.Series) -> pd.Series:
-    """The file a parsed record came from (the layout fixes it: raw/<case_id>/rep-<k>.json)."""
-    return "raw/" + case_ids.astype(str) + "/rep-" + reps.astype(int).astype(str) + ".json"
+def record_file(records: pd.DataFrame) -> pd.Series:
+    """The file each parsed record came from: raw/<case_id>/records.jsonl (line `record_line`), or
+    raw/<case_id>/rep-<k>.json in campaigns of the older layout (record_line 0)."""
+    lines = records["record_line"].to_numpy() if "record_line" in records else np.zeros(len(records), int)
+    case = "raw/" + records["case_id"].astype(str) + "/"
+    rep_file = "rep-" + records["rep"].astype(int).astype(str) + ".json"
+    return case + np.where(lines > 0, layout.RECORDS_FILE, rep_file)
 
 
-def _restrict(chunk: Parsed, keep: set[str]) -> Parsed:
+def _by_case(keys) -> dict[str, frozenset[str]]:
+    """case id -> its listed files (records.jsonl with its size)."""
+    out: dict[str, set[str]] = {}
+    for key in keys:
+        out.setdefault(layout.key_case(key), set()).add(key)
+    return {case: frozenset(files) for case, files in out.items()}
+
+
+def _restrict(chunk: Parsed, cases: set[str]) -> Parsed:
+    """The part of a parsed chunk that belongs to these cases."""
+
     def sel(df: pd.DataFrame) -> pd.DataFrame:
         if df.empty:
             return df
-        files = df["file"] if "file" in df else record_file(df["case_id"], df["rep"])
-        return df[files.isin(keep).to_numpy()]
+        case = df["case_id"].astype(str) if "case_id" in df else df["file"].map(layout.key_case)
+        return df[case.isin(cases).to_numpy()]
 
     return Parsed(
-        keys={k: v for k, v in chunk.keys.items() if k in keep},
+        keys={k: v for k, v in chunk.keys.items() if layout.key_case(k) in cases},
         records=sel(chunk.records),
         counters=sel(chunk.counters),
         failed=sel(chunk.failed),

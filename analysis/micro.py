@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
 
 from analysis.smt import compare_with_topology, siblings_by_timing
+from sbcore import layout
 
 MICRO_KERNELS = ("osbench", "timing", "smt")
 TOOL_KERNELS = ("perfbench", "stressng", "cyclictest")  # the standard tools (lang "tool", jobs/tools.py)
@@ -22,17 +24,15 @@ UNIT = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "x": 1.0}
 STATS = ("min_s", "median_s", "mean_s", "p99_s", "max_s")
 
 
-def micro_records(campaign_dir: Path) -> list[dict]:
-    """The measured (non-warm-up) records of the micro kernels and the standard tools, read from
-    raw/<case>/rep-*.json."""
+def micro_records(campaign_dir: Path, case_ids: Iterable[str]) -> list[dict]:
+    """The measured (non-warm-up) records of these cases (the micro kernels' and the standard tools',
+    which the loaded table names) as stored: their per-operation statistics are not in the table.
+    Unreadable records are reported by the main loader; here they are simply not counted."""
     out = []
-    for path in sorted((campaign_dir / "raw").glob("*/rep-*.json")):
-        try:
-            record = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError):
-            continue  # the main loader reports unreadable files; here they are simply not counted
-        if record.get("kernel") in MICRO_KERNELS + TOOL_KERNELS and not record.get("warmup", False):
-            out.append(record)
+    for case_id in sorted(case_ids):
+        for record in layout.case_records(campaign_dir, case_id).values():
+            if record.get("kernel") in MICRO_KERNELS + TOOL_KERNELS and not record.get("warmup", False):
+                out.append(record)
     return out
 
 
@@ -261,9 +261,9 @@ def siblings_table(campaign_dir: Path, records: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def micro_tables(campaign_dir: Path) -> dict[str, pd.DataFrame]:
-    """The CSV tables of this module, by file name (empty when the campaign has no micro records)."""
-    records = micro_records(campaign_dir)
+def micro_tables(campaign_dir: Path, case_ids: Iterable[str]) -> dict[str, pd.DataFrame]:
+    """The CSV tables of this module for these cases, by file name (empty without micro records)."""
+    records = micro_records(campaign_dir, case_ids)
     cases = case_table(records)
     tables = {}
     if len(cases):

@@ -20,7 +20,7 @@ from analysis.csv_out import write_csvs
 from analysis.disturbance import SUMMARY_COLUMNS, clean_summary, flag_disturbed
 from analysis.efficiency import efficiency, load_bounds
 from analysis.load import Loaded, load_records, record_file
-from analysis.micro import MICRO_KERNELS, micro_tables
+from analysis.micro import MICRO_KERNELS, TOOL_KERNELS, micro_tables
 from analysis.models import fit_models
 from analysis.node_types import best_configurations, node_type_table
 from analysis.seedref import campaign_comparison
@@ -139,7 +139,9 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         efficiency=efficiency(
             summary, case_stats.records, {nt: c for nt, (c, _) in cores.items()}, load_bounds()
         ),
-        micro=micro_tables(campaign_dir) if has_micro(campaign_dir, loaded.records) else {},
+        micro=micro_tables(campaign_dir, micro_cases(loaded.records))
+        if has_micro(campaign_dir, loaded.records)
+        else {},
         reference=campaign_comparison(campaign, loaded.records, options.seed),
     )
     timings["checks and counter tables"] = time.perf_counter() - start
@@ -157,9 +159,18 @@ def in_case_rep_order(records: pd.DataFrame) -> bool:
     return bool(((case[1:] > case[:-1]) | (same & (rep[1:] > rep[:-1]))).all())
 
 
+def micro_cases(records: pd.DataFrame) -> list[str]:
+    """The cases whose records micro_tables reads again (for their per-operation statistics)."""
+    if "kernel" not in records:
+        return []
+    return list(
+        records.loc[records["kernel"].isin(MICRO_KERNELS + TOOL_KERNELS), "case_id"].astype(str).unique()
+    )
+
+
 def has_micro(campaign_dir: Path, records: pd.DataFrame) -> bool:
-    """Whether the microbenchmark tables have anything to show: micro_tables reads every raw file again,
-    minutes on a campaign of a million records that holds no microbenchmark."""
+    """Whether the microbenchmark tables have anything to show: micro_tables reads the raw records of
+    the micro cases again."""
     kernels = records["kernel"] if "kernel" in records else pd.Series(dtype=object)
     return bool(kernels.isin(MICRO_KERNELS).any()) or (Path(campaign_dir) / "tools.jsonl").is_file()
 
@@ -195,7 +206,7 @@ def write_tables(result: Analysis) -> list[Path]:
     out = result.out_dir
     summary = result.summary[SUMMARY_ORDER].sort_values(["node_type", "binary", "workers", "case_id"])
     records = result.stats.records.drop(columns=["warmup"])
-    records.insert(0, "file", record_file(records["case_id"], records["rep"]))
+    records.insert(0, "file", record_file(records))
     tables = {
         "records.csv": records if in_case_rep_order(records) else records.sort_values(["case_id", "rep"]),
         "counters.csv": result.loaded.counters,

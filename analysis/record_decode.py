@@ -110,6 +110,12 @@ def decode_batch(blobs: list[bytes]) -> list[Record] | None:
     return records if len(records) == len(blobs) else None
 
 
+def decode_lines(data: bytes) -> list[Record]:
+    """Every line of a records.jsonl as records (msgspec.DecodeError/ValidationError when any line is
+    not a valid record: the caller then decodes line by line to name them)."""
+    return _ONE.decode_lines(data)
+
+
 def decode_one(blob: bytes) -> tuple[Record | None, str | None]:
     """(record, None) or (None, the reason in one line, as precise as the standard parsers give it)."""
     try:
@@ -121,6 +127,7 @@ def decode_one(blob: bytes) -> tuple[Record | None, str | None]:
     except UnicodeDecodeError as err:
         return None, f"unreadable: {err}"
     except json.JSONDecodeError as err:
-        truncated = " (truncated?)" if err.pos >= len(blob.rstrip()) else ""
+        cut = err.pos >= len(blob.rstrip()) or err.msg.startswith("Unterminated string")
+        truncated = " (truncated?)" if cut else ""
         return None, f"bad JSON{truncated}: {err.msg} at line {err.lineno} column {err.colno}"
     return None, schema_problem(value) or f"schema: {failure}"

@@ -193,7 +193,9 @@ def cmd_run_case(args) -> int:
     results = run_case(campaign, args.index, args.rep)
     failed = [r for r in results if r["outcome"] == "failed"]
     for r in results:
-        line = f"case {args.index}: {r['path'].name}: {r['outcome']}"
+        reps = r["reps"]
+        which = f"rep {reps[0]}" if len(reps) == 1 else f"reps {reps[0]}-{reps[-1]}"
+        line = f"case {args.index}: {which}: {r['outcome']} ({r['path'].name})"
         print(line + (f" ({r['reason']})" if "reason" in r else ""), file=sys.stderr)
     return 1 if failed else 0
 

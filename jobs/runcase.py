@@ -1,6 +1,7 @@
 """Running one repetition of one case: build the command (likwid-pin / likwid-perfctr / mpirun / srun
 around the kernel binary, always an argument vector), run it under a time limit, and store the outcome:
-raw/<case_id>/rep-<k>.json on success (never rewritten), rep-<k>.failed-<utc>-<pid>.json otherwise.
+one line per repetition appended to raw/<case_id>/records.jsonl on success (never rewritten), a
+failed-attempt file rep-<k>.failed-<utc>-<pid>.json otherwise.
 """
 
 import contextlib
@@ -28,7 +29,7 @@ from jobs.pinning import (
     preload_env,
 )
 from jobs.status import next_invocations, ok_records
-from sbcore import layout, sampling
+from sbcore import layout, record_store, sampling
 from sbcore.atomic import dump_json, write_new
 from sbcore.errors import UsageError
 
@@ -256,8 +257,8 @@ def _kernel_message(status: int | None, stderr: str) -> str:
 def run_invocation(ctx: Context, case: dict, p: int, env=os.environ) -> dict:
     """Run invocation p of the case (one kernel process measuring the repetitions of block p) unless
     all of them are done; returns {"outcome": done|ok|failed|duplicate, ...}. Every measured
-    repetition becomes its own record rep-<k>.json; a failed invocation leaves one failed-attempt file
-    named after its first missing repetition."""
+    repetition becomes one line of the case's records.jsonl; a failed invocation leaves one
+    failed-attempt file named after its first missing repetition."""
     rule = sampling.case_rule(case)
     ks = sampling.block(rule, p)
     directory = layout.case_dir(ctx.campaign_dir, case["case_id"])
@@ -265,7 +266,7 @@ def run_invocation(ctx: Context, case: dict, p: int, env=os.environ) -> dict:
     todo = [k for k in ks if k not in known]
     # Done already (another invocation of the same round met the target or used up the budget).
     if not todo or (rule.target_ci is not None and sampling.progress(rule, known).done):
-        return {"outcome": "done", "path": directory / layout.rep_name(ks[0])}
+        return {"outcome": "done", "reps": ks, "path": layout.records_path(ctx.campaign_dir, case["case_id"])}
     directory.mkdir(parents=True, exist_ok=True)
     harness = {
         "campaign": ctx.campaign,
@@ -344,15 +345,12 @@ def run_invocation(ctx: Context, case: dict, p: int, env=os.environ) -> dict:
     # The sampling rule with these repetitions added: the record says why sampling went on or stopped.
     after = sampling.progress(rule, known | new)
     verdict = {"n": after.n, "ci_rel": after.ci_rel, "target_ci": rule.target_ci, "stop": after.stop}
-    outcome, written = "duplicate", []
-    for k in todo:
-        record = new[k] | {"sampling": verdict}
-        if write_new(directory / layout.rep_name(k), dump_json(record)):
-            outcome = "ok"
-            written.append(record)
+    records_path = layout.records_path(ctx.campaign_dir, case["case_id"])
+    written = record_store.append(records_path, [new[k] | {"sampling": verdict} for k in todo])
     return {
-        "outcome": outcome,
-        "path": directory / layout.rep_name(todo[0]),
+        "outcome": "ok" if written else "duplicate",
+        "reps": todo,
+        "path": records_path,
         "record": written[0] if written else None,
         "records": len(written),
     }
@@ -367,7 +365,7 @@ def _failed(directory: Path, k: int, fields: dict) -> dict:
     fields = {"status": "failed", **fields}
     path = directory / layout.failed_name(k)
     write_new(path, dump_json(fields))
-    return {"outcome": "failed", "path": path, "reason": fields["reason"]}
+    return {"outcome": "failed", "reps": [k], "path": path, "reason": fields["reason"]}
 
 
 def run_case(campaign_dir: Path, index: int, rep: int | None = None, env=os.environ) -> list[dict]:

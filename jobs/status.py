@@ -1,6 +1,7 @@
 """Campaign progress from files alone: which repetitions have a complete record, which failed and why.
 
-A repetition is done when raw/<case_id>/rep-<k>.json parses with status ok; the state of a case
+A repetition is done when the case's records.jsonl (or, in older campaigns, raw/<case_id>/rep-<k>.json)
+holds a record of it with status ok; the state of a case
 (done/failed/partial/missing) is sbcore.layout.case_progress — its sampling rule (sbcore.sampling: a fixed
 count, or a precision target) satisfied or not — the rule `analyze` uses too.
 """
@@ -19,19 +20,9 @@ def read_record(path: Path) -> dict | None:
     return record if isinstance(record, dict) else None
 
 
-def rep_done(path: Path) -> bool:
-    record = read_record(path)
-    return record is not None and record.get("status") == "ok"
-
-
 def ok_records(campaign_dir: Path, case: dict) -> dict[int, dict]:
     """Repetition index -> complete record, for the case's planned repetitions."""
-    records = {}
-    for k in layout.required_reps(case):
-        record = read_record(layout.rep_path(campaign_dir, case["case_id"], k))
-        if record is not None and record.get("status") == "ok":
-            records[k] = record
-    return records
+    return layout.ok_records(campaign_dir, case)
 
 
 def case_state(campaign_dir: Path, case: dict) -> dict:

@@ -5,7 +5,10 @@ analyze, compare) finds campaign files through this module only.
     $SCALEBENCH_RESULTS_DIR (default results/)
       latest -> <campaign>                       symlink to the newest campaign
       <campaign>/cases.jsonl                     one planned case per line
-      <campaign>/raw/<case_id>/rep-<k>.json      the record of repetition k (written once, never rewritten)
+      <campaign>/raw/<case_id>/records.jsonl     the case's records, one per line (appended, never rewritten;
+                                                 sbcore/record_store.py)
+      <campaign>/raw/<case_id>/rep-<k>.json      the record of repetition k, as campaigns before records.jsonl
+                                                 kept them (still read, no longer written)
       <campaign>/raw/<case_id>/rep-<k>.failed-<utc>-<pid>.json   a failed attempt at repetition k
       <campaign>/raw/<case_id>/rep-<k>.pgm       the image repetition k dumped (dump_image cases)
       <campaign>/analysis/                       everything `analyze` derives
@@ -13,13 +16,14 @@ analyze, compare) finds campaign files through this module only.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from sbcore import sampling
+from sbcore import record_store, sampling
 from sbcore.clock import utc_stamp
 from sbcore.errors import UsageError
 
@@ -30,6 +34,7 @@ CASES_FILE = "cases.jsonl"
 RAW_DIR = "raw"
 ANALYSIS_DIR = "analysis"
 
+RECORDS_FILE = "records.jsonl"
 REP_FILE = re.compile(r"^rep-(\d+)\.json$")
 FAILED_FILE = re.compile(r"^rep-(\d+)\.failed-(.+)\.json$")  # group 2: <utc>-<pid>, sorts by time
 IMAGE_FILE = re.compile(r"^rep-(\d+)\.pgm$")
@@ -86,17 +91,43 @@ def case_dir(campaign_dir: Path, case_id: str) -> Path:
     return Path(campaign_dir) / RAW_DIR / case_id
 
 
+def records_path(campaign_dir: Path, case_id: str) -> Path:
+    """The case's record file (one record per line, appended)."""
+    return case_dir(campaign_dir, case_id) / RECORDS_FILE
+
+
 def rep_name(k: int) -> str:
+    """A record file of the per-repetition layout of older campaigns."""
     return f"rep-{k}.json"
 
 
-def rep_path(campaign_dir: Path, case_id: str, k: int) -> Path:
-    return case_dir(campaign_dir, case_id) / rep_name(k)
+def is_record_file(name: str) -> bool:
+    """records.jsonl, rep-<k>.json or a failed attempt rep-<k>.failed-<utc>-<pid>.json."""
+    return name == RECORDS_FILE or (name.startswith("rep-") and name.endswith(".json"))
 
 
-def record_relpath(case_id: str, k: int) -> str:
-    """The record's path relative to the campaign directory (how the analysis names files)."""
-    return f"{RAW_DIR}/{case_id}/{rep_name(k)}"
+def case_records(campaign_dir: Path, case_id: str) -> dict[int, dict]:
+    """Repetition -> its ok record, by repetition: the lines of the case's records.jsonl and the
+    rep-<k>.json files of older campaigns (where both hold a repetition, the older file wins)."""
+    directory = case_dir(campaign_dir, case_id)
+    found = record_store.reps_of(record_store.read(directory / RECORDS_FILE))
+    if directory.is_dir():
+        for path in directory.iterdir():
+            match = REP_FILE.match(path.name)
+            if match:
+                try:
+                    record = json.loads(path.read_text())
+                except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+                    continue
+                if isinstance(record, dict) and record.get("status") == "ok":
+                    found[int(match.group(1))] = record
+    return {k: found[k] for k in sorted(found)}
+
+
+def ok_records(campaign_dir: Path, case: Mapping) -> dict[int, dict]:
+    """Repetition -> its ok record, for the case's planned repetitions."""
+    required = required_reps(case)
+    return {k: r for k, r in case_records(campaign_dir, case["case_id"]).items() if k in required}
 
 
 def failed_name(k: int) -> str:
@@ -111,8 +142,8 @@ def image_relpath(case_id: str, k: int) -> Path:
 
 
 def raw_files(campaign_dir: Path) -> dict[str, None]:
-    """Every record and failed-attempt file as relative paths 'raw/<case_id>/rep-<k>[...].json', in case
-    order. Listed with os.scandir and no stat per file: a million files list in about a second."""
+    """Every record and failed-attempt file as relative paths 'raw/<case_id>/<name>', in case order
+    (case_record_files). Listed with os.scandir, a stat only for each records.jsonl."""
     found: dict[str, None] = {}
     raw = Path(campaign_dir) / RAW_DIR
     if not raw.is_dir():
@@ -120,11 +151,35 @@ def raw_files(campaign_dir: Path) -> dict[str, None]:
     with os.scandir(raw) as entries:
         case_ids = sorted(entry.name for entry in entries if entry.is_dir())
     for case_id in case_ids:
-        with os.scandir(raw / case_id) as files:
-            for entry in files:
-                if entry.name.startswith("rep-") and entry.name.endswith(".json"):
-                    found[f"{RAW_DIR}/{case_id}/{entry.name}"] = None
+        found.update(dict.fromkeys(case_record_files(raw / case_id, case_id)))
     return found
+
+
+def case_record_files(directory: str | Path, case_id: str) -> list[str]:
+    """The record-bearing files of one case directory as 'raw/<case_id>/<name>': records.jsonl as
+    'raw/<case_id>/records.jsonl#<bytes>' (its size when listed: it grows, and the analysis reads and
+    caches that many bytes), then rep-<k>.json and failed attempts by repetition."""
+    names, size = [], None
+    with os.scandir(directory) as files:
+        for entry in files:
+            if entry.name == RECORDS_FILE:
+                size = entry.stat().st_size
+            elif is_record_file(entry.name):
+                names.append(entry.name)
+    names.sort(key=_rep_order)
+    listed = [f"{RAW_DIR}/{case_id}/{RECORDS_FILE}#{size}"] if size is not None else []
+    return listed + [f"{RAW_DIR}/{case_id}/{name}" for name in names]
+
+
+def _rep_order(name: str) -> tuple[int, str]:
+    """rep-<k>[...].json by repetition number, then by name."""
+    number = name[4:].split(".", 1)[0]
+    return (int(number), name) if number.isdigit() and number.isascii() else (1 << 62, name)
+
+
+def key_case(key: str) -> str:
+    """The case id of a listed file or of a problem's location ('raw/<case_id>/...')."""
+    return key.split("/", 2)[1]
 
 
 def failed_attempts(campaign_dir: Path, case_id: str) -> dict[int, Path]:

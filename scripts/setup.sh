@@ -13,6 +13,7 @@ packages=(
   stress-ng                      # competing load of a case ([load.<name>] in experiments)
   slurm-wlm munge                # real Slurm for the job-array tests and the test cluster
   hwloc                          # topology cross-check (lstopo)
+  jq                             # reading records.jsonl by hand (and its test)
   chromium                       # headless rendering test of the HTML report
   clang-format                   # C formatting check (make lint)
   clang libomp-14-dev            # ThreadSanitizer check of the OpenMP kernels (LLVM Archer)

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sbcore import layout, record_store
 from sbcore.atomic import write_atomic
 from tests.mandelbrot_reference import pgm16, reference_counts
 
@@ -117,7 +118,8 @@ class GroundTruth:
     failed: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     partial: list[str] = field(default_factory=list)
-    corrupt_files: dict[str, str] = field(default_factory=dict)  # relative path -> kind
+    corrupt_files: dict[str, str] = field(default_factory=dict)  # file[:line] -> kind
+    legacy_layout: list[str] = field(default_factory=list)  # cases kept as rep-<k>.json files
     dump: Path | None = None
     cases: list[dict] = field(default_factory=list)
     n_records: int = 0
@@ -283,8 +285,9 @@ def mandelbrot_pgm(width: int = 96, height: int = 64, max_iter: int = 100) -> by
 
 
 def write_case_records(args: tuple) -> int:
-    """Writes one case's repetition files; returns how many records were written."""
-    spec, node, case, campaign, raw_dir, seed, truth_median = args
+    """Writes one case's records as the runner does (lines of records.jsonl; rep-<k>.json files, the
+    older layout, for `legacy` cases); returns how many records were written."""
+    spec, node, case, campaign, raw_dir, seed, truth_median, legacy = args
     rng = np.random.default_rng(seed)
     case_dir = Path(raw_dir) / case["case_id"]
     if spec.fate == "missing":
@@ -294,7 +297,7 @@ def write_case_records(args: tuple) -> int:
     checksum = reference_checksum(case)
     if spec.wrong_checksum:
         checksum = fnv1a64(b"planted mismatch " + case["case_id"].encode())
-    written = 0
+    written, lines = 0, []
     for rep in range(spec.reps):
         if spec.fate == "partial" and rep >= spec.reps // 2:
             continue  # an interrupted run: the second half was never attempted
@@ -304,8 +307,13 @@ def write_case_records(args: tuple) -> int:
             continue
         record = make_record(spec, node, case, campaign, rep, float(times[rep]), checksum, rng)
         # Bulk fixture files: plain writes (no fsync per file), they are regenerated at will.
-        (case_dir / f"rep-{rep}.json").write_text(json.dumps(record))
+        if legacy:
+            (case_dir / layout.rep_name(rep)).write_text(json.dumps(record))
+        else:
+            lines.append(record_store.encode(record))
         written += 1
+    if lines:
+        (case_dir / layout.RECORDS_FILE).write_bytes(b"".join(lines))
     return written
 
 
@@ -317,8 +325,10 @@ def write_campaign(
     seed: int = 12345,
     processes: int = 1,
     experiment: str = "synthetic",
+    legacy_cases: int = 0,
 ) -> GroundTruth:
-    """Writes the campaign directory root/name and returns its ground truth."""
+    """Writes the campaign directory root/name and returns its ground truth. The last `legacy_cases`
+    cases keep their records as rep-<k>.json files, as campaigns of the older layout do."""
     campaign_dir = Path(root) / name
     raw_dir = campaign_dir / "raw"
     raw_dir.mkdir(parents=True, exist_ok=True)
@@ -327,6 +337,8 @@ def write_campaign(
     truth = GroundTruth(campaign_dir=campaign_dir)
     jobs = []
     lines = []
+    complete = [i for i, s in enumerate(specs) if s.fate == "ok" and not s.wrong_checksum]
+    legacy_indices = set(complete[len(complete) - legacy_cases :]) if legacy_cases else set()
     for index, spec in enumerate(specs):
         case = spec.case_dict(index, experiment)
         truth.cases.append(case)
@@ -345,7 +357,10 @@ def write_campaign(
         ):
             if flag:
                 bucket.append(cid)
-        jobs.append((spec, node, case, name, str(raw_dir), seed * 1_000_003 + index, median))
+        legacy = index in legacy_indices
+        if legacy:
+            truth.legacy_layout.append(cid)
+        jobs.append((spec, node, case, name, str(raw_dir), seed * 1_000_003 + index, median, legacy))
     write_atomic(campaign_dir / "cases.jsonl", "\n".join(lines) + "\n", make_parents=True)
     write_atomic(
         campaign_dir / "campaign.toml", campaign_toml(name, experiment, seed, nodes), make_parents=True
@@ -520,7 +535,7 @@ def standard_specs(reps: int = 10, serial_fraction: float = 0.1) -> list[CaseSpe
 
 def standard_campaign(root: Path, name: str = "synthetic-20261122T000000Z", reps: int = 10, seed: int = 1):
     """The demo/test campaign: every plot and check has data. Also writes a Mandelbrot dump PGM."""
-    truth = write_campaign(root, name, standard_specs(reps), standard_nodes(), seed=seed)
+    truth = write_campaign(root, name, standard_specs(reps), standard_nodes(), seed=seed, legacy_cases=3)
     dump = truth.campaign_dir / "dumps" / "mandelbrot-c-serial.pgm"
     dump.parent.mkdir(exist_ok=True)
     dump.write_bytes(mandelbrot_pgm())
@@ -529,22 +544,37 @@ def standard_campaign(root: Path, name: str = "synthetic-20261122T000000Z", reps
 
 
 def plant_corrupt_files(truth: GroundTruth) -> None:
-    """Adds one corrupt record file of each kind as extra repetitions of the first complete case."""
-    case = next(c for c in truth.cases if c["case_id"] not in truth.missing + truth.failed)
-    case_dir = truth.campaign_dir / "raw" / case["case_id"]
-    good = json.loads((case_dir / "rep-0.json").read_text())
-    base = case["reps"]
-    kinds = {
-        "bad-json": "{not json at all",
-        "truncated": json.dumps(good)[: len(json.dumps(good)) // 2],
-        "wrong-schema": json.dumps({**good, "schema": "somebody.else/9"}),
-        "missing-field": json.dumps({k: v for k, v in good.items() if k != "wall_s"}),
-        "wrong-type": json.dumps({**good, "threads": "four"}),
-    }
-    for offset, (kind, text) in enumerate(kinds.items()):
-        rel = f"raw/{case['case_id']}/rep-{base + offset}.json"
+    """Adds one corrupt record of each kind as extra repetitions of the first complete case (lines of its
+    records.jsonl, the truncated one last and without its newline) and of a complete case of the older
+    layout (rep-<k>.json files)."""
+    ok = [c for c in truth.cases if c["case_id"] not in truth.missing + truth.failed + truth.partial]
+    lines_case = next(c for c in ok if c["case_id"] not in truth.legacy_layout)
+    legacy_case = next(c for c in ok if c["case_id"] in truth.legacy_layout)
+    records = truth.campaign_dir / "raw" / lines_case["case_id"] / layout.RECORDS_FILE
+    n_lines = records.read_bytes().count(b"\n")
+    for offset, (kind, text) in enumerate(_corrupt_kinds(json.loads(records.read_bytes().split(b"\n")[0]))):
+        last = kind == "truncated"
+        with records.open("a") as handle:
+            handle.write(text + ("" if last else "\n"))
+        where = f"raw/{lines_case['case_id']}/{layout.RECORDS_FILE}:{n_lines + offset + 1}"
+        truth.corrupt_files[where] = kind
+    case_dir = truth.campaign_dir / "raw" / legacy_case["case_id"]
+    good = json.loads((case_dir / layout.rep_name(0)).read_text())
+    for offset, (kind, text) in enumerate(_corrupt_kinds(good)):
+        rel = f"raw/{legacy_case['case_id']}/{layout.rep_name(legacy_case['reps'] + offset)}"
         (truth.campaign_dir / rel).write_text(text)
         truth.corrupt_files[rel] = kind
+
+
+def _corrupt_kinds(good: dict) -> list[tuple[str, str]]:
+    """(kind, text) of corrupt records made from a good one; truncated last."""
+    return [
+        ("bad-json", "{not json at all"),
+        ("wrong-schema", json.dumps({**good, "schema": "somebody.else/9"})),
+        ("missing-field", json.dumps({k: v for k, v in good.items() if k != "wall_s"})),
+        ("wrong-type", json.dumps({**good, "threads": "four"})),
+        ("truncated", json.dumps(good)[: len(json.dumps(good)) // 2]),
+    ]
 
 
 def bulk_specs(n_records: int, reps: int = 50) -> tuple[list[CaseSpec], list[NodeTypeSpec]]:

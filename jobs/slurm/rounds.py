@@ -182,7 +182,7 @@ def submit_round(
         )
     split = any(job.offset for job in jobs)
     where = {
-        "records": f"{campaign_dir / 'raw'}/<case_id>/rep-<k>.json",
+        "records": f"{campaign_dir / 'raw'}/<case_id>/records.jsonl",
         "logs": f"{campaign_dir / 'logs'}/<array job id>_<"
         + ("task id>.out (case index = task id + the array's task_offset)" if split else "case index>.out"),
         "report": f"{campaign_dir / 'analysis' / 'report.html'} (once the analysis job has run)",

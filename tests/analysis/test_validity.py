@@ -6,7 +6,7 @@ import shutil
 import numpy as np
 
 from analysis.load import load_records
-from sbcore import layout
+from sbcore import layout, record_store
 
 
 def test_planted_checksum_mismatch_is_caught_and_excluded_from_speedups(standard):
@@ -75,19 +75,24 @@ def test_cache_is_reused_and_new_files_are_appended(standard, tmp_path):
     first = load_records(copy, processes=1)
     again = load_records(copy, processes=1)
     assert first.n_parsed == first.n_files
-    assert again.n_parsed == len(first.problems) == len(truth.corrupt_files)  # problem files: never cached
+    # Cases with a problem are never cached: their files (and only theirs) are parsed again.
+    bad_cases = {layout.key_case(f) for f in truth.corrupt_files}
+    in_bad_cases = [k for k in layout.raw_files(copy) if layout.key_case(k) in bad_cases]
+    assert len(first.problems) == len(truth.corrupt_files) and again.n_parsed == len(in_bad_cases)
     key = ["case_id", "rep"]
     a = first.records.sort_values(key, ignore_index=True)
     b = again.records.sort_values(key, ignore_index=True)
     assert np.array_equal(a["wall_s"].to_numpy(), b["wall_s"].to_numpy())
-    # A rerun adds a repetition: only that file is parsed, and it shows up.
-    case_dir = next(p for p in (copy / "raw").iterdir() if (p / "rep-0.json").exists())
-    record = json.loads((case_dir / "rep-0.json").read_text())
-    record["rep"] = 99
-    (case_dir / "rep-99.json").write_text(json.dumps(record))
+    # A rerun appends a repetition to a case's records.jsonl: only that case is parsed, and it shows up.
+    case_dir = next(
+        p for p in (copy / "raw").iterdir() if p.name not in bad_cases and (p / "records.jsonl").exists()
+    )
+    record = json.loads((case_dir / "records.jsonl").read_bytes().split(b"\n")[0])
+    assert record_store.append(case_dir / "records.jsonl", [record | {"rep": 99}])
     third = load_records(copy, processes=1)
-    assert third.n_parsed == 1 + len(truth.corrupt_files)
+    assert third.n_parsed == 1 + len(in_bad_cases)
     assert len(third.records) == len(first.records) + 1
+    assert 99 in set(third.records.loc[third.records["case_id"] == case_dir.name, "rep"])
     assert len(list((copy / "analysis" / ".cache").glob("chunk-*.pkl"))) == 2
 
 

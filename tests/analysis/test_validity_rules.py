@@ -68,11 +68,12 @@ def trap(tmp_path_factory):
     ]
     truth = write_campaign(tmp_path_factory.mktemp("results"), "trap-20261123T000000Z", specs, [node], seed=9)
     ids = [c["case_id"] for c in truth.cases]
-    for path in sorted((truth.campaign_dir / "raw" / ids[6]).glob("rep-*.json")):
-        record = json.loads(path.read_text())
+    path = truth.campaign_dir / "raw" / ids[6] / "records.jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    for record in records:
         if record["rep"] % 2:
             record["wall_s"] *= SLOW_MODE
-            path.write_text(json.dumps(record))
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))  # a fixture, written before any run
     result = analyze(truth.campaign_dir, Options(n_resamples=1000, seed=2))
     return truth, ids, result
 

@@ -66,9 +66,10 @@ def test_status_shows_pin_violations(tmp_path, bin_dir):
     campaign = tmp_path / "v"
     case = json.loads((campaign / "cases.jsonl").read_text().splitlines()[2])
     (campaign / "raw" / case["case_id"]).mkdir()
-    record = {"status": "ok", "pin": {"violations": [{"worker": 1, "planned": 1, "seen": [0, 0]}]}}
-    (campaign / "raw" / case["case_id"] / "rep-0.json").write_text(json.dumps(record))
-    (campaign / "raw" / case["case_id"] / "rep-1.json").write_text("{truncated")
+    record = {"status": "ok", "rep": 0, "pin": {"violations": [{"worker": 1, "planned": 1, "seen": [0, 0]}]}}
+    # rep 0 recorded; rep 1 cut short by a crash (a last line without its newline is not a record)
+    records = campaign / "raw" / case["case_id"] / "records.jsonl"
+    records.write_text(json.dumps(record) + '\n{"rep": 1, "sta')
     status = run_cli("status", campaign)
     assert status.returncode == 0
     assert f"case 2 {case['case_id']}" in status.stdout and "in 1 of 1 reps" in status.stdout

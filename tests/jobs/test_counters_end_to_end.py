@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.records import campaign_records
+
 from .conftest import ROOT, run_cli
 
 STANDIN = Path(__file__).resolve().parent / "likwid_standin"
@@ -63,7 +65,7 @@ def test_counted_campaign_with_stand_in_perfctr(tmp_path, bin_dir):
     assert host["topology"]["threads_per_core"] == 2
 
     mem = first_metric_rows(MEM)
-    records = [json.loads(p.read_text()) for p in campaign.glob("raw/*/rep-*.json")]
+    records = campaign_records(campaign)
     assert len(records) == 8
     for record in records:
         counters = record["counters"]

@@ -12,7 +12,7 @@ from analysis.disturbance import flag_disturbed
 from analysis.flatten import flatten_record
 from jobs.campaign import create_campaign, load_cases
 from jobs.runcase import Context, run_invocation
-from jobs.status import read_record
+from tests.records import case_record
 
 EXPERIMENT = """
 description = "probe under a competing process"
@@ -84,7 +84,7 @@ def _measure(tmp_path) -> tuple[set, str]:
                 proc.kill()
                 proc.wait()
         assert result["outcome"] == "ok", result
-        record = read_record(campaign / "raw" / case["case_id"] / f"rep-{p}.json")
+        record = case_record(campaign, case["case_id"], p)
         assert record["probe"]["after"]["cpus"] == [0] and record["probe"]["runq_wait_s"] is not None
         rows.append(flatten_record(record, f"raw/{case['case_id']}/rep-{p}.json")[0])
     flagged = flag_disturbed(pd.DataFrame(rows))

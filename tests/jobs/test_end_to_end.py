@@ -5,6 +5,8 @@ from collections import defaultdict
 
 import pytest
 
+from tests.records import case_record
+
 from .conftest import ROOT, run_cli
 
 
@@ -33,7 +35,7 @@ def test_smoke_campaign(tmp_path, bin_dir):
     checksums = defaultdict(set)
     for case in cases:
         for k in range(case["reps"]):
-            record = json.loads((campaign / "raw" / case["case_id"] / f"rep-{k}.json").read_text())
+            record = case_record(campaign, case["case_id"], k)
             assert record["status"] == "ok" and record["rep"] == k and record["warmup"] is False
             assert record["threads"] == case["threads"] and record["case_index"] == case["index"]
             assert record["pin"]["strategy"] == "compact"

@@ -86,7 +86,7 @@ def test_run_case_exit_status_and_message(tmp_path, injection_bin_dir):
     bad = run_cli("run-case", tmp_path / "res" / "g", 3, env=env)
     assert bad.returncode == 1 and "exit status 3" in bad.stderr
     good = run_cli("run-case", tmp_path / "res" / "g", 4, env=env)
-    assert good.returncode == 0 and "rep-0.json: ok" in good.stderr
+    assert good.returncode == 0 and "rep 0: ok (records.jsonl)" in good.stderr
 
 
 INTERRUPTED = """

@@ -10,6 +10,8 @@ import time
 
 import pytest
 
+from tests.records import campaign_records, case_records
+
 from .conftest import ROOT
 
 EXPERIMENT = """
@@ -27,8 +29,12 @@ params = { samples = [5000000] }
 """
 
 
-def rep_files(campaign):
-    return sorted((campaign / "raw").glob("*/rep-*.json"))
+def record_files(campaign):
+    return sorted((campaign / "raw").glob("*/records.jsonl"))
+
+
+def n_records(campaign) -> int:
+    return len(campaign_records(campaign)) if (campaign / "raw").is_dir() else 0
 
 
 @pytest.mark.slow
@@ -53,12 +59,13 @@ def test_sigkill_then_resume_completes_each_repetition_once(tmp_path, bin_dir):
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not ((campaign / "raw").is_dir() and len(rep_files(campaign)) >= 3):
+    while time.monotonic() < deadline and not ((campaign / "raw").is_dir() and n_records(campaign) >= 3):
         time.sleep(0.02)
     os.kill(runner.pid, signal.SIGKILL)
     runner.wait()
-    before = {path: path.read_bytes() for path in rep_files(campaign)}
-    assert 3 <= len(before) < 12, "the kill must land mid-campaign"
+    done_before = n_records(campaign)
+    before = {path: path.read_bytes() for path in record_files(campaign)}
+    assert 3 <= done_before < 12, "the kill must land mid-campaign"
 
     resume = subprocess.run(
         [*scalebench, "run", "--resume", str(campaign), "--no-progress"],
@@ -68,18 +75,16 @@ def test_sigkill_then_resume_completes_each_repetition_once(tmp_path, bin_dir):
         timeout=120,
     )
     assert resume.returncode == 0, resume.stderr
-    assert f"{12 - len(before)} repetitions ran, 0 failed" in resume.stdout
+    assert f"{12 - done_before} repetitions ran, 0 failed" in resume.stdout
 
     cases = [json.loads(line) for line in (campaign / "cases.jsonl").read_text().splitlines()]
-    after = rep_files(campaign)
-    assert len(after) == 12
+    assert n_records(campaign) == 12
     for case in cases:
-        directory = campaign / "raw" / case["case_id"]
-        assert sorted(p.name for p in directory.glob("rep-*")) == ["rep-0.json", "rep-1.json", "rep-2.json"]
-        for k in range(3):
-            record = json.loads((directory / f"rep-{k}.json").read_text())
-            assert (record["status"], record["rep"], record["case_id"]) == ("ok", k, case["case_id"])
-    for path, content in before.items():
-        assert path.read_bytes() == content, f"{path} was rewritten"
+        records = case_records(campaign, case["case_id"])
+        assert sorted(r["rep"] for r in records) == [0, 1, 2]  # each repetition once
+        for record in records:
+            assert (record["status"], record["case_id"]) == ("ok", case["case_id"])
+    for path, content in before.items():  # appended to, never rewritten: what was there is still there
+        assert path.read_bytes().startswith(content), f"{path} was rewritten"
     status = subprocess.run([*scalebench, "status", str(campaign)], cwd=ROOT, capture_output=True, text=True)
     assert status.stdout.splitlines()[2].split() == ["workstation", "4", "0", "0", "0", "12/12"]

@@ -11,6 +11,7 @@ import pytest
 from jobs.config import Checker
 from jobs.load import LoadError, LoadRun, check_profiles, group_alive
 from sbcore.errors import UsageError
+from tests.records import campaign_records
 
 from .conftest import run_cli
 
@@ -128,7 +129,9 @@ def test_no_load_process_outlives_a_crashing_or_hanging_kernel(tmp_path, injecti
     experiment.write_text(EXPERIMENT.replace('load = ["hog", "nope"]', 'load = ["hog"]'))
     run = run_cli("run", experiment, "--results-dir", tmp_path / "res", "--name", "l", "--no-progress")
     assert run.returncode == 1, run.stderr
-    records = [json.loads(p.read_text()) for p in (tmp_path / "res" / "l" / "raw").glob("*/rep-0*.json")]
+    campaign = tmp_path / "res" / "l"
+    failed = [json.loads(p.read_text()) for p in (campaign / "raw").glob("*/rep-0.failed-*.json")]
+    records = campaign_records(campaign) + failed
     reasons = sorted(r.get("reason", "ok") for r in records)
     assert reasons == ["killed by signal SIGSEGV", "ok", "timeout after 2 s"]
     for record in records:

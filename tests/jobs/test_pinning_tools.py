@@ -11,7 +11,8 @@ import jobs.runcase
 from jobs.campaign import create_campaign, load_cases
 from jobs.pinning import find_pin_library, harness_env, preload_env
 from jobs.runcase import run_case
-from jobs.status import case_states, read_record
+from jobs.status import case_states
+from tests.records import case_record
 
 pytestmark = pytest.mark.skipif(
     find_pin_library() is None or shutil.which("likwid-pin") is None,
@@ -45,7 +46,7 @@ def test_every_threaded_model_is_placed_as_planned(tmp_path, bin_dir, tool):
         results = run_case(campaign, case["index"])
         assert [r["outcome"] for r in results] == ["ok"], results
         for k in range(2):
-            record = read_record(campaign / "raw" / case["case_id"] / f"rep-{k}.json")
+            record = case_record(campaign, case["case_id"], k)
             assert "likwid-pin" not in record["command"] and record["pin"]["tool"] == tool
             # compact on one socket: worker i on CPU i mod 2 (the third thread wraps to CPU 0)
             planned = [[w % 2, w % 2] for w in range(case["threads"])]

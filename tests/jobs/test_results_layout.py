@@ -44,7 +44,8 @@ def test_file_names_match_their_patterns(tmp_path):
     failed = layout.failed_name(3)
     assert layout.FAILED_FILE.match(failed).group(1) == "3" and not layout.REP_FILE.match(failed)
     assert layout.IMAGE_FILE.match(layout.image_relpath("c", 4).name).group(1) == "4"
-    assert layout.record_relpath("c", 2) == "raw/c/rep-2.json"
+    assert layout.is_record_file(layout.RECORDS_FILE) and layout.is_record_file(layout.rep_name(2))
+    assert layout.is_record_file(failed) and not layout.is_record_file("rep-2.pgm")
     directory = layout.case_dir(tmp_path, "c")
     directory.mkdir(parents=True)
     older, newer = (
@@ -98,7 +99,7 @@ def test_run_status_and_analyze_agree_under_results_dir(tmp_path, injection_bin_
     partial = by_kind[("tc-core", "mcpi-c-serial")]  # not local: `run` left it; one rep by hand
     one = run_cli("run-case", "latest", partial["index"], "--rep", "0", env=env)
     assert one.returncode == 0, one.stderr
-    assert layout.rep_path(campaign, partial["case_id"], 0).is_file()
+    assert 0 in layout.ok_records(campaign, partial)
 
     status = run_cli("status", "latest", "--all", env=env)
     assert status.returncode == 0, status.stderr

@@ -11,6 +11,7 @@ from jobs.campaign import create_campaign, load_cases
 from jobs.counter_record import counters_from_csv
 from jobs.runcase import Context, build_command, run_case
 from jobs.topology import parse_likwid_topology
+from tests.records import case_record
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "likwid"
 TOPO = parse_likwid_topology((FIXTURES / "topology-2s-4c-smt2.txt").read_text()).to_json()
@@ -166,7 +167,7 @@ def test_real_run_records_slurm_ids_and_why_counters_are_off(tmp_path, bin_dir):
     }
     results = run_case(campaign, 0, rep=1, env=slurm)
     assert [r["outcome"] for r in results] == ["ok"]
-    record = json.loads((campaign / "raw" / load_cases(campaign)[0]["case_id"] / "rep-1.json").read_text())
+    record = case_record(campaign, load_cases(campaign)[0]["case_id"], 1)
     assert record["slurm"] == {
         "job_id": "101",
         "array_job_id": "100",
@@ -183,7 +184,7 @@ def test_real_run_records_slurm_ids_and_why_counters_are_off(tmp_path, bin_dir):
         record["counters"]["reason"] == host["counters"]["reason"]
         and "likwid-perfctr" in record["counters"]["reason"]
     )
-    assert run_case(campaign, 0, rep=1) == [{"outcome": "done", "path": results[0]["path"]}]
+    assert run_case(campaign, 0, rep=1) == [{"outcome": "done", "reps": [1], "path": results[0]["path"]}]
 
 
 def test_callers_omp_num_threads_does_not_leak_into_the_case(tmp_path):

@@ -1,7 +1,6 @@
 """P x R sampling and the precision target (sbcore.sampling), through the real runner and run-case with a
 stand-in kernel whose wall times follow a known distribution."""
 
-import json
 import math
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from jobs.campaign import load_cases
 from jobs.status import case_states
 from sbcore import sampling
 from tests.jobs.conftest import run_cli
+from tests.records import case_records
 
 FAKE = Path(__file__).resolve().parent / "sampling_fake" / "fake_kernel_distribution.py"
 
@@ -90,8 +90,7 @@ def fake_bin_dir(tmp_path, monkeypatch) -> Path:
 
 
 def _case_records(campaign: Path, case: dict) -> list[dict]:
-    paths = sorted((campaign / "raw" / case["case_id"]).glob("rep-*.json"), key=lambda p: int(p.stem[4:]))
-    return [json.loads(p.read_text()) for p in paths]
+    return sorted(case_records(campaign, case["case_id"]), key=lambda r: r["rep"])
 
 
 def _check(campaign: Path):

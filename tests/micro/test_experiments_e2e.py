@@ -10,6 +10,8 @@ import sys
 import pandas as pd
 import pytest
 
+from tests.records import campaign_records
+
 from .scaled import ROOT, scaled_experiment
 
 
@@ -34,7 +36,7 @@ def test_family_runs_end_to_end(tmp_path, bin_dir, experiment, kernel, tools, pu
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     campaign = tmp_path / "results" / "c"
-    records = [json.loads(p.read_text()) for p in campaign.glob("raw/*/rep-*.json")]
+    records = campaign_records(campaign)
     cases = (campaign / "cases.jsonl").read_text().splitlines()
     assert records and all(r["status"] == "ok" for r in records), [r.get("reason") for r in records]
     assert len(records) == len(cases)

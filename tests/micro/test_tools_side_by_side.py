@@ -10,7 +10,6 @@ take a turn at every switch, and perf bench and stress-ng report only a mean, wh
 under both policies. A pair outside its range is measured once more in a fresh run: load by other users
 of a shared 2-vCPU guest can push one run's medians apart, a difference of definition shows in both."""
 
-import json
 import subprocess
 import sys
 
@@ -18,6 +17,7 @@ import pandas as pd
 import pytest
 
 from analysis.micro import AGREEMENT
+from tests.records import campaign_records
 
 from .scaled import ROOT
 
@@ -40,7 +40,7 @@ def side_by_side(tmp_path, name: str) -> tuple[pd.DataFrame, str]:
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     campaign = tmp_path / name
-    records = [json.loads(p.read_text()) for p in campaign.glob("raw/*/rep-*.json")]
+    records = campaign_records(campaign)
     assert records and all(r["status"] == "ok" and not r["pin"]["violations"] for r in records)
     assert {r["pin"]["cpus"][0] for r in records} == {0}  # ours and theirs on the same CPU
     table = pd.read_csv(campaign / "analysis" / "micro_tools.csv")

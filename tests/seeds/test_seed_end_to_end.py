@@ -2,7 +2,6 @@
 through the CLI: plan, run (pinned, with competing load for TC5), analyze beside the published figures,
 and the generated section of a copy of docs/seed-reproductions.md."""
 
-import json
 import tomllib
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import pandas as pd
 import pytest
 
 from jobs import toml_write
+from tests.records import campaign_records
 
 from ..jobs.conftest import ROOT, run_cli
 from ..jobs.test_load import group_members
@@ -61,8 +61,9 @@ def test_tc01_one_cpu_against_two_cores(tmp_path):
         "mandelbrot-c-pthreads",
         "mandelbrot-c-omp",
     }
-    for path in (campaign / "raw").glob("*/rep-*.json"):
-        record = json.loads(path.read_text())
+    records = campaign_records(campaign)
+    assert records
+    for record in records:
         # Confined by a taskset mask, not pinned: every worker ran inside the case's CPU set.
         assert record["pin"]["confined"] in ([0], [0, 1]) and record["pin"]["violations"] == []
         assert record["command"][:3] == ["taskset", "-c", ",".join(map(str, record["pin"]["confined"]))]
@@ -77,7 +78,7 @@ def test_tc01_one_cpu_against_two_cores(tmp_path):
 @pytest.mark.slow
 def test_tc05_competing_load_is_started_measured_and_gone(tmp_path):
     campaign, table, doc = run_and_analyze(scaled_down("seed-000-tc05", tmp_path, repetitions=1), tmp_path)
-    records = [json.loads(p.read_text()) for p in (campaign / "raw").glob("*/rep-*.json")]
+    records = campaign_records(campaign)
     loaded = [r for r in records if "load" in r]
     assert len(records) == 6 and len(loaded) == 4
     assert {r["load"]["profile"]["name"] for r in loaded} == {"small", "large"}
@@ -107,6 +108,6 @@ def test_tc09_sync_styles_on_one_cpu_and_two_cores(tmp_path):
     syncs = table["scenario"].str.extract(r"sync=(\w+)")[0]
     assert sorted(syncs) == ["atomic", "atomic", "coarse", "coarse", "fine", "fine"]
     assert table["label"].str.contains("8 threads / 1 thread").all()
-    checksums = {json.loads(p.read_text())["checksum"] for p in (campaign / "raw").glob("*/rep-*.json")}
+    checksums = {r["checksum"] for r in campaign_records(campaign)}
     assert len(checksums) == 1  # every sync style and CPU count computed the same image
     assert "coarse (method), 1 CPU, 8 threads / 1 thread" in generated(doc, "seed-000:tc09")

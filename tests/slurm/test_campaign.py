@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from jobs.slurm.arrayspec import parse_array_spec
+from tests.records import campaign_records
 
 from .conftest import HERE, jobcomp, scalebench, submissions, wait_for
 
@@ -17,11 +18,7 @@ PLACES = {"tc-core": ("core", "tc-core-n1"), "tc-smt": ("smt", "tc-smt-n1")}
 
 
 def _records(campaign: Path) -> list[dict]:
-    return [
-        json.loads(p.read_text())
-        for p in sorted(campaign.glob("raw/*/rep-*.json"))
-        if ".failed-" not in p.name
-    ]
+    return campaign_records(campaign)
 
 
 def _wait_analysis_done(cluster, campaign: Path, timeout: float = 150) -> dict:

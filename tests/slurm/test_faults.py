@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from jobs.slurm.queue import queue_states
+from tests.records import campaign_records
 
 from .conftest import HERE, jobcomp, queue_empty_for, scalebench, submissions, wait_for
 
@@ -31,12 +32,11 @@ def _scontrol(*args: str) -> None:
     subprocess.run(["scontrol", *args], check=True, capture_output=True, text=True)
 
 
-def _rep_files(campaign: Path) -> dict[str, list[str]]:
-    files: dict[str, list[str]] = {}
-    for path in campaign.glob("raw/*/rep-*.json"):
-        if ".failed-" not in path.name:
-            files.setdefault(path.parent.name, []).append(path.name)
-    return files
+def _reps(campaign: Path) -> dict[str, list[int]]:
+    reps: dict[str, list[int]] = {}
+    for record in campaign_records(campaign):
+        reps.setdefault(record["case_id"], []).append(record["rep"])
+    return reps
 
 
 FLAKY_KERNEL = """#!/bin/bash
@@ -113,7 +113,7 @@ def test_kill_cancel_drain_fail_then_resume_completes_exactly_once(slurm_cluster
     status = scalebench("status", campaign, "--all")
     for state in {states[i]["state"] for i in unfinished}:
         assert state in status.stdout
-    before = {p: p.read_bytes() for p in campaign.glob("raw/*/rep-*.json")}
+    before = {p: p.read_bytes() for p in campaign.glob("raw/*/records.jsonl")}
 
     resumed = scalebench("resume", campaign, "--throttle", "2", env=env)
     assert resumed.returncode == 0, resumed.stderr
@@ -123,11 +123,12 @@ def test_kill_cancel_drain_fail_then_resume_completes_exactly_once(slurm_cluster
     wait_for(lambda: any(j.get("JobId") == analysis2 for j in jobcomp(slurm_cluster)), 120, "resume analysis")
 
     assert all(s["state"] == "done" for s in _case_states(campaign))
-    files = _rep_files(campaign)
+    reps = _reps(campaign)
     for case in cases:
-        assert sorted(files[case["case_id"]]) == [f"rep-{k}.json" for k in range(case["reps"])]
-    # What was recorded before resume (including reps of the killed case) is kept byte for byte.
-    assert all(path.read_bytes() == data for path, data in before.items())
+        assert sorted(reps[case["case_id"]]) == list(range(case["reps"]))  # each repetition once
+    # What was recorded before resume (including reps of the killed case) is kept byte for byte: the
+    # record files were only appended to.
+    assert all(path.read_bytes().startswith(data) for path, data in before.items())
 
 
 def _case_states(campaign: Path) -> list[dict]:

@@ -2,9 +2,10 @@
 runs through Slurm, the smt-siblings placement holds, and the report carries the SMT section with the
 caveat that these siblings are not real."""
 
-import json
 
 import pandas as pd
+
+from tests.records import campaign_records
 
 from ..micro.scaled import scaled_experiment
 from .conftest import jobcomp, scalebench, submissions, wait_for
@@ -22,7 +23,7 @@ def test_smt_family_runs_on_tc_smt(slurm_cluster, tmp_path):
         "the SMT campaign's analysis job",
     )
     cases = (campaign / "cases.jsonl").read_text().splitlines()
-    records = [json.loads(p.read_text()) for p in campaign.glob("raw/*/rep-*.json")]
+    records = campaign_records(campaign)
     assert len(records) == len(cases)
     assert {r["node_type"] for r in records} == {"tc-smt", "tc-core"}
     for r in records:

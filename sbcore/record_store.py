@@ -1,0 +1,105 @@
+"""A case's record file, raw/<case_id>/records.jsonl: one JSON record per line, appended, never rewritten.
+
+One file per case instead of one per repetition: a million repetitions are a few thousand files to
+list, open and read, not a million. The guarantees of a file per repetition hold line by line
+(docs/formats.md):
+- a line once written is never changed or removed: writers only append (O_APPEND), holding an exclusive
+  lock on the file (flock), all lines of one kernel invocation in one write, then fsync;
+- a repetition is recorded once: under the lock a writer skips the repetitions the file already holds,
+  so the first record of a repetition wins (two runners racing on one case would otherwise both add it);
+- a reader never takes part of a line for a record: every record ends with a newline, so a last line
+  without one is a write in progress (or one a crash cut short) and is not read; a writer that finds
+  such a tail starts its own lines on a new line, so a cut line never swallows the next record.
+`jq . records.jsonl` shows the records; `jq 'select(.rep == 3)' records.jsonl` one of them.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+
+def encode(record: dict) -> bytes:
+    """One record as one line (compact JSON, newline-terminated)."""
+    return (json.dumps(record, separators=(",", ":")) + "\n").encode()
+
+
+def complete_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """(1-based line number, line without its newline) of every newline-terminated, non-blank line: a
+    last line without a newline is not complete yet."""
+    end = data.rfind(b"\n") + 1
+    for number, line in enumerate(data[:end].split(b"\n")[:-1], start=1):
+        if line.strip():
+            yield number, line
+
+
+def incomplete_tail(data: bytes) -> bytes:
+    """What follows the last newline (a write in progress or cut short by a crash), b'' when none."""
+    return data[data.rfind(b"\n") + 1 :]
+
+
+def reps_of(data: bytes) -> dict[int, dict]:
+    """Repetition -> its first ok record among the complete lines (unparsable lines are skipped: the
+    analysis reports them, a runner measures that repetition again)."""
+    found: dict[int, dict] = {}
+    for _, line in complete_lines(data):
+        try:
+            record = json.loads(line)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            continue
+        if not isinstance(record, dict) or record.get("status") != "ok":
+            continue
+        rep = record.get("rep")
+        if isinstance(rep, int) and not isinstance(rep, bool) and rep not in found:
+            found[rep] = record
+    return found
+
+
+def read(path: Path) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        return b""
+
+
+def _read_fd(fd: int) -> bytes:
+    parts, offset = [], 0
+    while True:
+        chunk = os.pread(fd, 1 << 20, offset)
+        if not chunk:
+            return b"".join(parts)
+        parts.append(chunk)
+        offset += len(chunk)
+
+
+def append(path: Path, records: Iterable[dict]) -> list[dict]:
+    """Append the records whose repetition the file does not hold yet; returns those appended (in
+    order). Creates the file (and fsyncs its directory) on first use."""
+    path = Path(path)
+    records = list(records)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        existing = _read_fd(fd)
+        present = reps_of(existing)
+        new = [r for r in records if r["rep"] not in present]
+        if new:
+            payload = b"".join(encode(r) for r in new)
+            if incomplete_tail(existing):
+                payload = b"\n" + payload
+            view = memoryview(payload)
+            while view:  # a regular file takes it in one write unless the disk is full or a signal lands
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+    finally:
+        os.close(fd)  # releases the lock
+    if not existing:
+        directory = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+    return new

@@ -1,0 +1,83 @@
+"""The per-case record file: appended, never rewritten, each repetition once, cut lines never read."""
+
+import json
+import multiprocessing
+import shutil
+import subprocess
+
+import pytest
+
+from sbcore import layout, record_store
+
+
+def rec(rep: int, **extra) -> dict:
+    return {"status": "ok", "rep": rep, "wall_s": 0.5 + rep, **extra}
+
+
+def test_appends_and_keeps_the_first_record_of_a_repetition(tmp_path):
+    path = tmp_path / "records.jsonl"
+    assert record_store.append(path, [rec(0), rec(1)]) == [rec(0), rec(1)]
+    before = path.read_bytes()
+    # A second runner racing on the same invocation: its rep 1 is not added, its rep 2 is.
+    assert record_store.append(path, [rec(1, wall_s=9.0), rec(2)]) == [rec(2)]
+    assert path.read_bytes().startswith(before)
+    assert record_store.reps_of(path.read_bytes()) == {0: rec(0), 1: rec(1), 2: rec(2)}
+    assert path.read_bytes().count(b"\n") == 3
+
+
+def test_a_cut_last_line_is_not_read_and_does_not_swallow_the_next(tmp_path):
+    path = tmp_path / "records.jsonl"
+    record_store.append(path, [rec(0)])
+    with path.open("ab") as handle:  # a crash in the middle of a write
+        handle.write(record_store.encode(rec(1))[:20])
+    assert record_store.reps_of(path.read_bytes()) == {0: rec(0)}
+    assert record_store.incomplete_tail(path.read_bytes())
+    assert record_store.append(path, [rec(1)]) == [rec(1)]
+    lines = path.read_bytes().split(b"\n")
+    assert json.loads(lines[2]) == rec(1)  # on a line of its own, after the cut one
+    assert record_store.reps_of(path.read_bytes()) == {0: rec(0), 1: rec(1)}
+
+
+def test_failed_and_unparsable_lines_do_not_count_as_done(tmp_path):
+    data = (
+        b'{"status":"failed","rep":0}\n{not json\n'
+        + record_store.encode(rec(1))
+        + b'{"status":"ok","rep":"x"}\n'
+    )
+    assert record_store.reps_of(data) == {1: rec(1)}
+
+
+def _append_many(args):
+    path, start = args
+    for k in range(start, start + 40):
+        record_store.append(path, [rec(k % 60, writer=start)])
+
+
+def test_concurrent_writers_record_each_repetition_once(tmp_path):
+    path = tmp_path / "records.jsonl"
+    with multiprocessing.get_context("fork").Pool(4) as pool:
+        pool.map(_append_many, [(path, s) for s in (0, 10, 20, 30)])
+    lines = path.read_bytes().split(b"\n")
+    assert lines[-1] == b""
+    reps = [json.loads(line)["rep"] for line in lines[:-1]]  # every line whole
+    assert sorted(reps) == list(range(60))
+
+
+def test_case_records_read_both_layouts(tmp_path):
+    case = {"case_id": "c", "reps": 4}
+    directory = layout.case_dir(tmp_path, "c")
+    directory.mkdir(parents=True)
+    (directory / layout.rep_name(0)).write_text(json.dumps(rec(0)))  # an older campaign's file
+    record_store.append(layout.records_path(tmp_path, "c"), [rec(1), rec(2), rec(7)])
+    assert layout.ok_records(tmp_path, case) == {0: rec(0), 1: rec(1), 2: rec(2)}  # rep 7 is not planned
+
+
+@pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed (scripts/setup.sh installs it)")
+def test_a_person_reads_it_with_jq(tmp_path):
+    path = tmp_path / "records.jsonl"
+    record_store.append(path, [rec(0), rec(1)])
+    record_store.append(path, [rec(2)])
+    out = subprocess.run(
+        ["jq", "-c", "select(.rep == 1) | .wall_s", str(path)], capture_output=True, text=True
+    )
+    assert out.returncode == 0 and out.stdout.strip() == "1.5"
