@@ -17,7 +17,6 @@ never fatal.
 from __future__ import annotations
 
 import gc
-import itertools
 import json
 import os
 import pickle
@@ -31,7 +30,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import union_categoricals
 
-from analysis.flatten import NotAnObject, flatten_records, params_columns
+from analysis.flatten import NotAnObject, PerHwthread, flatten_records, params_columns
 from analysis.record_decode import decode_batch, decode_lines, decode_one
 from sbcore import layout, record_store
 from sbcore.atomic import write_atomic_by
@@ -207,6 +206,12 @@ class _Decoded:
         self.add_blobs([line for _, line in lines], [(relpath, case_dir, None, n) for n, _ in lines])
 
 
+def _record_where(record, line: int) -> str:
+    """Where a parsed record is stored."""
+    name = layout.RECORDS_FILE if line else layout.rep_name(record.rep)
+    return f"{layout.RAW_DIR}/{record.case_id}/{name}" + (f":{line}" if line else "")
+
+
 def _where(place: tuple) -> str:
     """A problem's location: the file, and the line for a records.jsonl."""
     relpath, _, _, line = place
@@ -274,6 +279,8 @@ def _parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
         good, lines = [good[i] for i in order], [lines[i] for i in order]
     columns, per_hwthread = flatten_records(good)
     columns["record_line"] = lines
+    for row, why in per_hwthread.problems:  # the record counts; only these values are missing
+        problems.append((f"{_record_where(good[row], lines[row])}", f"counters: {why}"))
     records = categorize(pd.DataFrame(columns))
     return Parsed(
         keys=dict(keys),
@@ -284,27 +291,22 @@ def _parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
     )
 
 
-def explode_counters(records: pd.DataFrame, entries: list[tuple]) -> pd.DataFrame:
-    """One row per (record, metric, hardware thread) from per-metric lists.
+def explode_counters(records: pd.DataFrame, values: PerHwthread) -> pd.DataFrame:
+    """One row per (record, metric, hardware thread) from the flat per-hwthread values.
 
     Tens of millions of rows on a big campaign: strings are categoricals (integer codes), rows are
-    repeated with np.repeat, values flattened with np.fromiter; no per-row Python objects."""
-    if not entries:
+    repeated with np.repeat; no per-row Python objects."""
+    if not len(values.row):
         return pd.DataFrame(columns=COUNTER_COLUMNS)
-    row = np.fromiter((e[0] for e in entries), dtype=np.int64, count=len(entries))
-    lengths = np.fromiter((len(e[2]) for e in entries), dtype=np.int64, count=len(entries))
-    repeat = np.repeat(row, lengths)
-    total = int(lengths.sum())
-    metric = pd.Categorical([e[1] for e in entries])
+    repeat = np.repeat(values.row, values.lengths)
+    metric = pd.Categorical(values.metric)
     return pd.DataFrame(
         {
             "case_id": records["case_id"].array.take(repeat),
             "rep": records["rep"].to_numpy(dtype=np.int32)[repeat],
-            "metric": metric.take(np.repeat(np.arange(len(entries)), lengths)),
-            "hwthread": np.concatenate([e[2] for e in entries]),
-            "value": np.fromiter(
-                itertools.chain.from_iterable(e[3] for e in entries), dtype=float, count=total
-            ),
+            "metric": metric.take(np.repeat(np.arange(len(values.row)), values.lengths)),
+            "hwthread": values.hwthread,
+            "value": values.value,
         }
     )
 
@@ -424,11 +426,27 @@ def load_records(campaign_dir: Path, processes: int | None = None, use_cache: bo
 
 def record_file(records: pd.DataFrame) -> pd.Series:
     """The file each parsed record came from: raw/<case_id>/records.jsonl (line `record_line`), or
-    raw/<case_id>/rep-<k>.json in campaigns of the older layout (record_line 0)."""
+    raw/<case_id>/rep-<k>.json in campaigns of the older layout (record_line 0). Built per case
+    (categorical codes), not per record: a million string concatenations take seconds."""
+    cases = records["case_id"].astype("category")
+    files = pd.Categorical.from_codes(
+        cases.cat.codes.to_numpy(),
+        categories=[f"{layout.RAW_DIR}/{c}/{layout.RECORDS_FILE}" for c in cases.cat.categories],
+    )
+    out = pd.Series(files, index=records.index)
     lines = records["record_line"].to_numpy() if "record_line" in records else np.zeros(len(records), int)
-    case = "raw/" + records["case_id"].astype(str) + "/"
-    rep_file = "rep-" + records["rep"].astype(int).astype(str) + ".json"
-    return case + np.where(lines > 0, layout.RECORDS_FILE, rep_file)
+    legacy = lines <= 0
+    if legacy.any():
+        out = out.astype(object)
+        older = records[legacy]
+        out[legacy] = (
+            f"{layout.RAW_DIR}/"
+            + older["case_id"].astype(str)
+            + "/rep-"
+            + older["rep"].astype(int).astype(str)
+            + ".json"
+        )
+    return out
 
 
 def _by_case(keys) -> dict[str, frozenset[str]]:

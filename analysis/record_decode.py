@@ -32,7 +32,9 @@ class Metric(msgspec.Struct):
     min: Any = None
     max: Any = None
     avg: Any = None
-    per_hwthread: dict[str, Any] | None = None  # likwid prints '-'/nan for unmeasured values
+    # {"<hwthread>": value}: kept raw, parsed for all records at once (flatten.PerHwthread); likwid
+    # prints '-'/nan for unmeasured values
+    per_hwthread: msgspec.Raw = NULL
 
 
 class Counters(msgspec.Struct):

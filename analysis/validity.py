@@ -108,14 +108,15 @@ def completeness(cases: pd.DataFrame, records: pd.DataFrame, failed: pd.DataFram
         timed = {
             str(c): g.set_index("rep").to_dict("index") for c, g in mine.groupby("case_id", observed=True)
         }
+    mine = cases[cases["planned"]]
     progress = [
         layout.case_progress(
-            case,
-            timed.get(case["case_id"]) or dict.fromkeys(done_reps.get(case["case_id"], ()), {}),
-            failed_reps.get(case["case_id"], ()),
-            case["sampling_rule"],
+            {"case_id": case_id, "reps": reps},
+            timed.get(case_id) or dict.fromkeys(done_reps.get(case_id, ()), {}),
+            failed_reps.get(case_id, ()),
+            rule,
         )
-        for case in cases[cases["planned"]].to_dict("records")
+        for case_id, reps, rule in zip(mine["case_id"], mine["reps"], mine["sampling_rule"], strict=True)
     ]
     planned["done"] = [p.reps_done for p in progress]
     planned["failed"] = [p.reps_failed for p in progress]
