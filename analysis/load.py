@@ -238,6 +238,7 @@ def _parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
     contents = read_files(f"{campaign_dir}/", [w[0] for w in wanted])
     decoded = _Decoded()
     blobs, places = [], []  # per-repetition files of older campaigns: decoded together
+    lines_files = []  # records.jsonl contents
     for (relpath, case_dir, kind, number), text in zip(wanted, contents, strict=True):
         if isinstance(text, OSError):
             problems.append((relpath, f"unreadable: {text}"))
@@ -249,11 +250,13 @@ def _parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
                 problems.append((relpath, value))
         elif kind == "lines":
             # Only the bytes the listing saw: what a writer appended since is for the next analysis.
-            decoded.add_lines(text[:number] if number >= 0 else text, relpath, case_dir)
+            lines_files.append((text[:number] if number >= 0 else text, relpath, case_dir))
         else:
             blobs.append(text)
             places.append((relpath, case_dir, number, 0))
-    decoded.add_blobs(blobs, places)
+    decoded.add_blobs(blobs, places)  # first: where an older rep-<k>.json and a line both hold rep k,
+    for data, relpath, case_dir in lines_files:  # the older file counts (as for status and resume)
+        decoded.add_lines(data, relpath, case_dir)
     problems.extend(decoded.problems)
     good, lines, seen = [], [], set()
     for record, place in zip(decoded.records, decoded.places, strict=True):

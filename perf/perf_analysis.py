@@ -1,7 +1,8 @@
 """Scale benchmark of the analysis: N synthetic records (default 1,000,000), time and peak memory per phase.
 
-Prints figures, asserts nothing. Phases: generating the campaign (once, into build/perf/, reused by
-later runs), loading cold (parse every JSON file, process pool, no analysis cache), statistics (summary
+Prints figures, asserts nothing. Phases: generating the campaign as the runner stores it (one
+raw/<case_id>/records.jsonl per case; once, into build/perf/, reused by later runs), loading cold (parse
+every record, process pool, no analysis cache), statistics (summary
 with vectorised bootstrap, speedup, models, comparisons), writing the CSV tables, then loading warm
 (append-only cache). Aim for the cold analysis (load + statistics + CSV): <= 20 s and <= 2 GB peak RSS
 (the larger of this process and its biggest parsing worker).

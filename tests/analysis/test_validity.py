@@ -135,3 +135,19 @@ def test_cases_that_leave_options_at_their_default_are_still_checked(standard, t
     status = result.summary.set_index("case_id")["checksum_status"]
     assert (status[truth.wrong_checksum] == "mismatch").all()
     assert (status.drop(index=truth.wrong_checksum) == "ok").all()
+
+
+def test_older_rep_file_and_a_line_for_the_same_repetition_agree_everywhere(standard, tmp_path):
+    """A resumed campaign of the older layout: rep-<k>.json files beside records.jsonl. Where both hold a
+    repetition, the older file counts for the analysis as for status and resume; the line is reported."""
+    truth, _ = standard
+    copy = tmp_path / truth.campaign_dir.name
+    shutil.copytree(truth.campaign_dir, copy, ignore=shutil.ignore_patterns("analysis"))
+    case_id = truth.legacy_layout[0]
+    older = json.loads((copy / "raw" / case_id / "rep-0.json").read_text())
+    assert record_store.append(layout.records_path(copy, case_id), [older | {"wall_s": 99.0}])
+    loaded = load_records(copy, processes=1, use_cache=False)
+    mine = loaded.records[loaded.records["case_id"] == case_id]
+    assert mine.loc[mine["rep"] == 0, "wall_s"].tolist() == [older["wall_s"]]
+    assert f"raw/{case_id}/records.jsonl:1" in set(loaded.problems["file"])
+    assert layout.case_records(copy, case_id)[0]["wall_s"] == older["wall_s"]
