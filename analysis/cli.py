@@ -144,7 +144,7 @@ def print_summary(result, best, plots) -> None:
         f"validity: {int((~s['valid']).sum())} checksum mismatches, "
         f"{len(result.violations)} cases with placement violations, "
         f"{states.get('failed', 0)} failed, {states.get('partial', 0)} partial, "
-        f"{states.get('missing', 0)} missing, {len(result.loaded.problems)} unreadable files, "
+        f"{states.get('missing', 0)} missing, {len(result.loaded.problems)} unreadable files or lines, "
         f"{int(s['noisy'].sum())} noisy, {int(s['bimodal'].sum())} bimodal, "
         f"{int((sp['plausibility'] == 'implausible').sum())} implausible speedups, "
         f"{int((sp['plausibility'] == 'superlinear').sum())} superlinear"
