@@ -237,8 +237,8 @@ def headline(speedup: pd.DataFrame) -> pd.DataFrame:
     Implausible speedups are never a headline, and a superlinear one only when nothing plausible is
     left: on compute-bound kernels it is far more often a baseline measured in a slower phase of the
     machine than a cache effect, and the findings list it anyway. A case without a CI (one repetition)
-    ranks after every case with one. `caveats` says when the case or its baseline is noisy or bimodal; `implausible_left_out`
-    counts what was passed over."""
+    ranks after every case with one. `caveats` says when the case or its baseline is noisy or bimodal;
+    `implausible_left_out` counts what was passed over."""
     columns = HEADLINE_COLUMNS
     ok = speedup[speedup["speedup"].notna() & (speedup["model"] != "serial")]
     if ok.empty:
