@@ -283,7 +283,7 @@ def _parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
     columns, per_hwthread = flatten_records(good)
     columns["record_line"] = lines
     for row, why in per_hwthread.problems:  # the record counts; only these values are missing
-        problems.append((f"{_record_where(good[row], lines[row])}", f"counters: {why}"))
+        problems.append((_record_where(good[row], lines[row]), f"counters: {why}"))
     records = categorize(pd.DataFrame(columns))
     return Parsed(
         keys=dict(keys),
