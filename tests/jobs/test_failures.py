@@ -128,5 +128,5 @@ def test_ctrl_c_stops_cleanly_and_keeps_nothing_half_done(tmp_path, injection_bi
     out, err = runner.communicate(timeout=20)
     assert runner.returncode == 130, err
     assert f"continue with ./scalebench run --resume {campaign}" in out
-    assert list((campaign / "raw").glob("*/rep-*")) == []  # an interrupted attempt is neither done nor failed
+    assert list((campaign / "raw").glob("*/*")) == []  # an interrupted attempt is neither done nor failed
     assert "interrupted" in next((campaign / "logs").glob("run-*.log")).read_text()

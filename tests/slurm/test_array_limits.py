@@ -4,7 +4,6 @@ The 2,500-case campaign is submitted held (--hold), checked in the queue and can
 The split campaign (MaxArraySize=5 on a second cluster) runs to completion, with a cancelled task resumed.
 """
 
-import json
 import re
 import subprocess
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 
 from jobs.slurm.arrayspec import parse_array_spec
 from jobs.slurm.queue import queue_states
+from tests.records import campaign_records
 
 from .conftest import HERE, jobcomp, queue_empty_for, scalebench, submissions, wait_for
 
@@ -82,8 +82,8 @@ def test_2500_cases_split_below_default_max_array_size_all_accepted(slurm_cluste
         wait_for(lambda: not ids or queue_empty_for(ids), 30, "the held jobs to leave the queue")
 
 
-def _records(campaign: Path) -> list[Path]:
-    return [p for p in campaign.glob("raw/*/rep-*.json") if ".failed-" not in p.name]
+def _records(campaign: Path) -> list[dict]:
+    return campaign_records(campaign)
 
 
 def test_split_campaign_runs_and_resumes_a_cancelled_task(small_array_cluster, tmp_path):
@@ -106,7 +106,7 @@ def test_split_campaign_runs_and_resumes_a_cancelled_task(small_array_cluster, t
     subprocess.run(["scancel", f"{smt}_3"], env=env, check=True)
     ids = [s["job_id"] for s in arrays]
     wait_for(lambda: queue_empty_for_env(ids, env), 180, "the split arrays to finish")
-    done = {json.loads(p.read_text())["case_index"] for p in _records(campaign)}
+    done = {r["case_index"] for r in _records(campaign)}
     assert 9 not in done and done == set(range(12)) - {9}
 
     proc = scalebench("resume", campaign, env=env)
@@ -118,7 +118,7 @@ def test_split_campaign_runs_and_resumes_a_cancelled_task(small_array_cluster, t
     wait_for(
         lambda: any(j.get("JobId") == analysis for j in jobcomp(small_array_cluster)), 120, "the analysis job"
     )
-    records = [json.loads(p.read_text()) for p in _records(campaign)]
+    records = _records(campaign)
     # Every case done, each repetition exactly once; case 9 by the resumed array's task 0.
     done_reps = sorted((r["case_index"], r["rep"]) for r in records)
     assert done_reps == [(i, 0) for i in range(12)]
