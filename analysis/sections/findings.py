@@ -138,7 +138,8 @@ def section(result, plots) -> list[Block]:
             "Speedup = baseline median time / case median time, efficiency = speedup / workers "
             "(threads x ranks); brackets are 95 % bootstrap CIs. The best variant is the one with the "
             "highest CI lower bound; a speedup above min(workers, cores) whose CI reaches below that "
-            "bound is implausible and never chosen.",
+            "bound is implausible and never chosen, one whose CI lies above it (superlinear) only when "
+            "no plausible one exists.",
         )
     ]
     lines = headline_lines(result)
