@@ -220,7 +220,5 @@ SBV_TARGET void SBV_FN(const sb_params *p, int32_t j, uint32_t *row_out) {
 #undef SBV_ADD
 #undef SBV_SUB
 #undef SBV_MUL
-#undef SBV_MAX
-#undef SBV_FLAGS
 #undef SBV_NOT_LE
 #undef SBV_ZERO_LANES
