@@ -13,16 +13,19 @@
  *     not fit 16 ymm registers and the spills would land on the chains);
  *   - the loop does no escape test at all: per step 4 multiplies (x*x, y*y, 2*x, (2x)*y) and 3
  *     adds ((x*x - y*y) + cx, (2x)*y + cy). Once per block of SBV_K steps, |z|^2 of the block's
- *     last step (one add) is compared with SBV_SETTLE_R2 = 3: a lane that left |z|^2 <= 4 at any
- *     step of the block is above it then. (With |c| <= 2, |z| > 2 gives |z'| >= |z|^2 - |c| > 2,
- *     so an escaped orbit stays outside the disc; with |c| > 2 the orbit escapes at its first
- *     step, z1 = c, and |z| >= |c| > 2 from then on. Rounding moves |z|^2 by ~1e-15 relative, far
- *     below the margin from 4 to 3; an overflow gives inf or NaN, both fail the test.) A NaN c
- *     never enters a lane: pixels with an infinite or NaN c are counted by the scalar reference;
+ *     last step (one add) is compared with SBV_SETTLE_R2 = 2.5: a lane that left |z|^2 <= 4 at any
+ *     step of the block is above it then. Exactly: with |c| <= 2, |z| > 2 gives |z'| >= |z|^2 -
+ *     |c| > 2, so an escaped orbit stays outside the disc; with |c| > 2 the orbit escapes at its
+ *     first step, z1 = c, and |z| >= |c| from then on. In doubles, an orbit that escaped by less
+ *     than the rounding (|z| within ~1e-15 of 2) may fall back inside, but a step moves a
+ *     deviation from |z| = 2 by at most 2|z| ~ 4 times, so within the block it stays below
+ *     4^(SBV_K-1) x ~3e-15 ~ 0.2 for SBV_K = 24: |z| > 1.8, |z|^2 > 3.2 > 2.5. Overflow gives inf
+ *     or NaN, which fail the test too. A NaN c never enters a lane: pixels with an infinite or NaN
+ *     c are counted by the scalar reference;
  *   - a flagged lane is settled from the x and y it had at the block's start (stored once per
  *     block): the reference's own steps, scalar, find the exact escape step or show that it did
- *     not escape (|z|^2 in (3, 4]: it goes on). Lanes whose pixel ended are refilled with the next
- *     pixel of the row right after the block (x, y zeroed by a lane mask, so they never leave the
+ *     not escape (|z|^2 in (2.5, 4]: it goes on). Lanes whose pixel ended are refilled with the
+ * next pixel of the row right after the block (x, y zeroed by a lane mask, so they never leave the
  *     registers); lanes with no pixel left run c = 0 (never escapes).
  * Measured on Zen 3: docs/simd-bounds.md.
  */
@@ -32,12 +35,13 @@
 #ifndef SBV_K
 #define SBV_K 24 /* steps per block */
 #endif
+_Static_assert(SBV_K <= 24, "the block test's margin (see the top) holds for at most 24 steps");
 #ifndef SBV_OPAQUE /* hides a value from the optimiser (an includer may emulate SBV_T as a struct) \
                     */
 #define SBV_OPAQUE(x) __asm__("" : "+v"(x))
 #endif
 #ifndef SBV_SETTLE_R2
-#define SBV_SETTLE_R2 3.0 /* any value in (2, 4) is safe (see above); near 4 fewer false flags */
+#define SBV_SETTLE_R2 2.5 /* the margin: see the top */
 #endif
 #define SBV_L (SBV_NV * SBV_W)
 _Static_assert(SBV_L <= 64, "lane flags are a uint64_t");
