@@ -1,12 +1,18 @@
 """Repetitions measured while the machine was disturbed, from the kernels' machine-state probe.
 
 Each measured record carries `probe` (docs/formats.md): fixed-work integer-multiply and FP-latency
-chains timed on every CPU of the case right before and after the repetition, and the run-queue wait of
-the process's threads during it. A node's normal probe time is learnt from the campaign itself: a low
-quantile of every chain time measured on that host (its CPUs are taken to be alike). A repetition is
-flagged as disturbed when
-- a chain around it took clearly longer than normal (SLOW_RATIO): the core was slower or taken away
-  (another process, the hypervisor, a lower clock), or
+chains and an FP-throughput block timed on every CPU of the case right before and after the repetition,
+and the run-queue wait of the process's threads during it. A node's normal probe time is learnt from the
+campaign itself: a low quantile of every chain time measured on that host (its CPUs are taken to be
+alike). A repetition is flagged as disturbed when
+- a latency chain around it took clearly longer than normal (SLOW_RATIO): the core was slower or taken
+  away (another process, the hypervisor, a lower clock), or
+- the throughput block around it took clearly longer than normal (SLOW_RATIO) while the latency chains
+  did not: something else issued to the core's FP pipes, typically another tenant's thread on the SMT
+  sibling of the host core under our vCPU. Vector kernels lose up to a third of their speed then
+  (docs/simd-bounds.md, "Host phases"); latency-bound loops barely notice. Its normal time is a lower
+  quantile (TPUT_NORMAL_QUANTILE): on a host shared this way the slow state is the common one, and the
+  block cannot run faster than the pipes allow, so the fastest times are the core's own, or
 - its threads waited for a CPU for a clearly larger share of the run than is normal on that host
   (WAIT_SHARE more than the host's low quantile) although the case has no more threads than CPUs
   (scaling kernels only: a microbenchmark's partner thread or process waits for its CPU by design):
@@ -23,11 +29,22 @@ import pandas as pd
 from sbcore.sampling import median_ci
 
 SLOW_RATIO = 1.3  # probe time / node's normal probe time
+PIPES_REASON = "shared FP pipes"
 WAIT_SHARE = 0.2  # run-queue wait / (run time x threads), above the host's normal share
 NORMAL_QUANTILE = 0.1
+TPUT_NORMAL_QUANTILE = 0.02
 SCALING_KERNELS = ("mandelbrot", "mcpi")  # the run-queue rule applies to these
-CHAINS = ("int_mul", "fp_lat")
-RECORD_COLUMNS = ["probe_slowdown", "runq_wait_share", "normal_runq_share", "disturbed", "disturbed_reason"]
+LATENCY_CHAINS = ("int_mul", "fp_lat")
+TPUT_CHAINS = ("fp_tput",)
+CHAINS = LATENCY_CHAINS + TPUT_CHAINS
+RECORD_COLUMNS = [
+    "probe_slowdown",
+    "probe_tput_slowdown",
+    "runq_wait_share",
+    "normal_runq_share",
+    "disturbed",
+    "disturbed_reason",
+]
 SUMMARY_COLUMNS = ["n_disturbed", "n_clean", "median_clean_s", "ci_low_clean_s", "ci_high_clean_s"]
 
 
@@ -57,22 +74,28 @@ def _host(records: pd.DataFrame) -> pd.Series:
     return host.fillna("unknown").astype(str)
 
 
-def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
-    """The records with RECORD_COLUMNS added (records without a probe are never flagged)."""
-    out = records.copy(deep=False)  # copy-on-write: the new columns never reach `records`
-    host = _host(out)
+def _slowdown(out: pd.DataFrame, host: pd.Series, chains: tuple, quantile: float) -> pd.Series:
+    """Per record: the slowest time of the chains around it / the host's normal time of that chain."""
     slowdown = pd.Series(np.nan, index=out.index)
-    for chain in CHAINS:
+    for chain in chains:
         lo, hi = f"probe_{chain}_min_s", f"probe_{chain}_max_s"
         if lo not in out:
             continue
         fastest = pd.to_numeric(out[lo], errors="coerce")
         if fastest.isna().all():  # no probe in any record: nothing to learn (and a million-row groupby less)
             continue
-        normal = fastest.groupby(host).transform(lambda s: s.quantile(NORMAL_QUANTILE))
+        normal = fastest.groupby(host).transform(lambda s: s.quantile(quantile))
         ratio = pd.to_numeric(out[hi], errors="coerce") / normal
         slowdown = pd.concat([slowdown, ratio], axis=1).max(axis=1)
-    out["probe_slowdown"] = slowdown
+    return slowdown
+
+
+def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
+    """The records with RECORD_COLUMNS added (records without a probe are never flagged)."""
+    out = records.copy(deep=False)  # copy-on-write: the new columns never reach `records`
+    host = _host(out)
+    out["probe_slowdown"] = _slowdown(out, host, LATENCY_CHAINS, NORMAL_QUANTILE)
+    out["probe_tput_slowdown"] = _slowdown(out, host, TPUT_CHAINS, TPUT_NORMAL_QUANTILE)
     wait = pd.to_numeric(out.get("probe_runq_wait_s"), errors="coerce")
     run = (out["wall_s"] + out.get("setup_s", 0).fillna(0)) * out["threads"]
     out["runq_wait_share"] = wait / run
@@ -88,10 +111,17 @@ def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
         normal_share = share.groupby(host).transform(lambda s: s.quantile(NORMAL_QUANTILE))
     out["normal_runq_share"] = normal_share
     slow = out["probe_slowdown"] > SLOW_RATIO
+    # A core taken away slows the throughput block too: only a slow block beside normal latency chains
+    # says that the pipes, not the core, were shared.
+    pipes = (out["probe_tput_slowdown"] > SLOW_RATIO) & ~slow
     waited = fits & (share > normal_share.fillna(0) + WAIT_SHARE)
-    out["disturbed"] = slow | waited
-    reason = np.where(slow & waited, "slow probe + run-queue wait", np.where(slow, "slow probe", ""))
-    out["disturbed_reason"] = np.where(waited & ~slow, "run-queue wait", reason)
+    out["disturbed"] = slow | pipes | waited
+    reason = pd.Series("", index=out.index)
+    for flag, name in ((slow, "slow probe"), (pipes, PIPES_REASON), (waited, "run-queue wait")):
+        flag = flag.fillna(False).to_numpy(dtype=bool)
+        if flag.any():  # most records of most campaigns: nothing to join
+            reason = reason.mask(flag, reason.where(reason == "", reason + " + ") + name)
+    out["disturbed_reason"] = reason.to_numpy(dtype=object)
     return out
 
 

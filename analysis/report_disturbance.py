@@ -19,7 +19,9 @@ def disturbance_section(result) -> list[tuple[str, object]]:
         (
             "p",
             f"{bad} of {n} repetitions ({100 * bad / max(n, 1):.0f} %) were measured while the machine was "
-            f"disturbed: a probe chain around them took more than {SLOW_RATIO:g}x the node's normal time, or "
+            f"disturbed: a probe chain around them took more than {SLOW_RATIO:g}x the node's normal time "
+            '(only the FP-throughput block: "shared FP pipes", another hardware thread used the core\'s '
+            "vector pipes, which slows vector kernels and barely the scalar loops), or "
             f"their threads waited for a CPU {100 * WAIT_SHARE:.0f} % of the time more than is normal on "
             "that node, without being oversubscribed. They stay in every result above; the table shows "
             "what the affected cases give without them (records.csv has the flag and reason per repetition).",

@@ -31,14 +31,6 @@ static __attribute__((noinline, cold)) uint32_t sbv_count_scalar(double cx, doub
 #define SBV_ADD _mm256_add_pd
 #define SBV_SUB _mm256_sub_pd
 #define SBV_MUL _mm256_mul_pd
-/* max of the high 32 bits (signed; for doubles >= 0 the same order as the values), on the
- * integer side of the vector unit: the FP add pipes are the bottleneck. Flags: high 32 bits of
- * the max above those of 4.0 (a |z|^2 of exactly 4 is flagged too; the settle step tells) */
-#define SBV_MAX(a, b)                                                                              \
-    _mm256_castsi256_pd(_mm256_max_epi32(_mm256_castpd_si256(a), _mm256_castpd_si256(b)))
-#define SBV_FLAGS(acc)                                                                             \
-    _mm256_movemask_pd(_mm256_castsi256_pd(                                                        \
-        _mm256_cmpgt_epi64(_mm256_castpd_si256(acc), _mm256_set1_epi64x(0x400fffffffffffffLL))))
 /* lane w of entry k is all ones when bit w of k is set */
 static const int64_t sbv_lane_masks4[16][4] __attribute__((aligned(32))) = {
     {0, 0, 0, 0},   {-1, 0, 0, 0},   {0, -1, 0, 0},   {-1, -1, 0, 0},
@@ -47,7 +39,7 @@ static const int64_t sbv_lane_masks4[16][4] __attribute__((aligned(32))) = {
     {0, 0, -1, -1}, {-1, 0, -1, -1}, {0, -1, -1, -1}, {-1, -1, -1, -1}};
 #define SBV_ZERO_LANES(x, lanes)                                                                   \
     _mm256_andnot_pd(_mm256_load_pd((const double *)sbv_lane_masks4[lanes]), x)
-#define SBV_NOT_LE(r, four) _mm256_movemask_pd(_mm256_cmp_pd(r, four, _CMP_NLE_UQ))
+#define SBV_NOT_LE(r, bound) _mm256_movemask_pd(_mm256_cmp_pd(r, bound, _CMP_NLE_UQ))
 #include "sb_mandel_simd_body.h"
 
 /* ---- AVX-512
@@ -62,13 +54,8 @@ static const int64_t sbv_lane_masks4[16][4] __attribute__((aligned(32))) = {
 #define SBV_ADD _mm512_add_pd
 #define SBV_SUB _mm512_sub_pd
 #define SBV_MUL _mm512_mul_pd
-#define SBV_MAX(a, b)                                                                              \
-    _mm512_castsi512_pd(_mm512_max_epi32(_mm512_castpd_si512(a), _mm512_castpd_si512(b)))
-#define SBV_FLAGS(acc)                                                                             \
-    ((int)_mm512_cmpgt_epi64_mask(_mm512_castpd_si512(acc),                                        \
-                                  _mm512_set1_epi64(0x400fffffffffffffLL)))
 #define SBV_ZERO_LANES(x, lanes) _mm512_maskz_mov_pd((__mmask8) ~(lanes), x)
-#define SBV_NOT_LE(r, four) ((int)_mm512_cmp_pd_mask(r, four, _CMP_NLE_UQ))
+#define SBV_NOT_LE(r, bound) ((int)_mm512_cmp_pd_mask(r, bound, _CMP_NLE_UQ))
 #include "sb_mandel_simd_body.h"
 
 #else /* not x86-64: never selected (sb_cpu_supports_path), defined so every build links */

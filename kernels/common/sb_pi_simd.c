@@ -27,7 +27,9 @@
 #define EACH(i, n) _Pragma("GCC unroll 16") for (int i = 0; i < (n); i++)
 
 AVX2 int64_t sb_pi_hits_avx2(uint64_t seed, int64_t begin, int64_t end) {
-    enum { LANES = 4, NV = 2, NU = 2 * NV }; /* NV vectors of samples, NU generator outputs */
+    /* NV vectors of samples, NU generator outputs; 4 vectors measured 8 % faster than 2 (more
+     * independent chains in flight), 3, 5 and 6 slower than 4 */
+    enum { LANES = 4, NV = 4, NU = 2 * NV };
     const uint64_t g = SB_SPLITMIX_GAMMA, c1v = UINT64_C(0xbf58476d1ce4e5b9),
                    c2v = UINT64_C(0x94d049bb133111eb);
     const __m256i c1 = _mm256_set1_epi64x((long long)c1v);

@@ -14,6 +14,8 @@
  * or a descheduled vCPU, short next to a repetition. */
 #define SB_PROBE_INT_ITERS 400000
 #define SB_PROBE_FP_ITERS 400000
+/* 12 independent FP operations per iteration (3 cycles on Zen 3's four FP pipes): ~0.5 ms. */
+#define SB_PROBE_TPUT_ITERS 500000
 
 /* The chains are written in assembly on x86-64 with each loop aligned to a cache line: compiled
  * from C, the loop's place in the binary depends on what was linked before it, and where a loop
@@ -66,6 +68,64 @@ static double fp_lat_chain(void) {
     return t;
 }
 
+/* Six independent multiplies and six independent adds per iteration (SSE2, on every x86-64): with
+ * latency 3 and two pipes for each, six chains of each kind fill the multiply and the add pipes.
+ * Its time is work / pipe throughput, so it grows when another hardware thread on the same core (a
+ * hypervisor's SMT sibling we cannot see) issues to the same pipes; a latency chain leaves most
+ * issue slots free and barely notices. */
+static double fp_tput_block(void) {
+    double t0 = sb_now();
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    uint64_t n = SB_PROBE_TPUT_ITERS;
+    const double m[2] = {1.0000000001, 1.0000000001};
+    const double a[2] = {1e-10, 1e-10};
+    /* The constants in xmm6 and xmm7 and the multiplies' registers below xmm8 keep most
+     * instructions without a REX prefix: the loop fits one 64-byte line (59 bytes). */
+    __asm__ volatile("movupd %[m], %%xmm6\n\t"
+                     "movupd %[a], %%xmm7\n\t"
+                     "movapd %%xmm6, %%xmm0\n\t"
+                     "movapd %%xmm6, %%xmm1\n\t"
+                     "movapd %%xmm6, %%xmm2\n\t"
+                     "movapd %%xmm6, %%xmm3\n\t"
+                     "movapd %%xmm6, %%xmm4\n\t"
+                     "movapd %%xmm6, %%xmm5\n\t"
+                     "movapd %%xmm7, %%xmm8\n\t"
+                     "movapd %%xmm7, %%xmm9\n\t"
+                     "movapd %%xmm7, %%xmm10\n\t"
+                     "movapd %%xmm7, %%xmm11\n\t"
+                     "movapd %%xmm7, %%xmm12\n\t"
+                     "movapd %%xmm7, %%xmm13\n\t"
+                     ".p2align 6\n1:\n\t"
+                     "mulpd %%xmm6, %%xmm0\n\t"
+                     "addpd %%xmm7, %%xmm8\n\t"
+                     "mulpd %%xmm6, %%xmm1\n\t"
+                     "addpd %%xmm7, %%xmm9\n\t"
+                     "mulpd %%xmm6, %%xmm2\n\t"
+                     "addpd %%xmm7, %%xmm10\n\t"
+                     "mulpd %%xmm6, %%xmm3\n\t"
+                     "addpd %%xmm7, %%xmm11\n\t"
+                     "mulpd %%xmm6, %%xmm4\n\t"
+                     "addpd %%xmm7, %%xmm12\n\t"
+                     "mulpd %%xmm6, %%xmm5\n\t"
+                     "addpd %%xmm7, %%xmm13\n\t"
+                     "dec %[n]\n\t"
+                     "jnz 1b"
+                     : [n] "+r"(n)
+                     : [m] "m"(m), [a] "m"(a)
+                     : "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",
+                       "xmm9", "xmm10", "xmm11", "xmm12", "xmm13");
+#else
+    double p[6] = {1, 1, 1, 1, 1, 1}, q[6] = {0, 0, 0, 0, 0, 0};
+    for (int32_t i = 0; i < SB_PROBE_TPUT_ITERS; i++)
+        for (int k = 0; k < 6; k++) {
+            p[k] *= 1.0000000001;
+            q[k] += 1e-10;
+            __asm__ volatile("" : "+x"(p[k]), "+x"(q[k]));
+        }
+#endif
+    return sb_now() - t0;
+}
+
 static void add_cpu(sb_probe_sample *s, int32_t cpu) {
     if (cpu < 0 || s->n >= SB_PROBE_MAX_CPUS)
         return;
@@ -95,9 +155,14 @@ static void cpus_from_env(sb_probe_sample *s) {
     }
 }
 
-void sb_probe_chains(double *int_mul_s, double *fp_lat_s) {
-    *int_mul_s = int_mul_chain();
-    *fp_lat_s = fp_lat_chain();
+void sb_probe_chains(sb_probe_sample *s, int32_t k) {
+    s->int_mul_s[k] = int_mul_chain();
+    s->fp_lat_s[k] = fp_lat_chain();
+    s->fp_tput_s[k] = fp_tput_block();
+}
+
+void sb_probe_unmeasured(sb_probe_sample *s, int32_t k) {
+    s->int_mul_s[k] = s->fp_lat_s[k] = s->fp_tput_s[k] = -1.0;
 }
 
 /* Without an OpenMP team the calling thread probes (sb_probe_omp.c overrides this). */
@@ -127,10 +192,10 @@ void sb_probe_measure(const sb_ctx *ctx, sb_probe_sample *out) {
         CPU_ZERO(&one);
         CPU_SET(out->cpu[k], &one);
         if (!have_saved || sched_setaffinity(0, sizeof one, &one) != 0) {
-            out->int_mul_s[k] = out->fp_lat_s[k] = -1.0;
+            sb_probe_unmeasured(out, k);
             continue;
         }
-        sb_probe_chains(&out->int_mul_s[k], &out->fp_lat_s[k]);
+        sb_probe_chains(out, k);
     }
     if (have_saved)
         sched_setaffinity(0, sizeof saved, &saved);
@@ -154,6 +219,8 @@ static void put_sample(FILE *f, const char *key, const sb_probe_sample *s) {
     put_times(f, "int_mul_s", s->int_mul_s, s->n);
     fputc(',', f);
     put_times(f, "fp_lat_s", s->fp_lat_s, s->n);
+    fputc(',', f);
+    put_times(f, "fp_tput_s", s->fp_tput_s, s->n);
     fputc('}', f);
 }
 
@@ -185,8 +252,8 @@ double sb_probe_runq_wait(void) {
 
 void sb_probe_put(FILE *f, const sb_probe_sample *before, const sb_probe_sample *after,
                   double runq_wait_s) {
-    fprintf(f, ",\"probe\":{\"int_mul_iters\":%d,\"fp_lat_iters\":%d", SB_PROBE_INT_ITERS,
-            SB_PROBE_FP_ITERS);
+    fprintf(f, ",\"probe\":{\"int_mul_iters\":%d,\"fp_lat_iters\":%d,\"fp_tput_iters\":%d",
+            SB_PROBE_INT_ITERS, SB_PROBE_FP_ITERS, SB_PROBE_TPUT_ITERS);
     put_sample(f, "before", before);
     put_sample(f, "after", after);
     if (runq_wait_s >= 0)

@@ -12,24 +12,30 @@
 
 #define SB_PROBE_MAX_CPUS 64
 
-/* One probe: per probed CPU, the seconds of an integer-multiply chain and of an FP-latency chain
- * (-1 when the thread could not be moved there). */
+/* One probe: per probed CPU, the seconds of an integer-multiply chain, of an FP-latency chain and
+ * of an FP-throughput block (-1 when the thread could not be moved there). The latency chains use
+ * one pipe at a time and do not notice a sibling hardware thread that takes a share of the pipes;
+ * the throughput block keeps every FP pipe busy, so it slows down when something else uses them. */
 typedef struct sb_probe_sample {
     int32_t n;
     int32_t cpu[SB_PROBE_MAX_CPUS];
     double int_mul_s[SB_PROBE_MAX_CPUS];
     double fp_lat_s[SB_PROBE_MAX_CPUS];
+    double fp_tput_s[SB_PROBE_MAX_CPUS];
 } sb_probe_sample;
 
 struct sb_ctx;
 
-/* Times both chains on every CPU of the case (the pin list likwid's environment names, else the
+/* Times the chains on every CPU of the case (the pin list likwid's environment names, else the
  * CPUs the last repetition's workers ran on, else the current CPU) by moving the calling thread
  * there and back: no thread is created, so pthread_create wrappers (liblikwidpin) see nothing. */
 void sb_probe_measure(const struct sb_ctx *ctx, sb_probe_sample *out);
 
-/* Times both chains on the calling thread's CPU. */
-void sb_probe_chains(double *int_mul_s, double *fp_lat_s);
+/* Times the chains on the calling thread's CPU into entry k of s. */
+void sb_probe_chains(sb_probe_sample *s, int32_t k);
+
+/* Marks entry k of s as not measured (the thread could not be moved to its CPU). */
+void sb_probe_unmeasured(sb_probe_sample *s, int32_t k);
 
 /* The probe taken by the pinned OpenMP team itself, each worker on its own CPU at once; 0 = not
  * taken (no team in this binary, not pinned by the harness, one thread), the caller probes instead.

@@ -27,9 +27,9 @@ int sb_probe_team(const sb_ctx *ctx, sb_probe_sample *out) {
         if (w < out->n) {
             out->cpu[w] = list[(first + w) % n];
             if (pinned)
-                sb_probe_chains(&out->int_mul_s[w], &out->fp_lat_s[w]);
+                sb_probe_chains(out, w);
             else
-                out->int_mul_s[w] = out->fp_lat_s[w] = -1.0;
+                sb_probe_unmeasured(out, w);
         }
     }
     return 1;

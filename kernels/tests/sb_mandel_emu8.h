@@ -1,8 +1,9 @@
 /*
  * Test only: the shared Mandelbrot body (kernels/common/sb_mandel_simd_body.h) instantiated with 8
  * lanes, each vector emulated by two AVX2 vectors, so the 8-lane logic the AVX-512 path runs (lane
- * flags, the block's 64-bit test word, lane masks) is checked against the reference on every AVX2
- * machine. The operations per lane are the AVX-512 path's; only the vector width is emulated.
+ * flags of 6 vectors in one 64-bit word, the block test, lane masks) is checked against the
+ * reference on every AVX2 machine. The operations per lane are the AVX-512 path's; only the vector
+ * width is emulated.
  */
 #ifndef SB_MANDEL_EMU8_H
 #define SB_MANDEL_EMU8_H
@@ -37,20 +38,10 @@ static inline EMU8 v8 v8_set1(double x) {
     }
 OP2(v8_add, _mm256_add_pd)
 OP2(v8_sub, _mm256_sub_pd)
-OP2(v8_mul, _mm256_mul_pd) static inline EMU8 __m256d imax4(__m256d a, __m256d b) {
-    return _mm256_castsi256_pd(_mm256_max_epi32(_mm256_castpd_si256(a), _mm256_castpd_si256(b)));
-}
-OP2(v8_imax, imax4)
-static inline EMU8 int flags4(__m256d m) {
-    return _mm256_movemask_pd(_mm256_castsi256_pd(
-        _mm256_cmpgt_epi64(_mm256_castpd_si256(m), _mm256_set1_epi64x(0x400fffffffffffffLL))));
-}
-static inline EMU8 int v8_flags(v8 m) {
-    return flags4(m.lo) | flags4(m.hi) << 4;
-}
-static inline EMU8 int v8_not_le(v8 r, v8 four) {
-    return _mm256_movemask_pd(_mm256_cmp_pd(r.lo, four.lo, _CMP_NLE_UQ)) |
-           _mm256_movemask_pd(_mm256_cmp_pd(r.hi, four.hi, _CMP_NLE_UQ)) << 4;
+OP2(v8_mul, _mm256_mul_pd)
+static inline EMU8 int v8_not_le(v8 r, v8 bound) {
+    return _mm256_movemask_pd(_mm256_cmp_pd(r.lo, bound.lo, _CMP_NLE_UQ)) |
+           _mm256_movemask_pd(_mm256_cmp_pd(r.hi, bound.hi, _CMP_NLE_UQ)) << 4;
 }
 /* lane w of entry k is all ones when bit w of k is set */
 static const int64_t emu8_lane_masks[16][4] __attribute__((aligned(32))) = {
@@ -78,8 +69,6 @@ static __attribute__((noinline, cold)) uint32_t sbv_count_scalar(double cx, doub
 #define SBV_ADD v8_add
 #define SBV_SUB v8_sub
 #define SBV_MUL v8_mul
-#define SBV_MAX v8_imax
-#define SBV_FLAGS v8_flags
 #define SBV_NOT_LE v8_not_le
 #define SBV_ZERO_LANES v8_zero_lanes
 #define SBV_OPAQUE(x) __asm__("" : "+v"((x).lo), "+v"((x).hi))

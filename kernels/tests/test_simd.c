@@ -45,7 +45,8 @@ static int rows_equal(row_fn fn, double x0, double x1, double y0, double y1, int
 }
 
 static void test_mandelbrot(row_fn fn) {
-    static const int32_t iters[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 100, 1000};
+    static const int32_t iters[] = {1,  2,  3,  7,  8,  9,  15, 16, 17,  23,
+                                    24, 25, 31, 32, 33, 47, 48, 49, 100, 1000};
     /* presets, all widths 1..37 so every lane count and tail occurs */
     for (int32_t w = 1; w <= 37; w++)
         CHECK(rows_equal(fn, -0.75, 0.25, 0.0, 1.0, w, 5, 300));
@@ -59,6 +60,12 @@ static void test_mandelbrot(row_fn fn) {
     CHECK(rows_equal(fn, 0.0, 0.5, -0.5, 0.5, 1, 1, 1000));  /* c = 0.25 */
     CHECK(rows_equal(fn, -2.5, -1.5, -0.5, 0.5, 1, 1, 999)); /* c = -2 */
     CHECK(rows_equal(fn, 1.5, 2.5, -0.5, 0.5, 1, 1, 10));    /* c = 2: z1 = 2 */
+    /* orbits that stay near |z| = 2 for many steps before they escape or not (c around -2 and on
+     * the circle |c| = 2): the block test relies on an escaped orbit staying outside the disc */
+    CHECK(rows_equal(fn, -2.0000001, -1.9999999, -1e-7, 1e-7, 37, 9, 5000));
+    CHECK(rows_equal(fn, -2.0 - 1e-12, -2.0 + 1e-12, -1e-12, 1e-12, 31, 7, 3000));
+    CHECK(rows_equal(fn, 1.4142134, 1.4142138, 1.4142134, 1.4142138, 29, 7, 200));
+    CHECK(rows_equal(fn, -1e-7, 1e-7, 1.9999999, 2.0000001, 29, 7, 200));
     /* lanes ending thousands of steps apart: a thin strip across the boundary */
     CHECK(rows_equal(fn, -0.7454, -0.7452, 0.1130, 0.1132, 41, 7, 20000));
     CHECK(rows_equal(fn, -1.7690, -1.7680, -0.0005, 0.0005, 33, 5, 5000));

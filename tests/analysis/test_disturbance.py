@@ -7,19 +7,29 @@ import pandas as pd
 from analysis.disturbance import clean_summary, flag_disturbed, probe_columns
 
 
-def probe(int_s, fp_s, wait, cpus=(0, 1)):
-    sample = {"cpus": list(cpus), "int_mul_s": [int_s] * len(cpus), "fp_lat_s": [fp_s] * len(cpus)}
-    return {"int_mul_iters": 1, "fp_lat_iters": 1, "before": sample, "after": sample, "runq_wait_s": wait}
+def probe(int_s, fp_s, wait, cpus=(0, 1), tput_s=0.0005):
+    n = len(cpus)
+    sample = {"cpus": list(cpus), "int_mul_s": [int_s] * n, "fp_lat_s": [fp_s] * n, "fp_tput_s": [tput_s] * n}
+    return {
+        "int_mul_iters": 1,
+        "fp_lat_iters": 1,
+        "fp_tput_iters": 1,
+        "before": sample,
+        "after": sample,
+        "runq_wait_s": wait,
+    }
 
 
-def rows(host="n1", threads=2, n=20, slow=(), waited=(), case="c1"):
+def rows(host="n1", threads=2, n=20, slow=(), waited=(), case="c1", pipes=()):
     out = []
     for k in range(n):
         int_s = 0.0004 * (1.8 if k in slow else 1.0 + 0.01 * (k % 3))
         wait = (0.5 if k in waited else 0.001) * 0.1 * threads
+        # A core taken away slows every chain; pipes shared with another hardware thread only the block.
+        tput_s = 0.0005 * (1.8 if k in slow or k in pipes else 1.0 + 0.01 * (k % 3))
         out.append(
             {"case_id": case, "rep": k, "hostname": host, "wall_s": 0.1, "setup_s": 0.0, "threads": threads}
-            | probe_columns(probe(int_s, 0.0004, wait))
+            | probe_columns(probe(int_s, 0.0004, wait, tput_s=tput_s))
         )
     return out
 
@@ -30,7 +40,13 @@ def test_probe_columns():
     assert (
         cols["probe_fp_lat_max_s"] == 0.002 and cols["probe_cpus"] == 1 and cols["probe_runq_wait_s"] == 0.01
     )
+    assert cols["probe_fp_tput_min_s"] == cols["probe_fp_tput_max_s"] == 0.0005
     assert probe_columns(None)["probe_int_mul_max_s"] is None
+    # Records from kernels built before the throughput block: no columns for it, nothing flagged.
+    old = probe(0.001, 0.002, 0.01)
+    for side in ("before", "after"):
+        old[side].pop("fp_tput_s", None)  # before and after may be one dict
+    assert probe_columns(old)["probe_fp_tput_max_s"] is None
 
 
 def test_slow_probes_and_run_queue_waits_are_flagged_and_nothing_else():
@@ -40,6 +56,27 @@ def test_slow_probes_and_run_queue_waits_are_flagged_and_nothing_else():
     assert flagged.set_index("rep").loc[4, "disturbed_reason"] == "slow probe"
     assert flagged.set_index("rep").loc[9, "disturbed_reason"] == "run-queue wait"
     assert np.isclose(flagged.set_index("rep").loc[4, "probe_slowdown"], 1.8)
+
+
+def test_a_slow_throughput_block_beside_normal_latency_chains_is_flagged_as_shared_pipes():
+    """The host phases in which another hardware thread shares the core's FP pipes: the latency chains
+    run at their normal speed, only the throughput block is slower; a core taken away (every chain
+    slow) stays a slow probe."""
+    flagged = flag_disturbed(pd.DataFrame(rows(slow={4}, pipes={7, 8}, waited={8}))).set_index("rep")
+    assert set(flagged.index[flagged["disturbed"]]) == {4, 7, 8}
+    assert flagged.loc[7, "disturbed_reason"] == "shared FP pipes"
+    assert flagged.loc[8, "disturbed_reason"] == "shared FP pipes + run-queue wait"
+    assert flagged.loc[4, "disturbed_reason"] == "slow probe"
+    assert np.isclose(flagged.loc[7, "probe_tput_slowdown"], 1.8) and flagged.loc[7, "probe_slowdown"] < 1.1
+
+
+def test_shared_pipes_are_judged_against_the_fast_phase_even_when_it_is_rare():
+    """On a host whose pipes are shared most of the time, the few fast repetitions are the core's own
+    speed: the slow majority is flagged, not taken as normal."""
+    n = 50
+    records = pd.DataFrame(rows(n=n, pipes=set(range(3, n))))
+    flagged = flag_disturbed(records)
+    assert set(flagged.loc[flagged["disturbed"], "rep"]) == set(range(3, n))
 
 
 def test_normal_is_learnt_per_host():

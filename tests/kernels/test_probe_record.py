@@ -20,12 +20,16 @@ def check_probe(records: list[dict], cpus: set[int] | None):
     assert all("probe" not in r for r in records if r["warmup"])
     for previous, record in zip([None, *measured], measured, strict=False):
         probe = record["probe"]
-        assert probe["int_mul_iters"] > 0 and probe["fp_lat_iters"] > 0
+        assert probe["int_mul_iters"] > 0 and probe["fp_lat_iters"] > 0 and probe["fp_tput_iters"] > 0
         for side in ("before", "after"):
             sample = probe[side]
             n = len(sample["cpus"])
-            assert n >= 1 and len(sample["int_mul_s"]) == len(sample["fp_lat_s"]) == n
-            assert all(t is not None and 0 < t < 1 for t in sample["int_mul_s"] + sample["fp_lat_s"])
+            times = sample["int_mul_s"] + sample["fp_lat_s"] + sample["fp_tput_s"]
+            assert (
+                n >= 1
+                and len(sample["int_mul_s"]) == len(sample["fp_lat_s"]) == len(sample["fp_tput_s"]) == n
+            )
+            assert all(t is not None and 0 < t < 1 for t in times)
             if cpus is not None:
                 assert set(sample["cpus"]) == cpus
         if previous is not None:  # one probe between two repetitions serves both
@@ -53,8 +57,8 @@ def test_mpi_records_carry_the_probe(kernel, record_validator):
 
 
 CHAIN_LOOP = re.compile(
-    r"^\s*([0-9a-f]+):\s+(imul|mulsd|add)\s[^\n]*\n(?:\s*[0-9a-f]+:\s+\2\s[^\n]*\n)*"
-    r"\s*[0-9a-f]+:\s+dec\s+%\w+\n\s*[0-9a-f]+:\s+jne\s+([0-9a-f]+)\b",
+    r"^\s*([0-9a-f]+):\s+(imul|mulsd|add|mulpd)\s[^\n]*\n(?:\s*[0-9a-f]+:\s+(?:\2|addpd)\s[^\n]*\n)*"
+    r"\s*[0-9a-f]+:\s+dec\s+%\w+\n\s*([0-9a-f]+):\s+jne\s+([0-9a-f]+)\b",
     re.M,
 )
 
@@ -62,9 +66,9 @@ CHAIN_LOOP = re.compile(
 @pytest.mark.skipif(shutil.which("objdump") is None, reason="needs objdump (binutils)")
 @pytest.mark.parametrize("binary", [*BINARIES, "mcpi-c-serial", "mandelbrot-c-omp", "mandelbrot-c-mpi"])
 def test_timing_chains_start_on_a_cache_line(kernel, binary):
-    """The probe's integer and floating-point chains and the clock's add chain each sit in one 64-byte
-    line in every binary: where such a small loop straddled two lines it ran up to 1.6x slower in some
-    binaries, which looked like a disturbed machine."""
+    """The probe's integer and floating-point chains, its throughput block (multiplies and adds) and the
+    clock's add chain each start on a 64-byte line in every binary: where such a small loop straddled
+    two lines it ran up to 1.6x slower in some binaries, which looked like a disturbed machine."""
     listing = subprocess.run(
         ["objdump", "-d", "--no-show-raw-insn", str(kernel(binary))],
         capture_output=True,
@@ -72,8 +76,13 @@ def test_timing_chains_start_on_a_cache_line(kernel, binary):
         check=True,
     ).stdout
     loops = {
-        (m.group(2), int(m.group(1), 16)) for m in CHAIN_LOOP.finditer(listing) if m.group(1) == m.group(3)
+        (m.group(2), int(m.group(1), 16), int(m.group(3), 16))
+        for m in CHAIN_LOOP.finditer(listing)
+        if m.group(1) == m.group(4)
     }
-    kinds = {kind for kind, _ in loops}
-    assert {"imul", "mulsd", "add"} <= kinds, f"chains not found in {binary}: {sorted(loops)}"
-    assert all(address % 64 == 0 for _, address in loops), [(k, hex(a)) for k, a in loops]
+    kinds = {kind for kind, *_ in loops}
+    assert {"imul", "mulsd", "add", "mulpd"} <= kinds, f"chains not found in {binary}: {sorted(loops)}"
+    # Starts a line, and its closing 2-byte jump ends in the same line.
+    assert all(start % 64 == 0 and jump + 2 <= start + 64 for _, start, jump in loops), [
+        (k, hex(s), hex(j)) for k, s, j in loops
+    ]
