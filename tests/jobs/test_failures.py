@@ -116,6 +116,9 @@ def test_ctrl_c_stops_cleanly_and_keeps_nothing_half_done(tmp_path, injection_bi
         + ["--name", "i", "--no-progress"],
         cwd=ROOT,
         env={**os.environ, "SCALEBENCH_BIN_DIR": str(injection_bin_dir)},
+        # A test suite started as a background job inherits SIGINT ignored (POSIX), and so would the
+        # runner: give it the disposition of a runner started from a terminal.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
