@@ -234,8 +234,6 @@ class PerHwthread:
 
 def _number(value) -> float:
     """A counter value: a number, or NaN for what likwid could not measure ('-', 'nan', null)."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
     try:
         return float(value)
     except (TypeError, ValueError):

@@ -13,12 +13,6 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 
-/* the reference count, out of line: rare (c not finite), kept out of the vector loop's registers */
-static __attribute__((noinline, cold)) uint32_t sbv_count_scalar(double cx, double cy,
-                                                                 int32_t max_iter) {
-    return sb_mandel_count(cx, cy, max_iter);
-}
-
 /* ---- AVX2
  * ---------------------------------------------------------------------------------------- */
 #define SBV_FN sb_mandel_row_avx2

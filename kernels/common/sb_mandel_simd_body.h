@@ -29,6 +29,14 @@
  *     registers); lanes with no pixel left run c = 0 (never escapes).
  * Measured on Zen 3: docs/simd-bounds.md.
  */
+#ifndef SBV_COUNT_SCALAR_DEFINED /* once per translation unit, whatever the instruction sets */
+#define SBV_COUNT_SCALAR_DEFINED
+/* the reference count, out of line: rare (c not finite), kept out of the vector loop's registers */
+static __attribute__((noinline, cold)) uint32_t sbv_count_scalar(double cx, double cy,
+                                                                 int32_t max_iter) {
+    return sb_mandel_count(cx, cy, max_iter);
+}
+#endif
 #ifndef SBV_NV
 #define SBV_NV 6
 #endif

@@ -55,10 +55,6 @@ static inline EMU8 v8 v8_zero_lanes(v8 x, unsigned lanes) {
         _mm256_andnot_pd(_mm256_load_pd((const double *)emu8_lane_masks[lanes >> 4 & 15]), x.hi)};
     return r;
 }
-static __attribute__((noinline, cold)) uint32_t sbv_count_scalar(double cx, double cy,
-                                                                 int32_t max_iter) {
-    return sb_mandel_count(cx, cy, max_iter);
-}
 #define SBV_FN sb_mandel_row_emu8
 #define SBV_TARGET __attribute__((target("avx2")))
 #define SBV_W 8
