@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import attrgetter
@@ -19,6 +20,7 @@ import msgspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
+from msgspec.structs import astuple
 
 from analysis.disturbance import probe_columns
 from analysis.record_decode import UNSET, Counters, Pin, Record, decode_one
@@ -89,81 +91,142 @@ def cpu_list(raw: bytes) -> str | None:
     return ",".join(map(str, cpus)) if isinstance(cpus, list) and cpus else None
 
 
-def flatten_records(records: list[Record]) -> tuple[dict[str, list], list[tuple]]:
-    """(columns of the records table, [(record index, metric, hwthread ids, values)] per counted metric).
+def flatten_records(records: list[Record]) -> tuple[dict[str, Sequence], PerHwthread]:
+    """(columns of the records table, the per-hwthread counter values of the counted metrics).
 
-    Column by column over the decoded records; values repeating over a case's repetitions come from
-    the caches above. No file column: the loader adds where each record is stored (record_line)."""
+    Column by column over the decoded records: the records are transposed into one tuple per field in C
+    (msgspec's astuple, zip); values repeating over a case's repetitions (params, placement, pinned
+    CPUs) are derived once per distinct value and spread with numpy; dict-valued fields that no record
+    has (probe, scheduling, load, ...) give their empty columns without a pass over the records. No file
+    column: the loader adds where each record is stored (record_line)."""
     n = len(records)
-    # attrgetter over map: the attribute reads run in C (a third of a list comprehension's time).
-    col: dict[str, list] = {key: list(map(attrgetter(key), records)) for key in ("case_id", "rep")}
-    for key in _RAW_TEXT + _RAW_NUMERIC:
-        col[key] = list(map(attrgetter(key), records))
-    derived = [params_columns(bytes(raw)) for raw in map(attrgetter("params"), records)]
-    col["params_json"] = [d[0] for d in derived]
-    param_keys = list(dict.fromkeys(k for d in {id(d): d for d in derived}.values() for k in d[1]))
-    for key in param_keys:
-        col[key] = [d[1].get(key) for d in derived]
-    for i, key in enumerate(VARIANT_PARAMS):
-        col[key] = [
-            d[2][i] if value is UNSET else value
-            for d, value in zip(derived, (getattr(r, key) for r in records), strict=True)
-        ]
-    col["threads"] = list(map(attrgetter("threads"), records))
-    col["ranks"] = list(map(attrgetter("ranks"), records))
-    col["warmup"] = list(map(bool, map(attrgetter("warmup"), records)))
-    col["case_index"] = list(map(attrgetter("case_index"), records))
-    col["n_warmup"] = [len(r.warmup_wall_s or ()) for r in records]
-    builds = [r.build if isinstance(r.build, dict) else {} for r in records]
+    by_field = zip(*map(astuple, records), strict=True) if n else [()] * len(_FIELDS)
+    fields = dict(zip(_FIELDS, by_field, strict=True))
+    col: dict[str, Sequence] = {key: fields[key] for key in ("case_id", "rep", *_RAW_TEXT, *_RAW_NUMERIC)}
+    params, derived = distinct(map(bytes, fields["params"]), params_columns)
+    col["params_json"] = spread(params, [d[0] for d in derived])
+    for key in dict.fromkeys(k for d in derived for k in d[1]):
+        col[key] = spread(params, [d[1].get(key) for d in derived])
+    for i, key in enumerate(VARIANT_PARAMS):  # the record's own field, else what its params say
+        own = fields[key]
+        unset = own.count(UNSET)
+        if unset == 0:
+            col[key] = own
+            continue
+        from_params = spread(params, [d[2][i] for d in derived])
+        col[key] = (
+            from_params
+            if unset == n
+            else [p if v is UNSET else v for p, v in zip(from_params, own, strict=True)]
+        )
+    col["threads"] = fields["threads"]
+    col["ranks"] = fields["ranks"]
+    col["warmup"] = list(map(bool, fields["warmup"]))
+    col["case_index"] = fields["case_index"]
+    col["n_warmup"] = [len(w or ()) for w in fields["warmup_wall_s"]]
+    builds = [b if isinstance(b, dict) else _EMPTY for b in fields["build"]]
     col["build_compiler"] = [b.get("compiler") for b in builds]
     col["build_flags"] = [b.get("flags") for b in builds]
-    rank_wall = [r.rank_wall_s for r in records]
+    rank_wall = fields["rank_wall_s"]
     if any(rank_wall):
         col["rank_wall_min_s"] = [min(w) if w else None for w in rank_wall]
         col["rank_wall_max_s"] = [max(w) if w else None for w in rank_wall]
-    col["placement_cpus"] = [distinct_cpus(bytes(raw)) for raw in map(attrgetter("placement"), records)]
-    pins = [r.pin or _NO_PIN for r in records]
+    placements, cpus_of = distinct(map(bytes, fields["placement"]), distinct_cpus)
+    col["placement_cpus"] = spread(placements, cpus_of)
+    pins = [p or _NO_PIN for p in fields["pin"]]
     col["pin_strategy"] = [p.strategy for p in pins]
-    col["pin_cpus"] = [cpu_list(bytes(p.cpus)) for p in pins]
+    pinned, pinned_lists = distinct(map(bytes, map(attrgetter("cpus"), pins)), cpu_list)
+    col["pin_cpus"] = spread(pinned, pinned_lists)
     col["pin_violations"] = [len(p.violations or ()) for p in pins]
-    counters = [r.counters or _NO_COUNTERS for r in records]
+    counters = [c or _NO_COUNTERS for c in fields["counters"]]
     col["counters_status"] = [c.status for c in counters]
     col["counters_group"] = [c.group for c in counters]
     col["counters_reason"] = [c.reason for c in counters]
-    hw_rows, hw_metrics, hw_raws = [], [], []
     counted = [(i, c.metrics) for i, c in enumerate(counters) if c.status == "ok" and c.metrics]
-    for i, metrics in counted:
-        for name, metric in metrics.items():
-            column = metric_column(name)
-            for stat in ("sum", "min", "max", "avg"):
-                key = f"ctr_{column}_{stat}"
-                if key not in col:
-                    col[key] = [None] * n
-                col[key][i] = getattr(metric, stat)
-            raw = bytes(metric.per_hwthread)
-            if raw not in _NO_VALUES:  # exploded into one row per hwthread later (load.explode_counters)
-                hw_rows.append(i)
-                hw_metrics.append(name)
-                hw_raws.append(raw)
-    col["clock_max_ghz"] = [clock_max_ghz(r.clock, r.clock_ghz) for r in records]
-    no_probe = probe_columns(None)  # most records of most campaigns: one shared row, not one each
-    probes = [no_probe if r.probe is None else probe_columns(r.probe) for r in records]
-    for key in dict.fromkeys(k for p in probes for k in p):
-        col[key] = [p.get(key) for p in probes]
-    col["sampling_stop"] = [
-        (r.sampling or {}).get("stop") if isinstance(r.sampling, dict) else None for r in records
-    ]
-    no_scenario = scenario_columns(None, None)
-    scenarios = [
-        no_scenario if r.sched is None and r.load is None else scenario_columns(r.sched, r.load)
-        for r in records
-    ]
-    for key in dict.fromkeys(k for s in scenarios for k in s):
-        col[key] = [s.get(key) for s in scenarios]
-    slurm = [r.slurm if isinstance(r.slurm, dict) else {} for r in records]
+    pairs = [(i, name, metric) for i, metrics in counted for name, metric in metrics.items()]
+    rows, names, metrics = zip(*pairs, strict=True) if pairs else ((), (), ())
+    sums, mins, maxs, avgs, raws = zip(*map(astuple, metrics), strict=True) if pairs else ((),) * 5
+    rows = np.asarray(rows, dtype=np.intp)
+    columns = np.asarray([metric_column(name) for name in names], dtype=object)
+    stats = {"sum": sums, "min": mins, "max": maxs, "avg": avgs}
+    for stat, values in stats.items():
+        stats[stat] = np.empty(len(values), dtype=object)
+        stats[stat][:] = values
+    for column in dict.fromkeys(columns):  # first seen first, as the records list them
+        mine = np.flatnonzero(columns == column)
+        for stat, values in stats.items():
+            cells = np.full(n, None, dtype=object)
+            cells[rows[mine]] = values[mine]  # two names of one column in a record: the later one, as before
+            col[f"ctr_{column}_{stat}"] = cells
+    # per-hwthread values: exploded into one row per hwthread later (load.explode_counters)
+    valued = [k for k, raw in enumerate(map(bytes, raws)) if raw not in _NO_VALUES]
+    hw_rows = [int(rows[k]) for k in valued]
+    hw_metrics = [names[k] for k in valued]
+    hw_raws = [bytes(raws[k]) for k in valued]
+    if fields["clock"].count(None) == n:
+        col["clock_max_ghz"] = fields["clock_ghz"]
+    else:
+        col["clock_max_ghz"] = list(map(clock_max_ghz, fields["clock"], fields["clock_ghz"]))
+    probes = fields["probe"]
+    no_probe = probe_columns(None)
+    if probes.count(None) == n:  # most records of most campaigns: the empty columns, no pass per record
+        col.update({key: [value] * n for key, value in no_probe.items()})
+    else:
+        rows = [no_probe if p is None else probe_columns(p) for p in probes]
+        for key in dict.fromkeys(k for r in rows for k in r):
+            col[key] = [r.get(key) for r in rows]
+    col["sampling_stop"] = [s.get("stop") if isinstance(s, dict) else None for s in fields["sampling"]]
+    sched, load = fields["sched"], fields["load"]
+    if sched.count(None) == n and load.count(None) == n:
+        col.update({key: [value] * n for key, value in scenario_columns(None, None).items()})
+    else:
+        rows = list(map(scenario_columns, sched, load))
+        for key in dict.fromkeys(k for r in rows for k in r):
+            col[key] = [r.get(key) for r in rows]
+    slurm = [s if isinstance(s, dict) else _EMPTY for s in fields["slurm"]]
     col["slurm_job_id"] = [s.get("job_id") for s in slurm]
     col["slurm_array_task_id"] = [s.get("array_task_id") for s in slurm]
     return col, PerHwthread.parse(hw_rows, hw_metrics, hw_raws)
+
+
+_FIELDS = Record.__struct_fields__
+_EMPTY: dict = {}
+
+
+def distinct(values: Iterable[Hashable], derive) -> tuple[np.ndarray, list]:
+    """(index of each value's distinct value, derive(v) for each distinct value in first-seen order):
+    a case's repetitions repeat the same params, placement and CPUs, so each is derived once."""
+    values = list(values)
+    seen = dict.fromkeys(values)
+    for number, value in enumerate(seen):
+        seen[value] = number
+    index = np.fromiter(map(seen.__getitem__, values), dtype=np.intp, count=len(values))
+    return index, [derive(v) for v in seen]
+
+
+def spread(index: np.ndarray, per_distinct: list) -> Spread:
+    """The derived values back on every row."""
+    return Spread(index, per_distinct)
+
+
+class Spread(Sequence):
+    """A column given as its distinct values and, per row, which one it has: typed once per distinct value
+    (analysis/typed_columns.py), read like any sequence."""
+
+    __slots__ = ("which", "distinct")
+
+    def __init__(self, which: np.ndarray, distinct: list) -> None:
+        self.which = which
+        self.distinct = distinct
+
+    def __len__(self) -> int:
+        return len(self.which)
+
+    def __getitem__(self, row):
+        return self.distinct[self.which[row]]
+
+    def __iter__(self):
+        return map(self.distinct.__getitem__, self.which.tolist())
 
 
 _NO_VALUES = (b"null", b"{}")

@@ -1,0 +1,102 @@
+"""The records table's columns typed in C (analysis/typed_columns.py) are what pandas infers, and the
+vectorised counter columns of flatten are what the per-record loop gave."""
+
+import math
+
+import msgspec
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.flatten import Spread, flatten_records, metric_column
+from analysis.record_decode import Record
+from analysis.typed_columns import pandas_column, typed_column, typed_frame
+
+VALUE_MIXES = {
+    "whole numbers": [3, 1, 2],
+    "numbers and None": [3, None, 2],
+    "fractions": [0.5, 1.25, float("nan")],
+    "whole numbers and fractions": [1, 2.5, None],
+    "booleans": [True, False, True],
+    "booleans and None": [True, None, False],
+    "text": ["b", "a", "b", "c"],
+    "text and None": ["b", None, "a"],
+    "all None": [None, None],
+    "nothing": [],
+    "text and numbers": ["a", 1, None],
+    "numbers and booleans": [1, True],
+    "beyond int64": [2**70, 1],
+    "non-ASCII text, sorted by code point": ["é", "e", "Z", "ä"],
+}
+
+
+@pytest.mark.parametrize("values", VALUE_MIXES.values(), ids=VALUE_MIXES.keys())
+def test_arrow_typed_column_is_what_pandas_infers(values):
+    expected = pd.Series(pandas_column(values), dtype=None)
+    pd.testing.assert_series_equal(pd.Series(typed_column(values)), expected, check_exact=True)
+
+
+@pytest.mark.parametrize("values", VALUE_MIXES.values(), ids=VALUE_MIXES.keys())
+def test_pandas_column_is_a_frame_column_with_text_as_categories(values):
+    """The reference itself: what pd.DataFrame infers, text and other objects then made categorical."""
+    column = pd.DataFrame({"c": list(values)})["c"]
+    if column.dtype == object or pd.api.types.is_string_dtype(column.dtype):
+        column = column.astype("category")
+    pd.testing.assert_series_equal(pd.Series(pandas_column(values), name="c"), column, check_exact=True)
+
+
+def test_a_spread_column_is_typed_like_its_values_row_by_row():
+    spread = Spread(np.array([2, 0, 0, 1, 2]), ["x", None, "a"])
+    assert list(spread) == ["a", "x", "x", None, "a"]
+    assert spread[3] is None and len(spread) == 5
+    frame = typed_frame({"spread": spread, "listed": list(spread)})
+    pd.testing.assert_series_equal(frame["spread"], frame["listed"], check_names=False)
+    numbers = Spread(np.array([1, 1, 0]), [7, None])
+    assert math.isnan(typed_column(numbers)[0]) and typed_column(numbers)[2] == 7
+
+
+def _record(rep: int, metrics: dict) -> Record:
+    raw = {
+        "schema": "scalebench.run/1",
+        "kernel": "mandelbrot",
+        "lang": "c",
+        "model": "omp",
+        "threads": 2,
+        "ranks": 1,
+        "params": {"width": 8},
+        "rep": rep,
+        "wall_s": 1.0,
+        "checksum": "x",
+        "case_id": "c",
+        "status": "ok",
+        "counters": {"status": "ok", "group": "G", "metrics": metrics},
+    }
+    return msgspec.json.decode(msgspec.json.encode(raw), type=Record)
+
+
+def counter_columns_one_by_one(records: list[Record]) -> dict[str, list]:
+    """The straightforward loop: record by record, metric by metric, later values overwrite."""
+    col: dict[str, list] = {}
+    for i, record in enumerate(records):
+        for name, metric in record.counters.metrics.items():
+            for stat in ("sum", "min", "max", "avg"):
+                col.setdefault(f"ctr_{metric_column(name)}_{stat}", [None] * len(records))[i] = getattr(
+                    metric, stat
+                )
+    return col
+
+
+def test_counter_columns_equal_the_record_by_record_loop():
+    records = [
+        _record(0, {"CPI": {"sum": 1, "min": 0.5, "max": 0.6, "avg": 0.55}}),
+        _record(1, {"L2 miss ratio": {"sum": 2.0, "min": 1, "max": 1, "avg": 1}, "CPI": {"sum": 3}}),
+        # two names of one column in one record: the later one counts
+        _record(2, {"L2 miss-ratio": {"sum": 7, "avg": 7}, "L2 miss ratio": {"sum": 8, "avg": 9}}),
+        _record(3, {}),
+    ]
+    columns, _ = flatten_records(records)
+    expected = counter_columns_one_by_one(records)
+    got = {key: list(values) for key, values in columns.items() if key.startswith("ctr_")}
+    assert list(got) == list(expected)  # the same columns in the same order
+    assert got == expected
+    assert got["ctr_l2_miss_ratio_sum"] == [None, 2.0, 8, None]
