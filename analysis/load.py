@@ -168,11 +168,13 @@ def parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
 
 
 class _Decoded:
-    """Records decoded from a chunk's files, with where each came from."""
+    """Records decoded from a chunk's files, a batch per file (or per set of older rep files), with where
+    each came from."""
 
     def __init__(self) -> None:
-        self.records: list = []
-        self.places: list[tuple[str, str, int | None, int]] = []  # (file, case dir, rep by name, line)
+        # (records, their places or None for lines 1..n of one records.jsonl, that file, its case dir);
+        # a place is (file, case dir, rep by name, line)
+        self.batches: list[tuple[list, list[tuple] | None, str, str]] = []
         self.problems: list[tuple[str, str]] = []
 
     def add_blobs(self, blobs: list[bytes], places: list[tuple]) -> None:
@@ -184,10 +186,9 @@ class _Decoded:
                 decoded.append(record)
                 if reason:
                     self.problems.append((_where(place), reason))
-        for record, place in zip(decoded, places, strict=True):
-            if record is not None:
-                self.records.append(record)
-                self.places.append(place)
+        kept = [(record, place) for record, place in zip(decoded, places, strict=True) if record is not None]
+        if kept:
+            self.batches.append(([r for r, _ in kept], [p for _, p in kept], "", ""))
 
     def add_lines(self, data: bytes, relpath: str, case_dir: str) -> None:
         """The complete lines of a records.jsonl; a last line without its newline is reported."""
@@ -203,20 +204,77 @@ class _Decoded:
         except (msgspec.DecodeError, msgspec.ValidationError):
             decoded = None
         if decoded is not None and body.count(b"\n") == len(decoded):  # no blank lines: line i is record i
-            self.records.extend(decoded)
-            self.places.extend((relpath, case_dir, None, i) for i in range(1, len(decoded) + 1))
+            if decoded:
+                self.batches.append((decoded, None, relpath, case_dir))
             return
         lines = list(record_store.complete_lines(body))
         self.add_blobs([line for _, line in lines], [(relpath, case_dir, None, n) for n, _ in lines])
 
 
-def _is_object(params: bytes) -> bool:
-    """Whether a record's params are a JSON object, as the schema requires."""
-    try:
-        params_columns(params)
-    except (NotAnObject, msgspec.DecodeError):
-        return False
-    return True
+class _Checked:
+    """The records of a chunk that count, each once, with the line it is on (0: a rep-<k>.json file)."""
+
+    def __init__(self) -> None:
+        self.records: list = []
+        self.lines: list[int] = []
+        self.problems: list[tuple[str, str]] = []
+        self._reps: dict[str, set[int]] = {}  # case dir -> repetitions counted
+        self._params_ok: dict[bytes, bool] = {}  # a case's repetitions repeat one params object
+
+    def add(self, records: list, places: list[tuple] | None, relpath: str, case_dir: str) -> None:
+        if places is None and self._clean(records, case_dir):  # the usual file: accepted whole
+            self.records.extend(records)
+            self.lines.extend(range(1, len(records) + 1))
+            return
+        places = places or [(relpath, case_dir, None, i) for i in range(1, len(records) + 1)]
+        for record, place in zip(records, places, strict=True):
+            self._add_one(record, place)
+
+    def _clean(self, records: list, case_dir: str) -> bool:
+        """Whether every record of one file is in its case's directory, holds a repetition not counted
+        yet (each once) and has params that are an object: then none needs a look of its own."""
+        reps = list(map(attrgetter("rep"), records))
+        counted = self._reps.setdefault(case_dir, set())
+        if list(map(attrgetter("case_id"), records)).count(case_dir) != len(records):
+            return False
+        if len(set(reps)) != len(reps) or not counted.isdisjoint(reps):
+            return False
+        if not all(
+            map(self._params_are_object, dict.fromkeys(map(bytes, map(attrgetter("params"), records))))
+        ):
+            return False
+        counted.update(reps)
+        return True
+
+    def _add_one(self, record, place: tuple) -> None:
+        _, case_dir, rep_by_name, line = place
+        rep = record.rep
+        counted = self._reps.setdefault(case_dir, set())
+        if record.case_id != case_dir:
+            why = f"case_id {record.case_id!r} does not match its directory {case_dir!r}"
+        elif rep_by_name is not None and rep != rep_by_name:
+            why = f"rep {rep} does not match the file name"
+        elif rep in counted:
+            why = f"rep {rep} is recorded twice; the first record counts"
+        elif not self._params_are_object(bytes(record.params)):
+            why = "schema: params: not an object"
+        else:
+            counted.add(rep)
+            self.records.append(record)
+            self.lines.append(line)
+            return
+        self.problems.append((_where(place), why))
+
+    def _params_are_object(self, params: bytes) -> bool:
+        ok = self._params_ok.get(params)
+        if ok is None:
+            try:
+                params_columns(params)
+                ok = True
+            except (NotAnObject, msgspec.DecodeError):
+                ok = False
+            self._params_ok[params] = ok
+        return ok
 
 
 def _record_where(record, line: int) -> str:
@@ -271,29 +329,11 @@ def _parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
     for data, relpath, case_dir in lines_files:  # the older file counts (as for status and resume)
         decoded.add_lines(data, relpath, case_dir)
     problems.extend(decoded.problems)
-    good, lines, seen = [], [], set()
-    params_ok: dict[bytes, bool] = {}  # a case's repetitions repeat one params object: checked once
-    for record, place in zip(decoded.records, decoded.places, strict=True):
-        _, case_dir, rep_by_name, line = place
-        rep = record.rep
-        if record.case_id != case_dir:
-            why = f"case_id {record.case_id!r} does not match its directory {case_dir!r}"
-        elif rep_by_name is not None and rep != rep_by_name:
-            why = f"rep {rep} does not match the file name"
-        elif (case_dir, rep) in seen:
-            why = f"rep {rep} is recorded twice; the first record counts"
-        else:
-            raw = bytes(record.params)
-            ok = params_ok.get(raw)
-            if ok is None:
-                ok = params_ok[raw] = _is_object(raw)
-            why = None if ok else "schema: params: not an object"
-        if why:
-            problems.append((_where(place), why))
-            continue
-        seen.add((case_dir, rep))
-        good.append(record)
-        lines.append(line)
+    checked = _Checked()
+    for batch in decoded.batches:
+        checked.add(*batch)
+    problems.extend(checked.problems)
+    good, lines = checked.records, checked.lines
     where_in_order = list(zip(map(attrgetter("case_id"), good), map(attrgetter("rep"), good), strict=True))
     order = sorted(range(len(good)), key=where_in_order.__getitem__)
     if order != list(range(len(good))):  # lines are in the order invocations finished: by case and rep

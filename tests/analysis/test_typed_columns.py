@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.flatten import Spread, flatten_records, metric_column
+from analysis.flatten import Spread, _colons_per_part, flatten_records, metric_column
 from analysis.record_decode import Record
 from analysis.typed_columns import pandas_column, typed_column, typed_frame
 
@@ -100,3 +100,13 @@ def test_counter_columns_equal_the_record_by_record_loop():
     assert list(got) == list(expected)  # the same columns in the same order
     assert got == expected
     assert got["ctr_l2_miss_ratio_sum"] == [None, 2.0, 8, None]
+
+
+def test_colons_counted_at_once_equal_those_counted_part_by_part():
+    rng = np.random.default_rng(5)
+    parts = [
+        bytes(rng.choice(list(b'{}":,0123.ab'), size=int(rng.integers(0, 40))).tolist()) for _ in range(300)
+    ]
+    parts += [b"", b":", b"::", b'{"0":1}']
+    expected = [part.count(b":") for part in parts]
+    assert _colons_per_part(b",".join(parts), parts).tolist() == expected
