@@ -40,6 +40,10 @@ def typed_column(values: Sequence):
         return pandas_column(values)
     if isinstance(values, Spread):
         return typed_column(values.distinct).take(values.which)
+    first = values[0]
+    if type(first) is str and values.count(first) == len(values):  # one text in every row: no encoding
+        codes = np.zeros(len(values), np.int8)
+        return pd.Categorical.from_codes(codes, categories=pd.Index([first], dtype="str"))
     try:
         array = pa.array(values)
     except _ARROW_REFUSES:

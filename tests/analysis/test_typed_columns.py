@@ -110,3 +110,9 @@ def test_colons_counted_at_once_equal_those_counted_part_by_part():
     parts += [b"", b":", b"::", b'{"0":1}']
     expected = [part.count(b":") for part in parts]
     assert _colons_per_part(b",".join(parts), parts).tolist() == expected
+
+
+@pytest.mark.parametrize("values", [["a"] * 4, ("a", "a", "b"), ("a", "a", None), ["x"], ("1", 1)])
+def test_one_text_in_every_row_is_typed_as_pandas_types_it(values):
+    expected = pd.Series(pandas_column(values))
+    pd.testing.assert_series_equal(pd.Series(typed_column(values)), expected, check_exact=True)
