@@ -151,3 +151,36 @@ def test_older_rep_file_and_a_line_for_the_same_repetition_agree_everywhere(stan
     assert mine.loc[mine["rep"] == 0, "wall_s"].tolist() == [older["wall_s"]]
     assert f"raw/{case_id}/records.jsonl:1" in set(loaded.problems["file"])
     assert layout.case_records(copy, case_id)[0]["wall_s"] == older["wall_s"]
+
+
+def test_a_file_of_valid_json_with_misplaced_records_is_checked_line_by_line(standard, tmp_path):
+    """A records.jsonl whose lines all decode is accepted whole only when every record is in place; a
+    repetition twice, a record of another case, or params that are not an object are each reported at
+    their line, and the other lines of the file still count."""
+    truth, _ = standard
+    copy = tmp_path / truth.campaign_dir.name
+    shutil.copytree(truth.campaign_dir, copy, ignore=shutil.ignore_patterns("analysis"))
+    skip = truth.missing + truth.failed + truth.partial + truth.legacy_layout
+    complete = [c["case_id"] for c in truth.cases if c["case_id"] not in skip]
+    case_id, other = complete[1], complete[2]  # the first holds planted corrupt lines
+    path = layout.records_path(copy, case_id)
+    good = [json.loads(line) for _, line in record_store.complete_lines(path.read_bytes())]
+    bad = [
+        good[1] | {"wall_s": 99.0},  # rep 1 again
+        good[0] | {"rep": 1000, "case_id": other},  # another case's directory
+        good[0] | {"rep": 1001, "params": [1, 2]},  # params not an object
+        good[0] | {"rep": 1002},  # in place: counts
+    ]
+    path.write_bytes(b"".join(record_store.encode(r) for r in good + bad))
+    loaded = load_records(copy, processes=1, use_cache=False)
+    mine = loaded.records[loaded.records["case_id"] == case_id]
+    assert sorted(mine["rep"]) == sorted([r["rep"] for r in good] + [1002])
+    assert 99.0 not in set(mine["wall_s"])
+    reasons = dict(zip(loaded.problems["file"], loaded.problems["reason"], strict=True))
+    where = f"raw/{case_id}/records.jsonl"
+    n = len(good)
+    assert "recorded twice" in reasons[f"{where}:{n + 1}"]
+    assert "does not match its directory" in reasons[f"{where}:{n + 2}"]
+    assert "params: not an object" in reasons[f"{where}:{n + 3}"]
+    assert f"{where}:{n + 4}" not in reasons
+    assert mine.loc[mine["rep"] == 1002, "record_line"].tolist() == [n + 4]
