@@ -471,7 +471,9 @@ def load_records(campaign_dir: Path, processes: int | None = None, use_cache: bo
         good = {k: None for k in merged.keys if layout.key_case(k) not in bad}
         if good:
             cache_dir.mkdir(parents=True, exist_ok=True)
-            append_cache(cache_dir, _restrict(merged, {layout.key_case(k) for k in good}), notes)
+            # Only cases with a problem are left out: no copy of a million rows when there is none.
+            cacheable = _restrict(merged, {layout.key_case(k) for k in good}) if bad else merged
+            append_cache(cache_dir, cacheable, notes)
         new_chunks = [merged]
     everything = _concat(kept + new_chunks)
     return Loaded(
