@@ -23,6 +23,7 @@ import pyarrow.csv as pacsv
 from msgspec.structs import astuple
 
 from analysis.disturbance import probe_columns
+from analysis.probe_table import NO_PROBE, probe_table
 from analysis.record_decode import UNSET, Counters, Pin, Record, decode_one
 from analysis.variants import VARIANT_PARAMS
 
@@ -167,26 +168,29 @@ def flatten_records(records: list[Record]) -> tuple[dict[str, Sequence], PerHwth
         col["clock_max_ghz"] = fields["clock_ghz"]
     else:
         col["clock_max_ghz"] = list(map(clock_max_ghz, fields["clock"], fields["clock_ghz"]))
-    probes = fields["probe"]
-    no_probe = probe_columns(None)
-    if probes.count(None) == n:  # most records of most campaigns: the empty columns, no pass per record
-        col.update({key: [value] * n for key, value in no_probe.items()})
+    probes = list(map(bytes, fields["probe"]))
+    if probes.count(NO_PROBE) == n:  # campaigns of older runners: the empty columns, no pass per record
+        col.update({key: [value] * n for key, value in probe_columns(None).items()})
     else:
-        rows = [no_probe if p is None else probe_columns(p) for p in probes]
-        for key in dict.fromkeys(k for r in rows for k in r):
-            col[key] = [r.get(key) for r in rows]
+        col.update(probe_table(probes))
     col["sampling_stop"] = [s.get("stop") if isinstance(s, dict) else None for s in fields["sampling"]]
-    sched, load = fields["sched"], fields["load"]
-    if sched.count(None) == n and load.count(None) == n:
-        col.update({key: [value] * n for key, value in scenario_columns(None, None).items()})
-    else:
-        rows = list(map(scenario_columns, sched, load))
-        for key in dict.fromkeys(k for r in rows for k in r):
-            col[key] = [r.get(key) for r in rows]
+    col.update(_scenarios(list(map(bytes, fields["sched"])), fields["load"]))
     slurm = [s if isinstance(s, dict) else _EMPTY for s in fields["slurm"]]
     col["slurm_job_id"] = [s.get("job_id") for s in slurm]
     col["slurm_array_task_id"] = [s.get("array_task_id") for s in slurm]
     return col, PerHwthread.parse(hw_rows, hw_metrics, hw_raws)
+
+
+def _scenarios(scheds: list[bytes], loads: Sequence) -> dict[str, Sequence]:
+    """scenario_columns of every record: per distinct scheduling scenario (it repeats over a case's
+    repetitions; its `applied` has one entry per worker) unless a competing load makes rows differ."""
+    n = len(scheds)
+    if not any(load is not None for load in loads):
+        which, rows = distinct(scheds, lambda raw: scenario_columns(msgspec.json.decode(raw), None))
+        return {key: spread(which, [row[key] for row in rows]) for key in scenario_columns(None, None)}
+    decoded = {raw: msgspec.json.decode(raw) for raw in dict.fromkeys(scheds)}
+    rows = [scenario_columns(decoded[raw], load) for raw, load in zip(scheds, loads, strict=True)]
+    return {key: [row[key] for row in rows] for key in scenario_columns(None, None)} if n else {}
 
 
 _FIELDS = Record.__struct_fields__

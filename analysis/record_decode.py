@@ -93,11 +93,14 @@ class Record(msgspec.Struct, gc=False):
     clock: Any = None  # {before_ghz, after_ghz, method}
     inner_path: Any = None
     uarch: Any = None
-    probe: Any = None  # machine-state probe (analysis/disturbance.py)
+    probe: msgspec.Raw = (
+        NULL  # machine-state probe: one time per CPU, read for all records at once (probe_table)
+    )
     invocation: Any = None
     in_process_rep: Any = None
     sampling: Any = None
-    sched: Any = None  # scheduling scenario asked and applied (analysis/flatten.scenario_columns)
+    sched: msgspec.Raw = NULL  # scheduling scenario asked and applied, one entry per worker: derived per
+    # distinct value (analysis/flatten.scenario_columns)
     load: Any = None  # competing load and the CPU it got
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.flatten import Spread, _colons_per_part, flatten_records, metric_column
+from analysis.flatten import Spread, _colons_per_part, flatten_records, metric_column, scenario_columns
 from analysis.record_decode import Record
 from analysis.typed_columns import pandas_column, typed_column, typed_frame
 
@@ -116,3 +116,31 @@ def test_colons_counted_at_once_equal_those_counted_part_by_part():
 def test_one_text_in_every_row_is_typed_as_pandas_types_it(values):
     expected = pd.Series(pandas_column(values))
     pd.testing.assert_series_equal(pd.Series(typed_column(values)), expected, check_exact=True)
+
+
+def _sched(nice=None, workers=2, policy="other"):
+    return {
+        "nice": nice,
+        "worker_nice": None,
+        "worker_policy": None,
+        "omp_wait_policy": None,
+        "gomp_spincount": None,
+        "applied": [[policy, 0, nice or 0]] * workers,
+    }
+
+
+@pytest.mark.parametrize("with_load", [False, True])
+def test_scheduling_columns_equal_those_of_each_record(with_load):
+    scheds = [_sched(), _sched(), None, _sched(5), _sched(workers=4, policy="fifo"), _sched()]
+    loads = [None] * len(scheds)
+    if with_load:
+        loads[1] = {"profile": {"name": "cpu"}, "cpu_s": 0.5, "compute_cpu_share": 0.4}
+    records = []
+    for rep, (sched, load) in enumerate(zip(scheds, loads, strict=True)):
+        raw = msgspec.json.decode(msgspec.json.encode(_record(rep, {})), type=dict)
+        raw |= {"sched": sched, "load": load}
+        records.append(msgspec.json.decode(msgspec.json.encode(raw), type=Record))
+    columns, _ = flatten_records(records)
+    rows = [scenario_columns(s, ld) for s, ld in zip(scheds, loads, strict=True)]
+    for key in rows[0]:
+        assert list(columns[key]) == [row[key] for row in rows], key

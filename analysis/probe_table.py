@@ -1,0 +1,150 @@
+"""The machine-state probe columns of many records at once (what disturbance.probe_columns gives for one).
+
+A probe holds one time per CPU of the case for each chain, before and after the repetition: on a 64-CPU
+case that is 512 numbers, which as Python objects cost more than the rest of the record. So the probes
+stay raw bytes when records are decoded; here their structure is decoded into small structs whose
+arrays stay raw, all the numbers are read by Arrow in one pass, and the fastest and slowest time of each
+chain come from numpy per record. The CPU count is derived once per distinct pair of CPU lists (they
+repeat over a case's repetitions). A probe that does not have the documented shape (an array holding
+something other than numbers or null, a side that is not an object) sends the whole batch to
+`probe_columns`, record by record, whose rules are the reference.
+"""
+
+from __future__ import annotations
+
+import io
+from operator import attrgetter
+from typing import Any
+
+import msgspec
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+from analysis.disturbance import CHAINS, probe_columns
+
+NULL = msgspec.Raw(b"null")
+NO_PROBE = b"null"
+
+
+class _Side(msgspec.Struct, gc=False):
+    cpus: msgspec.Raw = NULL
+    int_mul_s: msgspec.Raw = NULL
+    fp_lat_s: msgspec.Raw = NULL
+    fp_tput_s: msgspec.Raw = NULL
+
+
+class _Probe(msgspec.Struct, gc=False):
+    before: _Side | None = None
+    after: _Side | None = None
+    runq_wait_s: Any = None
+
+
+_PROBES = msgspec.json.Decoder(_Probe | None)
+_CSV_READ = pacsv.ReadOptions(column_names=["t"])
+_CSV_CONVERT = pacsv.ConvertOptions(column_types={"t": pa.float64()}, null_values=["null"])
+_EMPTY = (b"null", b"[]")
+_NO_SIDE = _Side()
+_ONE_PER_LINE = bytes.maketrans(b",", b"\n")
+
+
+class _OddShape(ValueError):
+    """A probe array holds something else than numbers and nulls."""
+
+
+def probe_table(raws: list[bytes]) -> dict[str, list]:
+    """The probe columns (disturbance.probe_columns' keys, in its order) of records whose raw `probe`
+    values these are (b"null" where a record has none)."""
+    try:
+        probes = _PROBES.decode_lines(b"\n".join(raws))
+        if len(probes) != len(raws):  # a value written over several lines: one by one below
+            raise _OddShape("a probe over several lines")
+        sides = {
+            "before": [p.before if p is not None and p.before is not None else _NO_SIDE for p in probes],
+            "after": [p.after if p is not None and p.after is not None else _NO_SIDE for p in probes],
+        }
+        columns = _chain_extremes(sides, len(probes))
+    except (msgspec.DecodeError, msgspec.ValidationError, _OddShape):
+        rows = [probe_columns(msgspec.json.decode(raw)) for raw in raws]
+        return {key: [row[key] for row in rows] for key in probe_columns(None)}
+    columns["probe_runq_wait_s"] = [p.runq_wait_s if p is not None else None for p in probes]
+    cpus = [map(bytes, map(attrgetter("cpus"), side)) for side in sides.values()]
+    pairs = list(zip(*cpus, strict=True))  # as probe_columns: the CPUs of both sides together
+    counted = {pair: _cpu_count(pair) for pair in dict.fromkeys(pairs)}
+    columns["probe_cpus"] = list(map(counted.__getitem__, pairs))
+    return {key: columns[key] for key in probe_columns(None)}
+
+
+def _cpu_count(cpu_lists: tuple[bytes, ...]) -> int | None:
+    """As probe_columns counts them: the distinct entries of the sides' CPU lists, None for none."""
+    cpus = {c for raw in cpu_lists for c in (msgspec.json.decode(raw) or [])}
+    return len(cpus) or None
+
+
+def _chain_extremes(sides: dict[str, list[_Side]], n: int) -> dict[str, list]:
+    """probe_<chain>_min_s / _max_s over both sides of each record: None where a record has no time.
+
+    Every array of every (chain, side) is read in one pass; each array's fastest and slowest time come
+    from one numpy reduction; the two sides of a record are then combined."""
+    arrays: list[bytes] = []
+    for chain in CHAINS:
+        for side in sides.values():
+            arrays += map(bytes, map(attrgetter(f"{chain}_s"), side))
+    counts, values = _read_arrays(arrays)
+    fastest = np.full(len(arrays), np.nan)
+    slowest = np.full(len(arrays), np.nan)
+    filled = np.flatnonzero(counts)
+    if len(filled):
+        firsts = np.concatenate(([0], np.cumsum(counts[filled])[:-1]))
+        fastest[filled] = np.fmin.reduceat(values, firsts)  # fmin/fmax skip NaN: a null time is no
+        slowest[filled] = np.fmax.reduceat(values, firsts)  # time, as in probe_columns
+    fastest = np.fmin.reduce(fastest.reshape(len(CHAINS), len(sides), n), axis=1)
+    slowest = np.fmax.reduce(slowest.reshape(len(CHAINS), len(sides), n), axis=1)
+    out: dict[str, list] = {}
+    for c, chain in enumerate(CHAINS):
+        for name, table in (("min", fastest[c]), ("max", slowest[c])):
+            values_of = table.tolist()
+            missing = np.isnan(table)
+            if missing.any():
+                values_of = [None if m else v for v, m in zip(values_of, missing.tolist(), strict=True)]
+            out[f"probe_{chain}_{name}_s"] = values_of
+    return out
+
+
+def _read_arrays(arrays: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    """(how many entries each raw JSON array holds (null and [] hold none), all their numbers in order
+    with null as NaN): the arrays joined once, entries counted by numpy, numbers read by Arrow, one per
+    line (brackets dropped, the text of an absent array dropped with them)."""
+    if not arrays:
+        return np.zeros(0, np.int64), np.zeros(0)
+    joined = b",".join(arrays)
+    absent = np.fromiter(map(_EMPTY.__contains__, arrays), dtype=bool, count=len(arrays))
+    filled = len(arrays) - int(absent.sum())
+    if joined.count(b"[") != filled or b'"' in joined:  # nested arrays, text (or objects)
+        raise _OddShape("not a flat array of numbers")
+    ends = np.cumsum(np.fromiter(map(len, arrays), dtype=np.int64, count=len(arrays)) + 1) - 1
+    commas = np.flatnonzero(np.frombuffer(joined, dtype=np.uint8) == ord(","))
+    within = np.diff(np.searchsorted(commas, ends), prepend=0)
+    within[1:] -= 1  # the comma joining an array to the one before it
+    counts = np.where(absent, 0, within + 1)
+    if joined.count(b"null") == arrays.count(b"null"):  # nulls only as absent arrays: dropped as text
+        values = _csv_numbers(joined.translate(_ONE_PER_LINE, b"[]nul \t\r\n"))
+    else:  # a null time inside an array: the filled arrays alone, 'null' read as NaN
+        values = _numbers([raw for raw, skip in zip(arrays, absent.tolist(), strict=True) if not skip])
+    if len(values) != counts.sum():  # e.g. an empty entry
+        raise _OddShape("not a flat array of numbers")
+    return counts, values
+
+
+def _numbers(arrays: list[bytes]) -> np.ndarray:
+    """Every number of these JSON arrays of numbers and nulls, in order (null: NaN)."""
+    return _csv_numbers(b",".join(arrays).translate(_ONE_PER_LINE, b"[] \t\r\n"))
+
+
+def _csv_numbers(text: bytes) -> np.ndarray:
+    """The numbers of a text holding one per line ('null': NaN; empty lines skipped), read by Arrow."""
+    try:
+        table = pacsv.read_csv(io.BytesIO(text), read_options=_CSV_READ, convert_options=_CSV_CONVERT)
+    except pa.ArrowInvalid as err:
+        raise _OddShape(str(err)) from err
+    return table.column(0).to_numpy(zero_copy_only=False)
