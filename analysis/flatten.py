@@ -235,7 +235,7 @@ class Spread(Sequence):
 
 _NO_VALUES = (b"null", b"{}")
 _TO_CSV = bytes.maketrans(b",:", b"\n,")  # '"0":1.5,"1":2.0' -> lines '0,1.5' and '1,2.0'
-_CSV_READ = pacsv.ReadOptions(column_names=["hwthread", "value"])
+_CSV_READ = pacsv.ReadOptions(column_names=["hwthread", "value"], use_threads=False)  # a process per CPU
 _CSV_CONVERT = pacsv.ConvertOptions(
     column_types={"hwthread": pa.int32(), "value": pa.float64()},
     null_values=["-", "nan", "NaN", "-nan", "null"],

@@ -41,7 +41,7 @@ class _Probe(msgspec.Struct, gc=False):
 
 
 _PROBES = msgspec.json.Decoder(_Probe | None)
-_CSV_READ = pacsv.ReadOptions(column_names=["t"])
+_CSV_READ = pacsv.ReadOptions(column_names=["t"], use_threads=False)  # one parsing process per CPU already
 _CSV_CONVERT = pacsv.ConvertOptions(column_types={"t": pa.float64()}, null_values=["null"])
 _EMPTY = (b"null", b"[]")
 _NO_SIDE = _Side()

@@ -60,6 +60,9 @@ class CaseSpec:
     wrong_checksum: bool = False
     violations: bool = False
     fate: str = "ok"  # ok | failed (every rep failed) | missing (no file) | partial (half the reps, no more)
+    # Records carry what today's runner adds to each (machine-state probe with a time per pinned CPU,
+    # clock, scheduling scenario, sampling state, inner path, command line): as large as real ones.
+    runner_fields: bool = False
 
     @property
     def binary(self) -> str:
@@ -257,11 +260,62 @@ def make_record(
         "counters": counters_field(spec, node, cpus, rng),
         "slurm": None,
     }
+    if spec.runner_fields:
+        record |= runner_fields(spec, case, rep, cpus, rng)
     if spec.model == "mpi":
         rank_times = wall * (1 - 0.05 * rng.random(spec.ranks))
         rank_times[0] = wall
         record["rank_wall_s"] = [float(t) for t in rank_times]
     return record
+
+
+PROBE_NORMAL_S = {"int_mul_s": 0.000376, "fp_lat_s": 0.000372, "fp_tput_s": 0.00046}
+
+
+def runner_fields(spec: CaseSpec, case: dict, rep: int, cpus: list[int], rng) -> dict:
+    """The fields today's runner and kernels add to a measured record, with undisturbed values (probe
+    times within 2 % of the node's normal, printed with 9 digits as the kernels print them)."""
+
+    def side() -> dict:
+        times = {
+            k: [float(f"{t:.9g}") for t in v * (1 + 0.02 * rng.random(len(cpus)))]
+            for k, v in PROBE_NORMAL_S.items()
+        }
+        return {"cpus": cpus} | times
+
+    clock = [float(f"{g:.9g}") for g in 3.2 + 0.01 * rng.random(2)]
+    workers = spec.threads * spec.ranks
+    return {
+        "inner_path": spec.inner,
+        "uarch": "zen3",
+        "clock_ghz": sum(clock) / 2,
+        "clock": {
+            "before_ghz": clock[0],
+            "after_ghz": clock[1],
+            "method": "dependent integer add chain, best of 3 x 2000000 adds",
+        },
+        "sched": {
+            "nice": None,
+            "worker_nice": None,
+            "worker_policy": None,
+            "omp_wait_policy": None,
+            "gomp_spincount": None,
+            "applied": [["other", 0, 0]] * workers,
+        },
+        "probe": {
+            "int_mul_iters": 400000,
+            "fp_lat_iters": 400000,
+            "fp_tput_iters": 500000,
+            "before": side(),
+            "after": side(),
+            "runq_wait_s": float(f"{1e-5 * rng.random():.9g}"),
+        },
+        "invocation": rep // 3,
+        "in_process_rep": rep % 3,
+        "reps_per_process": 3,
+        "sampling": {"n": rep + 1, "ci_rel": 0.1, "target_ci": 0.02, "stop": None},
+        "command": [f"build/bin/{spec.binary}", *case["argv"], "--reps", "3", "--warmup", "1"],
+    }
 
 
 def failed_record(case: dict, campaign: str, rep: int) -> dict:
@@ -577,8 +631,11 @@ def _corrupt_kinds(good: dict) -> list[tuple[str, str]]:
     ]
 
 
-def bulk_specs(n_records: int, reps: int = 50) -> tuple[list[CaseSpec], list[NodeTypeSpec]]:
-    """Many cases (problem sizes x variants x thread counts) for the scale benchmark."""
+def bulk_specs(
+    n_records: int, reps: int = 50, runner_fields: bool = True
+) -> tuple[list[CaseSpec], list[NodeTypeSpec]]:
+    """Many cases (problem sizes x variants x thread counts) for the scale benchmark, with records as
+    large as today's runner writes them (`runner_fields`)."""
     nodes = [NodeTypeSpec("big64", cores=64, counters=True)]
     threads = [1, 2, 4, 8, 16, 32, 64, 128]
     variants = [("static", 1.1), ("dynamic,4", 1.0), ("guided", 1.0)]
@@ -588,7 +645,11 @@ def bulk_specs(n_records: int, reps: int = 50) -> tuple[list[CaseSpec], list[Nod
     while len(specs) < n_cases:
         size += 1
         params = {"width": 64 + size, "height": 64}
-        specs.append(CaseSpec("big64", "mandelbrot", "c", "serial", 1, reps=reps, params=params))
+        specs.append(
+            CaseSpec(
+                "big64", "mandelbrot", "c", "serial", 1, reps=reps, params=params, runner_fields=runner_fields
+            )
+        )
         for sched, slow in variants:
             for p in threads:
                 specs.append(
@@ -603,6 +664,7 @@ def bulk_specs(n_records: int, reps: int = 50) -> tuple[list[CaseSpec], list[Nod
                         reps=reps,
                         params=params,
                         counter_group="L2CACHE" if sched == "dynamic,4" else None,
+                        runner_fields=runner_fields,
                     )
                 )
     return specs[:n_cases], nodes
