@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import attrgetter
@@ -23,8 +23,10 @@ import pyarrow.csv as pacsv
 from msgspec.structs import astuple
 
 from analysis.disturbance import probe_columns
+from analysis.joined_parts import count_per_part
 from analysis.probe_table import NO_PROBE, probe_table
 from analysis.record_decode import UNSET, Counters, Pin, Record, decode_one
+from analysis.typed_columns import distinct, spread
 from analysis.variants import VARIANT_PARAMS
 
 _RAW_NUMERIC = (
@@ -197,42 +199,6 @@ _FIELDS = Record.__struct_fields__
 _EMPTY: dict = {}
 
 
-def distinct(values: Iterable[Hashable], derive) -> tuple[np.ndarray, list]:
-    """(index of each value's distinct value, derive(v) for each distinct value in first-seen order):
-    a case's repetitions repeat the same params, placement and CPUs, so each is derived once."""
-    values = list(values)
-    seen = dict.fromkeys(values)
-    for number, value in enumerate(seen):
-        seen[value] = number
-    index = np.fromiter(map(seen.__getitem__, values), dtype=np.intp, count=len(values))
-    return index, [derive(v) for v in seen]
-
-
-def spread(index: np.ndarray, per_distinct: list) -> Spread:
-    """The derived values back on every row."""
-    return Spread(index, per_distinct)
-
-
-class Spread(Sequence):
-    """A column given as its distinct values and, per row, which one it has: typed once per distinct value
-    (analysis/typed_columns.py), read like any sequence."""
-
-    __slots__ = ("which", "distinct")
-
-    def __init__(self, which: np.ndarray, distinct: list) -> None:
-        self.which = which
-        self.distinct = distinct
-
-    def __len__(self) -> int:
-        return len(self.which)
-
-    def __getitem__(self, row):
-        return self.distinct[self.which[row]]
-
-    def __iter__(self):
-        return map(self.distinct.__getitem__, self.which.tolist())
-
-
 _NO_VALUES = (b"null", b"{}")
 _TO_CSV = bytes.maketrans(b",:", b"\n,")  # '"0":1.5,"1":2.0' -> lines '0,1.5' and '1,2.0'
 _CSV_READ = pacsv.ReadOptions(column_names=["hwthread", "value"], use_threads=False)  # a process per CPU
@@ -263,7 +229,7 @@ class PerHwthread:
         if not raws:
             return cls(np.zeros(0, np.int64), [], np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0))
         joined = b",".join(raws)
-        lengths = _colons_per_part(joined, raws)
+        lengths = count_per_part(joined, raws, b":")  # one ':' per value
         text = joined.translate(_TO_CSV, b'{}" \t\r\n')
         try:
             table = pacsv.read_csv(io.BytesIO(text), read_options=_CSV_READ, convert_options=_CSV_CONVERT)
@@ -298,13 +264,6 @@ class PerHwthread:
             np.asarray(values, float),
             problems,
         )
-
-
-def _colons_per_part(joined: bytes, parts: list[bytes]) -> np.ndarray:
-    """How many ':' each part of b",".join(parts) holds (one per value): counted in one numpy pass."""
-    ends = np.cumsum(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)) + 1) - 1
-    colons = np.flatnonzero(np.frombuffer(joined, dtype=np.uint8) == ord(":"))
-    return np.diff(np.searchsorted(colons, ends), prepend=0).astype(np.int64)
 
 
 def _number(value) -> float:

@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from analysis.disturbance import CHAINS, probe_columns
+from analysis.joined_parts import count_per_part
 
 NULL = msgspec.Raw(b"null")
 NO_PROBE = b"null"
@@ -122,11 +123,7 @@ def _read_arrays(arrays: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
     filled = len(arrays) - int(absent.sum())
     if joined.count(b"[") != filled or b'"' in joined:  # nested arrays, text (or objects)
         raise _OddShape("not a flat array of numbers")
-    ends = np.cumsum(np.fromiter(map(len, arrays), dtype=np.int64, count=len(arrays)) + 1) - 1
-    commas = np.flatnonzero(np.frombuffer(joined, dtype=np.uint8) == ord(","))
-    within = np.diff(np.searchsorted(commas, ends), prepend=0)
-    within[1:] -= 1  # the comma joining an array to the one before it
-    counts = np.where(absent, 0, within + 1)
+    counts = np.where(absent, 0, count_per_part(joined, arrays, b",") + 1)
     if joined.count(b"null") == arrays.count(b"null"):  # nulls only as absent arrays: dropped as text
         values = _csv_numbers(joined.translate(_ONE_PER_LINE, b"[]nul \t\r\n"))
     else:  # a null time inside an array: the filled arrays alone, 'null' read as NaN

@@ -14,14 +14,12 @@ inference then decides, as it always did.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-
-from analysis.flatten import Spread
 
 _ARROW_REFUSES = (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError)
 
@@ -82,3 +80,39 @@ def pandas_column(values: Sequence):
     if column.dtype == object or pd.api.types.is_string_dtype(column.dtype):
         return column.astype("category").array
     return column.to_numpy()
+
+
+def distinct(values: Iterable[Hashable], derive) -> tuple[np.ndarray, list]:
+    """(index of each value's distinct value, derive(v) for each distinct value in first-seen order):
+    a case's repetitions repeat the same params, placement and CPUs, so each is derived once."""
+    values = list(values)
+    seen = dict.fromkeys(values)
+    for number, value in enumerate(seen):
+        seen[value] = number
+    index = np.fromiter(map(seen.__getitem__, values), dtype=np.intp, count=len(values))
+    return index, [derive(v) for v in seen]
+
+
+def spread(index: np.ndarray, per_distinct: list) -> Spread:
+    """The derived values back on every row."""
+    return Spread(index, per_distinct)
+
+
+class Spread(Sequence):
+    """A column given as its distinct values and, per row, which one it has: typed once per distinct value
+    (analysis/typed_columns.py), read like any sequence."""
+
+    __slots__ = ("which", "distinct")
+
+    def __init__(self, which: np.ndarray, distinct: list) -> None:
+        self.which = which
+        self.distinct = distinct
+
+    def __len__(self) -> int:
+        return len(self.which)
+
+    def __getitem__(self, row):
+        return self.distinct[self.which[row]]
+
+    def __iter__(self):
+        return map(self.distinct.__getitem__, self.which.tolist())

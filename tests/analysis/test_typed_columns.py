@@ -8,9 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.flatten import Spread, _colons_per_part, flatten_records, metric_column, scenario_columns
+from analysis.flatten import flatten_records, metric_column, scenario_columns
+from analysis.joined_parts import count_per_part
 from analysis.record_decode import Record
-from analysis.typed_columns import pandas_column, typed_column, typed_frame
+from analysis.typed_columns import Spread, pandas_column, typed_column, typed_frame
 
 VALUE_MIXES = {
     "whole numbers": [3, 1, 2],
@@ -102,14 +103,15 @@ def test_counter_columns_equal_the_record_by_record_loop():
     assert got["ctr_l2_miss_ratio_sum"] == [None, 2.0, 8, None]
 
 
-def test_colons_counted_at_once_equal_those_counted_part_by_part():
+@pytest.mark.parametrize("byte", [b":", b","])
+def test_bytes_counted_at_once_equal_those_counted_part_by_part(byte):
     rng = np.random.default_rng(5)
     parts = [
         bytes(rng.choice(list(b'{}":,0123.ab'), size=int(rng.integers(0, 40))).tolist()) for _ in range(300)
     ]
     parts += [b"", b":", b"::", b'{"0":1}']
-    expected = [part.count(b":") for part in parts]
-    assert _colons_per_part(b",".join(parts), parts).tolist() == expected
+    expected = [part.count(byte) for part in parts]
+    assert count_per_part(b",".join(parts), parts, byte).tolist() == expected
 
 
 @pytest.mark.parametrize("values", [["a"] * 4, ("a", "a", "b"), ("a", "a", None), ["x"], ("1", 1)])
