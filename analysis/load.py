@@ -26,15 +26,14 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
 
-import msgspec
 import numpy as np
 import pandas as pd
 from pandas.api.types import union_categoricals
 
-from analysis.flatten import NotAnObject, PerHwthread, flatten_records, params_columns
-from analysis.record_decode import decode_batch, decode_lines, decode_one
+from analysis.flatten import PerHwthread, flatten_records
+from analysis.record_batches import CountedRecords, DecodedFiles, record_where
 from analysis.typed_columns import typed_frame
-from sbcore import layout, record_store
+from sbcore import layout
 from sbcore.atomic import write_atomic_by
 
 CACHE_VERSION = 5  # bump when the parsed-row layout changes
@@ -167,128 +166,6 @@ def parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
             gc.enable()
 
 
-class _Decoded:
-    """Records decoded from a chunk's files, a batch per file (or per set of older rep files), with where
-    each came from."""
-
-    def __init__(self) -> None:
-        # (records, their places or None for lines 1..n of one records.jsonl, that file, its case dir);
-        # a place is (file, case dir, rep by name, line)
-        self.batches: list[tuple[list, list[tuple] | None, str, str]] = []
-        self.problems: list[tuple[str, str]] = []
-
-    def add_blobs(self, blobs: list[bytes], places: list[tuple]) -> None:
-        decoded = decode_batch(blobs)
-        if decoded is None:  # at least one bad file: decode one by one to name them
-            decoded = []
-            for text, place in zip(blobs, places, strict=True):
-                record, reason = decode_one(text)
-                decoded.append(record)
-                if reason:
-                    self.problems.append((_where(place), reason))
-        kept = [(record, place) for record, place in zip(decoded, places, strict=True) if record is not None]
-        if kept:
-            self.batches.append(([r for r, _ in kept], [p for _, p in kept], "", ""))
-
-    def add_lines(self, data: bytes, relpath: str, case_dir: str) -> None:
-        """The complete lines of a records.jsonl; a last line without its newline is reported."""
-        tail = record_store.incomplete_tail(data)
-        if tail.strip():
-            line = data.count(b"\n") + 1
-            self.problems.append(
-                (f"{relpath}:{line}", "truncated last line (a write in progress, or cut short by a crash)")
-            )
-        body = data[: len(data) - len(tail)]
-        try:
-            decoded = decode_lines(body)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            decoded = None
-        if decoded is not None and body.count(b"\n") == len(decoded):  # no blank lines: line i is record i
-            if decoded:
-                self.batches.append((decoded, None, relpath, case_dir))
-            return
-        lines = list(record_store.complete_lines(body))
-        self.add_blobs([line for _, line in lines], [(relpath, case_dir, None, n) for n, _ in lines])
-
-
-class _Checked:
-    """The records of a chunk that count, each once, with the line it is on (0: a rep-<k>.json file)."""
-
-    def __init__(self) -> None:
-        self.records: list = []
-        self.lines: list[int] = []
-        self.problems: list[tuple[str, str]] = []
-        self._reps: dict[str, set[int]] = {}  # case dir -> repetitions counted
-        self._params_ok: dict[bytes, bool] = {}  # a case's repetitions repeat one params object
-
-    def add(self, records: list, places: list[tuple] | None, relpath: str, case_dir: str) -> None:
-        if places is None and self._clean(records, case_dir):  # the usual file: accepted whole
-            self.records.extend(records)
-            self.lines.extend(range(1, len(records) + 1))
-            return
-        places = places or [(relpath, case_dir, None, i) for i in range(1, len(records) + 1)]
-        for record, place in zip(records, places, strict=True):
-            self._add_one(record, place)
-
-    def _clean(self, records: list, case_dir: str) -> bool:
-        """Whether every record of one file is in its case's directory, holds a repetition not counted
-        yet (each once) and has params that are an object: then none needs a look of its own."""
-        reps = list(map(attrgetter("rep"), records))
-        counted = self._reps.setdefault(case_dir, set())
-        if list(map(attrgetter("case_id"), records)).count(case_dir) != len(records):
-            return False
-        if len(set(reps)) != len(reps) or not counted.isdisjoint(reps):
-            return False
-        if not all(
-            map(self._params_are_object, dict.fromkeys(map(bytes, map(attrgetter("params"), records))))
-        ):
-            return False
-        counted.update(reps)
-        return True
-
-    def _add_one(self, record, place: tuple) -> None:
-        _, case_dir, rep_by_name, line = place
-        rep = record.rep
-        counted = self._reps.setdefault(case_dir, set())
-        if record.case_id != case_dir:
-            why = f"case_id {record.case_id!r} does not match its directory {case_dir!r}"
-        elif rep_by_name is not None and rep != rep_by_name:
-            why = f"rep {rep} does not match the file name"
-        elif rep in counted:
-            why = f"rep {rep} is recorded twice; the first record counts"
-        elif not self._params_are_object(bytes(record.params)):
-            why = "schema: params: not an object"
-        else:
-            counted.add(rep)
-            self.records.append(record)
-            self.lines.append(line)
-            return
-        self.problems.append((_where(place), why))
-
-    def _params_are_object(self, params: bytes) -> bool:
-        ok = self._params_ok.get(params)
-        if ok is None:
-            try:
-                params_columns(params)
-                ok = True
-            except (NotAnObject, msgspec.DecodeError):
-                ok = False
-            self._params_ok[params] = ok
-        return ok
-
-
-def _record_where(record, line: int) -> str:
-    """Where a parsed record is stored."""
-    name = layout.RECORDS_FILE if line else layout.rep_name(record.rep)
-    return f"{layout.RAW_DIR}/{record.case_id}/{name}" + (f":{line}" if line else "")
-
-
-def _where(place: tuple) -> str:
-    """A problem's location: the file, and the line for a records.jsonl."""
-    relpath, _, _, line = place
-    return f"{relpath}:{line}" if line else relpath
-
-
 def _parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
     failed, problems = [], []
     wanted = []
@@ -307,7 +184,7 @@ def _parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
         else:
             problems.append((relpath, "not records.jsonl, rep-<k>.json nor a failed-attempt file"))
     contents = read_files(f"{campaign_dir}/", [w[0] for w in wanted])
-    decoded = _Decoded()
+    decoded = DecodedFiles()
     blobs, places = [], []  # per-repetition files of older campaigns: decoded together
     lines_files = []  # records.jsonl contents
     for (relpath, case_dir, kind, number), text in zip(wanted, contents, strict=True):
@@ -329,7 +206,7 @@ def _parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
     for data, relpath, case_dir in lines_files:  # the older file counts (as for status and resume)
         decoded.add_lines(data, relpath, case_dir)
     problems.extend(decoded.problems)
-    checked = _Checked()
+    checked = CountedRecords()
     for batch in decoded.batches:
         checked.add(*batch)
     problems.extend(checked.problems)
@@ -341,7 +218,7 @@ def _parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
     columns, per_hwthread = flatten_records(good)
     columns["record_line"] = lines
     for row, why in per_hwthread.problems:  # the record counts; only these values are missing
-        problems.append((_record_where(good[row], lines[row]), f"counters: {why}"))
+        problems.append((record_where(good[row], lines[row]), f"counters: {why}"))
     records = typed_frame(columns)
     return Parsed(
         keys=dict(keys),
