@@ -23,6 +23,7 @@ import pyarrow.csv as pacsv
 
 from analysis.disturbance import CHAINS, probe_columns
 from analysis.joined_parts import count_per_part
+from analysis.typed_columns import distinct
 
 NULL = msgspec.Raw(b"null")
 NO_PROBE = b"null"
@@ -85,22 +86,25 @@ def _cpu_count(cpu_lists: tuple[bytes, ...]) -> int | None:
 def _chain_extremes(sides: dict[str, list[_Side]], n: int) -> dict[str, list]:
     """probe_<chain>_min_s / _max_s over both sides of each record: None where a record has no time.
 
-    Every array of every (chain, side) is read in one pass; each array's fastest and slowest time come
-    from one numpy reduction; the two sides of a record are then combined."""
+    Every distinct array of every (chain, side) is read in one pass (a repetition's `before` is the
+    previous one's `after` within a process: the runner's records repeat a third of their arrays); each
+    array's fastest and slowest time come from one numpy reduction; the two sides of a record are then
+    combined."""
     arrays: list[bytes] = []
     for chain in CHAINS:
         for side in sides.values():
             arrays += map(bytes, map(attrgetter(f"{chain}_s"), side))
-    counts, values = _read_arrays(arrays)
-    fastest = np.full(len(arrays), np.nan)
-    slowest = np.full(len(arrays), np.nan)
+    which, unique = distinct(arrays, bytes)
+    counts, values = _read_arrays(unique)
+    fastest = np.full(len(unique), np.nan)
+    slowest = np.full(len(unique), np.nan)
     filled = np.flatnonzero(counts)
     if len(filled):
         firsts = np.concatenate(([0], np.cumsum(counts[filled])[:-1]))
         fastest[filled] = np.fmin.reduceat(values, firsts)  # fmin/fmax skip NaN: a null time is no
         slowest[filled] = np.fmax.reduceat(values, firsts)  # time, as in probe_columns
-    fastest = np.fmin.reduce(fastest.reshape(len(CHAINS), len(sides), n), axis=1)
-    slowest = np.fmax.reduce(slowest.reshape(len(CHAINS), len(sides), n), axis=1)
+    fastest = np.fmin.reduce(fastest[which].reshape(len(CHAINS), len(sides), n), axis=1)
+    slowest = np.fmax.reduce(slowest[which].reshape(len(CHAINS), len(sides), n), axis=1)
     out: dict[str, list] = {}
     for c, chain in enumerate(CHAINS):
         for name, table in (("min", fastest[c]), ("max", slowest[c])):
