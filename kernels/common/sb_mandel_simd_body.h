@@ -65,8 +65,8 @@ _Static_assert(SBV_K <= 24, "the block test's margin (see the top) holds for at 
 #define SBV_SETTLE_R2 2.5 /* the margin: see the top */
 #endif
 #define SBV_L (SBV_NV * SBV_W)
-#define SBV_LAUNDER(ptr) __asm__("" : "+r"(ptr)) /* the compiler no longer knows where it points   \
-                                                  */
+/* after this the compiler no longer knows where ptr points */
+#define SBV_LAUNDER(ptr) __asm__("" : "+r"(ptr))
 _Static_assert(SBV_L <= 64, "lane flags are a uint64_t");
 #ifndef SBV_PENDING
 #define SBV_PENDING 256 /* ended lanes whose exact escape step is found later, all together */
