@@ -315,6 +315,8 @@ SBV_TARGET void SBV_FN(const sb_params *p, int32_t j, uint32_t *row_out) {
             }
         }
         uint64_t flags = 0;
+        SBV_LAUNDER(cxp);
+        SBV_LAUNDER(cyp);
 #pragma GCC unroll 8
         for (int v = 0; v < SBV_NV; v++) { /* the block's last step, and the test on its |z|^2 */
             const SBV_T xx = SBV_MUL(X[v], X[v]);
@@ -322,13 +324,16 @@ SBV_TARGET void SBV_FN(const sb_params *p, int32_t j, uint32_t *row_out) {
             const SBV_T r2 = SBV_ADD(xx, yy);
             flags |= (uint64_t)(unsigned)SBV_NOT_LE(r2, bound) << (v * SBV_W);
             SBV_STORE(st.r2s + v * SBV_W, r2); /* for the refill; a register would spill */
-            Y[v] = SBV_ADD(SBV_MUL(SBV_MUL(two, X[v]), Y[v]), SBV_LOAD(st.cys + v * SBV_W));
-            X[v] = SBV_ADD(SBV_SUB(xx, yy), SBV_LOAD(st.cxs + v * SBV_W));
+            Y[v] = SBV_ADD(SBV_MUL(SBV_MUL(two, X[v]), Y[v]), SBV_LOAD(cyp + v * SBV_W));
+            X[v] = SBV_ADD(SBV_SUB(xx, yy), SBV_LOAD(cxp + v * SBV_W));
         }
         if (flags || t + SBV_K >= st.deadline) {
             const SBV_T four = SBV_SET1(4.0), t_end = SBV_SET1((double)(t + SBV_K));
             const SBV_T t_due = SBV_SET1((double)(t + SBV_K + max_iter));
             uint64_t ended = 0;
+            double *cx = st.cxs, *cy = st.cys;
+            SBV_LAUNDER(cx);
+            SBV_LAUNDER(cy);
 #pragma GCC unroll 8
             for (int v = 0; v < SBV_NV; v++) { /* the refills */
                 /* surely ended: the reference's own test fails, or max_iter is reached */
@@ -337,10 +342,10 @@ SBV_TARGET void SBV_FN(const sb_params *p, int32_t j, uint32_t *row_out) {
                 ended |= (uint64_t)(unsigned)SBV_M_BITS(m) << (v * SBV_W);
                 X[v] = SBV_M_ZERO(X[v], m);
                 Y[v] = SBV_M_ZERO(Y[v], m);
-                SBV_STORE(st.cxs + v * SBV_W, SBV_M_BLEND(SBV_LOAD(st.cxs + v * SBV_W),
-                                                          SBV_LOAD(st.ncxs + v * SBV_W), m));
-                SBV_STORE(st.cys + v * SBV_W, SBV_M_BLEND(SBV_LOAD(st.cys + v * SBV_W),
-                                                          SBV_LOAD(st.ncys + v * SBV_W), m));
+                SBV_STORE(cx + v * SBV_W,
+                          SBV_M_BLEND(SBV_LOAD(cx + v * SBV_W), SBV_LOAD(st.ncxs + v * SBV_W), m));
+                SBV_STORE(cy + v * SBV_W,
+                          SBV_M_BLEND(SBV_LOAD(cy + v * SBV_W), SBV_LOAD(st.ncys + v * SBV_W), m));
                 SBV_STORE(st.ends + v * SBV_W,
                           SBV_M_BLEND(SBV_LOAD(st.ends + v * SBV_W), t_due, m));
             }
