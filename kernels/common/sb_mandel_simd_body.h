@@ -201,7 +201,7 @@ static SBV_TARGET __attribute__((noinline)) void SBV_REPLAY(struct SBV_LANES *st
  * next pixels, and the flagged lanes that were not refilled (scalar replay: if one escaped, its
  * count is written and it is made due, so the vector code refills it at the next block's end).
  * Inlined: a call would make the caller spill x and y (the ABI saves no vector register). */
-static SBV_TARGET __attribute__((noinline)) void SBV_SETTLE(struct SBV_LANES *st, int64_t t,
+static inline __attribute__((always_inline)) void SBV_SETTLE(struct SBV_LANES *st, int64_t t,
                                                             int par) {
     const int32_t max_iter = st->max_iter;
     const uint64_t ended = st->ended, flags = st->flags;
