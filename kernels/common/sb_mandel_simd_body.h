@@ -202,7 +202,7 @@ static SBV_TARGET __attribute__((noinline)) void SBV_REPLAY(struct SBV_LANES *st
  * count is written and it is made due, so the vector code refills it at the next block's end).
  * Inlined: a call would make the caller spill x and y (the ABI saves no vector register). */
 static inline __attribute__((always_inline)) void SBV_SETTLE(struct SBV_LANES *st, int64_t t,
-                                                            int par) {
+                                                             int par) {
     const int32_t max_iter = st->max_iter;
     const uint64_t ended = st->ended, flags = st->flags;
     st->ended = st->flags = 0;
@@ -238,10 +238,15 @@ static inline __attribute__((always_inline)) void SBV_SETTLE(struct SBV_LANES *s
         st->active -= pix != -1;
         SBV_TAKE(st, l, t + SBV_K);
     }
-    double deadline = st->ends[0];
-    for (int l = 1; l < SBV_L; l++)
-        deadline = st->ends[l] < deadline ? st->ends[l] : deadline;
-    st->deadline = deadline;
+    double d[SBV_W]; /* SBV_W independent chains: the branch at the block's end waits for this */
+    for (int w = 0; w < SBV_W; w++)
+        d[w] = st->ends[w];
+    for (int l = SBV_W; l < SBV_L; l += SBV_W)
+        for (int w = 0; w < SBV_W; w++)
+            d[w] = st->ends[l + w] < d[w] ? st->ends[l + w] : d[w];
+    for (int w = 1; w < SBV_W; w++)
+        d[0] = d[w] < d[0] ? d[w] : d[0];
+    st->deadline = d[0];
     if (st->npending > SBV_PENDING - SBV_L)
         SBV_REPLAY(st);
 }
