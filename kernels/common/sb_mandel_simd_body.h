@@ -223,17 +223,18 @@ static inline __attribute__((always_inline)) void SBV_SETTLE(struct SBV_LANES *s
             continue;
         }
         if (pix >= 0) {
-            if (flags >> l & 1) {
-                const int32_t i = st->npending++;
-                st->pxs[i] = st->xs[par][l];
-                st->pys[i] = st->ys[par][l];
-                st->pcxs[i] = st->pcx[l];
-                st->pcys[i] = st->pcy[l];
-                st->pdone[i] = done;
-                st->ppix[i] = pix;
-            } else { /* refilled and not flagged: due, no escape in the block */
-                st->row_out[pix] = (uint32_t)max_iter;
-            }
+            /* not flagged: due, no escape in the block, max_iter; flagged: pending, and the
+             * replay overwrites the count. Written without a branch (escape or not is hard to
+             * predict): the pending entry is written either way and kept if flagged. */
+            const int32_t i = st->npending;
+            st->pxs[i] = st->xs[par][l];
+            st->pys[i] = st->ys[par][l];
+            st->pcxs[i] = st->pcx[l];
+            st->pcys[i] = st->pcy[l];
+            st->pdone[i] = done;
+            st->ppix[i] = pix;
+            st->npending = i + (int32_t)(flags >> l & 1);
+            st->row_out[pix] = (uint32_t)max_iter;
         }
         st->active -= pix != -1;
         SBV_TAKE(st, l, t + SBV_K);
