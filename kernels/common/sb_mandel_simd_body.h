@@ -64,6 +64,11 @@ _Static_assert(SBV_K <= 24, "the block test's margin (see the top) holds for at 
 #ifndef SBV_SETTLE_R2
 #define SBV_SETTLE_R2 2.5 /* the margin: see the top */
 #endif
+/* Above this, a lane surely stopped in the block: the reference's own bound 4 (any value >= 4 is
+ * correct, a higher one sends more lanes through the scalar replay; tests use that) */
+#ifndef SBV_SURE_R2
+#define SBV_SURE_R2 4.0
+#endif
 #define SBV_L (SBV_NV * SBV_W)
 /* after this the compiler no longer knows where ptr points */
 #define SBV_LAUNDER(ptr) __asm__("" : "+r"(ptr))
@@ -334,7 +339,7 @@ SBV_TARGET void SBV_FN(const sb_params *p, int32_t j, uint32_t *row_out) {
             X[v] = SBV_ADD(SBV_SUB(xx, yy), SBV_LOAD(cxp + v * SBV_W));
         }
         if (flags || t + SBV_K >= st.deadline) {
-            const SBV_T four = SBV_SET1(4.0), t_end = SBV_SET1((double)(t + SBV_K));
+            const SBV_T sure = SBV_SET1(SBV_SURE_R2), t_end = SBV_SET1((double)(t + SBV_K));
             const SBV_T t_due = SBV_SET1((double)(t + SBV_K + max_iter));
             uint64_t ended = 0;
             double *cx = st.cxs, *cy = st.cys;
@@ -343,7 +348,7 @@ SBV_TARGET void SBV_FN(const sb_params *p, int32_t j, uint32_t *row_out) {
 #pragma GCC unroll 8
             for (int v = 0; v < SBV_NV; v++) { /* the refills */
                 /* surely ended: the reference's own test fails, or max_iter is reached */
-                const SBV_M m = SBV_M_OR(SBV_M_NLE(SBV_LOAD(st.r2s + v * SBV_W), four),
+                const SBV_M m = SBV_M_OR(SBV_M_NLE(SBV_LOAD(st.r2s + v * SBV_W), sure),
                                          SBV_M_LE(SBV_LOAD(st.ends + v * SBV_W), t_end));
                 ended |= (uint64_t)(unsigned)SBV_M_BITS(m) << (v * SBV_W);
                 X[v] = SBV_M_ZERO(X[v], m);
@@ -377,6 +382,7 @@ SBV_TARGET void SBV_FN(const sb_params *p, int32_t j, uint32_t *row_out) {
 #undef SBV_RV
 #undef SBV_PENDING
 #undef SBV_SETTLE_R2
+#undef SBV_SURE_R2
 #undef SBV_OPAQUE
 /* and the includer's parameters, so the next instruction set defines its own */
 #undef SBV_FN
