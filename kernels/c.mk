@@ -120,7 +120,7 @@ $(KERNEL_UNIT_TEST): kernels/tests/test_harness.c kernels/tests/sb_test.h \
 	$(CC) $(CFLAGS_REF) $(HARNESS_INC) $(filter %.c %.o,$^) -o $@ $(LIKWID_LIBS) -lm
 
 SIMD_UNIT_TEST := build/tests/simd-unit
-$(SIMD_UNIT_TEST): kernels/tests/test_simd.c kernels/tests/sb_test.h kernels/tests/sb_mandel_emu8.h \
+$(SIMD_UNIT_TEST): kernels/tests/test_simd.c kernels/tests/sb_test.h kernels/tests/sb_mandel_emu8.h kernels/tests/sb_mandel_emu8_params.h \
     $(HARNESS_HDRS) $(filter-out $(OBJ_DIR)/common/main.o,$(HARNESS_OBJS))
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_REF) $(HARNESS_INC) $(filter %.c %.o,$^) -o $@ $(LIKWID_LIBS) -lm

@@ -25,15 +25,14 @@
 #define SBV_ADD _mm256_add_pd
 #define SBV_SUB _mm256_sub_pd
 #define SBV_MUL _mm256_mul_pd
-/* lane w of entry k is all ones when bit w of k is set */
-static const int64_t sbv_lane_masks4[16][4] __attribute__((aligned(32))) = {
-    {0, 0, 0, 0},   {-1, 0, 0, 0},   {0, -1, 0, 0},   {-1, -1, 0, 0},
-    {0, 0, -1, 0},  {-1, 0, -1, 0},  {0, -1, -1, 0},  {-1, -1, -1, 0},
-    {0, 0, 0, -1},  {-1, 0, 0, -1},  {0, -1, 0, -1},  {-1, -1, 0, -1},
-    {0, 0, -1, -1}, {-1, 0, -1, -1}, {0, -1, -1, -1}, {-1, -1, -1, -1}};
-#define SBV_ZERO_LANES(x, lanes)                                                                   \
-    _mm256_andnot_pd(_mm256_load_pd((const double *)sbv_lane_masks4[lanes]), x)
 #define SBV_NOT_LE(r, bound) _mm256_movemask_pd(_mm256_cmp_pd(r, bound, _CMP_NLE_UQ))
+#define SBV_M __m256d
+#define SBV_M_NLE(a, b) _mm256_cmp_pd(a, b, _CMP_NLE_UQ)
+#define SBV_M_LE(a, b) _mm256_cmp_pd(a, b, _CMP_LE_OQ)
+#define SBV_M_OR _mm256_or_pd
+#define SBV_M_BITS _mm256_movemask_pd
+#define SBV_M_ZERO(x, m) _mm256_andnot_pd(m, x)
+#define SBV_M_BLEND _mm256_blendv_pd
 #include "sb_mandel_simd_body.h"
 
 /* ---- AVX-512
@@ -48,8 +47,14 @@ static const int64_t sbv_lane_masks4[16][4] __attribute__((aligned(32))) = {
 #define SBV_ADD _mm512_add_pd
 #define SBV_SUB _mm512_sub_pd
 #define SBV_MUL _mm512_mul_pd
-#define SBV_ZERO_LANES(x, lanes) _mm512_maskz_mov_pd((__mmask8) ~(lanes), x)
 #define SBV_NOT_LE(r, bound) ((int)_mm512_cmp_pd_mask(r, bound, _CMP_NLE_UQ))
+#define SBV_M __mmask8
+#define SBV_M_NLE(a, b) _mm512_cmp_pd_mask(a, b, _CMP_NLE_UQ)
+#define SBV_M_LE(a, b) _mm512_cmp_pd_mask(a, b, _CMP_LE_OQ)
+#define SBV_M_OR(m1, m2) ((__mmask8)((m1) | (m2)))
+#define SBV_M_BITS(m) ((int)(m))
+#define SBV_M_ZERO(x, m) _mm512_maskz_mov_pd((__mmask8) ~(m), x)
+#define SBV_M_BLEND(a, b, m) _mm512_mask_blend_pd(m, a, b)
 #include "sb_mandel_simd_body.h"
 
 #else /* not x86-64: never selected (sb_cpu_supports_path), defined so every build links */

@@ -127,6 +127,8 @@ int main(void) {
     if (sb_cpu_supports_path(SB_PATH_AVX2)) {
         printf("testing the Mandelbrot body with 8 lanes emulated by AVX2\n");
         test_mandelbrot(sb_mandel_row_emu8);
+        printf("testing it with escaped lanes refilled one block late\n");
+        test_mandelbrot(sb_mandel_row_emu8_late);
     }
 #endif
     /* the dispatcher: scalar on request, else the best path */
