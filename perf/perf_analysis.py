@@ -92,6 +92,9 @@ def main() -> int:
         f" checks and counter tables {tables:.1f} s"
         f" ({len(result.summary)} cases, {len(result.comparisons)} comparisons, {len(result.models)} fits)"
     )
+    for name, seconds in t.items():
+        if name.startswith("step: "):
+            print(f"    {name[6:]:<32} {seconds:6.2f} s")
     timed("write CSV tables", lambda: write_tables(result))
     cold_s = time.perf_counter() - start
     print(
