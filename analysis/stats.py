@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special, stats
 
 CONFIDENCE = 0.95
 ELEMENTS_PER_CALL = 20_000_000  # bounds the memory of one vectorised bootstrap call (~160 MB)
@@ -72,17 +72,7 @@ def bootstrap_medians(
                 # All-equal samples give a degenerate distribution: the CI is then that one value.
                 warnings.simplefilter("ignore", RuntimeWarning)
                 warnings.simplefilter("ignore", stats.DegenerateDataWarning)
-                result = stats.bootstrap(
-                    (matrix[part],),
-                    np.median,
-                    n_resamples=0,
-                    bootstrap_result=SimpleNamespace(bootstrap_distribution=replicates),
-                    vectorized=True,
-                    axis=-1,
-                    confidence_level=CONFIDENCE,
-                    method="BCa",
-                )
-            lo, hi = result.confidence_interval.low, result.confidence_interval.high
+                lo, hi = bca_median_interval(matrix[part], ordered[part], replicates)
             # BCa is undefined for (near-)constant samples: fall back to the percentile interval there.
             bad = ~(np.isfinite(lo) & np.isfinite(hi))
             if bad.any():
@@ -92,6 +82,67 @@ def bootstrap_medians(
             high[rows[part]] = hi
             dist[rows[part]] = replicates
     return low, high, dist
+
+
+def jackknife_medians(matrix: np.ndarray, ordered: np.ndarray) -> np.ndarray:
+    """(rows, n): the median of each row of `matrix` without its i-th value, as np.median computes it
+    (`ordered`: the rows sorted). Without the value of rank r the row's n - 1 values in order are
+    ordered[:r] then ordered[r + 1:], so its middle value(s) sit at position h (h < r) or h + 1 (h >= r):
+    n medians per row are a gather, not n sorts of n - 1 values."""
+    n = matrix.shape[1]
+    order = np.argsort(matrix, axis=1, kind="stable")
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.arange(n), axis=1)
+    removed = np.arange(n)
+    low = (n - 2) // 2 + ((n - 2) // 2 >= removed)
+    high = (n - 1) // 2 + ((n - 1) // 2 >= removed)
+    # n - 1 values: one middle value, or np.median's mean of the two middle ones, (a + b) / 2
+    by_rank = ordered[:, low] if n % 2 == 0 else (ordered[:, low] + ordered[:, high]) / 2
+    # In the memory order np.median leaves scipy's jackknife medians in (column-major): the sums over
+    # them below then add in the same order, to the last bit.
+    return np.asfortranarray(np.take_along_axis(by_rank, rank, axis=1))
+
+
+def bca_median_interval(
+    matrix: np.ndarray, ordered: np.ndarray, replicates: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The BCa interval of each row's median from its bootstrap replicates, with the arithmetic of
+    scipy.stats.bootstrap(method="BCa") step by step (tests/analysis/test_fast_paths.py pins the two
+    together), except that the jackknife medians come from jackknife_medians: scipy materialises the
+    n jackknife samples of every row and takes their medians (O(rows x n^2 log n), most of the time of
+    a large campaign's statistics). Rows with a NaN go through scipy itself (np.median's NaN rules)."""
+    if np.isnan(matrix).any():
+        result = stats.bootstrap(
+            (matrix,),
+            np.median,
+            n_resamples=0,
+            bootstrap_result=SimpleNamespace(bootstrap_distribution=replicates),
+            vectorized=True,
+            axis=-1,
+            confidence_level=CONFIDENCE,
+            method="BCa",
+        )
+        return result.confidence_interval.low, result.confidence_interval.high
+    alpha = (1 - CONFIDENCE) / 2
+    n_resamples = replicates.shape[-1]
+    theta_hat = np.median(matrix, axis=-1)[:, None]
+    below = np.count_nonzero(replicates < theta_hat, axis=-1) + np.count_nonzero(
+        replicates <= theta_hat, axis=-1
+    )
+    z0_hat = special.ndtri(below.astype(theta_hat.dtype) / (2 * n_resamples))
+    theta_hat_i = jackknife_medians(matrix, ordered)
+    n = float(theta_hat_i.shape[-1])
+    u = (n - 1) * (np.mean(theta_hat_i, axis=-1, keepdims=True) - theta_hat_i)
+    num = np.sum(u**3, axis=-1) / n**3
+    den = np.sum(u**2, axis=-1) / n**2
+    a_hat = 1 / 6 * (0 + num) / (0 + den) ** (3 / 2)  # scipy sums over samples with sum(): 0 + ...
+    z_alpha = float(special.ndtri(alpha))
+    num1 = z0_hat + z_alpha
+    alpha_1 = special.ndtr(z0_hat + num1 / (1 - a_hat * num1))
+    num2 = z0_hat - z_alpha
+    alpha_2 = special.ndtr(z0_hat + num2 / (1 - a_hat * num2))
+    ci = stats.quantile(replicates, np.stack((alpha_1, alpha_2), axis=-1), axis=-1)
+    return ci[..., 0], ci[..., 1]
 
 
 def summarize(
