@@ -16,8 +16,10 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
+from analysis.threads import in_threads
+
 CONFIDENCE = 0.95
-ELEMENTS_PER_CALL = 20_000_000  # bounds the memory of one vectorised bootstrap call (~160 MB)
+BOOTSTRAP_ROWS = 1024  # cases per batch of the bootstrap: its (cases x resamples) float64 buffers stay ~30 MB
 
 
 @dataclass
@@ -49,8 +51,8 @@ def bootstrap_medians(
     sample size, shared by all groups of that size, as scipy does when vectorised), but computed without
     materialising the resamples: on sorted data the k-th smallest of a resample is the value at the k-th
     smallest resample index, so the median of every resample of every group is a gather of two columns.
-    That is O(groups x n_resamples) instead of O(records x n_resamples). scipy.stats.bootstrap then
-    turns those replicates into the BCa interval (its jackknife runs on the data)."""
+    That is O(groups x n_resamples) instead of O(records x n_resamples). bca_median_interval then
+    turns those replicates into the BCa interval, in batches of cases spread over threads."""
     n_groups = len(counts)
     low = np.full(n_groups, np.nan)
     high = np.full(n_groups, np.nan)
@@ -64,23 +66,31 @@ def bootstrap_medians(
         ordered = np.sort(matrix, axis=1)
         index = np.sort(rng.integers(0, n, (n_resamples, n)), axis=1)
         lower, upper = index[:, (n - 1) // 2], index[:, n // 2]
-        step = max(1, ELEMENTS_PER_CALL // (n * n + n_resamples))
-        for first in range(0, len(rows), step):
-            part = slice(first, first + step)
-            replicates = 0.5 * (ordered[part][:, lower] + ordered[part][:, upper])
-            with warnings.catch_warnings():
-                # All-equal samples give a degenerate distribution: the CI is then that one value.
-                warnings.simplefilter("ignore", RuntimeWarning)
-                warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+
+        def work(batches: list[slice], rows=rows, matrix=matrix, ordered=ordered, lower=lower, upper=upper):
+            buffer = np.empty((2, BOOTSTRAP_ROWS, n_resamples))
+            for part in batches:
+                size = part.stop - part.start
+                replicates, upper_values = buffer[0, :size], buffer[1, :size]
+                np.take(ordered[part], lower, axis=1, out=replicates)
+                np.take(ordered[part], upper, axis=1, out=upper_values)
+                replicates += upper_values
+                replicates *= 0.5  # 0.5 * (a + b), the median of an even-sized resample
                 lo, hi = bca_median_interval(matrix[part], ordered[part], replicates)
-            # BCa is undefined for (near-)constant samples: fall back to the percentile interval there.
-            bad = ~(np.isfinite(lo) & np.isfinite(hi))
-            if bad.any():
-                alpha = (1 - CONFIDENCE) / 2
-                lo[bad], hi[bad] = np.quantile(replicates[bad], [alpha, 1 - alpha], axis=-1)
-            low[rows[part]] = lo
-            high[rows[part]] = hi
-            dist[rows[part]] = replicates
+                # BCa is undefined for (near-)constant samples: fall back to the percentile interval.
+                bad = ~(np.isfinite(lo) & np.isfinite(hi))
+                if bad.any():
+                    alpha = (1 - CONFIDENCE) / 2
+                    lo[bad], hi[bad] = np.quantile(replicates[bad], [alpha, 1 - alpha], axis=-1)
+                low[rows[part]] = lo
+                high[rows[part]] = hi
+                dist[rows[part]] = replicates
+
+        with warnings.catch_warnings():  # here: the filters are global, the threads share them
+            # All-equal samples give a degenerate distribution: the CI is then that one value.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+            in_threads(work, len(rows), BOOTSTRAP_ROWS)
     return low, high, dist
 
 
@@ -229,7 +239,8 @@ def row_quantiles(matrix: np.ndarray, quantiles: list[float]) -> np.ndarray:
     below = [int(np.floor(v)) for v in virtual]
     above = [min(b + 1, n - 1) for b in below]
     matrix.partition(sorted({*below, *above}), axis=1)
-    has_nan = np.isnan(matrix).any(axis=1)
+    # NaN sorts after every number, so a row with one has one at or after its largest kth position.
+    has_nan = np.isnan(matrix[:, max(above) :]).any(axis=1)
     out = np.empty((len(quantiles), matrix.shape[0]))
     for i, (v, b, a) in enumerate(zip(virtual, below, above, strict=True)):
         low, high = matrix[:, b], matrix[:, a]
@@ -246,17 +257,24 @@ def ratio_ci(numerator: np.ndarray, denominator: np.ndarray, rng: np.random.Gene
 
     Replicates of different cases were drawn with shared resample indices (scipy vectorises that way);
     permuting one side's replicates makes the two resamplings independent, as a two-sample bootstrap is.
-    Computed in batches of rows: two (pairs x resamples) float64 matrices of the whole campaign would
-    take 600 MB for 20,000 pairs."""
+    Computed in batches of rows, in threads, each into buffers it allocates once: two (pairs x
+    resamples) float64 matrices of the whole campaign would take 600 MB for 20,000 pairs."""
     if numerator.size == 0:
         return np.empty(0), np.empty(0)
     perm = rng.permutation(numerator.shape[1])
     alpha = (1 - CONFIDENCE) / 2
     low = np.empty(len(numerator))
     high = np.empty(len(numerator))
-    for first in range(0, len(numerator), RATIO_ROWS):
-        part = slice(first, first + RATIO_ROWS)
-        ratios = numerator[part][:, perm].astype(float)
-        ratios /= denominator[part].astype(float)
-        low[part], high[part] = row_quantiles(ratios, [alpha, 1 - alpha])
+
+    def work(batches: list[slice]) -> None:
+        taken = np.empty((RATIO_ROWS, numerator.shape[1]), dtype=numerator.dtype)
+        ratios = np.empty((RATIO_ROWS, numerator.shape[1]))
+        for part in batches:
+            rows = part.stop - part.start
+            np.take(numerator[part], perm, axis=1, out=taken[:rows])
+            # Both sides in float64 first (as .astype(float) / .astype(float)), then divided.
+            np.divide(taken[:rows], denominator[part], out=ratios[:rows], dtype=float)
+            low[part], high[part] = row_quantiles(ratios[:rows], [alpha, 1 - alpha])
+
+    in_threads(work, len(numerator), RATIO_ROWS)
     return low, high
