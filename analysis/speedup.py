@@ -103,7 +103,7 @@ def _fill(out: pd.DataFrame, s: pd.DataFrame, dist: np.ndarray, base: pd.Series,
     ):
         out.loc[has, f"{prefix}{column}"] = base_table.loc[base_idx, source].to_numpy()
     out[f"{prefix}speedup"] = out[f"{prefix}baseline_median_s"].astype(float) / out["median_s"]
-    low, high = ratio_ci(dist[base_idx], dist[rows], rng)
+    low, high = ratio_ci(dist, dist, rng, base_idx, rows)
     same = base_idx == rows  # a case against itself: exactly 1, no uncertainty
     low[same], high[same] = 1.0, 1.0
     out[f"{prefix}speedup_ci_low"] = np.nan

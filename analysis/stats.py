@@ -252,29 +252,47 @@ def row_quantiles(matrix: np.ndarray, quantiles: list[float]) -> np.ndarray:
     return out
 
 
-def ratio_ci(numerator: np.ndarray, denominator: np.ndarray, rng: np.random.Generator) -> tuple:
-    """CI of a ratio of two independent medians from their bootstrap replicates (rows = pairs).
+def ratio_ci(
+    numerator: np.ndarray,
+    denominator: np.ndarray,
+    rng: np.random.Generator,
+    numerator_rows: np.ndarray | None = None,
+    denominator_rows: np.ndarray | None = None,
+) -> tuple:
+    """CI of a ratio of two independent medians from their bootstrap replicates (rows = pairs; with
+    numerator_rows/denominator_rows: pair i is numerator[numerator_rows[i]] over
+    denominator[denominator_rows[i]], gathered batch by batch instead of as two (pairs x resamples)
+    copies).
 
     Replicates of different cases were drawn with shared resample indices (scipy vectorises that way);
     permuting one side's replicates makes the two resamplings independent, as a two-sample bootstrap is.
     Computed in batches of rows, in threads, each into buffers it allocates once: two (pairs x
     resamples) float64 matrices of the whole campaign would take 600 MB for 20,000 pairs."""
-    if numerator.size == 0:
+    n_pairs = len(numerator) if numerator_rows is None else len(numerator_rows)
+    if n_pairs == 0 or numerator.shape[1] == 0:
         return np.empty(0), np.empty(0)
     perm = rng.permutation(numerator.shape[1])
     alpha = (1 - CONFIDENCE) / 2
-    low = np.empty(len(numerator))
-    high = np.empty(len(numerator))
+    low = np.empty(n_pairs)
+    high = np.empty(n_pairs)
 
     def work(batches: list[slice]) -> None:
+        rows_of = np.empty((RATIO_ROWS, numerator.shape[1]), dtype=numerator.dtype)
         taken = np.empty((RATIO_ROWS, numerator.shape[1]), dtype=numerator.dtype)
+        below = np.empty((RATIO_ROWS, numerator.shape[1]), dtype=denominator.dtype)
         ratios = np.empty((RATIO_ROWS, numerator.shape[1]))
         for part in batches:
-            rows = part.stop - part.start
-            np.take(numerator[part], perm, axis=1, out=taken[:rows])
+            size = part.stop - part.start
+            top = numerator[part]
+            if numerator_rows is not None:
+                top = np.take(numerator, numerator_rows[part], axis=0, out=rows_of[:size])
+            bottom = denominator[part]
+            if denominator_rows is not None:
+                bottom = np.take(denominator, denominator_rows[part], axis=0, out=below[:size])
+            np.take(top, perm, axis=1, out=taken[:size])
             # Both sides in float64 first (as .astype(float) / .astype(float)), then divided.
-            np.divide(taken[:rows], denominator[part], out=ratios[:rows], dtype=float)
-            low[part], high[part] = row_quantiles(ratios[:rows], [alpha, 1 - alpha])
+            np.divide(taken[:size], bottom, out=ratios[:size], dtype=float)
+            low[part], high[part] = row_quantiles(ratios[:size], [alpha, 1 - alpha])
 
-    in_threads(work, len(numerator), RATIO_ROWS)
+    in_threads(work, n_pairs, RATIO_ROWS)
     return low, high

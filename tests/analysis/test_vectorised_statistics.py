@@ -51,3 +51,15 @@ def test_bca_interval_equals_scipys_bootstrap_bit_for_bit(rows, n):
     assert np.array_equal(low, expected.low, equal_nan=True)
     assert np.array_equal(high, expected.high, equal_nan=True)
     assert np.isfinite(low).sum() >= rows // 2  # the comparison covers computed intervals, not only NaNs
+
+
+def test_ratio_ci_of_gathered_rows_equals_ratio_ci_of_the_gathered_matrices():
+    from analysis.stats import RATIO_ROWS, ratio_ci
+
+    rng = np.random.default_rng(5)
+    dist = rng.lognormal(0, 0.05, (300, 400)).astype(np.float32)
+    top, bottom = rng.integers(0, 300, RATIO_ROWS + 50), rng.integers(0, 300, RATIO_ROWS + 50)
+    expected = ratio_ci(dist[top], dist[bottom], np.random.default_rng(2))
+    low, high = ratio_ci(dist, dist, np.random.default_rng(2), top, bottom)
+    assert np.array_equal(low, expected[0]) and np.array_equal(high, expected[1])
+    assert (low < high).all()
