@@ -109,15 +109,21 @@ def completeness(cases: pd.DataFrame, records: pd.DataFrame, failed: pd.DataFram
             str(c): g.set_index("rep").to_dict("index") for c, g in mine.groupby("case_id", observed=True)
         }
     mine = cases[cases["planned"]]
-    progress = [
-        layout.case_progress(
-            {"case_id": case_id, "reps": reps},
-            timed.get(case_id) or dict.fromkeys(done_reps.get(case_id, ()), {}),
-            failed_reps.get(case_id, ()),
-            rule,
-        )
-        for case_id, reps, rule in zip(mine["case_id"], mine["reps"], mine["sampling_rule"], strict=True)
-    ]
+    # Without times the state depends only on the rule and which repetitions are done or failed: one
+    # call per distinct combination (a campaign of 20,000 complete cases has a handful), same rule.
+    known: dict[tuple, layout.CaseProgress] = {}
+    progress = []
+    for case_id, reps, rule in zip(mine["case_id"], mine["reps"], mine["sampling_rule"], strict=True):
+        case = {"case_id": case_id, "reps": reps}
+        if timed.get(case_id):
+            progress.append(layout.case_progress(case, timed[case_id], failed_reps.get(case_id, ()), rule))
+            continue
+        done_set = frozenset(done_reps.get(case_id, ()))
+        failed_set = frozenset(failed_reps.get(case_id, ()))
+        key = (rule, reps, done_set, failed_set)
+        if key not in known:
+            known[key] = layout.case_progress(case, dict.fromkeys(done_set, {}), failed_set, rule)
+        progress.append(known[key])
     planned["done"] = [p.reps_done for p in progress]
     planned["failed"] = [p.reps_failed for p in progress]
     planned["missing"] = [p.reps_missing for p in progress]

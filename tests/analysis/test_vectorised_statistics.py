@@ -63,3 +63,40 @@ def test_ratio_ci_of_gathered_rows_equals_ratio_ci_of_the_gathered_matrices():
     low, high = ratio_ci(dist, dist, np.random.default_rng(2), top, bottom)
     assert np.array_equal(low, expected[0]) and np.array_equal(high, expected[1])
     assert (low < high).all()
+
+
+def test_completeness_equals_one_state_per_case():
+    """completeness asks sbcore.layout once per distinct (rule, done, failed): the same states as one
+    call per case."""
+    import pandas as pd
+
+    from analysis.validity import completeness
+    from sbcore import layout
+    from sbcore.sampling import Rule
+
+    rng = np.random.default_rng(8)
+    rows, records, failed = [], [], []
+    for i in range(60):
+        reps = int(rng.integers(1, 5))
+        rule = None if i % 3 else Rule(reps=reps, reps_per_process=1)
+        rows.append({"case_id": f"c{i:02d}", "node_type": "n", "binary": "b", "threads": 1, "ranks": 1})
+        rows[-1] |= {"reps": reps, "planned": True, "sampling_rule": rule}
+        for rep in range(reps):
+            fate = rng.choice(["done", "failed", "missing"], p=[0.6, 0.2, 0.2])
+            if fate == "done":
+                records.append({"case_id": f"c{i:02d}", "rep": rep})
+            elif fate == "failed":
+                failed.append({"case_id": f"c{i:02d}", "rep": rep, "file": f"f{i}-{rep}", "reason": "x"})
+    cases = pd.DataFrame(rows)
+    table = completeness(cases, pd.DataFrame(records), pd.DataFrame(failed))
+    for case, row in zip(rows, table.itertuples(), strict=True):
+        done = {r["rep"] for r in records if r["case_id"] == case["case_id"]}
+        fails = {f["rep"] for f in failed if f["case_id"] == case["case_id"]}
+        expected = layout.case_progress(case, dict.fromkeys(done, {}), fails, case["sampling_rule"])
+        assert (row.state, row.done, row.failed, row.missing) == (
+            expected.state,
+            expected.reps_done,
+            expected.reps_failed,
+            expected.reps_missing,
+        )
+    assert set(table["state"]) == {"done", "failed", "partial", "missing"}
