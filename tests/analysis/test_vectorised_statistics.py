@@ -100,3 +100,51 @@ def test_completeness_equals_one_state_per_case():
             expected.reps_missing,
         )
     assert set(table["state"]) == {"done", "failed", "partial", "missing"}
+
+
+def test_summary_by_case_codes_equals_a_groupby_of_strings():
+    """summarize groups by categorical codes (categories put in text order): the same table as grouping
+    the ids as strings, with unsorted and unused categories and warm-up records in the input."""
+    import pandas as pd
+
+    from analysis.stats import summarize
+
+    rng = np.random.default_rng(11)
+    sizes = rng.integers(1, 12, 40)
+    ids = [f"case-{rng.integers(1 << 30):09d}" for _ in sizes]
+    case = np.repeat(ids, sizes)
+    records = pd.DataFrame(
+        {
+            "case_id": pd.Categorical(case, categories=[*ids[::-1], "never-measured"]),
+            "rep": np.concatenate([np.arange(k) for k in sizes]),
+            "wall_s": rng.lognormal(0, 0.2, len(case)),
+            "n_warmup": rng.integers(0, 2, len(case)),
+            "checksum": rng.choice(["a", "b"], len(case), p=[0.9, 0.1]),
+            "warmup": rng.random(len(case)) < 0.1,
+        }
+    ).sample(frac=1, random_state=2)
+    stats_ = summarize(records, n_resamples=50, seed=3)
+    measured = records[~records["warmup"]].astype({"case_id": str})
+    groups = measured.groupby("case_id", sort=True)
+    wall = groups["wall_s"]
+    q1, q3 = wall.quantile(0.25), wall.quantile(0.75)
+    fence_lo = measured["case_id"].map(q1 - 1.5 * (q3 - q1))
+    fence_hi = measured["case_id"].map(q3 + 1.5 * (q3 - q1))
+    outlier = (measured["wall_s"] < fence_lo) | (measured["wall_s"] > fence_hi)
+    warm = records[records["warmup"]].astype({"case_id": str}).groupby("case_id").size()
+    expected = pd.DataFrame(
+        {
+            "n": wall.size(),
+            "median_s": wall.median(),
+            "min_s": wall.min(),
+            "cv": wall.std(ddof=1) / wall.mean(),
+            "n_warmup_dropped": groups["n_warmup"].sum() + warm.reindex(wall.size().index, fill_value=0),
+            "checksum": groups["checksum"].first(),
+            "n_checksums": groups["checksum"].nunique(),
+            "n_outliers": outlier.groupby(measured["case_id"]).sum(),
+        }
+    ).reset_index()
+    got = stats_.table[expected.columns]
+    pd.testing.assert_frame_equal(got, expected, check_dtype=False, check_exact=True)
+    assert list(stats_.records["outlier"]) == list(outlier) and outlier.any()
+    assert (warm > 0).any()
