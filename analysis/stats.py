@@ -36,7 +36,7 @@ def case_categories(case_id: pd.Series) -> pd.Series:
     """The case ids as a categorical of the ids present, categories in text order: grouping and
     sorting a million records by case then works on integer codes, not on a million strings."""
     if not isinstance(case_id.dtype, pd.CategoricalDtype) or case_id.isna().any():
-        return case_id.astype(str).astype("category")  # (astype(str) names a missing id "nan")
+        return case_id.astype(str).astype("category")
     case_id = case_id.cat.remove_unused_categories()
     categories = case_id.cat.categories
     if categories.dtype != object and not pd.api.types.is_string_dtype(categories.dtype):

@@ -148,3 +148,20 @@ def test_summary_by_case_codes_equals_a_groupby_of_strings():
     pd.testing.assert_frame_equal(got, expected, check_dtype=False, check_exact=True)
     assert list(stats_.records["outlier"]) == list(outlier) and outlier.any()
     assert (warm > 0).any()
+
+
+def test_categorical_probe_columns_parse_as_to_numeric_and_isin_of_strings():
+    import pandas as pd
+
+    from analysis.disturbance import _numeric, _text_in
+
+    values = ["0.5", "1e-3", None, "x", "7", "0.5", None, "mcpi", "nan"]
+    column = pd.Series(values, dtype="category")
+    expected = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").astype(float)
+    pd.testing.assert_series_equal(_numeric(column), expected)
+    pd.testing.assert_series_equal(_numeric(pd.Series(values, dtype=object)), expected)
+    assert _numeric(pd.Series([None, None], dtype="category")).isna().all()
+    for names in (("mcpi", "7"), ("nan",), ()):
+        reference = column.astype(str).isin(names).to_numpy()
+        assert (_text_in(column, names) == reference).all()
+    assert _text_in(column, ("mcpi",)).sum() == 1
