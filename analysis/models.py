@@ -94,24 +94,39 @@ def fit_amdahl(workers: np.ndarray, medians: np.ndarray, group: np.ndarray, n_gr
 
 
 def replicate_fractions(
-    workers: np.ndarray, medians: np.ndarray, group: np.ndarray, n_groups: int, replicates: np.ndarray
+    workers: np.ndarray,
+    medians: np.ndarray,
+    group: np.ndarray,
+    n_groups: int,
+    replicates: np.ndarray,
+    rows: np.ndarray | None = None,
 ) -> np.ndarray:
     """f = a / (a + b) of the unconstrained weighted fit (weights: the observed medians) of every
-    bootstrap replicate, (series x resamples); points must be sorted by group."""
+    bootstrap replicate, (series x resamples); points must be sorted by group. Point i's replicates
+    are replicates[i], or replicates[rows[i]] when rows is given (gathered batch by batch into buffers
+    allocated once, not as a (points x resamples) copy)."""
     x1 = 1 / medians
     x2 = 1 / (workers * medians)
     s11 = np.bincount(group, weights=x1 * x1, minlength=n_groups)
     s12 = np.bincount(group, weights=x1 * x2, minlength=n_groups)
     s22 = np.bincount(group, weights=x2 * x2, minlength=n_groups)
-    c1 = np.zeros((n_groups, replicates.shape[1]))
-    c2 = np.zeros((n_groups, replicates.shape[1]))
+    n_resamples = replicates.shape[1]
+    c1 = np.zeros((n_groups, n_resamples))
+    c2 = np.zeros((n_groups, n_resamples))
+    gathered = np.empty((min(REPLICATE_POINTS, len(group)), n_resamples), dtype=replicates.dtype)
+    weighted = np.empty((len(gathered), n_resamples))
+    runs = np.empty((len(gathered), n_resamples))
     for first in range(0, len(group), REPLICATE_POINTS):
         part = slice(first, first + REPLICATE_POINTS)
-        y = replicates[part].astype(float)
+        size = len(group[part])
+        y = replicates[part] if rows is None else np.take(replicates, rows[part], axis=0, out=gathered[:size])
         g = group[part]
         starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-        c1[g[starts]] += np.add.reduceat(y * (x1[part] * x1[part])[:, None], starts, axis=0)
-        c2[g[starts]] += np.add.reduceat(y * (x1[part] * x2[part])[:, None], starts, axis=0)
+        for total, weight in ((c1, x1[part] * x1[part]), (c2, x1[part] * x2[part])):
+            # y.astype(float) * weight, summed over each series' run of points
+            np.multiply(y, weight[:, None], out=weighted[:size])
+            np.add.reduceat(weighted[:size], starts, axis=0, out=runs[: len(starts)])
+            total[g[starts]] += runs[: len(starts)]
     det = (s11 * s22 - s12 * s12)[:, None]
     a = (s22[:, None] * c1 - s12[:, None] * c2) / det
     b = (s11[:, None] * c2 - s12[:, None] * c1) / det
@@ -137,7 +152,7 @@ def fit_models(s: pd.DataFrame, dist: np.ndarray, cores: dict[str, int | None]) 
     workers = usable["workers"].to_numpy(float)
     medians = usable["median_s"].to_numpy(float)
     fitted = fit_amdahl(workers, medians, group, n_groups)
-    boot_f = replicate_fractions(workers, medians, group, n_groups, dist[usable["row"].to_numpy()])
+    boot_f = replicate_fractions(workers, medians, group, n_groups, dist, usable["row"].to_numpy())
     alpha = (1 - CONFIDENCE) / 2
     with np.errstate(invalid="ignore"):
         low, high = np.nanquantile(boot_f, [alpha, 1 - alpha], axis=1)

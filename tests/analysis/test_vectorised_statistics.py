@@ -165,3 +165,24 @@ def test_categorical_probe_columns_parse_as_to_numeric_and_isin_of_strings():
         reference = column.astype(str).isin(names).to_numpy()
         assert (_text_in(column, names) == reference).all()
     assert _text_in(column, ("mcpi",)).sum() == 1
+
+
+def test_replicate_fractions_gathered_by_batch_equal_the_per_series_fits():
+    from analysis.models import REPLICATE_POINTS, replicate_fractions
+
+    rng = np.random.default_rng(12)
+    sizes = rng.integers(3, 7, REPLICATE_POINTS // 3)  # series cross the batch boundaries
+    group = np.repeat(np.arange(len(sizes)), sizes)
+    workers = np.concatenate([np.arange(1, k + 1) for k in sizes]).astype(float)
+    medians = 0.2 + 1 / workers + rng.normal(0, 0.01, len(group))
+    dist = (medians[:, None] * rng.lognormal(0, 0.02, (len(group), 30))).astype(np.float32)
+    shuffle = rng.permutation(len(group))
+    source = np.empty_like(dist)
+    source[shuffle] = dist  # point i's replicates live at row shuffle[i]
+    fast = replicate_fractions(workers, medians, group, len(sizes), source, shuffle)
+    assert np.array_equal(fast, replicate_fractions(workers, medians, group, len(sizes), dist))
+    for g in (0, len(sizes) // 2, len(sizes) - 1):
+        mine = group == g
+        design = np.column_stack([1 / medians[mine], 1 / (workers[mine] * medians[mine])])
+        a, b = np.linalg.lstsq(design, dist[mine].astype(float) / medians[mine][:, None], rcond=None)[0]
+        np.testing.assert_allclose(fast[g], a / (a + b), rtol=1e-9)
