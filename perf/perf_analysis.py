@@ -94,7 +94,7 @@ def main() -> int:
     )
     for name, seconds in t.items():
         if name.startswith("step: "):
-            print(f"    {name[6:]:<32} {seconds:6.2f} s")
+            print(f"    {name[6:]:<32} {seconds:6.2f} s wall, CPU {t['cpu: ' + name[6:]]:6.2f} s here")
     timed("write CSV tables", lambda: write_tables(result))
     cold_s = time.perf_counter() - start
     print(
