@@ -41,8 +41,24 @@ def _ok_records(records: pd.DataFrame) -> pd.DataFrame:
     if records.empty or "counters_status" not in records:
         return pd.DataFrame()
     ok = records.loc[records["counters_status"] == "ok"]
-    binary = ok["kernel"].astype(str) + "-" + ok["lang"].astype(str) + "-" + ok["model"].astype(str)
-    return ok.assign(binary=binary)[["rep", "hostname", *CASE_KEYS]].astype({"case_id": str})
+    return ok.assign(binary=binary_names(ok))[["rep", "hostname", *CASE_KEYS]].astype({"case_id": str})
+
+
+def binary_names(records: pd.DataFrame) -> pd.Series:
+    """kernel-lang-model per record (missing when a part is), joined once per distinct combination
+    of categorical columns instead of once per record."""
+    parts = [records[c] for c in ("kernel", "lang", "model")]
+    if not all(isinstance(p.dtype, pd.CategoricalDtype) for p in parts):
+        return parts[0].astype(str) + "-" + parts[1].astype(str) + "-" + parts[2].astype(str)
+    codes = np.stack([p.cat.codes.to_numpy(np.int64) for p in parts])
+    combos, which = np.unique(codes, axis=1, return_inverse=True)
+    names = [
+        None
+        if (combo < 0).any()
+        else "-".join(str(p.cat.categories[c]) for p, c in zip(parts, combo, strict=True))
+        for combo in combos.T
+    ]
+    return pd.Series(np.array(names, dtype=object)[which.reshape(-1)], index=records.index, dtype="str")
 
 
 def _kept_metrics(counters: pd.DataFrame) -> np.ndarray:
@@ -114,8 +130,11 @@ def per_record_values(counters: pd.DataFrame) -> pd.DataFrame:
     return runs.astype({"case_id": str, "metric": str})
 
 
-def counter_cases(records: pd.DataFrame, counters: pd.DataFrame) -> pd.DataFrame:
-    ok = _ok_records(records)
+def counter_cases(
+    records: pd.DataFrame, counters: pd.DataFrame, ok: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """(`ok`: _ok_records(records), when the caller has it already.)"""
+    ok = _ok_records(records) if ok is None else ok
     if counters.empty or ok.empty:
         return pd.DataFrame(columns=CASE_COLUMNS)
     data = per_record_values(counters).merge(ok, on=["case_id", "rep"], how="inner")
@@ -152,8 +171,11 @@ def sibling_cores(campaign_dir: Path, hostnames) -> dict[str, dict[int, tuple]]:
     return out
 
 
-def counter_siblings(records: pd.DataFrame, counters: pd.DataFrame, campaign_dir: Path) -> pd.DataFrame:
-    ok = _ok_records(records)
+def counter_siblings(
+    records: pd.DataFrame, counters: pd.DataFrame, campaign_dir: Path, ok: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """(`ok`: _ok_records(records), when the caller has it already.)"""
+    ok = _ok_records(records) if ok is None else ok
     if counters.empty or ok.empty:
         return pd.DataFrame(columns=SIBLING_COLUMNS)
     cores = sibling_cores(campaign_dir, ok["hostname"].dropna().astype(str).unique())
@@ -188,7 +210,8 @@ def counter_tables(
     records: pd.DataFrame, counters: pd.DataFrame, campaign_dir: Path
 ) -> dict[str, pd.DataFrame]:
     """The CSV files of analysis/ this module writes, by name."""
+    ok = _ok_records(records)
     return {
-        "counter_cases.csv": counter_cases(records, counters),
-        "counter_siblings.csv": counter_siblings(records, counters, campaign_dir),
+        "counter_cases.csv": counter_cases(records, counters, ok),
+        "counter_siblings.csv": counter_siblings(records, counters, campaign_dir, ok),
     }

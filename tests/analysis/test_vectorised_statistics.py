@@ -186,3 +186,22 @@ def test_replicate_fractions_gathered_by_batch_equal_the_per_series_fits():
         design = np.column_stack([1 / medians[mine], 1 / (workers[mine] * medians[mine])])
         a, b = np.linalg.lstsq(design, dist[mine].astype(float) / medians[mine][:, None], rcond=None)[0]
         np.testing.assert_allclose(fast[g], a / (a + b), rtol=1e-9)
+
+
+def test_binary_names_per_combination_equal_the_joined_strings():
+    import pandas as pd
+
+    from analysis.counter_tables import binary_names
+
+    rng = np.random.default_rng(13)
+    frame = pd.DataFrame(
+        {
+            "kernel": rng.choice(["mandelbrot", "mcpi", None], 500),
+            "lang": rng.choice(["c", "fortran"], 500),
+            "model": rng.choice(["omp", "serial", "mpi"], 500),
+        }
+    ).astype("category")
+    kernel, lang, model = (frame[c].astype(str) for c in ("kernel", "lang", "model"))
+    expected = kernel + "-" + lang + "-" + model
+    pd.testing.assert_series_equal(binary_names(frame), expected)
+    assert binary_names(frame).isna().any() and binary_names(frame).nunique() == 12
