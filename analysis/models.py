@@ -18,10 +18,13 @@ decides, so those points are left out.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
-from analysis.stats import CONFIDENCE
+from analysis.stats import CONFIDENCE, row_quantiles
+from analysis.threads import in_threads
 from analysis.variants import CASE_DESCRIPTION, SCALING_SERIES
 
 MIN_POINTS = 3
@@ -42,6 +45,7 @@ MODEL_COLUMNS = [
 
 
 REPLICATE_POINTS = 4096  # points per batch of the replicate refit (bounds its memory: points x resamples)
+REPLICATE_COLUMNS = 128  # resamples per block of a batch: its buffers (points x columns) stay in the cache
 
 
 def amdahl(p, t1, f):
@@ -113,25 +117,51 @@ def replicate_fractions(
     n_resamples = replicates.shape[1]
     c1 = np.zeros((n_groups, n_resamples))
     c2 = np.zeros((n_groups, n_resamples))
-    gathered = np.empty((min(REPLICATE_POINTS, len(group)), n_resamples), dtype=replicates.dtype)
-    weighted = np.empty((len(gathered), n_resamples))
-    runs = np.empty((len(gathered), n_resamples))
-    for first in range(0, len(group), REPLICATE_POINTS):
-        part = slice(first, first + REPLICATE_POINTS)
-        size = len(group[part])
-        y = replicates[part] if rows is None else np.take(replicates, rows[part], axis=0, out=gathered[:size])
-        g = group[part]
-        starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-        for total, weight in ((c1, x1[part] * x1[part]), (c2, x1[part] * x2[part])):
-            # y.astype(float) * weight, summed over each series' run of points
-            np.multiply(y, weight[:, None], out=weighted[:size])
-            np.add.reduceat(weighted[:size], starts, axis=0, out=runs[: len(starts)])
-            total[g[starts]] += runs[: len(starts)]
+
+    def work(column_blocks: list[slice]) -> None:
+        # Blocks of resamples: each column's sums are added in the same order as over all columns at
+        # once (batches of REPLICATE_POINTS points), so threads and cache-sized blocks change no bit.
+        gathered = np.empty((min(REPLICATE_POINTS, len(group)), REPLICATE_COLUMNS), dtype=replicates.dtype)
+        weighted = np.empty((len(gathered), REPLICATE_COLUMNS))
+        runs = np.empty((len(gathered), REPLICATE_COLUMNS))
+        for columns in column_blocks:
+            width = columns.stop - columns.start
+            for first in range(0, len(group), REPLICATE_POINTS):
+                part = slice(first, first + REPLICATE_POINTS)
+                size = len(group[part])
+                if rows is None:
+                    y = replicates[part, columns]
+                else:
+                    y = np.take(replicates[:, columns], rows[part], axis=0, out=gathered[:size, :width])
+                g = group[part]
+                starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+                for total, weight in ((c1, x1[part] * x1[part]), (c2, x1[part] * x2[part])):
+                    # y.astype(float) * weight, summed over each series' run of points
+                    np.multiply(y, weight[:, None], out=weighted[:size, :width])
+                    np.add.reduceat(weighted[:size, :width], starts, axis=0, out=runs[: len(starts), :width])
+                    total[g[starts], columns] += runs[: len(starts), :width]
+
+    in_threads(work, n_resamples, REPLICATE_COLUMNS)
     det = (s11 * s22 - s12 * s12)[:, None]
     a = (s22[:, None] * c1 - s12[:, None] * c2) / det
     b = (s11[:, None] * c2 - s12[:, None] * c1) / det
     with np.errstate(divide="ignore", invalid="ignore"):
         return a / (a + b)
+
+
+def row_nanquantiles(matrix: np.ndarray, quantiles: list[float]) -> np.ndarray:
+    """np.nanquantile(matrix, quantiles, axis=1): numpy takes it row by row in Python (a second for
+    thousands of series); rows without NaN (nearly all) go through stats.row_quantiles at once, the
+    same numbers bit for bit. `matrix` is reordered within rows."""
+    out = np.empty((len(quantiles), len(matrix)))
+    with_nan = np.isnan(matrix).any(axis=1)
+    if with_nan.any():
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: NaN
+            out[:, with_nan] = np.nanquantile(matrix[with_nan], quantiles, axis=1)
+    if not with_nan.all():
+        out[:, ~with_nan] = row_quantiles(matrix[~with_nan], quantiles)
+    return out
 
 
 def fit_models(s: pd.DataFrame, dist: np.ndarray, cores: dict[str, int | None]) -> pd.DataFrame:
@@ -154,8 +184,7 @@ def fit_models(s: pd.DataFrame, dist: np.ndarray, cores: dict[str, int | None]) 
     fitted = fit_amdahl(workers, medians, group, n_groups)
     boot_f = replicate_fractions(workers, medians, group, n_groups, dist, usable["row"].to_numpy())
     alpha = (1 - CONFIDENCE) / 2
-    with np.errstate(invalid="ignore"):
-        low, high = np.nanquantile(boot_f, [alpha, 1 - alpha], axis=1)
+    low, high = row_nanquantiles(boot_f, [alpha, 1 - alpha])
     first = usable.groupby("_series", sort=True).head(1)
     f = fitted["serial_fraction"]
     out = first[[*CASE_DESCRIPTION, "problem"]].reset_index(drop=True)

@@ -175,12 +175,26 @@ def test_replicate_fractions_gathered_by_batch_equal_the_per_series_fits():
     group = np.repeat(np.arange(len(sizes)), sizes)
     workers = np.concatenate([np.arange(1, k + 1) for k in sizes]).astype(float)
     medians = 0.2 + 1 / workers + rng.normal(0, 0.01, len(group))
-    dist = (medians[:, None] * rng.lognormal(0, 0.02, (len(group), 30))).astype(np.float32)
+    dist = (medians[:, None] * rng.lognormal(0, 0.02, (len(group), 300))).astype(np.float32)
     shuffle = rng.permutation(len(group))
     source = np.empty_like(dist)
     source[shuffle] = dist  # point i's replicates live at row shuffle[i]
     fast = replicate_fractions(workers, medians, group, len(sizes), source, shuffle)
     assert np.array_equal(fast, replicate_fractions(workers, medians, group, len(sizes), dist))
+    # All resamples at once, batch by batch of points: the same sums in the same order, to the bit.
+    x1, x2, n = 1 / medians, 1 / (workers * medians), len(sizes)
+    c1, c2 = np.zeros((n, dist.shape[1])), np.zeros((n, dist.shape[1]))
+    for first in range(0, len(group), REPLICATE_POINTS):
+        part = slice(first, first + REPLICATE_POINTS)
+        y, g = dist[part].astype(float), group[part]
+        starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+        c1[g[starts]] += np.add.reduceat(y * (x1[part] * x1[part])[:, None], starts, axis=0)
+        c2[g[starts]] += np.add.reduceat(y * (x1[part] * x2[part])[:, None], starts, axis=0)
+    s11, s12, s22 = (np.bincount(group, weights=w) for w in (x1 * x1, x1 * x2, x2 * x2))
+    det = (s11 * s22 - s12 * s12)[:, None]
+    a = (s22[:, None] * c1 - s12[:, None] * c2) / det
+    b = (s11[:, None] * c2 - s12[:, None] * c1) / det
+    assert np.array_equal(fast, a / (a + b))
     for g in (0, len(sizes) // 2, len(sizes) - 1):
         mine = group == g
         design = np.column_stack([1 / medians[mine], 1 / (workers[mine] * medians[mine])])
@@ -205,3 +219,19 @@ def test_binary_names_per_combination_equal_the_joined_strings():
     expected = kernel + "-" + lang + "-" + model
     pd.testing.assert_series_equal(binary_names(frame), expected)
     assert binary_names(frame).isna().any() and binary_names(frame).nunique() == 12
+
+
+def test_row_nanquantiles_equal_numpys_nanquantile_bit_for_bit():
+    from analysis.models import row_nanquantiles
+
+    rng = np.random.default_rng(14)
+    matrix = rng.normal(0.1, 0.05, (60, 301))
+    matrix[3, 7] = np.nan
+    matrix[5] = np.nan  # all NaN
+    matrix[8, ::2] = np.nan
+    qs = [0.025, 0.975]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = np.nanquantile(matrix, qs, axis=1)
+    assert np.array_equal(row_nanquantiles(matrix.copy(), qs), expected, equal_nan=True)
+    assert np.isfinite(expected).sum() == 2 * 59
