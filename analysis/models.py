@@ -132,7 +132,9 @@ def replicate_fractions(
                 if rows is None:
                     y = replicates[part, columns]
                 else:
-                    y = np.take(replicates[:, columns], rows[part], axis=0, out=gathered[:size, :width])
+                    y = np.take(
+                        replicates[:, columns], rows[part], axis=0, out=gathered[:size, :width], mode="clip"
+                    )
                 g = group[part]
                 starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
                 for total, weight in ((c1, x1[part] * x1[part]), (c2, x1[part] * x2[part])):

@@ -87,8 +87,8 @@ def bootstrap_medians(
             for part in batches:
                 size = part.stop - part.start
                 replicates, upper_values = buffer[0, :size], buffer[1, :size]
-                np.take(ordered[part], lower, axis=1, out=replicates)
-                np.take(ordered[part], upper, axis=1, out=upper_values)
+                np.take(ordered[part], lower, axis=1, out=replicates, mode="clip")
+                np.take(ordered[part], upper, axis=1, out=upper_values, mode="clip")
                 replicates += upper_values
                 replicates *= 0.5  # 0.5 * (a + b), the median of an even-sized resample
                 lo, hi = bca_median_interval(matrix[part], ordered[part], replicates)
@@ -308,11 +308,11 @@ def ratio_ci(
             size = part.stop - part.start
             top = numerator[part]
             if numerator_rows is not None:
-                top = np.take(numerator, numerator_rows[part], axis=0, out=rows_of[:size])
+                top = np.take(numerator, numerator_rows[part], axis=0, out=rows_of[:size], mode="clip")
             bottom = denominator[part]
             if denominator_rows is not None:
-                bottom = np.take(denominator, denominator_rows[part], axis=0, out=below[:size])
-            np.take(top, perm, axis=1, out=taken[:size])
+                bottom = np.take(denominator, denominator_rows[part], axis=0, out=below[:size], mode="clip")
+            np.take(top, perm, axis=1, out=taken[:size], mode="clip")
             # Both sides in float64 first (as .astype(float) / .astype(float)), then divided.
             np.divide(taken[:size], bottom, out=ratios[:size], dtype=float)
             low[part], high[part] = row_quantiles(ratios[:size], [alpha, 1 - alpha])
