@@ -235,3 +235,17 @@ def test_row_nanquantiles_equal_numpys_nanquantile_bit_for_bit():
         expected = np.nanquantile(matrix, qs, axis=1)
     assert np.array_equal(row_nanquantiles(matrix.copy(), qs), expected, equal_nan=True)
     assert np.isfinite(expected).sum() == 2 * 59
+
+
+def test_never_filled_categorical_column_is_written_as_empty_fields(tmp_path):
+    import pandas as pd
+
+    from analysis.csv_out import write_csv
+
+    empty = pd.Series([None] * 4, dtype="category")
+    frame = pd.DataFrame({"case_id": ["a", "b", "c", "d"], "probe": empty, "x": [1.5, 2, None, 4]})
+    write_csv(frame, tmp_path / "fast.csv")
+    write_csv(frame.astype({"probe": object}), tmp_path / "slow.csv")
+    text = (tmp_path / "fast.csv").read_text()
+    assert text == (tmp_path / "slow.csv").read_text()
+    assert text.splitlines()[1] == '"a",,1.5'
