@@ -115,17 +115,20 @@ def replicate_fractions(
     s12 = np.bincount(group, weights=x1 * x2, minlength=n_groups)
     s22 = np.bincount(group, weights=x2 * x2, minlength=n_groups)
     n_resamples = replicates.shape[1]
-    c1 = np.zeros((n_groups, n_resamples))
-    c2 = np.zeros((n_groups, n_resamples))
+    det = (s11 * s22 - s12 * s12)[:, None]
+    fractions = np.empty((n_groups, n_resamples))
 
     def work(column_blocks: list[slice]) -> None:
         # Blocks of resamples: each column's sums are added in the same order as over all columns at
-        # once (batches of REPLICATE_POINTS points), so threads and cache-sized blocks change no bit.
+        # once (batches of REPLICATE_POINTS points), and each block's fractions are computed while its
+        # sums are in the cache, so threads and blocks change no bit of the result.
         gathered = np.empty((min(REPLICATE_POINTS, len(group)), REPLICATE_COLUMNS), dtype=replicates.dtype)
         weighted = np.empty((len(gathered), REPLICATE_COLUMNS))
         runs = np.empty((len(gathered), REPLICATE_COLUMNS))
         for columns in column_blocks:
             width = columns.stop - columns.start
+            c1 = np.zeros((n_groups, width))
+            c2 = np.zeros((n_groups, width))
             for first in range(0, len(group), REPLICATE_POINTS):
                 part = slice(first, first + REPLICATE_POINTS)
                 size = len(group[part])
@@ -141,14 +144,14 @@ def replicate_fractions(
                     # y.astype(float) * weight, summed over each series' run of points
                     np.multiply(y, weight[:, None], out=weighted[:size, :width])
                     np.add.reduceat(weighted[:size, :width], starts, axis=0, out=runs[: len(starts), :width])
-                    total[g[starts], columns] += runs[: len(starts), :width]
+                    total[g[starts]] += runs[: len(starts), :width]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                a = (s22[:, None] * c1 - s12[:, None] * c2) / det
+                b = (s11[:, None] * c2 - s12[:, None] * c1) / det
+                fractions[:, columns] = a / (a + b)
 
     in_threads(work, n_resamples, REPLICATE_COLUMNS)
-    det = (s11 * s22 - s12 * s12)[:, None]
-    a = (s22[:, None] * c1 - s12[:, None] * c2) / det
-    b = (s11[:, None] * c2 - s12[:, None] * c1) / det
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return a / (a + b)
+    return fractions
 
 
 def row_nanquantiles(matrix: np.ndarray, quantiles: list[float]) -> np.ndarray:
