@@ -50,15 +50,21 @@ def binary_names(records: pd.DataFrame) -> pd.Series:
     parts = [records[c] for c in ("kernel", "lang", "model")]
     if not all(isinstance(p.dtype, pd.CategoricalDtype) for p in parts):
         return parts[0].astype(str) + "-" + parts[1].astype(str) + "-" + parts[2].astype(str)
-    codes = np.stack([p.cat.codes.to_numpy(np.int64) for p in parts])
-    combos, which = np.unique(codes, axis=1, return_inverse=True)
-    names = [
-        None
-        if (combo < 0).any()
-        else "-".join(str(p.cat.categories[c]) for p, c in zip(parts, combo, strict=True))
-        for combo in combos.T
-    ]
-    return pd.Series(np.array(names, dtype=object)[which.reshape(-1)], index=records.index, dtype="str")
+    # One integer per record for its three codes (code -1, missing, becomes 0), factorised by hash.
+    sizes = [len(part.cat.categories) + 1 for part in parts]
+    key = np.zeros(len(records), dtype=np.int64)
+    for part, size in zip(parts, sizes, strict=True):
+        key = key * size + part.cat.codes.to_numpy(np.int64) + 1
+    which, combos = pd.factorize(key)
+    names = []
+    for combo in combos.tolist():
+        codes = []
+        for size in reversed(sizes):
+            combo, code = divmod(combo, size)
+            codes.insert(0, code - 1)
+        text = [str(part.cat.categories[c]) for part, c in zip(parts, codes, strict=True)]
+        names.append(None if min(codes) < 0 else "-".join(text))
+    return pd.Series(np.array(names, dtype=object)[which], index=records.index, dtype="str")
 
 
 def _kept_metrics(counters: pd.DataFrame) -> np.ndarray:
