@@ -249,3 +249,41 @@ def test_never_filled_categorical_column_is_written_as_empty_fields(tmp_path):
     text = (tmp_path / "fast.csv").read_text()
     assert text == (tmp_path / "slow.csv").read_text()
     assert text.splitlines()[1] == '"a",,1.5'
+
+
+def _status_records(rng, size=400):
+    import pandas as pd
+
+    ids = [f"c{i:02d}" for i in range(30)]
+    return pd.DataFrame(
+        {
+            "case_id": pd.Categorical(rng.choice(ids, size), categories=ids[::-1] + ["unused"]),
+            "rep": rng.integers(0, 5, size),
+            "pin_violations": rng.choice([0, 0, 0, 1, 2], size),
+            "node_type": pd.Categorical(rng.choice(["b", "a"], size), categories=["b", "a"]),
+            "counters_group": pd.Categorical(rng.choice(["FLOPS_DP", "L2", None], size)),
+            "counters_status": pd.Categorical(rng.choice(["ok", "off", "unavailable"], size)),
+            "counters_reason": pd.Categorical(rng.choice([None, "no PMU", "", "paranoid"], size)),
+        }
+    )
+
+
+def test_placement_and_counter_status_by_codes_equal_the_groupbys_of_objects():
+    import pandas as pd
+
+    from analysis.validity import counter_status, placement_violations
+
+    records = _status_records(np.random.default_rng(15))
+    r = records.astype({"case_id": str}).assign(violated=records["pin_violations"] > 0)
+    counts = r.groupby("case_id", observed=True).agg(
+        records_with_violations=("violated", "sum"), records=("rep", "size")
+    )
+    expected = counts[counts["records_with_violations"] > 0].reset_index()
+    pd.testing.assert_frame_equal(placement_violations(records), expected)
+    keys = ["node_type", "counters_group", "counters_status", "counters_reason"]
+    r = records[keys].copy()
+    for column in keys[1:]:
+        r[column] = r[column].astype(object).fillna("")
+    expected = r.groupby(keys, observed=True).size().rename("records").reset_index()
+    pd.testing.assert_frame_equal(counter_status(records), expected)
+    assert len(expected) > 20 and (expected["counters_reason"] == "").any()
