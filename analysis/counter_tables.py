@@ -86,12 +86,13 @@ def _with_case(ok: pd.DataFrame, counters: pd.DataFrame) -> pd.DataFrame:
     return values.merge(ok, on=["case_id", "rep"], how="inner")
 
 
-def per_record_values(counters: pd.DataFrame) -> pd.DataFrame:
+def per_record_values(counters: pd.DataFrame, as_text: bool = True) -> pd.DataFrame:
     """One row per (case_id, rep, metric): sum (NaN when no value) and mean over the hardware threads.
 
     Tens of millions of counter rows arrive grouped (a record's metric is exploded into consecutive
     rows), so runs of equal keys are reduced with np.add.reduceat first; the (much shorter) runs are
-    then grouped by key, which stays correct if a key ever reappears later."""
+    then grouped by key, which stays correct if a key ever reappears later. case_id and metric come
+    as text, or with as_text=False as the categoricals they are grouped by."""
     kept = _kept_metrics(counters)
     if not kept.all():  # (a copy of millions of rows only when some must go)
         counters = counters[kept]
@@ -133,7 +134,7 @@ def per_record_values(counters: pd.DataFrame) -> pd.DataFrame:
     with np.errstate(invalid="ignore", divide="ignore"):
         runs["mean"] = np.where(n > 0, total / np.maximum(n, 1), np.nan)
     runs["sum"] = np.where(n > 0, total, np.nan)
-    return runs.astype({"case_id": str, "metric": str})
+    return runs.astype({"case_id": str, "metric": str}) if as_text else runs
 
 
 def counter_cases(
@@ -143,7 +144,14 @@ def counter_cases(
     ok = _ok_records(records) if ok is None else ok
     if counters.empty or ok.empty:
         return pd.DataFrame(columns=CASE_COLUMNS)
-    data = per_record_values(counters).merge(ok, on=["case_id", "rep"], how="inner")
+    runs = per_record_values(counters, as_text=False)
+    if runs.empty:
+        return pd.DataFrame(columns=CASE_COLUMNS)
+    # Both sides keyed by the same case categories: the join and the grouping work on codes, and the
+    # case ids and metric names become text once per row of the (small) result.
+    categories = runs["case_id"].cat.categories
+    ok_case = pd.Categorical(ok["case_id"], categories=categories)
+    data = runs.merge(ok.assign(case_id=ok_case), on=["case_id", "rep"], how="inner")
     if data.empty:
         return pd.DataFrame(columns=CASE_COLUMNS)
     # Same grouping as the keys imply (rows with a missing key drop out, as in any groupby).
@@ -156,7 +164,7 @@ def counter_cases(
     table = value.groupby(level=[*CASE_KEYS, "metric"], observed=True, sort=False).agg(
         ["count", "median", "min", "max"]
     )
-    table = table.rename(columns={"count": "reps"}).reset_index()
+    table = table.rename(columns={"count": "reps"}).reset_index().astype({"case_id": str, "metric": str})
     table["unit"] = table["metric"].map(unit_of)
     table["over_hwthreads"] = table["metric"].map(aggregation)
     return table[CASE_COLUMNS].sort_values(

@@ -287,3 +287,65 @@ def test_placement_and_counter_status_by_codes_equal_the_groupbys_of_objects():
     expected = r.groupby(keys, observed=True).size().rename("records").reset_index()
     pd.testing.assert_frame_equal(counter_status(records), expected)
     assert len(expected) > 20 and (expected["counters_reason"] == "").any()
+
+
+def test_counter_cases_by_codes_equal_a_groupby_of_every_row_as_text():
+    import pandas as pd
+
+    from analysis.counter_tables import CASE_COLUMNS, aggregation, counter_cases, unit_of
+
+    rng = np.random.default_rng(16)
+    ids = [f"k{i:02d}" for i in range(12)]
+    recs = pd.DataFrame(
+        [
+            {
+                "case_id": case,
+                "rep": rep,
+                "hostname": "h",
+                "node_type": "n" + case[-1],
+                "kernel": "mcpi",
+                "lang": "c",
+                "model": ["omp", "serial"][i % 2],
+                "threads": 1 + i % 3,
+                "pin_strategy": "compact",
+                "counters_group": ["MEM", "FLOPS"][i % 2],
+                "counters_status": "ok" if rng.random() < 0.8 else "off",
+            }
+            for i, case in enumerate(ids)
+            for rep in range(4)
+        ]
+    )
+    metrics = ["CPI", "Memory bandwidth [MBytes/s]", "Runtime (RDTSC) [s]", "DP [MFLOP/s]"]
+    rows = [
+        (case, rep, metric, t, rng.random())
+        for case in ids
+        for rep in range(4)
+        for metric in metrics
+        for t in range(int(rng.integers(1, 4)))
+    ]
+    counters = pd.DataFrame(rows, columns=["case_id", "rep", "metric", "hwthread", "value"])
+    counters = counters.astype({"case_id": pd.CategoricalDtype(ids[::-1]), "metric": "category"})
+    fast = counter_cases(
+        recs.astype({c: "category" for c in ("case_id", "kernel", "lang", "model")}), counters
+    )
+
+    ok = recs[recs["counters_status"] == "ok"].assign(
+        binary=lambda r: r["kernel"] + "-" + r["lang"] + "-" + r["model"]
+    )
+    data = counters.astype({"case_id": str, "metric": str}).merge(ok, on=["case_id", "rep"])
+    data = data[~data["metric"].str.startswith("Runtime ")]
+    keys = ["node_type", "binary", "threads", "pin_strategy", "counters_group", "case_id", "metric"]
+    per_record = data.groupby([*keys, "rep"])["value"]
+    value = per_record.sum().where(
+        per_record.sum().index.get_level_values("metric").map(lambda m: aggregation(m) == "sum"),
+        per_record.mean(),
+    )
+    slow = value.groupby(level=keys).agg(["count", "median", "min", "max"]).rename(columns={"count": "reps"})
+    slow = slow.reset_index().assign(
+        unit=lambda t: t["metric"].map(unit_of), over_hwthreads=lambda t: t["metric"].map(aggregation)
+    )
+    order = ["case_id", "metric"]
+    fast = fast.sort_values(order, ignore_index=True)
+    slow = slow[CASE_COLUMNS].sort_values(order, ignore_index=True)
+    pd.testing.assert_frame_equal(fast, slow, check_dtype=False, check_exact=False, rtol=1e-12)
+    assert len(slow) > 20
