@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.stats import case_categories
+from analysis.categorical import case_categories, numeric, text_in
 from sbcore.sampling import median_ci
 
 SLOW_RATIO = 1.3  # probe time / node's normal probe time
@@ -75,25 +75,6 @@ def _host(records: pd.DataFrame) -> pd.Series:
     return host.fillna("unknown").astype(str)
 
 
-def _numeric(column) -> pd.Series:
-    """pd.to_numeric(column, errors="coerce"), for a categorical column parsed once per category (a
-    million records hold few distinct values) and taken by code."""
-    if not isinstance(getattr(column, "dtype", None), pd.CategoricalDtype):
-        return pd.to_numeric(column, errors="coerce")
-    categories = pd.to_numeric(pd.Series(column.cat.categories, dtype=object), errors="coerce")
-    codes = column.cat.codes.to_numpy()
-    values = np.append(categories.to_numpy(dtype=float), np.nan)[codes]  # code -1 (missing): NaN
-    return pd.Series(values, index=column.index)
-
-
-def _text_in(column: pd.Series, names) -> np.ndarray:
-    """column.astype(str).isin(names), for a categorical column tested once per category."""
-    if not isinstance(column.dtype, pd.CategoricalDtype):
-        return column.astype(str).isin(names).to_numpy()
-    hit = np.append(column.cat.categories.astype(str).isin(names), False)  # missing: never in names
-    return hit[column.cat.codes.to_numpy()]
-
-
 def _slowdown(out: pd.DataFrame, host, chains: tuple, quantile: float) -> pd.Series:
     """Per record: the slowest time of the chains around it / the host's normal time of that chain
     (`host()`: each record's host)."""
@@ -102,11 +83,11 @@ def _slowdown(out: pd.DataFrame, host, chains: tuple, quantile: float) -> pd.Ser
         lo, hi = f"probe_{chain}_min_s", f"probe_{chain}_max_s"
         if lo not in out:
             continue
-        fastest = _numeric(out[lo])
+        fastest = numeric(out[lo])
         if fastest.isna().all():  # no probe in any record: nothing to learn (and a million-row groupby less)
             continue
         normal = fastest.groupby(host()).transform(lambda s: s.quantile(quantile))
-        ratio = _numeric(out[hi]) / normal
+        ratio = numeric(out[hi]) / normal
         slowdown = pd.concat([slowdown, ratio], axis=1).max(axis=1)
     return slowdown
 
@@ -123,13 +104,13 @@ def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
 
     out["probe_slowdown"] = _slowdown(out, host, LATENCY_CHAINS, NORMAL_QUANTILE)
     out["probe_tput_slowdown"] = _slowdown(out, host, TPUT_CHAINS, TPUT_NORMAL_QUANTILE)
-    wait = _numeric(out.get("probe_runq_wait_s"))
+    wait = numeric(out.get("probe_runq_wait_s"))
     run = (out["wall_s"] + out.get("setup_s", 0).fillna(0)) * out["threads"]
     out["runq_wait_share"] = wait / run
-    cpus = _numeric(out.get("probe_cpus"))
+    cpus = numeric(out.get("probe_cpus"))
     # Oversubscribed cases wait by design, and so do the microbenchmarks, whose ping-pong partners and
     # periodic threads are not counted as workers: only the scaling kernels' threads are all workers.
-    scaling = _text_in(out["kernel"], SCALING_KERNELS) if "kernel" in out else True
+    scaling = text_in(out["kernel"], SCALING_KERNELS) if "kernel" in out else True
     fits = (out["threads"] <= cpus) & scaling
     share = out["runq_wait_share"].where(fits)
     if share.isna().all():

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
+from analysis.categorical import case_categories
 from analysis.threads import in_threads
 
 CONFIDENCE = 0.95
@@ -30,20 +31,6 @@ class CaseStats:
     starts: np.ndarray | None = None  # values[starts[i] : starts[i] + counts[i]] = times of case i
     counts: np.ndarray | None = None
     values: np.ndarray | None = None
-
-
-def case_categories(case_id: pd.Series) -> pd.Series:
-    """The case ids as a categorical of the ids present, categories in text order: grouping and
-    sorting a million records by case then works on integer codes, not on a million strings."""
-    if not isinstance(case_id.dtype, pd.CategoricalDtype) or case_id.isna().any():
-        return case_id.astype(str).astype("category")
-    case_id = case_id.cat.remove_unused_categories()
-    categories = case_id.cat.categories
-    if categories.dtype != object and not pd.api.types.is_string_dtype(categories.dtype):
-        case_id = case_id.cat.rename_categories(categories.astype(str))
-    if not case_id.cat.categories.is_monotonic_increasing:
-        case_id = case_id.cat.reorder_categories(sorted(case_id.cat.categories))
-    return case_id
 
 
 def grouped_values(records: pd.DataFrame, column: str = "wall_s"):

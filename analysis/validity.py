@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from analysis.campaign import CASE_COLUMNS, problem_key
+from analysis.categorical import case_categories, text_in
 from analysis.speedup import key_strings
-from analysis.stats import case_categories
 from sbcore import layout
 
 
@@ -32,7 +32,7 @@ def case_table(planned: pd.DataFrame, records: pd.DataFrame) -> pd.DataFrame:
     if records.empty:
         return planned
     known = set(planned["case_id"])
-    extra = records[~records["case_id"].astype(str).isin(known)]
+    extra = records[~text_in(records["case_id"], known)]
     if extra.empty:
         return planned
     first = extra.astype({"case_id": str}).groupby("case_id", observed=True).first().reset_index()

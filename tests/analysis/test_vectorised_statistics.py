@@ -153,18 +153,18 @@ def test_summary_by_case_codes_equals_a_groupby_of_strings():
 def test_categorical_probe_columns_parse_as_to_numeric_and_isin_of_strings():
     import pandas as pd
 
-    from analysis.disturbance import _numeric, _text_in
+    from analysis.categorical import numeric, text_in
 
     values = ["0.5", "1e-3", None, "x", "7", "0.5", None, "mcpi", "nan"]
     column = pd.Series(values, dtype="category")
     expected = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").astype(float)
-    pd.testing.assert_series_equal(_numeric(column), expected)
-    pd.testing.assert_series_equal(_numeric(pd.Series(values, dtype=object)), expected)
-    assert _numeric(pd.Series([None, None], dtype="category")).isna().all()
+    pd.testing.assert_series_equal(numeric(column), expected)
+    pd.testing.assert_series_equal(numeric(pd.Series(values, dtype=object)), expected)
+    assert numeric(pd.Series([None, None], dtype="category")).isna().all()
     for names in (("mcpi", "7"), ("nan",), ()):
         reference = column.astype(str).isin(names).to_numpy()
-        assert (_text_in(column, names) == reference).all()
-    assert _text_in(column, ("mcpi",)).sum() == 1
+        assert (text_in(column, names) == reference).all()
+    assert text_in(column, ("mcpi",)).sum() == 1
 
 
 def test_replicate_fractions_gathered_by_batch_equal_the_per_series_fits():
