@@ -126,7 +126,7 @@ def per_record_values(counters: pd.DataFrame, as_text: bool = True) -> pd.DataFr
             "n": count,
         }
     )
-    if runs.duplicated(["case_id", "rep", "metric"]).any():
+    if _reappears(case_code[first], runs["rep"].to_numpy(), metric_code[first], len(metric.cat.categories)):
         runs = runs.groupby(["case_id", "rep", "metric"], observed=True, sort=False)[["sum", "n"]]
         runs = runs.sum().reset_index()
     total = runs["sum"].to_numpy(dtype=float)
@@ -135,6 +135,18 @@ def per_record_values(counters: pd.DataFrame, as_text: bool = True) -> pd.DataFr
         runs["mean"] = np.where(n > 0, total / np.maximum(n, 1), np.nan)
     runs["sum"] = np.where(n > 0, total, np.nan)
     return runs.astype({"case_id": str, "metric": str}) if as_text else runs
+
+
+def _reappears(case_code: np.ndarray, rep: np.ndarray, metric_code: np.ndarray, n_metrics: int) -> bool:
+    """Whether a (case, rep, metric) key occurs twice: hashed as one integer per key (a frame's
+    duplicated() over three columns of a million runs takes longer)."""
+    if len(rep) and (rep.min() < 0 or float(case_code.max() + 1) * (rep.max() + 1) * (n_metrics + 1) > 2**62):
+        frame = pd.DataFrame({"case_id": case_code, "rep": rep, "metric": metric_code})
+        return bool(frame.duplicated().any())
+    key = (
+        (case_code.astype(np.int64) * (int(rep.max(initial=0)) + 1) + rep) * (n_metrics + 1) + metric_code + 1
+    )
+    return len(pd.unique(key)) < len(key)
 
 
 def counter_cases(

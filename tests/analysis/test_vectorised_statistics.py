@@ -349,3 +349,18 @@ def test_counter_cases_by_codes_equal_a_groupby_of_every_row_as_text():
     slow = slow[CASE_COLUMNS].sort_values(order, ignore_index=True)
     pd.testing.assert_frame_equal(fast, slow, check_dtype=False, check_exact=False, rtol=1e-12)
     assert len(slow) > 20
+
+
+def test_reappearing_counter_keys_are_found_as_by_duplicated():
+    import pandas as pd
+
+    from analysis.counter_tables import _reappears
+
+    rng = np.random.default_rng(17)
+    for _ in range(50):
+        size = int(rng.integers(0, 40))
+        case, rep, metric = rng.integers(-1, 6, size), rng.integers(0, 4, size), rng.integers(-1, 3, size)
+        expected = pd.DataFrame({"c": case, "r": rep, "m": metric}).duplicated().any()
+        assert _reappears(case, rep, metric, 3) == expected
+    assert not _reappears(np.array([0, 0, 1]), np.array([0, 1, 0]), np.array([2, 2, 2]), 3)
+    assert _reappears(np.array([1, 0, 1]), np.array([0, 1, 0]), np.array([-1, 2, -1]), 3)
