@@ -364,3 +364,25 @@ def test_reappearing_counter_keys_are_found_as_by_duplicated():
         assert _reappears(case, rep, metric, 3) == expected
     assert not _reappears(np.array([0, 0, 1]), np.array([0, 1, 0]), np.array([2, 2, 2]), 3)
     assert _reappears(np.array([1, 0, 1]), np.array([0, 1, 0]), np.array([-1, 2, -1]), 3)
+
+
+def test_key_strings_join_the_columns_as_text_with_missing_values_alike():
+    import pandas as pd
+
+    from analysis.speedup import key_strings
+
+    frame = pd.DataFrame(
+        {
+            "a": pd.Categorical(["x", None, "y", "x"]),
+            "b": [1.0, np.nan, 2.5, 1.0],
+            "c": [None, None, "z", pd.NA],
+            "d": [3, 4, 5, 3],
+        },
+        index=[7, 8, 9, 10],
+    )
+    keys = key_strings(frame, ["a", "b", "c", "d"])
+    # The column-by-column string additions it replaces:
+    parts = [frame[c].astype(object).where(frame[c].notna(), "<none>").astype(str) for c in "abcd"]
+    expected = parts[0] + "\x1f" + parts[1] + "\x1f" + parts[2] + "\x1f" + parts[3]
+    pd.testing.assert_series_equal(keys, expected)
+    assert keys.tolist()[:2] == ["x\x1f1.0\x1f<none>\x1f3", "<none>\x1f<none>\x1f<none>\x1f4"]
