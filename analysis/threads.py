@@ -17,6 +17,9 @@ def cpus() -> int:
         return os.cpu_count() or 1
 
 
+MAX_THREADS = 8  # each thread holds buffers of tens of MB; beyond a few threads memory, not CPU, binds
+
+
 def in_threads(work: Callable[[list[slice]], None], n_rows: int, batch_rows: int) -> None:
     """work(batches) once per thread, each with its share of the row batches (slices of batch_rows
     rows). A thread gets its share at once so that it allocates its buffers once: fresh arrays of
@@ -25,7 +28,7 @@ def in_threads(work: Callable[[list[slice]], None], n_rows: int, batch_rows: int
     Gathers into such buffers use np.take(..., out=, mode="clip") on indices valid by construction:
     with the default mode="raise" numpy gathers through a temporary, several times slower."""
     batches = [slice(first, min(first + batch_rows, n_rows)) for first in range(0, n_rows, batch_rows)]
-    n_threads = max(1, min(len(batches), cpus()))
+    n_threads = max(1, min(len(batches), cpus(), MAX_THREADS))
     if n_threads == 1:
         work(batches)
         return

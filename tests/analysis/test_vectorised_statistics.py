@@ -386,3 +386,23 @@ def test_key_strings_join_the_columns_as_text_with_missing_values_alike():
     expected = parts[0] + "\x1f" + parts[1] + "\x1f" + parts[2] + "\x1f" + parts[3]
     pd.testing.assert_series_equal(keys, expected)
     assert keys.tolist()[:2] == ["x\x1f1.0\x1f<none>\x1f3", "<none>\x1f<none>\x1f<none>\x1f4"]
+
+
+def test_batches_spread_over_threads_each_once(monkeypatch):
+    import threading
+
+    from analysis import threads
+
+    monkeypatch.setattr(threads, "cpus", lambda: 64)
+    seen, names = [], set()
+
+    def work(batches):
+        names.add(threading.current_thread().name)
+        seen.extend((b.start, b.stop) for b in batches)
+
+    threads.in_threads(work, 1000, 7)
+    assert sorted(seen) == [(i, min(i + 7, 1000)) for i in range(0, 1000, 7)]
+    assert 1 < len(names) <= threads.MAX_THREADS
+    seen.clear()
+    threads.in_threads(work, 0, 7)
+    assert seen == []
