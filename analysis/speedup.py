@@ -101,8 +101,14 @@ def _fill(out: pd.DataFrame, s: pd.DataFrame, dist: np.ndarray, base: pd.Series,
     ):
         out.loc[has, f"{prefix}{column}"] = base_table.loc[base_idx, source].to_numpy()
     out[f"{prefix}speedup"] = out[f"{prefix}baseline_median_s"].astype(float) / out["median_s"]
-    low, high = ratio_ci(dist, dist, rng, base_idx, rows)
     same = base_idx == rows  # a case against itself: exactly 1, no uncertainty
+    if same.any() and not same.all():
+        # Only the other pairs resampled: ratio_ci draws one permutation for all pairs, so theirs do
+        # not change (and with no other pair, all are resampled, to draw from the generator alike).
+        low, high = np.ones(len(rows)), np.ones(len(rows))
+        low[~same], high[~same] = ratio_ci(dist, dist, rng, base_idx[~same], rows[~same])
+    else:
+        low, high = ratio_ci(dist, dist, rng, base_idx, rows)
     low[same], high[same] = 1.0, 1.0
     out[f"{prefix}speedup_ci_low"] = np.nan
     out[f"{prefix}speedup_ci_high"] = np.nan
