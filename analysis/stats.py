@@ -1,7 +1,8 @@
 """Per-case statistics: median, min, bootstrap 95 % CI of the median, CV, outliers, warm-up dropped.
 
 No normality is assumed (Hoefler & Belli, SC15): the centre is the median, its CI a BCa bootstrap
-(scipy.stats.bootstrap). The bootstrap runs vectorised over all cases with the same number of
+(scipy.stats.bootstrap's, to the bit; its jackknife from order statistics). The bootstrap runs
+vectorised over all cases with the same number of
 repetitions, and each case's bootstrap distribution of the median is kept: speedup ratios, scaling fits
 and campaign comparisons are computed from those replicates instead of resampling again.
 """
