@@ -418,3 +418,29 @@ def test_ratio_ci_of_a_subset_of_pairs_equals_those_pairs_in_the_full_set():
     full = ratio_ci(dist, dist, np.random.default_rng(4), top, bottom)
     part = ratio_ci(dist, dist, np.random.default_rng(4), top[keep], bottom[keep])
     assert np.array_equal(full[0][keep], part[0]) and np.array_equal(full[1][keep], part[1])
+
+
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_clean_summary_of_records_in_case_order_equals_the_per_case_loop(shuffled):
+    import pandas as pd
+
+    from analysis.disturbance import clean_summary
+    from tests.analysis.test_fast_paths import clean_summary_reference
+
+    rng = np.random.default_rng(19)
+    sizes = rng.choice([3, 7, 7, 7, 12], 80)
+    case = np.repeat([f"c{i:03d}" for i in range(len(sizes))], sizes)  # grouped by case, as loaded
+    flagged = pd.DataFrame(
+        {
+            "case_id": pd.Categorical(case),
+            "wall_s": rng.lognormal(0, 0.3, len(case)).round(3),
+            "disturbed": rng.random(len(case)) < 0.2,
+        }
+    )
+    flagged.loc[flagged.index[::17], "wall_s"] = np.nan
+    if shuffled:
+        flagged = flagged.sample(frac=1, random_state=3)
+    fast = clean_summary(flagged).reset_index(drop=True)
+    slow = clean_summary_reference(flagged)
+    pd.testing.assert_frame_equal(fast, slow, check_dtype=False)
+    assert fast["ci_low_clean_s"].notna().sum() > 20
