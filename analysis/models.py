@@ -190,10 +190,9 @@ def fit_models(s: pd.DataFrame, dist: np.ndarray, cores: dict[str, int | None]) 
     out = first[[*CASE_DESCRIPTION, "problem"]].reset_index(drop=True)
     out["cores"] = first["cores"].astype(int).to_numpy()
     out["n_points"] = np.bincount(group, minlength=n_groups)
-    out["workers"] = [
-        " ".join(str(w) for w in sorted(ws))
-        for ws in usable.groupby("_series", sort=True)["workers"].agg(list).to_numpy()
-    ]
+    # Points are sorted by series (group = its rank): each series' worker counts are one run.
+    runs = np.split(usable["workers"].to_numpy(), np.cumsum(np.bincount(group, minlength=n_groups))[:-1])
+    out["workers"] = [" ".join(str(w) for w in sorted(ws.tolist())) for ws in runs]
     out["t1_s"] = fitted["t1_s"]
     out["serial_fraction"] = f
     out["serial_fraction_ci_low"] = low

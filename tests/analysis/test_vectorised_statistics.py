@@ -444,3 +444,16 @@ def test_clean_summary_of_records_in_case_order_equals_the_per_case_loop(shuffle
     slow = clean_summary_reference(flagged)
     pd.testing.assert_frame_equal(fast, slow, check_dtype=False)
     assert fast["ci_low_clean_s"].notna().sum() > 20
+
+
+def test_model_worker_lists_equal_a_groupby_of_each_series():
+    from analysis.models import fit_models
+    from analysis.variants import SCALING_SERIES
+    from tests.analysis.test_fast_paths import scaling_summary
+
+    summary, dist = scaling_summary(np.random.default_rng(20), 40, 50)
+    summary = summary.sample(frac=1, random_state=5)  # series interleaved
+    models = fit_models(summary, dist, {"n16": 16})
+    series = summary.groupby(SCALING_SERIES, dropna=False, sort=True)["workers"]
+    expected = [" ".join(str(w) for w in sorted(ws)) for ws in series.agg(list)]
+    assert models["workers"].tolist() == expected and len(expected) == 40
