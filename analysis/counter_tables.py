@@ -41,8 +41,30 @@ def _ok_records(records: pd.DataFrame) -> pd.DataFrame:
     if records.empty or "counters_status" not in records:
         return pd.DataFrame()
     ok = records.loc[records["counters_status"] == "ok"]
-    binary = ok["kernel"].astype(str) + "-" + ok["lang"].astype(str) + "-" + ok["model"].astype(str)
-    return ok.assign(binary=binary)[["rep", "hostname", *CASE_KEYS]].astype({"case_id": str})
+    return ok.assign(binary=binary_names(ok))[["rep", "hostname", *CASE_KEYS]].astype({"case_id": str})
+
+
+def binary_names(records: pd.DataFrame) -> pd.Series:
+    """kernel-lang-model per record (missing when a part is), joined once per distinct combination
+    of categorical columns instead of once per record."""
+    parts = [records[c] for c in ("kernel", "lang", "model")]
+    if not all(isinstance(p.dtype, pd.CategoricalDtype) for p in parts):
+        return parts[0].astype(str) + "-" + parts[1].astype(str) + "-" + parts[2].astype(str)
+    # One integer per record for its three codes (code -1, missing, becomes 0), factorised by hash.
+    sizes = [len(part.cat.categories) + 1 for part in parts]
+    key = np.zeros(len(records), dtype=np.int64)
+    for part, size in zip(parts, sizes, strict=True):
+        key = key * size + part.cat.codes.to_numpy(np.int64) + 1
+    which, combos = pd.factorize(key)
+    names = []
+    for combo in combos.tolist():
+        codes = []
+        for size in reversed(sizes):
+            combo, code = divmod(combo, size)
+            codes.insert(0, code - 1)
+        text = [str(part.cat.categories[c]) for part, c in zip(parts, codes, strict=True)]
+        names.append(None if min(codes) < 0 else "-".join(text))
+    return pd.Series(np.array(names, dtype=object)[which], index=records.index, dtype="str")
 
 
 def _kept_metrics(counters: pd.DataFrame) -> np.ndarray:
@@ -64,12 +86,13 @@ def _with_case(ok: pd.DataFrame, counters: pd.DataFrame) -> pd.DataFrame:
     return values.merge(ok, on=["case_id", "rep"], how="inner")
 
 
-def per_record_values(counters: pd.DataFrame) -> pd.DataFrame:
+def per_record_values(counters: pd.DataFrame, as_text: bool = True) -> pd.DataFrame:
     """One row per (case_id, rep, metric): sum (NaN when no value) and mean over the hardware threads.
 
     Tens of millions of counter rows arrive grouped (a record's metric is exploded into consecutive
     rows), so runs of equal keys are reduced with np.add.reduceat first; the (much shorter) runs are
-    then grouped by key, which stays correct if a key ever reappears later."""
+    then grouped by key, which stays correct if a key ever reappears later. case_id and metric come
+    as text, or with as_text=False as the categoricals they are grouped by."""
     kept = _kept_metrics(counters)
     if not kept.all():  # (a copy of millions of rows only when some must go)
         counters = counters[kept]
@@ -103,7 +126,7 @@ def per_record_values(counters: pd.DataFrame) -> pd.DataFrame:
             "n": count,
         }
     )
-    if runs.duplicated(["case_id", "rep", "metric"]).any():
+    if _reappears(case_code[first], runs["rep"].to_numpy(), metric_code[first], len(metric.cat.categories)):
         runs = runs.groupby(["case_id", "rep", "metric"], observed=True, sort=False)[["sum", "n"]]
         runs = runs.sum().reset_index()
     total = runs["sum"].to_numpy(dtype=float)
@@ -111,14 +134,36 @@ def per_record_values(counters: pd.DataFrame) -> pd.DataFrame:
     with np.errstate(invalid="ignore", divide="ignore"):
         runs["mean"] = np.where(n > 0, total / np.maximum(n, 1), np.nan)
     runs["sum"] = np.where(n > 0, total, np.nan)
-    return runs.astype({"case_id": str, "metric": str})
+    return runs.astype({"case_id": str, "metric": str}) if as_text else runs
 
 
-def counter_cases(records: pd.DataFrame, counters: pd.DataFrame) -> pd.DataFrame:
-    ok = _ok_records(records)
+def _reappears(case_code: np.ndarray, rep: np.ndarray, metric_code: np.ndarray, n_metrics: int) -> bool:
+    """Whether a (case, rep, metric) key occurs twice: hashed as one integer per key (a frame's
+    duplicated() over three columns of a million runs takes longer)."""
+    if len(rep) and (rep.min() < 0 or float(case_code.max() + 1) * (rep.max() + 1) * (n_metrics + 1) > 2**62):
+        frame = pd.DataFrame({"case_id": case_code, "rep": rep, "metric": metric_code})
+        return bool(frame.duplicated().any())
+    key = (
+        (case_code.astype(np.int64) * (int(rep.max(initial=0)) + 1) + rep) * (n_metrics + 1) + metric_code + 1
+    )
+    return len(pd.unique(key)) < len(key)
+
+
+def counter_cases(
+    records: pd.DataFrame, counters: pd.DataFrame, ok: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """(`ok`: _ok_records(records), when the caller has it already.)"""
+    ok = _ok_records(records) if ok is None else ok
     if counters.empty or ok.empty:
         return pd.DataFrame(columns=CASE_COLUMNS)
-    data = per_record_values(counters).merge(ok, on=["case_id", "rep"], how="inner")
+    runs = per_record_values(counters, as_text=False)
+    if runs.empty:
+        return pd.DataFrame(columns=CASE_COLUMNS)
+    # Both sides keyed by the same case categories: the join and the grouping work on codes, and the
+    # case ids and metric names become text once per row of the (small) result.
+    categories = runs["case_id"].cat.categories
+    ok_case = pd.Categorical(ok["case_id"], categories=categories)
+    data = runs.merge(ok.assign(case_id=ok_case), on=["case_id", "rep"], how="inner")
     if data.empty:
         return pd.DataFrame(columns=CASE_COLUMNS)
     # Same grouping as the keys imply (rows with a missing key drop out, as in any groupby).
@@ -131,7 +176,7 @@ def counter_cases(records: pd.DataFrame, counters: pd.DataFrame) -> pd.DataFrame
     table = value.groupby(level=[*CASE_KEYS, "metric"], observed=True, sort=False).agg(
         ["count", "median", "min", "max"]
     )
-    table = table.rename(columns={"count": "reps"}).reset_index()
+    table = table.rename(columns={"count": "reps"}).reset_index().astype({"case_id": str, "metric": str})
     table["unit"] = table["metric"].map(unit_of)
     table["over_hwthreads"] = table["metric"].map(aggregation)
     return table[CASE_COLUMNS].sort_values(
@@ -152,8 +197,11 @@ def sibling_cores(campaign_dir: Path, hostnames) -> dict[str, dict[int, tuple]]:
     return out
 
 
-def counter_siblings(records: pd.DataFrame, counters: pd.DataFrame, campaign_dir: Path) -> pd.DataFrame:
-    ok = _ok_records(records)
+def counter_siblings(
+    records: pd.DataFrame, counters: pd.DataFrame, campaign_dir: Path, ok: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """(`ok`: _ok_records(records), when the caller has it already.)"""
+    ok = _ok_records(records) if ok is None else ok
     if counters.empty or ok.empty:
         return pd.DataFrame(columns=SIBLING_COLUMNS)
     cores = sibling_cores(campaign_dir, ok["hostname"].dropna().astype(str).unique())
@@ -188,7 +236,8 @@ def counter_tables(
     records: pd.DataFrame, counters: pd.DataFrame, campaign_dir: Path
 ) -> dict[str, pd.DataFrame]:
     """The CSV files of analysis/ this module writes, by name."""
+    ok = _ok_records(records)
     return {
-        "counter_cases.csv": counter_cases(records, counters),
-        "counter_siblings.csv": counter_siblings(records, counters, campaign_dir),
+        "counter_cases.csv": counter_cases(records, counters, ok),
+        "counter_siblings.csv": counter_siblings(records, counters, campaign_dir, ok),
     }

@@ -21,6 +21,8 @@ def _column(series: pd.Series) -> pa.Array:
         # Codes and categories as they are (no object array of a million strings); written as values.
         codes = series.cat.codes.to_numpy()
         categories = series.cat.categories.to_numpy(dtype=object)
+        if not len(categories):  # never a value (e.g. an optional field no record has): empty fields
+            return pa.nulls(len(series))
         if len(categories) and all(isinstance(c, str) for c in categories):
             return pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0), pa.array(categories))
         series = series.astype(object)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysis.categorical import case_categories, numeric, text_in
 from sbcore.sampling import median_ci
 
 SLOW_RATIO = 1.3  # probe time / node's normal probe time
@@ -74,18 +75,19 @@ def _host(records: pd.DataFrame) -> pd.Series:
     return host.fillna("unknown").astype(str)
 
 
-def _slowdown(out: pd.DataFrame, host: pd.Series, chains: tuple, quantile: float) -> pd.Series:
-    """Per record: the slowest time of the chains around it / the host's normal time of that chain."""
+def _slowdown(out: pd.DataFrame, host, chains: tuple, quantile: float) -> pd.Series:
+    """Per record: the slowest time of the chains around it / the host's normal time of that chain
+    (`host()`: each record's host)."""
     slowdown = pd.Series(np.nan, index=out.index)
     for chain in chains:
         lo, hi = f"probe_{chain}_min_s", f"probe_{chain}_max_s"
         if lo not in out:
             continue
-        fastest = pd.to_numeric(out[lo], errors="coerce")
+        fastest = numeric(out[lo])
         if fastest.isna().all():  # no probe in any record: nothing to learn (and a million-row groupby less)
             continue
-        normal = fastest.groupby(host).transform(lambda s: s.quantile(quantile))
-        ratio = pd.to_numeric(out[hi], errors="coerce") / normal
+        normal = fastest.groupby(host()).transform(lambda s: s.quantile(quantile))
+        ratio = numeric(out[hi]) / normal
         slowdown = pd.concat([slowdown, ratio], axis=1).max(axis=1)
     return slowdown
 
@@ -93,22 +95,28 @@ def _slowdown(out: pd.DataFrame, host: pd.Series, chains: tuple, quantile: float
 def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
     """The records with RECORD_COLUMNS added (records without a probe are never flagged)."""
     out = records.copy(deep=False)  # copy-on-write: the new columns never reach `records`
-    host = _host(out)
+    hosts = []
+
+    def host() -> pd.Series:  # a million host names only when a probe needs them
+        if not hosts:
+            hosts.append(_host(out))
+        return hosts[0]
+
     out["probe_slowdown"] = _slowdown(out, host, LATENCY_CHAINS, NORMAL_QUANTILE)
     out["probe_tput_slowdown"] = _slowdown(out, host, TPUT_CHAINS, TPUT_NORMAL_QUANTILE)
-    wait = pd.to_numeric(out.get("probe_runq_wait_s"), errors="coerce")
+    wait = numeric(out.get("probe_runq_wait_s"))
     run = (out["wall_s"] + out.get("setup_s", 0).fillna(0)) * out["threads"]
     out["runq_wait_share"] = wait / run
-    cpus = pd.to_numeric(out.get("probe_cpus"), errors="coerce")
+    cpus = numeric(out.get("probe_cpus"))
     # Oversubscribed cases wait by design, and so do the microbenchmarks, whose ping-pong partners and
     # periodic threads are not counted as workers: only the scaling kernels' threads are all workers.
-    scaling = out["kernel"].astype(str).isin(SCALING_KERNELS) if "kernel" in out else True
+    scaling = text_in(out["kernel"], SCALING_KERNELS) if "kernel" in out else True
     fits = (out["threads"] <= cpus) & scaling
     share = out["runq_wait_share"].where(fits)
     if share.isna().all():
         normal_share = pd.Series(np.nan, index=out.index)
     else:
-        normal_share = share.groupby(host).transform(lambda s: s.quantile(NORMAL_QUANTILE))
+        normal_share = share.groupby(host()).transform(lambda s: s.quantile(NORMAL_QUANTILE))
     out["normal_runq_share"] = normal_share
     slow = out["probe_slowdown"] > SLOW_RATIO
     # A core taken away slows the throughput block too: only a slow block beside normal latency chains
@@ -125,6 +133,19 @@ def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _sorted_within_cases(wall: np.ndarray, codes: np.ndarray, starts: np.ndarray, counts: np.ndarray):
+    """The times sorted by case code, then by time. Records arrive grouped by case (a cold load
+    delivers them in case order): then the cases with n times are sorted as one (cases x n) matrix,
+    row by row, instead of a lexsort of a million (code, time) pairs."""
+    if len(codes) and (np.diff(codes) < 0).any():
+        return wall[np.lexsort((wall, codes))]
+    values = np.empty_like(wall)
+    for n in np.unique(counts[counts > 0]):
+        at = starts[counts == n, None] + np.arange(n)
+        values[at] = np.sort(wall[at], axis=1)
+    return values
+
+
 def clean_summary(flagged: pd.DataFrame) -> pd.DataFrame:
     """Per case: how many repetitions were disturbed, and the median (distribution-free 95 % CI of
     the median, NaN when too few remain) of the others.
@@ -134,15 +155,15 @@ def clean_summary(flagged: pd.DataFrame) -> pd.DataFrame:
     depends only on the count and comes from sbcore.sampling.median_ci on the ranks themselves."""
     if flagged.empty:
         return pd.DataFrame(columns=["case_id", *SUMMARY_COLUMNS])
-    codes, case_ids = pd.factorize(flagged["case_id"].astype(str), sort=True)
+    case = case_categories(flagged["case_id"])
+    codes, case_ids = case.cat.codes.to_numpy(), case.cat.categories
     n_cases = len(case_ids)
     disturbed = flagged["disturbed"].to_numpy(dtype=bool)
     wall = pd.to_numeric(flagged["wall_s"], errors="coerce").to_numpy(dtype=float)
     clean = ~disturbed & ~np.isnan(wall)
-    order = np.lexsort((wall[clean], codes[clean]))
-    values = wall[clean][order]
     counts = np.bincount(codes[clean], minlength=n_cases)
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    values = _sorted_within_cases(wall[clean], codes[clean], starts, counts)
     median = np.full(n_cases, np.nan)
     low = np.full(n_cases, np.nan)
     high = np.full(n_cases, np.nan)

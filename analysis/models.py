@@ -18,10 +18,13 @@ decides, so those points are left out.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
-from analysis.stats import CONFIDENCE
+from analysis.stats import CONFIDENCE, row_quantiles
+from analysis.threads import in_threads
 from analysis.variants import CASE_DESCRIPTION, SCALING_SERIES
 
 MIN_POINTS = 3
@@ -42,6 +45,7 @@ MODEL_COLUMNS = [
 
 
 REPLICATE_POINTS = 4096  # points per batch of the replicate refit (bounds its memory: points x resamples)
+REPLICATE_COLUMNS = 128  # resamples per block of a batch: its buffers (points x columns) stay in the cache
 
 
 def amdahl(p, t1, f):
@@ -94,29 +98,70 @@ def fit_amdahl(workers: np.ndarray, medians: np.ndarray, group: np.ndarray, n_gr
 
 
 def replicate_fractions(
-    workers: np.ndarray, medians: np.ndarray, group: np.ndarray, n_groups: int, replicates: np.ndarray
+    workers: np.ndarray,
+    medians: np.ndarray,
+    group: np.ndarray,
+    n_groups: int,
+    replicates: np.ndarray,
+    rows: np.ndarray | None = None,
 ) -> np.ndarray:
     """f = a / (a + b) of the unconstrained weighted fit (weights: the observed medians) of every
-    bootstrap replicate, (series x resamples); points must be sorted by group."""
+    bootstrap replicate, (series x resamples); points must be sorted by group. Point i's replicates
+    are replicates[i], or replicates[rows[i]] when rows is given (gathered block by block, not as a
+    (points x resamples) copy)."""
     x1 = 1 / medians
     x2 = 1 / (workers * medians)
     s11 = np.bincount(group, weights=x1 * x1, minlength=n_groups)
     s12 = np.bincount(group, weights=x1 * x2, minlength=n_groups)
     s22 = np.bincount(group, weights=x2 * x2, minlength=n_groups)
-    c1 = np.zeros((n_groups, replicates.shape[1]))
-    c2 = np.zeros((n_groups, replicates.shape[1]))
-    for first in range(0, len(group), REPLICATE_POINTS):
-        part = slice(first, first + REPLICATE_POINTS)
-        y = replicates[part].astype(float)
-        g = group[part]
-        starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-        c1[g[starts]] += np.add.reduceat(y * (x1[part] * x1[part])[:, None], starts, axis=0)
-        c2[g[starts]] += np.add.reduceat(y * (x1[part] * x2[part])[:, None], starts, axis=0)
+    n_resamples = replicates.shape[1]
     det = (s11 * s22 - s12 * s12)[:, None]
-    a = (s22[:, None] * c1 - s12[:, None] * c2) / det
-    b = (s11[:, None] * c2 - s12[:, None] * c1) / det
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return a / (a + b)
+    fractions = np.empty((n_groups, n_resamples))
+
+    def work(column_blocks: list[slice]) -> None:
+        # Blocks of resamples: each column's sums are added in the same order as over all columns at
+        # once (batches of REPLICATE_POINTS points), and each block's fractions are computed while its
+        # sums are in the cache, so threads and blocks change no bit of the result.
+        weighted = np.empty((min(REPLICATE_POINTS, len(group)), REPLICATE_COLUMNS))
+        runs = np.empty((len(weighted), REPLICATE_COLUMNS))
+        for columns in column_blocks:
+            width = columns.stop - columns.start
+            c1 = np.zeros((n_groups, width))
+            c2 = np.zeros((n_groups, width))
+            for first in range(0, len(group), REPLICATE_POINTS):
+                part = slice(first, first + REPLICATE_POINTS)
+                size = len(group[part])
+                # (rows and a slice of columns in one indexing: np.take on a column slice is 20x slower)
+                y = replicates[part, columns] if rows is None else replicates[rows[part], columns]
+                g = group[part]
+                starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+                for total, weight in ((c1, x1[part] * x1[part]), (c2, x1[part] * x2[part])):
+                    # y.astype(float) * weight, summed over each series' run of points
+                    np.multiply(y, weight[:, None], out=weighted[:size, :width])
+                    np.add.reduceat(weighted[:size, :width], starts, axis=0, out=runs[: len(starts), :width])
+                    total[g[starts]] += runs[: len(starts), :width]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                a = (s22[:, None] * c1 - s12[:, None] * c2) / det
+                b = (s11[:, None] * c2 - s12[:, None] * c1) / det
+                fractions[:, columns] = a / (a + b)
+
+    in_threads(work, n_resamples, REPLICATE_COLUMNS)
+    return fractions
+
+
+def row_nanquantiles(matrix: np.ndarray, quantiles: list[float]) -> np.ndarray:
+    """np.nanquantile(matrix, quantiles, axis=1): numpy takes it row by row in Python (a second for
+    thousands of series); rows without NaN (nearly all) go through stats.row_quantiles at once, the
+    same numbers bit for bit. `matrix` is reordered within rows."""
+    out = np.empty((len(quantiles), len(matrix)))
+    with_nan = np.isnan(matrix).any(axis=1)
+    if with_nan.any():
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: NaN
+            out[:, with_nan] = np.nanquantile(matrix[with_nan], quantiles, axis=1)
+    if not with_nan.all():
+        out[:, ~with_nan] = row_quantiles(matrix[~with_nan], quantiles)
+    return out
 
 
 def fit_models(s: pd.DataFrame, dist: np.ndarray, cores: dict[str, int | None]) -> pd.DataFrame:
@@ -137,19 +182,17 @@ def fit_models(s: pd.DataFrame, dist: np.ndarray, cores: dict[str, int | None]) 
     workers = usable["workers"].to_numpy(float)
     medians = usable["median_s"].to_numpy(float)
     fitted = fit_amdahl(workers, medians, group, n_groups)
-    boot_f = replicate_fractions(workers, medians, group, n_groups, dist[usable["row"].to_numpy()])
+    boot_f = replicate_fractions(workers, medians, group, n_groups, dist, usable["row"].to_numpy())
     alpha = (1 - CONFIDENCE) / 2
-    with np.errstate(invalid="ignore"):
-        low, high = np.nanquantile(boot_f, [alpha, 1 - alpha], axis=1)
+    low, high = row_nanquantiles(boot_f, [alpha, 1 - alpha])
     first = usable.groupby("_series", sort=True).head(1)
     f = fitted["serial_fraction"]
     out = first[[*CASE_DESCRIPTION, "problem"]].reset_index(drop=True)
     out["cores"] = first["cores"].astype(int).to_numpy()
     out["n_points"] = np.bincount(group, minlength=n_groups)
-    out["workers"] = [
-        " ".join(str(w) for w in sorted(ws))
-        for ws in usable.groupby("_series", sort=True)["workers"].agg(list).to_numpy()
-    ]
+    # Points are sorted by series (group = its rank): each series' worker counts are one run.
+    runs = np.split(usable["workers"].to_numpy(), np.cumsum(np.bincount(group, minlength=n_groups))[:-1])
+    out["workers"] = [" ".join(str(w) for w in sorted(ws.tolist())) for ws in runs]
     out["t1_s"] = fitted["t1_s"]
     out["serial_fraction"] = f
     out["serial_fraction_ci_low"] = low

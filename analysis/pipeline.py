@@ -79,20 +79,21 @@ class Analysis:
 
 def analyze(campaign_dir: Path, options: Options) -> Analysis:
     timings: dict[str, float] = {}
-    start = time.perf_counter()
+    lap = Laps(timings)
     campaign = read_campaign(campaign_dir)
     loaded = load_records(campaign_dir, processes=options.processes, use_cache=options.use_cache)
-    timings["load"] = time.perf_counter() - start
+    timings["load"] = lap("load")
 
-    start = time.perf_counter()
     cases = case_table(campaign.cases, loaded.records)
     case_stats = summarize(loaded.records, options.n_resamples, options.seed, options.noise_threshold)
+    lap("summarize (bootstrap)")
     if len(case_stats.table):
         modes = bimodality(case_stats.starts, case_stats.counts, case_stats.values)
         for column in BIMODAL_COLUMNS:
             case_stats.table[column] = modes[column].to_numpy()
     else:
         case_stats.table = case_stats.table.reindex(columns=[*case_stats.table.columns, *BIMODAL_COLUMNS])
+    lap("bimodality")
     summary = case_stats.table.reset_index(names="row").merge(
         cases.drop(columns=["reps", "sampling_rule"]), on="case_id", how="left"
     )
@@ -102,23 +103,36 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
     for column in ("schedule", "sync", "inner"):
         summary[column] = summary[column].fillna(summary["case_id"].map(reported[column].astype(object)))
     summary = checksum_check(summary)
+    lap("case properties, checksums")
     case_stats.records = flag_disturbed(case_stats.records)
     summary = summary.merge(clean_summary(case_stats.records), on="case_id", how="left")
-    timings["summary"] = time.perf_counter() - start  # part of statistics (the scale benchmark's phases)
+    lap("disturbance")
+    timings["summary"] = lap.since_load()  # part of statistics (the scale benchmark's phases)
     rng = np.random.default_rng(options.seed + 1)
     speedup = speedups(summary, case_stats.dist, options.baseline, rng)
+    lap("speedups")
     node_types = sorted(set(cases["node_type"].astype(str)))
     cores = {nt: cores_of(nt, campaign, loaded.records) for nt in node_types}
     speedup = attach_case_flags(plausibility(speedup, cores), summary)
+    lap("plausibility")
     models = fit_models(summary, case_stats.dist, {nt: c for nt, (c, _) in cores.items()})
+    lap("models")
     comparisons = compare_variants(summary, case_stats.starts, case_stats.counts, case_stats.values)
+    lap("variant comparisons")
     node_types = node_type_table(
         comparisons, summary, case_stats.dist, np.random.default_rng(options.seed + 2)
     )
     node_types_best = best_configurations(summary, speedup, case_stats.records, cores)
+    lap("node types")
     done = completeness(cases, loaded.records, loaded.failed)
-    timings["statistics"] = time.perf_counter() - start
-    start = time.perf_counter()
+    lap("completeness")
+    timings["statistics"] = lap.since_load()
+    stats_end = time.perf_counter()
+    violations = placement_violations(loaded.records)
+    counters = counter_status(loaded.records)
+    lap("placement, counter status")
+    tables = counter_tables(loaded.records, loaded.counters, campaign.path)
+    lap("counter tables")
     result = Analysis(
         campaign=campaign,
         options=options,
@@ -129,12 +143,12 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         models=models,
         comparisons=comparisons,
         completeness=done,
-        violations=placement_violations(loaded.records),
-        counters=counter_status(loaded.records),
+        violations=violations,
+        counters=counters,
         cores=cores,
         node_types=node_types,
         node_types_best=node_types_best,
-        counter_tables=counter_tables(loaded.records, loaded.counters, campaign.path),
+        counter_tables=tables,
         timings=timings,
         efficiency=efficiency(
             summary, case_stats.records, {nt: c for nt, (c, _) in cores.items()}, load_bounds()
@@ -144,8 +158,35 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         else {},
         reference=campaign_comparison(campaign, loaded.records, options.seed),
     )
-    timings["checks and counter tables"] = time.perf_counter() - start
+    lap("efficiency, micro, reference")
+    timings["checks and counter tables"] = time.perf_counter() - stats_end
     return result
+
+
+class Laps:
+    """Wall time of each step of the analysis, into `timings` as "step: <name>", and the CPU time of
+    this process (all its threads) as "cpu: <name>": the scale benchmark prints them; on a busy machine
+    the CPU time says what the step costs."""
+
+    def __init__(self, timings: dict[str, float]):
+        self.timings = timings
+        self.start = self.last = time.perf_counter()
+        self.last_cpu = time.process_time()
+        self.loaded = None
+
+    def __call__(self, name: str) -> float:
+        now, cpu = time.perf_counter(), time.process_time()
+        seconds = now - self.last
+        self.timings[f"step: {name}"] = seconds
+        self.timings[f"cpu: {name}"] = cpu - self.last_cpu
+        self.last, self.last_cpu = now, cpu
+        if self.loaded is None:
+            self.loaded = now
+        return seconds
+
+    def since_load(self) -> float:
+        """Seconds from the end of the first step (loading) until now."""
+        return time.perf_counter() - self.loaded
 
 
 def in_case_rep_order(records: pd.DataFrame) -> bool:

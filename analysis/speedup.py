@@ -61,11 +61,9 @@ def _match(s: pd.DataFrame, base: pd.DataFrame, key: list[str]) -> pd.Series:
 
 def key_strings(df: pd.DataFrame, columns: list[str]) -> pd.Series:
     """One string per row joining `columns`; missing values (None/NaN) compare equal to each other."""
-    parts = [df[c].astype(object).where(df[c].notna(), "<none>").astype(str) for c in columns]
-    joined = parts[0]
-    for part in parts[1:]:
-        joined = joined + "\x1f" + part
-    return joined
+    parts = [df[c].astype(object).where(df[c].notna(), "<none>").astype(str).tolist() for c in columns]
+    # Joined in one pass over plain strings: pandas' string additions, column by column, cost more.
+    return pd.Series(["\x1f".join(row) for row in zip(*parts, strict=True)], index=df.index, dtype="str")
 
 
 def speedups(s: pd.DataFrame, dist: np.ndarray, spec: str, rng: np.random.Generator) -> pd.DataFrame:
@@ -103,8 +101,14 @@ def _fill(out: pd.DataFrame, s: pd.DataFrame, dist: np.ndarray, base: pd.Series,
     ):
         out.loc[has, f"{prefix}{column}"] = base_table.loc[base_idx, source].to_numpy()
     out[f"{prefix}speedup"] = out[f"{prefix}baseline_median_s"].astype(float) / out["median_s"]
-    low, high = ratio_ci(dist[base_idx], dist[rows], rng)
     same = base_idx == rows  # a case against itself: exactly 1, no uncertainty
+    if same.any() and not same.all():
+        # Only the other pairs resampled: ratio_ci draws one permutation for all pairs, so theirs do
+        # not change (and with no other pair, all are resampled, to draw from the generator alike).
+        low, high = np.ones(len(rows)), np.ones(len(rows))
+        low[~same], high[~same] = ratio_ci(dist, dist, rng, base_idx[~same], rows[~same])
+    else:
+        low, high = ratio_ci(dist, dist, rng, base_idx, rows)
     low[same], high[same] = 1.0, 1.0
     out[f"{prefix}speedup_ci_low"] = np.nan
     out[f"{prefix}speedup_ci_high"] = np.nan

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.campaign import CASE_COLUMNS, problem_key
+from analysis.categorical import case_categories, text_in
 from analysis.speedup import key_strings
 from sbcore import layout
 
@@ -31,7 +32,7 @@ def case_table(planned: pd.DataFrame, records: pd.DataFrame) -> pd.DataFrame:
     if records.empty:
         return planned
     known = set(planned["case_id"])
-    extra = records[~records["case_id"].astype(str).isin(known)]
+    extra = records[~text_in(records["case_id"], known)]
     if extra.empty:
         return planned
     first = extra.astype({"case_id": str}).groupby("case_id", observed=True).first().reset_index()
@@ -109,15 +110,21 @@ def completeness(cases: pd.DataFrame, records: pd.DataFrame, failed: pd.DataFram
             str(c): g.set_index("rep").to_dict("index") for c, g in mine.groupby("case_id", observed=True)
         }
     mine = cases[cases["planned"]]
-    progress = [
-        layout.case_progress(
-            {"case_id": case_id, "reps": reps},
-            timed.get(case_id) or dict.fromkeys(done_reps.get(case_id, ()), {}),
-            failed_reps.get(case_id, ()),
-            rule,
-        )
-        for case_id, reps, rule in zip(mine["case_id"], mine["reps"], mine["sampling_rule"], strict=True)
-    ]
+    # Without times the state depends only on the rule and which repetitions are done or failed: one
+    # call per distinct combination (a campaign of 20,000 complete cases has a handful), same rule.
+    known: dict[tuple, layout.CaseProgress] = {}
+    progress = []
+    for case_id, reps, rule in zip(mine["case_id"], mine["reps"], mine["sampling_rule"], strict=True):
+        case = {"case_id": case_id, "reps": reps}
+        if timed.get(case_id):
+            progress.append(layout.case_progress(case, timed[case_id], failed_reps.get(case_id, ()), rule))
+            continue
+        done_set = frozenset(done_reps.get(case_id, ()))
+        failed_set = frozenset(failed_reps.get(case_id, ()))
+        key = (rule, reps, done_set, failed_set)
+        if key not in known:
+            known[key] = layout.case_progress(case, dict.fromkeys(done_set, {}), failed_set, rule)
+        progress.append(known[key])
     planned["done"] = [p.reps_done for p in progress]
     planned["failed"] = [p.reps_failed for p in progress]
     planned["missing"] = [p.reps_missing for p in progress]
@@ -143,7 +150,7 @@ def reps_by_case(frame: pd.DataFrame) -> dict[str, set[int]]:
     codes = codes[order]
     reps = frame["rep"].to_numpy()[order]
     starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
-    names = case.cat.categories.astype(str)
+    names = case.cat.categories.astype(str).tolist()  # (a list: indexing a pandas Index 20,000 times is slow)
     return {
         names[codes[first]]: set(chunk.tolist())
         for first, chunk in zip(starts, np.split(reps, starts[1:]), strict=True)
@@ -153,10 +160,13 @@ def reps_by_case(frame: pd.DataFrame) -> dict[str, set[int]]:
 def placement_violations(records: pd.DataFrame) -> pd.DataFrame:
     if records.empty or "pin_violations" not in records:
         return pd.DataFrame(columns=["case_id", "records_with_violations", "records"])
-    r = records.astype({"case_id": str}).assign(violated=records["pin_violations"] > 0)
+    # By case codes in text order (a million ids as strings take longer than the counting).
+    case = case_categories(records["case_id"])
+    r = pd.DataFrame({"case_id": case, "violated": records["pin_violations"] > 0, "rep": records["rep"]})
     counts = r.groupby("case_id", observed=True).agg(
         records_with_violations=("violated", "sum"), records=("rep", "size")
     )
+    counts.index = counts.index.astype(str)
     return counts[counts["records_with_violations"] > 0].reset_index()
 
 
@@ -167,13 +177,27 @@ def counter_status(records: pd.DataFrame) -> pd.DataFrame:
         )
     r = records[["node_type", "counters_group", "counters_status", "counters_reason"]].copy(deep=False)
     for column in ("counters_group", "counters_status", "counters_reason"):
-        r[column] = r[column].astype(object).fillna("")
-    return (
+        r[column] = _empty_for_missing(r[column])
+    out = (
         r.groupby(["node_type", "counters_group", "counters_status", "counters_reason"], observed=True)
         .size()
         .rename("records")
         .reset_index()
     )
+    for column in ("counters_group", "counters_status", "counters_reason"):
+        out[column] = out[column].astype(str)  # as grouping the object column made it
+    return out
+
+
+def _empty_for_missing(column: pd.Series) -> pd.Series:
+    """column.astype(object).fillna("") as a categorical in the order of its values, so that grouping
+    a million records sorts a few categories instead of a million objects."""
+    if not isinstance(column.dtype, pd.CategoricalDtype):
+        return column.astype(object).fillna("")
+    if "" not in column.cat.categories:
+        column = column.cat.add_categories([""])
+    column = column.fillna("").cat.remove_unused_categories()
+    return column.cat.reorder_categories(sorted(column.cat.categories))
 
 
 # Speedup plausibility -------------------------------------------------------------------------------

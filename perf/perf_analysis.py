@@ -2,10 +2,10 @@
 
 Prints figures, asserts nothing. Phases: generating the campaign as the runner stores it (one
 raw/<case_id>/records.jsonl per case; once, into build/perf/, reused by later runs), loading cold (parse
-every record, process pool, no analysis cache), statistics (summary
-with vectorised bootstrap, speedup, models, comparisons), writing the CSV tables, then loading warm
-(append-only cache). Aim for the cold analysis (load + statistics + CSV): <= 20 s and <= 2 GB peak RSS
-(the larger of this process and its biggest parsing worker).
+every record, process pool, no analysis cache), statistics (summary with vectorised bootstrap, speedup,
+models, comparisons; each step's wall and CPU time is printed too), writing the CSV tables, then loading
+warm (append-only cache). Aim for the cold analysis (load + statistics + CSV): <= 20 s and <= 2 GB peak
+RSS (the larger of this process and its biggest parsing worker).
 
     .venv/bin/python perf/perf_analysis.py [--records N] [--keep DIR]
 """
@@ -92,6 +92,9 @@ def main() -> int:
         f" checks and counter tables {tables:.1f} s"
         f" ({len(result.summary)} cases, {len(result.comparisons)} comparisons, {len(result.models)} fits)"
     )
+    for name, seconds in t.items():
+        if name.startswith("step: "):
+            print(f"    {name[6:]:<32} {seconds:6.2f} s wall, CPU {t['cpu: ' + name[6:]]:6.2f} s here")
     timed("write CSV tables", lambda: write_tables(result))
     cold_s = time.perf_counter() - start
     print(
