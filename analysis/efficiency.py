@@ -55,7 +55,9 @@ def efficiency(
     needed = {"clock_ghz", "inner_path", "uarch", "work", "wall_s"}
     if not len(records) or not needed <= set(records.columns):
         return pd.DataFrame(columns=COLUMNS)
-    rec = records[pd.to_numeric(records["clock_ghz"], errors="coerce") > 0].copy()
+    # Only the columns used here: a copy of every column of a million records would double the memory.
+    used = [c for c in ("case_id", "threads", "ranks", "clock_max_ghz", *sorted(needed)) if c in records]
+    rec = records.loc[pd.to_numeric(records["clock_ghz"], errors="coerce") > 0, used]
     if not len(rec):
         return pd.DataFrame(columns=COLUMNS)
     # The higher of the two readings around the region (an interruption only lowers one) where known.
