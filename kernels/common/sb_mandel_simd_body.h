@@ -72,6 +72,19 @@ _Static_assert(SBV_K <= 24, "the block test's margin (see the top) holds for at 
 #define SBV_L (SBV_NV * SBV_W)
 /* after this the compiler no longer knows where ptr points */
 #define SBV_LAUNDER(ptr) __asm__("" : "+r"(ptr))
+/* One step of every vector: 4 multiplies and 3 adds each. y first: then x's register can take the
+   new x, no register copy. */
+#define SBV_STEP_ALL()                                                                             \
+    do {                                                                                           \
+        SBV_LAUNDER(cxp);                                                                          \
+        SBV_LAUNDER(cyp);                                                                          \
+        _Pragma("GCC unroll 8") for (int v = 0; v < SBV_NV; v++) {                                 \
+            const SBV_T xx = SBV_MUL(X[v], X[v]);                                                  \
+            const SBV_T yy = SBV_MUL(Y[v], Y[v]);                                                  \
+            Y[v] = SBV_ADD(SBV_MUL(SBV_MUL(two, X[v]), Y[v]), SBV_LOAD(cyp + v * SBV_W));          \
+            X[v] = SBV_ADD(SBV_SUB(xx, yy), SBV_LOAD(cxp + v * SBV_W));                            \
+        }                                                                                          \
+    } while (0)
 _Static_assert(SBV_L <= 64, "lane flags are a uint64_t");
 #ifndef SBV_PENDING
 #define SBV_PENDING 256 /* ended lanes whose exact escape step is found later, all together */
@@ -300,31 +313,12 @@ SBV_TARGET void SBV_FN(const sb_params *p, int32_t j, uint32_t *row_out) {
             SBV_STORE(st.xs[par] + v * SBV_W, X[v]);
             SBV_STORE(st.ys[par] + v * SBV_W, Y[v]);
         }
-        for (int s = 0; s < SBV_H; s++) {
-            SBV_LAUNDER(cxp);
-            SBV_LAUNDER(cyp);
-#pragma GCC unroll 8
-            for (int v = 0; v < SBV_NV; v++) {
-                const SBV_T xx = SBV_MUL(X[v], X[v]);
-                const SBV_T yy = SBV_MUL(Y[v], Y[v]);
-                /* y first: then x's register can take the new x, no register copy */
-                Y[v] = SBV_ADD(SBV_MUL(SBV_MUL(two, X[v]), Y[v]), SBV_LOAD(cyp + v * SBV_W));
-                X[v] = SBV_ADD(SBV_SUB(xx, yy), SBV_LOAD(cxp + v * SBV_W));
-            }
-        }
+        for (int s = 0; s < SBV_H; s++)
+            SBV_STEP_ALL();
         if (__builtin_expect((st.ended | st.flags) != 0, 0)) /* the previous block's bookkeeping */
             SBV_SETTLE(&st, t - SBV_K, par ^ 1);
-        for (int s = SBV_H; s < SBV_K - 1; s++) { /* all but the block's last step */
-            SBV_LAUNDER(cxp);
-            SBV_LAUNDER(cyp);
-#pragma GCC unroll 8
-            for (int v = 0; v < SBV_NV; v++) {
-                const SBV_T xx = SBV_MUL(X[v], X[v]);
-                const SBV_T yy = SBV_MUL(Y[v], Y[v]);
-                Y[v] = SBV_ADD(SBV_MUL(SBV_MUL(two, X[v]), Y[v]), SBV_LOAD(cyp + v * SBV_W));
-                X[v] = SBV_ADD(SBV_SUB(xx, yy), SBV_LOAD(cxp + v * SBV_W));
-            }
-        }
+        for (int s = SBV_H; s < SBV_K - 1; s++) /* all but the block's last step */
+            SBV_STEP_ALL();
         uint64_t flags = 0;
         SBV_LAUNDER(cxp);
         SBV_LAUNDER(cyp);
@@ -373,6 +367,7 @@ SBV_TARGET void SBV_FN(const sb_params *p, int32_t j, uint32_t *row_out) {
 #undef SBV_H
 #undef SBV_L
 #undef SBV_LAUNDER
+#undef SBV_STEP_ALL
 #undef SBV_LANES
 #undef SBV_SETTLE
 #undef SBV_ESCAPE
