@@ -1,11 +1,13 @@
 """Scale benchmark of the analysis: N synthetic records (default 1,000,000), time and peak memory per phase.
 
 Prints figures, asserts nothing. Phases: generating the campaign as the runner stores it (one
-raw/<case_id>/records.jsonl per case; once, into build/perf/, reused by later runs), loading cold (parse
-every record, process pool, no analysis cache), statistics (summary with vectorised bootstrap, speedup,
-models, comparisons; each step's wall and CPU time is printed too), writing the CSV tables, then loading
-warm (append-only cache). Aim for the cold analysis (load + statistics + CSV): <= 20 s and <= 2 GB peak
-RSS (the larger of this process and its biggest parsing worker).
+raw/<case_id>/records.jsonl per case, each record with the fields today's runner writes: a machine-state
+probe with a time per pinned CPU, clock, scheduling, sampling; a 64-core node, 1 to 128 threads; once,
+into build/perf/, reused by later runs, so a directory generated before keeps its records), loading cold
+(parse every record, process pool, no analysis cache), statistics (summary with vectorised bootstrap,
+speedup, models, comparisons; each step's wall and CPU time is printed too), writing the CSV tables,
+then loading warm (append-only cache). Aim for the cold analysis (load + statistics + CSV): <= 20 s and
+<= 2 GB peak RSS (the larger of this process and its biggest parsing worker).
 
     .venv/bin/python perf/perf_analysis.py [--records N] [--keep DIR]
 """
