@@ -2,7 +2,6 @@
 runs through Slurm, the smt-siblings placement holds, and the report carries the SMT section with the
 caveat that these siblings are not real."""
 
-
 import pandas as pd
 
 from tests.records import campaign_records
