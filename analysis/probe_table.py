@@ -6,7 +6,7 @@ stay raw bytes when records are decoded; here their structure is decoded into sm
 arrays stay raw, all the numbers are read by Arrow in one pass, and the fastest and slowest time of each
 chain come from numpy per record. The CPU count is derived once per distinct pair of CPU lists (they
 repeat over a case's repetitions). A probe that does not have the documented shape (an array holding
-something other than numbers or null, a side that is not an object) sends the whole batch to
+something other than numbers or null, a probe that is not an object) sends the whole batch to
 `probe_columns`, record by record, whose rules are the reference.
 """
 

@@ -32,8 +32,8 @@ def typed_frame(columns: dict[str, Sequence]) -> pd.DataFrame:
 
 def typed_column(values: Sequence):
     """One column's values as the array pandas would infer (text as a categorical), through Arrow. A
-    column given as distinct values and an index per row (flatten.Spread) is typed once per distinct
-    value: the same values, so the same type."""
+    column given as distinct values and an index per row (`Spread`) is typed once per distinct value:
+    the same values, so the same type."""
     if not len(values):
         return pandas_column(values)
     if isinstance(values, Spread):
@@ -100,7 +100,7 @@ def spread(index: np.ndarray, per_distinct: list) -> Spread:
 
 class Spread(Sequence):
     """A column given as its distinct values and, per row, which one it has: typed once per distinct value
-    (analysis/typed_columns.py), read like any sequence."""
+    (typed_column), read like any sequence."""
 
     __slots__ = ("which", "distinct")
 
