@@ -51,7 +51,9 @@ SUMMARY_COLUMNS = ["n_disturbed", "n_clean", "median_clean_s", "ci_low_clean_s",
 
 def probe_columns(probe) -> dict:
     """Flat columns of one record's probe: fastest and slowest time of each chain over its CPUs,
-    before and after, and the run-queue wait (all None without a probe)."""
+    before and after, and the run-queue wait (all None without a probe). The fastest and slowest times
+    are the kernel's own (`min_s`, `max_s`) where it wrote a number, else derived from the arrays
+    (records of older kernels)."""
     row = {f"probe_{c}_{m}_s": None for c in CHAINS for m in ("min", "max")}
     row |= {"probe_runq_wait_s": None, "probe_cpus": None}
     if not isinstance(probe, dict):
@@ -59,9 +61,13 @@ def probe_columns(probe) -> dict:
     samples = [probe.get("before") or {}, probe.get("after") or {}]
     for chain in CHAINS:
         times = [t for s in samples for t in (s.get(f"{chain}_s") or []) if isinstance(t, int | float)]
-        if times:
-            row[f"probe_{chain}_min_s"] = min(times)
-            row[f"probe_{chain}_max_s"] = max(times)
+        for name, pick in (("min", min), ("max", max)):
+            own = probe.get(f"{name}_s")
+            own = own.get(chain) if isinstance(own, dict) else None
+            if isinstance(own, int | float) and not isinstance(own, bool):
+                row[f"probe_{chain}_{name}_s"] = own
+            elif times:
+                row[f"probe_{chain}_{name}_s"] = pick(times)
     cpus = {c for s in samples for c in (s.get("cpus") or [])}
     row["probe_cpus"] = len(cpus) or None
     row["probe_runq_wait_s"] = probe.get("runq_wait_s")

@@ -20,6 +20,7 @@ import msgspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
+from msgspec.structs import astuple
 
 from analysis.disturbance import CHAINS, probe_columns
 from analysis.joined_parts import count_per_part
@@ -42,11 +43,34 @@ class _Probe(msgspec.Struct, gc=False):
     runq_wait_s: Any = None
 
 
+class _Extremes(msgspec.Struct, gc=False):
+    int_mul: float | None = None
+    fp_lat: float | None = None
+    fp_tput: float | None = None
+
+
+class _CpusOnly(msgspec.Struct, gc=False):
+    cpus: msgspec.Raw = NULL
+
+
+class _ProbeWithExtremes(msgspec.Struct, gc=False):
+    """A probe as today's kernels write it: each chain's fastest and slowest time beside the arrays,
+    which msgspec then skips without building anything."""
+
+    before: _CpusOnly | None = None
+    after: _CpusOnly | None = None
+    runq_wait_s: Any = None
+    min_s: _Extremes | None = None
+    max_s: _Extremes | None = None
+
+
 _PROBES = msgspec.json.Decoder(_Probe | None)
+_PROBES_WITH_EXTREMES = msgspec.json.Decoder(_ProbeWithExtremes | None)
 _CSV_READ = pacsv.ReadOptions(column_names=["t"], use_threads=False)  # one parsing process per CPU already
 _CSV_CONVERT = pacsv.ConvertOptions(column_types={"t": pa.float64()}, null_values=["null"])
 _EMPTY = (b"null", b"[]")
 _NO_SIDE = _Side()
+_NO_EXTREMES = _Extremes()
 _ONE_PER_LINE = bytes.maketrans(b",", b"\n")
 
 
@@ -58,14 +82,18 @@ def probe_table(raws: list[bytes]) -> dict[str, list]:
     """The probe columns (disturbance.probe_columns' keys, in its order) of records whose raw `probe`
     values these are (b"null" where a record has none)."""
     try:
-        probes = _PROBES.decode_lines(b"\n".join(raws))
+        joined = b"\n".join(raws)
+        probes = _PROBES_WITH_EXTREMES.decode_lines(joined)
         if len(probes) != len(raws):  # a value written over several lines: one by one below
             raise _OddShape("a probe over several lines")
         sides = {
             "before": [p.before if p is not None and p.before is not None else _NO_SIDE for p in probes],
             "after": [p.after if p is not None and p.after is not None else _NO_SIDE for p in probes],
         }
-        columns = _chain_extremes(sides, len(probes))
+        columns, derive = _own_extremes(probes)
+        if derive:  # older kernels (or a chain without a time): from the arrays, as probe_columns does
+            arrays = _PROBES.decode_lines(b"\n".join(raws[i] for i in derive))
+            columns = _fill_from_arrays(columns, derive, arrays)
     except (msgspec.DecodeError, msgspec.ValidationError, _OddShape):
         rows = [probe_columns(msgspec.json.decode(raw)) for raw in raws]
         return {key: [row[key] for row in rows] for key in probe_columns(None)}
@@ -75,6 +103,39 @@ def probe_table(raws: list[bytes]) -> dict[str, list]:
     counted = {pair: _cpu_count(pair) for pair in dict.fromkeys(pairs)}
     columns["probe_cpus"] = list(map(counted.__getitem__, pairs))
     return {key: columns[key] for key in probe_columns(None)}
+
+
+def _own_extremes(probes: list) -> tuple[dict[str, list], list[int]]:
+    """(probe_<chain>_min_s / _max_s as the kernels wrote them, None where a record has none; the rows
+    of probes that lack one of them). Field by field in C (astuple, zip), not probe by probe."""
+    n = len(probes)
+    lows = [p.min_s if p is not None and p.min_s is not None else _NO_EXTREMES for p in probes]
+    highs = [p.max_s if p is not None and p.max_s is not None else _NO_EXTREMES for p in probes]
+    low_columns = zip(*map(astuple, lows), strict=True) if n else [()] * len(CHAINS)
+    high_columns = zip(*map(astuple, highs), strict=True) if n else [()] * len(CHAINS)
+    columns: dict[str, list] = {}
+    lacking: set[int] = set()
+    for chain, low, high in zip(CHAINS, low_columns, high_columns, strict=True):
+        for name, values in (("min", low), ("max", high)):
+            columns[f"probe_{chain}_{name}_s"] = list(values)
+            if None in values:
+                lacking.update(i for i, v in enumerate(values) if v is None)
+    no_probe = {i for i, p in enumerate(probes) if p is None}  # nothing to derive from
+    return columns, sorted(lacking - no_probe)
+
+
+def _fill_from_arrays(columns: dict[str, list], rows: list[int], arrays: list[_Probe]) -> dict[str, list]:
+    """The columns with the given rows' missing times derived from their probes' arrays."""
+    sides = {
+        "before": [p.before if p is not None and p.before is not None else _NO_SIDE for p in arrays],
+        "after": [p.after if p is not None and p.after is not None else _NO_SIDE for p in arrays],
+    }
+    derived = _chain_extremes(sides, len(arrays))
+    for name, values in columns.items():
+        for row, value in zip(rows, derived[name], strict=True):
+            if values[row] is None:
+                values[row] = value
+    return columns
 
 
 def _cpu_count(cpu_lists: tuple[bytes, ...]) -> int | None:

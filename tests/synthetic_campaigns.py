@@ -282,8 +282,9 @@ PROBE_NORMAL_S = {"int_mul_s": 0.000376, "fp_lat_s": 0.000372, "fp_tput_s": 0.00
 
 def runner_fields(spec: CaseSpec, case: dict, rep: int, cpus: list[int], rng, carry: dict) -> dict:
     """The fields today's runner and kernels add to a measured record, with undisturbed values (probe
-    times within 2 % of the node's normal, printed with 9 digits as the kernels print them; within one
-    kernel process a repetition's `before` is the previous one's `after`, kept in `carry`)."""
+    times within 2 % of the node's normal, printed with 9 digits as the kernels print them, with each
+    chain's fastest and slowest time beside them; within one kernel process a repetition's `before` is
+    the previous one's `after`, kept in `carry`)."""
 
     def side() -> dict:
         times = {
@@ -320,6 +321,8 @@ def runner_fields(spec: CaseSpec, case: dict, rep: int, cpus: list[int], rng, ca
             "before": before,
             "after": after,
             "runq_wait_s": float(f"{1e-5 * rng.random():.9g}"),
+            "min_s": {c[:-2]: min(before[c] + after[c]) for c in PROBE_NORMAL_S},
+            "max_s": {c[:-2]: max(before[c] + after[c]) for c in PROBE_NORMAL_S},
         },
         "invocation": rep // 3,
         "in_process_rep": rep % 3,

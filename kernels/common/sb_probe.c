@@ -250,6 +250,36 @@ double sb_probe_runq_wait(void) {
     return found ? total : -1.0;
 }
 
+/* The fastest or slowest (sign -1 or +1) measured time among n entries of two samples' chains, -1
+ * when none of them was measured. */
+static double extreme(const double *a, int32_t na, const double *b, int32_t nb, int sign) {
+    double best = -1.0;
+    for (int32_t k = 0; k < na + nb; k++) {
+        double t = k < na ? a[k] : b[k - na];
+        if (t >= 0 && (best < 0 || sign * (t - best) > 0))
+            best = t;
+    }
+    return best;
+}
+
+static void put_number_or_null(FILE *f, const char *key, double t, const char *sep) {
+    if (t < 0)
+        fprintf(f, "\"%s\":null%s", key, sep);
+    else
+        fprintf(f, "\"%s\":%.9g%s", key, t, sep);
+}
+
+/* ,"<key>":{"int_mul":..,"fp_lat":..,"fp_tput":..}: each chain's extreme over both samples. Written so
+ * that the analysis of a big campaign reads three numbers per chain instead of two arrays of one time
+ * per CPU (which stay in the record for a person to look at). */
+static void put_extremes(FILE *f, const char *key, const sb_probe_sample *b, const sb_probe_sample *a,
+                         int sign) {
+    fprintf(f, ",\"%s\":{", key);
+    put_number_or_null(f, "int_mul", extreme(b->int_mul_s, b->n, a->int_mul_s, a->n, sign), ",");
+    put_number_or_null(f, "fp_lat", extreme(b->fp_lat_s, b->n, a->fp_lat_s, a->n, sign), ",");
+    put_number_or_null(f, "fp_tput", extreme(b->fp_tput_s, b->n, a->fp_tput_s, a->n, sign), "}");
+}
+
 void sb_probe_put(FILE *f, const sb_probe_sample *before, const sb_probe_sample *after,
                   double runq_wait_s) {
     fprintf(f, ",\"probe\":{\"int_mul_iters\":%d,\"fp_lat_iters\":%d,\"fp_tput_iters\":%d",
@@ -260,5 +290,7 @@ void sb_probe_put(FILE *f, const sb_probe_sample *before, const sb_probe_sample 
         fprintf(f, ",\"runq_wait_s\":%.9g", runq_wait_s);
     else
         fputs(",\"runq_wait_s\":null", f);
+    put_extremes(f, "min_s", before, after, -1);
+    put_extremes(f, "max_s", before, after, +1);
     fputc('}', f);
 }

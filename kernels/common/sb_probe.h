@@ -48,7 +48,8 @@ int sb_probe_team(const struct sb_ctx *ctx, sb_probe_sample *out);
  * across a repetition says how long another process (or an extra worker) held its CPUs. */
 double sb_probe_runq_wait(void);
 
-/* Writes ,"probe":{...}: the samples before and after the repetition and its run-queue wait. */
+/* Writes ,"probe":{...}: the samples before and after the repetition, its run-queue wait and each
+ * chain's fastest and slowest time over both samples (min_s, max_s). */
 void sb_probe_put(FILE *f, const sb_probe_sample *before, const sb_probe_sample *after,
                   double runq_wait_s);
 

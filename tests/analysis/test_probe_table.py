@@ -1,5 +1,6 @@
 """The probe columns of many records read at once (analysis/probe_table.py) equal disturbance.probe_columns
-record by record, for the documented shape and for every odd one (which falls back to it)."""
+record by record, for the documented shape (with the kernel's own fastest and slowest times, and without
+them as older kernels wrote it) and for every odd one (which falls back to it)."""
 
 import json
 
@@ -89,3 +90,51 @@ def test_a_probe_written_over_several_lines_is_read_whole():
         json.dumps(p, indent=1).encode() if k == 1 else json.dumps(p).encode() for k, p in enumerate(probes)
     ]
     assert probe_table(raws) == _reference(probes)
+
+
+def with_extremes(probe: dict) -> dict:
+    """The probe as today's kernels write it: each chain's extremes over both sides beside the arrays."""
+    sides = [probe["before"], probe["after"]]
+    times = {
+        c: [t for s in sides for t in s[f"{c}_s"] if t is not None] for c in ("int_mul", "fp_lat", "fp_tput")
+    }
+    return probe | {
+        "min_s": {c: min(t, default=None) for c, t in times.items()},
+        "max_s": {c: max(t, default=None) for c, t in times.items()},
+    }
+
+
+def test_the_kernels_extremes_are_read_without_the_arrays():
+    probes = [with_extremes(p) for p in usual_probes(np.random.default_rng(4))]
+    got = _rows(probes)
+    assert got == _reference(probes)
+    # The kernel's numbers are the ones used: arrays that say otherwise are not read.
+    probes[0]["min_s"]["int_mul"] = 1e-9
+    probes[0]["before"]["int_mul_s"] = probes[0]["after"]["int_mul_s"] = [5.0]
+    got = _rows(probes)
+    assert got["probe_int_mul_min_s"][0] == 1e-9 and got["probe_int_mul_max_s"][0] < 1.0
+    assert got == _reference(probes)
+
+
+def test_records_with_and_without_the_kernels_extremes_mix():
+    probes = usual_probes(np.random.default_rng(5), n=12)
+    probes = [with_extremes(p) if k % 2 else p for k, p in enumerate(probes)]
+    probes[1]["max_s"]["fp_tput"] = None  # a chain the kernel has no time of: from the arrays
+    del probes[3]["min_s"]  # half of them
+    probes[5]["min_s"] = None
+    got = _rows(probes)
+    assert got == _reference(probes)
+    assert got["probe_fp_tput_max_s"][1] == max(
+        probes[1]["before"]["fp_tput_s"] + probes[1]["after"]["fp_tput_s"]
+    )
+
+
+@pytest.mark.parametrize("odd", ["0.5", True, [1.0], {"t": 1.0}])
+def test_odd_extremes_are_read_as_probe_columns_reads_them(odd):
+    probes = [with_extremes(p) for p in usual_probes(np.random.default_rng(6), n=6)]
+    probes[2]["min_s"]["fp_lat"] = odd
+    got = _rows(probes)
+    assert got == _reference(probes)
+    assert got["probe_fp_lat_min_s"][2] == min(
+        probes[2]["before"]["fp_lat_s"] + probes[2]["after"]["fp_lat_s"]
+    )

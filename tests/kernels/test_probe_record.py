@@ -1,5 +1,6 @@
 """The machine-state probe in every kernel's measured records (C, Fortran, MPI): both chains timed on
-each CPU of the case before and after the repetition, chained within a process, never in warm-ups."""
+each CPU of the case before and after the repetition, chained within a process, never in warm-ups, with
+each chain's fastest and slowest time written beside the arrays."""
 
 import os
 import re
@@ -32,6 +33,9 @@ def check_probe(records: list[dict], cpus: set[int] | None):
             assert all(t is not None and 0 < t < 1 for t in times)
             if cpus is not None:
                 assert set(sample["cpus"]) == cpus
+        for chain in ("int_mul", "fp_lat", "fp_tput"):  # the kernel's own extremes are the arrays'
+            times = probe["before"][f"{chain}_s"] + probe["after"][f"{chain}_s"]
+            assert probe["min_s"][chain] == min(times) and probe["max_s"][chain] == max(times)
         if previous is not None:  # one probe between two repetitions serves both
             assert probe["before"] == previous["probe"]["after"]
         assert probe["runq_wait_s"] is None or probe["runq_wait_s"] >= 0
