@@ -6,8 +6,10 @@ probe with a time per pinned CPU, clock, scheduling, sampling; a 64-core node, 1
 into build/perf/, reused by later runs, so a directory generated before keeps its records), loading cold
 (parse every record, process pool, no analysis cache), statistics (summary with vectorised bootstrap,
 speedup, models, comparisons; each step's wall and CPU time is printed too), writing the CSV tables,
-then loading warm (append-only cache). Aim for the cold analysis (load + statistics + CSV): <= 20 s and
-<= 2 GB peak RSS (the larger of this process and its biggest parsing worker).
+decoding only (every record read and decoded by the analysis's JSON parser, nothing else: the floor of a
+JSON record store on this machine), then loading warm (append-only cache). Aim for the cold analysis
+(load + statistics + CSV): <= 20 s and <= 2 GB peak RSS (the larger of this process and its biggest
+parsing worker).
 
     .venv/bin/python perf/perf_analysis.py [--records N] [--keep DIR]
 """
@@ -17,6 +19,7 @@ import os
 import resource
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from analysis.load import load_records  # noqa: E402
 from analysis.pipeline import Options, analyze, write_tables  # noqa: E402
+from analysis.record_decode import decode_lines  # noqa: E402
 from tests.synthetic_campaigns import bulk_specs, write_campaign  # noqa: E402
 
 
@@ -53,6 +57,24 @@ def timed(label: str, fn):
         flush=True,
     )
     return value
+
+
+def _decode_cases(args: tuple[Path, list[str]]) -> int:
+    campaign, case_ids = args
+    decoded = 0
+    for case_id in case_ids:
+        data = (campaign / "raw" / case_id / "records.jsonl").read_bytes()
+        decoded += len(decode_lines(data))
+    return decoded
+
+
+def decode_only(campaign: Path, processes: int) -> int:
+    """Every records.jsonl read and decoded into the analysis's record type, one process per CPU, and
+    nothing else: the floor of any analysis that reads the records as JSON with this parser."""
+    case_ids = sorted(os.listdir(campaign / "raw"))
+    chunks = [(campaign, case_ids[i : i + 400]) for i in range(0, len(case_ids), 400)]
+    with ProcessPoolExecutor(processes) as pool:
+        return sum(pool.map(_decode_cases, chunks))
 
 
 def main() -> int:
@@ -104,6 +126,8 @@ def main() -> int:
         f"peak RSS {peak_rss_gb():.2f} GB (aim <= 2 GB)"
     )
     result = loaded = None  # free them before the next loads
+    decoded = timed("decode only (floor: JSON, msgspec)", lambda: decode_only(campaign, os.cpu_count() or 1))
+    print(f"  {decoded} records decoded")
     timed("load, cold, filling the cache", lambda: load_records(campaign))
     timed("load, warm (append-only cache)", lambda: load_records(campaign))
     return 0
