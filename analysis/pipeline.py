@@ -18,6 +18,7 @@ from analysis.campaign import Campaign, cores_of, read_campaign
 from analysis.counter_tables import counter_tables
 from analysis.csv_out import write_csvs
 from analysis.disturbance import SUMMARY_COLUMNS, clean_summary, flag_disturbed
+from analysis.disturbance_effect import disturbance_effect
 from analysis.efficiency import efficiency, load_bounds
 from analysis.load import Loaded, load_records, record_file
 from analysis.micro import MICRO_KERNELS, TOOL_KERNELS, micro_tables
@@ -71,6 +72,8 @@ class Analysis:
     efficiency: pd.DataFrame = field(default_factory=pd.DataFrame)  # per case: per cycle, % of bound
     micro: dict[str, pd.DataFrame] = field(default_factory=dict)  # microbenchmark tables by file name
     reference: tuple | None = None  # (Reference, table) when the experiment names a published reference
+    # per kernel, inner loop and disturbance reason: flagged vs clean repetitions' times within cases
+    disturbance_effect: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def out_dir(self) -> Path:
@@ -106,6 +109,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
     lap("case properties, checksums")
     case_stats.records = flag_disturbed(case_stats.records)
     summary = summary.merge(clean_summary(case_stats.records), on="case_id", how="left")
+    effect = disturbance_effect(case_stats.records)
     lap("disturbance")
     timings["summary"] = lap.since_load()  # part of statistics (the scale benchmark's phases)
     rng = np.random.default_rng(options.seed + 1)
@@ -157,6 +161,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         if has_micro(campaign_dir, loaded.records)
         else {},
         reference=campaign_comparison(campaign, loaded.records, options.seed),
+        disturbance_effect=effect,
     )
     lap("efficiency, micro, reference")
     timings["checks and counter tables"] = time.perf_counter() - stats_end
@@ -261,6 +266,7 @@ def write_tables(result: Analysis) -> list[Path]:
         "completeness.csv": result.completeness,
         **result.counter_tables,
         "efficiency.csv": result.efficiency,
+        "disturbance_effect.csv": result.disturbance_effect,
         **result.micro,
     }
     if result.reference is not None:

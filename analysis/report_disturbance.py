@@ -40,6 +40,18 @@ def disturbance_section(result) -> list[tuple[str, object]]:
                 "times, and the speedups from them, include the competition and are not the machine's own.",
             )
         )
+    effect = getattr(result, "disturbance_effect", None)
+    if effect is not None and len(effect):
+        out.append(
+            (
+                "p",
+                "What each flag cost, in this campaign: within every case with flagged and clean "
+                "repetitions, the median time of the flagged ones against the clean ones (median, smallest "
+                "and largest change over those cases; disturbance_effect.csv). A flag whose change is "
+                "near zero for a kernel marks another machine state that did not slow that kernel down.",
+            )
+        )
+        out.append(("table", effect_table(effect)))
     hit = s[s["n_disturbed"].fillna(0) > 0]
     if len(hit):
         table = hit[["case_id", "binary", "threads", "n", "n_disturbed", "median_s", "median_clean_s"]]
@@ -50,6 +62,27 @@ def disturbance_section(result) -> list[tuple[str, object]]:
         )
         out.append(("table", table.sort_values("n_disturbed", ascending=False)))
     return out
+
+
+def effect_table(effect: pd.DataFrame) -> pd.DataFrame:
+    """disturbance_effect.csv for reading: the changes in per cent."""
+
+    def percent(values: pd.Series) -> pd.Series:
+        return values.map(lambda v: "" if pd.isna(v) else f"{100 * v:+.1f} %")
+
+    return pd.DataFrame(
+        {
+            "kernel": effect["kernel"],
+            "inner loop": effect["inner_path"],
+            "flag": effect["reason"],
+            "cases": effect["cases"],
+            "flagged reps": effect["reps_flagged"],
+            "clean reps": effect["reps_clean"],
+            "change (median)": percent(effect["change_median"]),
+            "smallest": percent(effect["change_min"]),
+            "largest": percent(effect["change_max"]),
+        }
+    )
 
 
 def section(result, plots) -> list:
