@@ -24,6 +24,7 @@ from analysis.load import Loaded, load_records, record_file
 from analysis.micro import MICRO_KERNELS, TOOL_KERNELS, micro_tables
 from analysis.models import fit_models
 from analysis.node_types import best_configurations, node_type_table
+from analysis.process_correlation import ProcessCorrelation, within_process_correlation
 from analysis.seedref import campaign_comparison
 from analysis.speedup import speedups
 from analysis.stats import CaseStats, summarize
@@ -74,6 +75,8 @@ class Analysis:
     reference: tuple | None = None  # (Reference, table) when the experiment names a published reference
     # per kernel, inner loop and disturbance reason: flagged vs clean repetitions' times within cases
     disturbance_effect: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # how alike the repetitions of one kernel process are (the CIs take them for independent)
+    process_correlation: ProcessCorrelation | None = None
 
     @property
     def out_dir(self) -> Path:
@@ -111,6 +114,8 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
     summary = summary.merge(clean_summary(case_stats.records), on="case_id", how="left")
     effect = disturbance_effect(case_stats.records)
     lap("disturbance")
+    correlation = within_process_correlation(case_stats.records)
+    lap("correlation within processes")
     timings["summary"] = lap.since_load()  # part of statistics (the scale benchmark's phases)
     rng = np.random.default_rng(options.seed + 1)
     speedup = speedups(summary, case_stats.dist, options.baseline, rng)
@@ -162,6 +167,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         else {},
         reference=campaign_comparison(campaign, loaded.records, options.seed),
         disturbance_effect=effect,
+        process_correlation=correlation,
     )
     lap("efficiency, micro, reference")
     timings["checks and counter tables"] = time.perf_counter() - stats_end

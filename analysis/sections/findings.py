@@ -89,6 +89,9 @@ def difference_lines(result, rows: pd.DataFrame) -> list[str]:
     return lines
 
 
+CORRELATED_NARROWING = 1.2  # CIs this many times too narrow are worth a validity warning
+
+
 def warning_lines(result) -> list[str]:
     s, done, sp = result.summary, result.completeness, result.speedup
     lines = []
@@ -122,6 +125,14 @@ def warning_lines(result) -> list[str]:
         lines.append(
             f"{len(noisy)} of {len(s)} cases noisy (95 % CI of the median wider than "
             f"{result.options.noise_threshold:.0%} of it)"
+        )
+    c = getattr(result, "process_correlation", None)
+    if c is not None and c.ci_narrowing >= CORRELATED_NARROWING:
+        lines.append(
+            f"repetitions within one kernel process are correlated (intraclass correlation {c.icc:.2f}, "
+            f"{c.reps_per_process:.1f} per process): every CI here takes them for independent and is about "
+            f"{c.ci_narrowing:.2f}x too narrow; more processes with fewer repetitions each measure "
+            "the spread between processes"
         )
     ctr = result.counters
     if len(ctr) and (ctr["counters_status"] == "unavailable").any():

@@ -55,6 +55,7 @@ def measurement(result) -> list[Block]:
         "counter groups": ", ".join(sorted(map(str, s["counter_group"].dropna().unique()))) or "none",
         "centre and CI": "median per case; 95 % CI of the median by BCa bootstrap "
         f"({result.options.n_resamples} resamples); no normality assumed",
+        "repetitions within one process": correlation_text(result),
         "outliers": "Tukey's fences (1.5 IQR), flagged, not removed",
         "speedup CI": "from the bootstrap replicates of both medians (ratios are never averaged)",
         "variant comparisons": "Mann–Whitney U, Cliff's delta, Holm-corrected p-values",
@@ -68,6 +69,18 @@ def measurement(result) -> list[Block]:
         Block("p", "Physical cores per node type (bound of a plausible speedup):"),
         Block("table", cores),
     ]
+
+
+def correlation_text(result) -> str:
+    """What the CIs' independence assumption costs in this campaign (analysis/process_correlation.py)."""
+    c = getattr(result, "process_correlation", None)
+    if c is None:
+        return "not measurable (no case measured in two kernel processes of two or more repetitions)"
+    return (
+        f"intraclass correlation {c.icc:.2f} over {c.processes} processes of {c.cases} cases "
+        f"({c.reps_per_process:.1f} repetitions each): the CIs, which take repetitions for independent, "
+        f"are about {c.ci_narrowing:.2f}x too narrow"
+    )
 
 
 def method(result, plots) -> list[Block]:

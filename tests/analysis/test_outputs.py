@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis.disturbance_effect import COLUMNS as DISTURBANCE_EFFECT_COLUMNS
 from analysis.plots import mpi_plot
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -36,6 +37,10 @@ def test_tables_are_written_with_their_key_columns(rendered):
     assert named["baseline_case_id"].notna().all() and (named["baseline_median_s"] > 0).all()
     for name in ("models.csv", "comparisons.csv", "counters.csv"):
         assert len(pd.read_csv(out / name)) > 0, name
+    # no probe in these records: no flag, no cost of one, but the table and its columns are there
+    assert (out / "disturbance_effect.csv").read_text().split("\n")[0].split(",") == [
+        f'"{c}"' for c in DISTURBANCE_EFFECT_COLUMNS
+    ]
     assert not list(out.glob(".*.tmp"))
 
 
@@ -72,6 +77,7 @@ def test_report_markdown_puts_findings_first_and_provenance_last(rendered):
     ]
     assert order == sorted(order)
     assert truth.wrong_checksum[0] in text and truth.failed[0] in text
+    assert "| repetitions within one process |" in text
     for image in re.findall(r"!\[[^]]*\]\(([^)]+)\)", text):
         assert (written["md"].parent / image).is_file()
 
