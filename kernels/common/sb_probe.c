@@ -269,11 +269,11 @@ static void put_number_or_null(FILE *f, const char *key, double t, const char *s
         fprintf(f, "\"%s\":%.9g%s", key, t, sep);
 }
 
-/* ,"<key>":{"int_mul":..,"fp_lat":..,"fp_tput":..}: each chain's extreme over both samples. Written so
- * that the analysis of a big campaign reads three numbers per chain instead of two arrays of one time
- * per CPU (which stay in the record for a person to look at). */
-static void put_extremes(FILE *f, const char *key, const sb_probe_sample *b, const sb_probe_sample *a,
-                         int sign) {
+/* ,"<key>":{"int_mul":..,"fp_lat":..,"fp_tput":..}: each chain's extreme over both samples. Written
+ * so that the analysis of a big campaign reads two numbers per chain instead of two arrays of one
+ * time per CPU (which stay in the record for a person to look at). */
+static void put_extremes(FILE *f, const char *key, const sb_probe_sample *b,
+                         const sb_probe_sample *a, int sign) {
     fprintf(f, ",\"%s\":{", key);
     put_number_or_null(f, "int_mul", extreme(b->int_mul_s, b->n, a->int_mul_s, a->n, sign), ",");
     put_number_or_null(f, "fp_lat", extreme(b->fp_lat_s, b->n, a->fp_lat_s, a->n, sign), ",");
