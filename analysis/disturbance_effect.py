@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysis.categorical import case_categories
+
 COLUMNS = [
     "kernel",
     "inner_path",
@@ -29,38 +31,38 @@ CLEAN = ""  # disturbed_reason of an undisturbed repetition
 def disturbance_effect(flagged: pd.DataFrame) -> pd.DataFrame:
     """One row per (kernel, inner loop, reason) with at least one case holding both repetitions flagged
     for that reason and clean ones: how many such cases and repetitions, and the median, smallest and
-    largest over those cases of (median flagged time / median clean time - 1)."""
+    largest over those cases of (median flagged time / median clean time - 1).
+
+    Grouped by integer codes (case, reason): a million records are never turned into strings."""
     needed = {"case_id", "wall_s", "disturbed_reason", "kernel"}
     if flagged.empty or not needed <= set(flagged.columns):
         return pd.DataFrame(columns=COLUMNS)
-    inner = flagged["inner_path"] if "inner_path" in flagged else pd.Series(None, index=flagged.index)
-    if "inner" in flagged:  # records of kernels older than inner_path: the inner loop asked for
-        inner = inner.astype(object).fillna(flagged["inner"].astype(object))
+    case = case_categories(flagged["case_id"])
+    reason_codes, reasons = pd.factorize(flagged["disturbed_reason"].fillna(CLEAN), sort=True)
     rows = pd.DataFrame(
         {
-            "case_id": flagged["case_id"].astype(str).to_numpy(),
-            "kernel": flagged["kernel"].astype(str).to_numpy(),
-            "inner_path": inner.fillna("-").astype(str).to_numpy(),
-            "reason": flagged["disturbed_reason"].fillna(CLEAN).astype(str).to_numpy(),
+            "case": case.cat.codes.to_numpy(),
+            "reason": reason_codes,
             "wall_s": pd.to_numeric(flagged["wall_s"], errors="coerce").to_numpy(),
         }
     ).dropna(subset=["wall_s"])
-    per_case = rows.groupby(["case_id", "kernel", "inner_path", "reason"], observed=True)["wall_s"].agg(
-        ["median", "size"]
-    )
-    per_case = per_case.reset_index()
-    clean = per_case[per_case["reason"] == CLEAN].set_index("case_id")
-    hit = per_case[per_case["reason"] != CLEAN]
-    hit = hit[hit["case_id"].isin(clean.index)]
+    per_case = rows.groupby(["case", "reason"], sort=False)["wall_s"].agg(["median", "size"]).reset_index()
+    clean_code = reasons.get_loc(CLEAN) if CLEAN in reasons else -1
+    clean = per_case[per_case["reason"] == clean_code].set_index("case")
+    hit = per_case[(per_case["reason"] != clean_code) & per_case["case"].isin(clean.index)]
     if hit.empty:
         return pd.DataFrame(columns=COLUMNS)
-    base = clean.loc[hit["case_id"]]
+    base = clean.loc[hit["case"]]
+    kernel, inner = _per_case(flagged, case)
     hit = hit.assign(
         change=hit["median"].to_numpy() / base["median"].to_numpy() - 1.0,
         clean_reps=base["size"].to_numpy(),
+        kernel=kernel[hit["case"].to_numpy()],
+        inner_path=inner[hit["case"].to_numpy()],
+        reason=np.asarray(reasons, dtype=object)[hit["reason"].to_numpy()],
     )
-    table = hit.groupby(["kernel", "inner_path", "reason"], observed=True).agg(
-        cases=("case_id", "size"),
+    table = hit.groupby(["kernel", "inner_path", "reason"]).agg(
+        cases=("case", "size"),
         reps_flagged=("size", "sum"),
         reps_clean=("clean_reps", "sum"),
         change_median=("change", "median"),
@@ -69,3 +71,15 @@ def disturbance_effect(flagged: pd.DataFrame) -> pd.DataFrame:
     )
     table = table.reset_index().sort_values(["kernel", "inner_path", "reason"], ignore_index=True)
     return table[COLUMNS].astype({"cases": np.int64, "reps_flagged": np.int64, "reps_clean": np.int64})
+
+
+def _per_case(flagged: pd.DataFrame, case: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Each case's kernel and inner loop (as its first record says), indexed by case code. The inner
+    loop is `inner_path` (the loop that ran), for records of older kernels the `inner` asked for."""
+    first = np.unique(case.cat.codes.to_numpy(), return_index=True)[1]
+    picked = flagged.iloc[first]
+    inner = picked["inner_path"] if "inner_path" in picked else pd.Series(None, index=picked.index)
+    if "inner" in picked:
+        inner = inner.astype(object).fillna(picked["inner"].astype(object))
+    kernel = picked["kernel"].astype(object).fillna("-").astype(str).to_numpy()
+    return kernel, inner.astype(object).fillna("-").astype(str).to_numpy()
