@@ -243,6 +243,11 @@ def caveats(row) -> str:
         notes.append(f"implausible: above {row['speedup_bound']:g} cores/workers")
     if row["plausibility"] == "superlinear":
         notes.append("superlinear: needs an explanation")
+    if row["plausibility"] == "ok" and row.get("speedup", np.nan) > row.get("speedup_bound", np.inf):
+        notes.append(
+            f"above {row['speedup_bound']:g} cores/workers by under {PLAUSIBILITY_TOLERANCE:.0%}: "
+            "perfect scaling within noise"
+        )
     if row.get("speedup_ci_high", np.nan) < 1:
         notes.append("slower than the baseline")
     elif row.get("speedup_ci_low", np.nan) <= 1 <= row.get("speedup_ci_high", np.nan):

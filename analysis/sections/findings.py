@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.report_blocks import Block, ci_text, id_list, variant_text
-from analysis.validity import caveats, headline
+from analysis.validity import PLAUSIBILITY_TOLERANCE, caveats, headline
 
 
 def at_all_cores(result) -> pd.DataFrame:
@@ -106,8 +106,16 @@ def warning_lines(result) -> list[str]:
         add(done.loc[done["state"] == state, "case_id"], f"{state} case(s)")
     add(result.loaded.problems["file"] if len(result.loaded.problems) else [], "unreadable record file(s)")
     for verdict, text in (
-        ("implausible", "implausible speedup(s) (above min(workers, cores), CI reaches below)"),
-        ("superlinear", "superlinear speedup(s) (CI above min(workers, cores): needs an explanation)"),
+        (
+            "implausible",
+            f"implausible speedup(s) (over {PLAUSIBILITY_TOLERANCE:.0%} above min(workers, cores), "
+            "CI reaches below)",
+        ),
+        (
+            "superlinear",
+            f"superlinear speedup(s) (over {PLAUSIBILITY_TOLERANCE:.0%} above min(workers, cores), CI "
+            "above it: needs an explanation)",
+        ),
     ):
         bad = sp[sp["plausibility"] == verdict]
         add([f"{variant_text(r)} x{r['workers']} = {r['speedup']:.2f}" for _, r in bad.iterrows()], text)
@@ -148,9 +156,11 @@ def section(result, plots) -> list[Block]:
             "p",
             "Speedup = baseline median time / case median time, efficiency = speedup / workers "
             "(threads x ranks); brackets are 95 % bootstrap CIs. The best variant is the one with the "
-            "highest CI lower bound; a speedup above min(workers, cores) whose CI reaches below that "
-            "bound is implausible and never chosen, one whose CI lies above it (superlinear) only when "
-            "no plausible one exists.",
+            "highest CI lower bound; a speedup more than "
+            f"{PLAUSIBILITY_TOLERANCE:.0%} above min(workers, cores) whose CI reaches below that bound is "
+            "implausible and never chosen, one whose CI lies above it (superlinear) only when no "
+            f"plausible one exists; within {PLAUSIBILITY_TOLERANCE:.0%} of the bound it is taken as "
+            "perfect scaling measured with noise.",
         )
     ]
     lines = headline_lines(result)

@@ -8,6 +8,7 @@ import json
 import pandas as pd
 
 from analysis.report_blocks import Block, ci_text, folded
+from analysis.validity import PLAUSIBILITY_TOLERANCE
 
 FOLD_OVER = 8  # groups with more entries than this are folded
 
@@ -60,7 +61,8 @@ def measurement(result) -> list[Block]:
         "speedup CI": "from the bootstrap replicates of both medians (ratios are never averaged)",
         "variant comparisons": "Mann–Whitney U, Cliff's delta, Holm-corrected p-values",
         "bimodality": "one vs two normals on log time, classification likelihood, BIC and Ashman's D",
-        "plausibility": "speedup above min(workers, cores) flagged unless its CI lower bound is above too",
+        "plausibility": f"speedup more than {PLAUSIBILITY_TOLERANCE:.0%} above min(workers, cores) flagged "
+        "implausible, superlinear when its CI lower bound is above the bound too",
         "model": "Amdahl's law fitted over worker counts <= cores",
     }
     cores = pd.DataFrame([{"node_type": k, "cores": v[0], "source": v[1]} for k, v in result.cores.items()])

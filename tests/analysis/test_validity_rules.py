@@ -196,3 +196,20 @@ def test_headline_says_when_it_is_no_speedup_at_all():
     caveats = headline(pd.DataFrame(rows)).set_index("kernel")["caveats"]
     assert caveats["k"] == "not significantly faster than the baseline"
     assert caveats["j"] == "slower than the baseline"
+
+
+def test_a_speedup_just_above_the_bound_is_called_perfect_scaling_within_noise():
+    from analysis.validity import caveats as caveats_of
+    from analysis.validity import plausibility
+
+    base = {"node_type": "n", "kernel": "k", "model": "omp", "binary": "k-c-omp", "workers": 2}
+    rows = [
+        {**base, "speedup": 2.01, "speedup_ci_low": 1.97, "speedup_ci_high": 2.02},  # within 2 %
+        {**base, "kernel": "j", "speedup": 2.1, "speedup_ci_low": 1.9, "speedup_ci_high": 2.3},  # beyond
+    ]
+    rated = plausibility(pd.DataFrame(rows), {"n": (2, "test")})
+    assert rated["plausibility"].tolist() == ["ok", "implausible"]
+    caveats = headline(rated).set_index("kernel")["caveats"]
+    assert caveats["k"] == "above 2 cores/workers by under 2%: perfect scaling within noise"
+    beyond = caveats_of(rated.iloc[1])
+    assert beyond.startswith("implausible: above 2") and "perfect scaling" not in beyond
