@@ -82,14 +82,10 @@ def probe_table(raws: list[bytes]) -> dict[str, list]:
     """The probe columns (disturbance.probe_columns' keys, in its order) of records whose raw `probe`
     values these are (b"null" where a record has none)."""
     try:
-        joined = b"\n".join(raws)
-        probes = _PROBES_WITH_EXTREMES.decode_lines(joined)
+        probes = _PROBES_WITH_EXTREMES.decode_lines(b"\n".join(raws))
         if len(probes) != len(raws):  # a value written over several lines: one by one below
             raise _OddShape("a probe over several lines")
-        sides = {
-            "before": [p.before if p is not None and p.before is not None else _NO_SIDE for p in probes],
-            "after": [p.after if p is not None and p.after is not None else _NO_SIDE for p in probes],
-        }
+        sides = _sides(probes)
         columns, derive = _own_extremes(probes)
         if derive:  # older kernels (or a chain without a time): from the arrays, as probe_columns does
             arrays = _PROBES.decode_lines(b"\n".join(raws[i] for i in derive))
@@ -103,6 +99,14 @@ def probe_table(raws: list[bytes]) -> dict[str, list]:
     counted = {pair: _cpu_count(pair) for pair in dict.fromkeys(pairs)}
     columns["probe_cpus"] = list(map(counted.__getitem__, pairs))
     return {key: columns[key] for key in probe_columns(None)}
+
+
+def _sides(probes: list) -> dict[str, list]:
+    """Each probe's before and after side (an empty side where a probe or its side is missing)."""
+    return {
+        "before": [p.before if p is not None and p.before is not None else _NO_SIDE for p in probes],
+        "after": [p.after if p is not None and p.after is not None else _NO_SIDE for p in probes],
+    }
 
 
 def _own_extremes(probes: list) -> tuple[dict[str, list], list[int]]:
@@ -126,11 +130,7 @@ def _own_extremes(probes: list) -> tuple[dict[str, list], list[int]]:
 
 def _fill_from_arrays(columns: dict[str, list], rows: list[int], arrays: list[_Probe]) -> dict[str, list]:
     """The columns with the given rows' missing times derived from their probes' arrays."""
-    sides = {
-        "before": [p.before if p is not None and p.before is not None else _NO_SIDE for p in arrays],
-        "after": [p.after if p is not None and p.after is not None else _NO_SIDE for p in arrays],
-    }
-    derived = _chain_extremes(sides, len(arrays))
+    derived = _chain_extremes(_sides(arrays), len(arrays))
     for name, values in columns.items():
         for row, value in zip(rows, derived[name], strict=True):
             if values[row] is None:
