@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 from analysis.load import load_records  # noqa: E402
 from analysis.pipeline import Options, analyze, write_tables  # noqa: E402
 from analysis.record_decode import decode_lines  # noqa: E402
+from sbcore import layout  # noqa: E402
 from tests.synthetic_campaigns import bulk_specs, write_campaign  # noqa: E402
 
 
@@ -63,7 +64,7 @@ def _decode_cases(args: tuple[Path, list[str]]) -> int:
     campaign, case_ids = args
     decoded = 0
     for case_id in case_ids:
-        data = (campaign / "raw" / case_id / "records.jsonl").read_bytes()
+        data = (campaign / layout.RAW_DIR / case_id / layout.RECORDS_FILE).read_bytes()
         decoded += len(decode_lines(data))
     return decoded
 
@@ -71,7 +72,7 @@ def _decode_cases(args: tuple[Path, list[str]]) -> int:
 def decode_only(campaign: Path, processes: int) -> int:
     """Every records.jsonl read and decoded into the analysis's record type, one process per CPU, and
     nothing else: the floor of any analysis that reads the records as JSON with this parser."""
-    case_ids = sorted(os.listdir(campaign / "raw"))
+    case_ids = sorted(os.listdir(campaign / layout.RAW_DIR))
     chunks = [(campaign, case_ids[i : i + 400]) for i in range(0, len(case_ids), 400)]
     with ProcessPoolExecutor(processes) as pool:
         return sum(pool.map(_decode_cases, chunks))

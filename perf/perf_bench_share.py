@@ -1,5 +1,6 @@
 """Share of `make bench`'s runner time spent in the kernels, and how many cases came out noisy or
-disturbed, from the newest workstation campaign (run `make bench` first; or pass a campaign directory).
+disturbed, from the newest workstation campaign in the results directory (run `make bench` first; or pass
+a campaign directory).
 
 Kernel time = wall_s of every measured repetition plus the warm-ups of each invocation; runner time =
 the span of the run's log (first to last line) and, separately, the sum of the invocations' own
@@ -14,10 +15,15 @@ from pathlib import Path
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from sbcore import layout  # noqa: E402
 
 
 def newest_campaign() -> Path | None:
-    found = sorted((ROOT / "results").glob("workstation-*/cases.jsonl"), key=lambda p: p.stat().st_mtime)
+    found = sorted(
+        layout.results_root().glob(f"workstation-*/{layout.CASES_FILE}"), key=lambda p: p.stat().st_mtime
+    )
     return found[-1].parent if found else None
 
 
@@ -34,16 +40,21 @@ def log_span(campaign: Path) -> float | None:
 
 def main() -> None:
     campaign = Path(sys.argv[1]) if len(sys.argv) > 1 else newest_campaign()
-    if campaign is None or not (campaign / "raw").is_dir():
+    if campaign is None or not (campaign / layout.RAW_DIR).is_dir():
         print("no workstation campaign in results/: run `make bench` first")
         return
     kernel = runner = 0.0
     reps = 0
     invocations = set()
-    for path in (campaign / "raw").glob("*/rep-*.json"):
-        if ".failed-" in path.name:
-            continue
-        record = json.loads(path.read_text())
+    records = [
+        record
+        for case_dir in sorted((campaign / layout.RAW_DIR).iterdir())
+        for record in layout.case_records(campaign, case_dir.name).values()
+    ]
+    if not records:
+        print(f"campaign {campaign}: no measured repetition yet")
+        return
+    for record in records:
         reps += 1
         kernel += record["wall_s"] + sum(w or 0 for w in record.get("warmup_wall_s") or [])
         key = (record["case_id"], record.get("invocation", record["rep"]))
@@ -61,7 +72,7 @@ def main() -> None:
             f"  run log span {span:7.1f} s -> kernels computing {100 * kernel / span:5.1f} % "
             "of the runner's wall time"
         )
-    summary = campaign / "analysis" / "summary.csv"
+    summary = layout.analysis_dir(campaign) / "summary.csv"
     if summary.exists():
         s = pd.read_csv(summary)
         print(
@@ -78,7 +89,7 @@ def main() -> None:
     else:
         print("  (no analysis/summary.csv: run `scalebench analyze` for the noisy-case figures)")
     stops = {}
-    for line in (campaign / "cases.jsonl").read_text().splitlines():
+    for line in layout.cases_path(campaign).read_text().splitlines():
         case = json.loads(line)
         if "sampling" in case:
             stops[case["case_id"]] = None
