@@ -10,10 +10,11 @@ KERNEL_BINS :=
 KERNEL_TEST_TARGETS :=
 
 -include $(sort $(wildcard kernels/*.mk))
+include analysis/native/native.mk
 
-.PHONY: all setup kernels bench seeds test test-c test-py perf lint format clean slurm-up slurm-down
+.PHONY: all setup kernels native bench seeds test test-c test-py perf lint format clean slurm-up slurm-down
 
-all: kernels
+all: kernels native
 
 # Installs missing Debian packages and the pinned .venv (cheap when nothing is missing).
 setup:
@@ -23,7 +24,7 @@ kernels: $(KERNEL_BINS)
 
 # Main job: build, run the default workstation campaign, analyse it and print where the report is.
 bench: setup
-	@$(MAKE) --no-print-directory kernels
+	@$(MAKE) --no-print-directory kernels native
 	$(PY) ./scalebench run config/experiments/workstation.toml
 	$(PY) ./scalebench analyze latest
 
@@ -32,14 +33,14 @@ bench: setup
 # (e.g. SCHED_FIFO without CAP_SYS_NICE) is recorded as failed and the next experiment still runs.
 SEED_EXPERIMENTS := $(sort $(wildcard config/experiments/seed-000-tc*.toml))
 seeds: setup
-	@$(MAKE) --no-print-directory kernels
+	@$(MAKE) --no-print-directory kernels native
 	@for exp in $(SEED_EXPERIMENTS); do \
 	  $(PY) ./scalebench run $$exp --no-progress || echo "seeds: $$exp: some repetitions failed (see status)"; \
 	  $(PY) ./scalebench analyze latest --seed-doc docs/seed-reproductions.md || exit 1; \
 	done
 
 test: setup
-	@$(MAKE) --no-print-directory kernels
+	@$(MAKE) --no-print-directory kernels native
 	@$(MAKE) --no-print-directory test-c
 	@$(MAKE) --no-print-directory test-py
 
@@ -50,7 +51,7 @@ test-py:
 
 # Benchmarks: print figures (medians, ratios measured side by side in one run), assert nothing.
 perf: setup
-	@$(MAKE) --no-print-directory kernels
+	@$(MAKE) --no-print-directory kernels native
 	@set -e; for f in $(sort $(wildcard perf/perf_*.py)); do echo "== $$f"; $(PY) $$f; done
 
 lint: setup

@@ -23,6 +23,8 @@ Summary columns then give each case's median with and without its flagged repeti
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 import numpy as np
 import pandas as pd
 
@@ -58,9 +60,10 @@ def probe_columns(probe) -> dict:
     row |= {"probe_runq_wait_s": None, "probe_cpus": None}
     if not isinstance(probe, dict):
         return row
-    samples = [probe.get("before") or {}, probe.get("after") or {}]
+    # a side, or a list in it, of another shape than documented counts as not measured
+    samples = [side if isinstance(side, dict) else {} for side in (probe.get("before"), probe.get("after"))]
     for chain in CHAINS:
-        times = [t for s in samples for t in (s.get(f"{chain}_s") or []) if isinstance(t, int | float)]
+        times = [t for s in samples for t in _listed(s, f"{chain}_s") if isinstance(t, int | float)]
         for name, pick in (("min", min), ("max", max)):
             own = probe.get(f"{name}_s")
             own = own.get(chain) if isinstance(own, dict) else None
@@ -68,10 +71,15 @@ def probe_columns(probe) -> dict:
                 row[f"probe_{chain}_{name}_s"] = own
             elif times:
                 row[f"probe_{chain}_{name}_s"] = pick(times)
-    cpus = {c for s in samples for c in (s.get("cpus") or [])}
+    cpus = {c for s in samples for c in _listed(s, "cpus") if isinstance(c, Hashable)}
     row["probe_cpus"] = len(cpus) or None
     row["probe_runq_wait_s"] = probe.get("runq_wait_s")
     return row
+
+
+def _listed(side: dict, key: str) -> list:
+    value = side.get(key)
+    return value if isinstance(value, list) else []
 
 
 def _host(records: pd.DataFrame) -> pd.Series:

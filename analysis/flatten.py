@@ -126,21 +126,22 @@ def flatten_records(records: list[Record]) -> tuple[dict[str, Sequence], PerHwth
     col["ranks"] = fields["ranks"]
     col["warmup"] = list(map(bool, fields["warmup"]))
     col["case_index"] = fields["case_index"]
-    col["n_warmup"] = [len(w or ()) for w in fields["warmup_wall_s"]]
+    col["n_warmup"] = list(map(_list_length, fields["warmup_wall_s"]))
     builds = [b if isinstance(b, dict) else _EMPTY for b in fields["build"]]
     col["build_compiler"] = [b.get("compiler") for b in builds]
     col["build_flags"] = [b.get("flags") for b in builds]
     rank_wall = fields["rank_wall_s"]
     if any(rank_wall):
-        col["rank_wall_min_s"] = [min(w) if w else None for w in rank_wall]
-        col["rank_wall_max_s"] = [max(w) if w else None for w in rank_wall]
+        times = list(map(_numbers, rank_wall))
+        col["rank_wall_min_s"] = [min(t) if t else None for t in times]
+        col["rank_wall_max_s"] = [max(t) if t else None for t in times]
     placements, cpus_of = distinct(map(bytes, fields["placement"]), distinct_cpus)
     col["placement_cpus"] = spread(placements, cpus_of)
     pins = [p or _NO_PIN for p in fields["pin"]]
     col["pin_strategy"] = [p.strategy for p in pins]
     pinned, pinned_lists = distinct(map(bytes, map(attrgetter("cpus"), pins)), cpu_list)
     col["pin_cpus"] = spread(pinned, pinned_lists)
-    col["pin_violations"] = [len(p.violations or ()) for p in pins]
+    col["pin_violations"] = [_list_length(p.violations) for p in pins]
     counters = [c or _NO_COUNTERS for c in fields["counters"]]
     col["counters_status"] = [c.status for c in counters]
     col["counters_group"] = [c.group for c in counters]
@@ -181,6 +182,18 @@ def flatten_records(records: list[Record]) -> tuple[dict[str, Sequence], PerHwth
     col["slurm_job_id"] = [s.get("job_id") for s in slurm]
     col["slurm_array_task_id"] = [s.get("array_task_id") for s in slurm]
     return col, PerHwthread.parse(hw_rows, hw_metrics, hw_raws)
+
+
+def _list_length(value) -> int:
+    """How many entries a list field has (a value of another kind: none)."""
+    return len(value) if isinstance(value, list) else 0
+
+
+def _numbers(value) -> list:
+    """The numbers of a list field (anything else in it, or a value that is no list, is not a time)."""
+    if not isinstance(value, list):
+        return []
+    return [v for v in value if isinstance(v, int | float) and not isinstance(v, bool)]
 
 
 def _scenarios(scheds: list[bytes], loads: Sequence) -> dict[str, Sequence]:

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import union_categoricals
 
+from analysis import native_records
 from analysis.flatten import PerHwthread, flatten_records
 from analysis.record_batches import CountedRecords, DecodedFiles, record_where
 from analysis.typed_columns import typed_frame
@@ -240,7 +241,8 @@ def explode_counters(records: pd.DataFrame, values: PerHwthread) -> pd.DataFrame
     metric = pd.Categorical(values.metric)
     return pd.DataFrame(
         {
-            "case_id": records["case_id"].array.take(repeat),
+            # only the cases that have counter rows: the same table however the files were chunked
+            "case_id": records["case_id"].array.take(repeat).remove_unused_categories(),
             "rep": records["rep"].to_numpy(dtype=np.int32)[repeat],
             "metric": metric.take(np.repeat(np.arange(len(values.row)), values.lengths)),
             "hwthread": values.hwthread,
@@ -259,6 +261,16 @@ def _parse_cases(args: tuple[Path, list[str]]) -> Parsed:
 
 
 def parse_parallel(campaign_dir: Path, keys: dict[str, None], processes: int) -> list[Parsed]:
+    """These files: records.jsonl files by the compiled reader where it takes them, the rest by the
+    Python path in a process pool."""
+    native, keys = parse_native(campaign_dir, keys, processes)
+    rest = parse_python(campaign_dir, keys, processes)
+    if not native or not any(len(chunk.records) for chunk in rest):
+        return native + rest
+    return [_in_case_order(_concat(native + rest))]  # rows as the Python path alone orders them
+
+
+def parse_python(campaign_dir: Path, keys: dict[str, None], processes: int) -> list[Parsed]:
     items = list(keys.items())
     chunks = [dict(items[i : i + CHUNK_FILES]) for i in range(0, len(items), CHUNK_FILES)]
     if processes <= 1 or len(items) < PARALLEL_THRESHOLD:
@@ -267,14 +279,41 @@ def parse_parallel(campaign_dir: Path, keys: dict[str, None], processes: int) ->
         return list(pool.map(_parse_chunk, [(campaign_dir, chunk) for chunk in chunks]))
 
 
+def parse_native(campaign_dir: Path, keys: dict[str, None], threads: int) -> tuple[list[Parsed], dict]:
+    """([the records of the records.jsonl files the compiled reader takes] or [], the keys left for the
+    Python path: files it refuses, failed attempts, and every file of a case that also has records of
+    the older layout, whose precedence rule is the Python path's)."""
+    older = {layout.key_case(k) for k in keys if layout.REP_FILE.match(k.rpartition("/")[2])}
+    files = sorted(
+        (relpath, case_dir, int(size or -1), key)
+        for key in keys
+        for relpath, _, size in [key.partition("#")]
+        for _, case_dir, name in [relpath.split("/", 2)]
+        if name == layout.RECORDS_FILE and case_dir not in older
+    )
+    read = native_records.read(campaign_dir, [f[:3] for f in files], threads)
+    if read is None:
+        return [], keys
+    taken = {f[3]: None for f, took in zip(files, read.taken, strict=True) if took}
+    if not taken:
+        return [], keys
+    records = pd.DataFrame(read.columns, copy=False)
+    parsed = Parsed(keys=taken, records=records, counters=explode_counters(records, read.per_hwthread))
+    return [parsed], {k: None for k in keys if k not in taken}
+
+
 def parse_campaign(campaign_dir: Path, processes: int) -> list[Parsed]:
-    """Every file of the campaign, when nothing is cached: the workers list the case directories
-    themselves (a million file names are never built, sent and matched in the main process)."""
+    """Every file of the campaign, when nothing is cached. With the compiled reader: its records first,
+    the files it leaves to the Python path after them. Without it, the Python path's workers list the
+    case directories themselves (a million file names are never built, sent and matched in the main
+    process)."""
     raw = Path(campaign_dir) / layout.RAW_DIR
     if not raw.is_dir():
         return []
     with os.scandir(raw) as entries:
         case_ids = sorted(entry.name for entry in entries if entry.is_dir())
+    if native_records.library() is not None:
+        return parse_parallel(campaign_dir, case_files(campaign_dir, case_ids), processes)
     bytes_per_case = max(1, sum(map(_listed_bytes, case_files(campaign_dir, case_ids[:1]))))
     per_chunk = max(1, CHUNK_FILES * RECORD_BYTES // bytes_per_case)  # the first case stands for all
     chunks = [case_ids[i : i + per_chunk] for i in range(0, len(case_ids), per_chunk)]
@@ -282,6 +321,16 @@ def parse_campaign(campaign_dir: Path, processes: int) -> list[Parsed]:
         return [_parse_cases((campaign_dir, chunk)) for chunk in chunks]
     with ProcessPoolExecutor(processes) as pool:
         return list(pool.map(_parse_cases, [(campaign_dir, chunk) for chunk in chunks]))
+
+
+def _in_case_order(parsed: Parsed) -> Parsed:
+    """The records and counters by case and repetition (stable: a record's counters keep their order)."""
+    for table in ("records", "counters"):
+        frame = getattr(parsed, table)
+        if len(frame):
+            order = np.lexsort((frame["rep"].to_numpy(), pd.Categorical(frame["case_id"]).codes))
+            setattr(parsed, table, frame.take(order).reset_index(drop=True))
+    return parsed
 
 
 def _listed_bytes(key: str) -> int:

@@ -13,6 +13,7 @@ something other than numbers or null, a probe that is not an object) sends the w
 from __future__ import annotations
 
 import io
+from collections.abc import Hashable
 from operator import attrgetter
 from typing import Any
 
@@ -140,7 +141,8 @@ def _fill_from_arrays(columns: dict[str, list], rows: list[int], arrays: list[_P
 
 def _cpu_count(cpu_lists: tuple[bytes, ...]) -> int | None:
     """As probe_columns counts them: the distinct entries of the sides' CPU lists, None for none."""
-    cpus = {c for raw in cpu_lists for c in (msgspec.json.decode(raw) or [])}
+    lists = [msgspec.json.decode(raw) for raw in cpu_lists]
+    cpus = {c for cpus in lists if isinstance(cpus, list) for c in cpus if isinstance(c, Hashable)}
     return len(cpus) or None
 
 

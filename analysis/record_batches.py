@@ -11,7 +11,7 @@ from operator import attrgetter
 import msgspec
 
 from analysis.flatten import NotAnObject, params_columns
-from analysis.record_decode import decode_batch, decode_lines, decode_one
+from analysis.record_decode import DECODE_ERRORS, decode_batch, decode_lines, decode_one
 from sbcore import layout, record_store
 
 
@@ -49,7 +49,7 @@ class DecodedFiles:
         body = data[: len(data) - len(tail)]
         try:
             decoded = decode_lines(body)
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except DECODE_ERRORS:
             decoded = None
         if decoded is not None and body.count(b"\n") == len(decoded):  # no blank lines: line i is record i
             if decoded:

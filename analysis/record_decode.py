@@ -104,6 +104,9 @@ class Record(msgspec.Struct, gc=False):
     load: Any = None  # competing load and the CPU it got
 
 
+# What decoding bad bytes raises: invalid JSON or schema, and text that is not UTF-8.
+DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
+
 _BATCH = msgspec.json.Decoder(list[Record])
 _ONE = msgspec.json.Decoder(Record)
 
@@ -113,14 +116,14 @@ def decode_batch(blobs: list[bytes]) -> list[Record] | None:
     one JSON value): the caller then decodes them one by one to find which."""
     try:
         records = _BATCH.decode(b"[" + b",".join(blobs) + b"]")
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except DECODE_ERRORS:
         return None
     return records if len(records) == len(blobs) else None
 
 
 def decode_lines(data: bytes) -> list[Record]:
-    """Every line of a records.jsonl as records (msgspec.DecodeError/ValidationError when any line is
-    not a valid record: the caller then decodes line by line to name them)."""
+    """Every line of a records.jsonl as records (one of DECODE_ERRORS when any line is not a valid
+    record: the caller then decodes line by line to name them)."""
     return _ONE.decode_lines(data)
 
 
@@ -128,7 +131,7 @@ def decode_one(blob: bytes) -> tuple[Record | None, str | None]:
     """(record, None) or (None, the reason in one line, as precise as the standard parsers give it)."""
     try:
         return _ONE.decode(blob), None
-    except (msgspec.DecodeError, msgspec.ValidationError) as err:
+    except DECODE_ERRORS as err:
         failure = str(err)
     try:
         value = json.loads(blob)

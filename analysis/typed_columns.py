@@ -14,6 +14,7 @@ inference then decides, as it always did.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Hashable, Iterable, Sequence
 
 import numpy as np
@@ -78,8 +79,15 @@ def pandas_column(values: Sequence):
     Arrow path above matches, and the path for mixes Arrow does not type."""
     column = pd.DataFrame({"values": list(values)})["values"]
     if column.dtype == object or pd.api.types.is_string_dtype(column.dtype):
-        return column.astype("category").array
+        try:
+            return column.astype("category").array
+        except TypeError:  # a JSON object or array where records usually hold a scalar: as its JSON text
+            return column.map(_hashable).astype("category").array
     return column.to_numpy()
+
+
+def _hashable(value):
+    return json.dumps(value, sort_keys=True) if isinstance(value, dict | list) else value
 
 
 def distinct(values: Iterable[Hashable], derive) -> tuple[np.ndarray, list]:

@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 # Debian packages: the real tools the benchmarks, measurement and tests use.
 packages=(
   gcc make gfortran              # C11 and Fortran 2008 kernels
+  g++ libsimdjson-dev            # the analysis's compiled reader of records.jsonl (analysis/native/)
   libopenmpi-dev openmpi-bin     # MPI kernels, mpirun
   likwid                         # likwid-pin, likwid-perfctr, likwid-topology, marker API header
   stress-ng                      # competing load of a case ([load.<name>] in experiments)

@@ -1,0 +1,344 @@
+"""The compiled reader of records.jsonl files (analysis/native/records_reader.cpp, simdjson): the columns of
+the records table straight from the files, without a Python object per value.
+
+It takes a file only when the Python path (record_decode + flatten) would read every line of it without
+a problem, and gives exactly the columns and types that path gives; every file it refuses is read by the
+Python path, which names the problems. Each JSON value comes back with its kind, and a column is typed
+as `typed_columns.typed_column` types the decoded values:
+- ints -> int64; ints with null -> float64 (NaN); any float -> float64;
+- true/false -> bool; only null -> an empty categorical; text (with null) -> a sorted categorical;
+- any other mix: the reader's result is dropped and the Python path reads those files.
+Columns derived from JSON objects (params, placement, pinned CPUs, scheduling) come back as one JSON
+text per distinct value and are derived by flatten.py's own functions.
+
+Without the built library (`make native`) or with SCALEBENCH_NATIVE_READER=0, `read` returns None.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+import numpy as np
+import pandas as pd
+
+from analysis.flatten import (
+    PerHwthread,
+    cpu_list,
+    distinct_cpus,
+    metric_column,
+    params_columns,
+    scenario_columns,
+)
+from analysis.typed_columns import Spread, typed_column
+from analysis.variants import VARIANT_PARAMS
+
+LIBRARY = Path(__file__).resolve().parent.parent / "build" / "lib" / "libsb_records.so"
+
+# Kinds of a cell (records_reader.cpp: Tag).
+NULL, FALSE, TRUE, INT, DBL, STR, UNSET = range(7)
+
+# The reader's columns, in the order of records_reader.cpp's Slot.
+SLOTS = (
+    "case_id rep campaign node_type hostname host kernel lang model checksum started inner_path uarch "
+    "wall_s setup_s cpu_user_s cpu_sys_s ctx_voluntary ctx_involuntary os_threads work timer_res_s "
+    "runner_wall_s exit_status clock_ghz invocation in_process_rep schedule sync inner threads ranks "
+    "warmup case_index n_warmup build_compiler build_flags rank_wall_min_s rank_wall_max_s pin_strategy "
+    "pin_violations counters_status counters_group counters_reason clock_max_ghz "
+    "probe_int_mul_min_s probe_int_mul_max_s probe_fp_lat_min_s probe_fp_lat_max_s probe_fp_tput_min_s "
+    "probe_fp_tput_max_s probe_runq_wait_s probe_cpus sampling_stop slurm_job_id slurm_array_task_id "
+    "record_line params placement pin_cpus sched"
+).split()
+_SLOT = {name: number for number, name in enumerate(SLOTS)}
+STATS = ("sum", "min", "max", "avg")
+
+# Columns as flatten.flatten_records orders them (params-derived and counter columns where they go).
+_HEAD = (
+    "case_id rep campaign node_type hostname host kernel lang model checksum started inner_path uarch "
+    "wall_s setup_s cpu_user_s cpu_sys_s ctx_voluntary ctx_involuntary os_threads work timer_res_s "
+    "runner_wall_s exit_status clock_ghz invocation in_process_rep"
+).split()
+_MIDDLE = "threads ranks warmup case_index n_warmup build_compiler build_flags".split()
+_PIN = "pin_strategy pin_cpus pin_violations counters_status counters_group counters_reason".split()
+_TAIL = (
+    "clock_max_ghz probe_int_mul_min_s probe_int_mul_max_s probe_fp_lat_min_s probe_fp_lat_max_s "
+    "probe_fp_tput_min_s probe_fp_tput_max_s probe_runq_wait_s probe_cpus sampling_stop"
+).split()
+
+
+class Unlike(ValueError):
+    """A column whose values the reader cannot type as the Python path would: that path reads them."""
+
+
+@dataclass
+class NativeRead:
+    """Columns of the records table for the files the reader took, and which files those are."""
+
+    columns: dict
+    per_hwthread: PerHwthread
+    taken: list[bool]
+
+
+_lib = None
+
+
+def library():
+    """The loaded reader, or None when it is not built or switched off."""
+    global _lib
+    if os.environ.get("SCALEBENCH_NATIVE_READER", "1") == "0" or not LIBRARY.is_file():
+        return None
+    if _lib is None:
+        lib = ctypes.CDLL(str(LIBRARY))
+        lib.sbr_read.restype = ctypes.c_void_p
+        lib.sbr_read.argtypes = [
+            ctypes.c_int64,
+            ctypes.POINTER(ctypes.c_char_p),
+            ctypes.POINTER(ctypes.c_int64),
+            ctypes.POINTER(ctypes.c_char_p),
+            ctypes.c_int,
+        ]
+        for name, result in (
+            ("sbr_rows", ctypes.c_int64),
+            ("sbr_any_rank_wall", ctypes.c_int),
+            ("sbr_taken", ctypes.POINTER(ctypes.c_uint8)),
+            ("sbr_entries", ctypes.c_int64),
+            ("sbr_entry_row", ctypes.POINTER(ctypes.c_int64)),
+            ("sbr_entry_name", ctypes.POINTER(ctypes.c_int32)),
+            ("sbr_entry_has_values", ctypes.POINTER(ctypes.c_uint8)),
+            ("sbr_entry_len", ctypes.POINTER(ctypes.c_int64)),
+            ("sbr_values_count", ctypes.c_int64),
+            ("sbr_hw_thread", ctypes.POINTER(ctypes.c_int32)),
+            ("sbr_hw_value", ctypes.POINTER(ctypes.c_double)),
+        ):
+            getattr(lib, name).restype = result
+            getattr(lib, name).argtypes = [ctypes.c_void_p]
+        for name, result in (
+            ("sbr_tags", ctypes.POINTER(ctypes.c_uint8)),
+            ("sbr_values", ctypes.POINTER(ctypes.c_int64)),
+        ):
+            getattr(lib, name).restype = result
+            getattr(lib, name).argtypes = [ctypes.c_void_p, ctypes.c_int]
+        lib.sbr_strings.restype = ctypes.c_int64
+        lib.sbr_strings.argtypes = [
+            ctypes.c_void_p,
+            ctypes.c_int,
+            ctypes.POINTER(ctypes.c_char_p),
+            ctypes.POINTER(ctypes.POINTER(ctypes.c_int64)),
+        ]
+        lib.sbr_free.argtypes = [ctypes.c_void_p]
+        lib.sbr_release.argtypes = [ctypes.c_void_p, ctypes.c_int]
+        if lib.sbr_slots() != len(SLOTS):
+            raise RuntimeError(f"{LIBRARY}: {lib.sbr_slots()} columns, expected {len(SLOTS)}: rebuild it")
+        _lib = lib
+    return _lib
+
+
+def read(base: Path, files: list[tuple[str, str, int]], threads: int) -> NativeRead | None:
+    """The records of these records.jsonl files (relative path, case directory, bytes to read or -1),
+    given in order of their case directories: one table, rows by case and repetition. None when the
+    reader is not available or the taken records hold a column it cannot type."""
+    lib = library()
+    if lib is None or not files:
+        return None
+    n = len(files)
+    paths = (ctypes.c_char_p * n)(*(os.fsencode(f"{base}/{relpath}") for relpath, _, _ in files))
+    dirs = (ctypes.c_char_p * n)(*(os.fsencode(case_dir) for _, case_dir, _ in files))
+    sizes = (ctypes.c_int64 * n)(*(size for _, _, size in files))
+    handle = lib.sbr_read(n, paths, sizes, dirs, max(1, threads))  # ctypes lets go of the GIL here
+    try:
+        taken = _array(lib.sbr_taken(handle), n, np.uint8).astype(bool).tolist()
+        rows = lib.sbr_rows(handle)
+        try:
+            columns, per_hwthread = _columns(lib, handle, rows) if rows else ({}, None)
+        except Unlike:
+            return None
+    finally:
+        lib.sbr_free(handle)
+    return NativeRead(columns, per_hwthread, taken)
+
+
+def _array(pointer, count: int, dtype) -> np.ndarray:
+    """A copy of `count` values the reader holds."""
+    if count == 0:
+        return np.zeros(0, dtype)
+    return np.ctypeslib.as_array(pointer, shape=(count,)).view(dtype).copy()
+
+
+def _strings(lib, handle, slot: int) -> list[str]:
+    joined = ctypes.c_char_p()
+    offsets = ctypes.POINTER(ctypes.c_int64)()
+    count = lib.sbr_strings(handle, slot, ctypes.byref(joined), ctypes.byref(offsets))
+    if count == 0:
+        return []
+    ends = np.ctypeslib.as_array(offsets, shape=(count + 1,)).tolist()
+    data = ctypes.string_at(ctypes.cast(joined, ctypes.c_void_p), ends[-1])
+    return [data[a:b].decode() for a, b in zip(ends[:-1], ends[1:], strict=True)]
+
+
+@dataclass
+class Cells:
+    """One column as the reader gives it: kinds, 8-byte values, the distinct strings."""
+
+    tags: np.ndarray
+    values: np.ndarray
+    strings: list[str]
+
+    def take(self, rows: np.ndarray) -> Cells:
+        return Cells(self.tags[rows], self.values[rows], self.strings)
+
+
+def _cells(lib, handle, slot: int, count: int) -> Cells:
+    """A copy of one column, which the reader then frees."""
+    cells = Cells(
+        _array(lib.sbr_tags(handle, slot), count, np.uint8),
+        _array(lib.sbr_values(handle, slot), count, np.int64),
+        _strings(lib, handle, slot),
+    )
+    lib.sbr_release(handle, slot)
+    return cells
+
+
+class _Columns(dict):
+    """The reader's columns by name, each copied (and freed in the reader) when first asked for."""
+
+    def __init__(self, lib, handle, n: int) -> None:
+        super().__init__()
+        self.lib, self.handle, self.n = lib, handle, n
+
+    def __missing__(self, name: str) -> Cells:
+        cells = self[name] = _cells(self.lib, self.handle, _SLOT[name], self.n)
+        return cells
+
+    def typed(self, name: str):
+        """The column typed, its cells dropped."""
+        return typed(self.pop(name) if name in self else _cells(self.lib, self.handle, _SLOT[name], self.n))
+
+
+def typed(cells: Cells):
+    """The column typed_columns.typed_column gives for these values (Unlike where it would need pandas)."""
+    tags, values = cells.tags, cells.values
+    kinds = set(np.flatnonzero(np.bincount(tags, minlength=UNSET + 1)).tolist())
+    n = len(tags)
+    if kinds <= {NULL}:
+        return pd.Categorical.from_codes(np.full(n, -1, np.int8), categories=pd.Index([], dtype=object))
+    if kinds <= {STR, NULL}:
+        codes = np.where(tags == STR, values, -1)
+        if kinds == {STR} and codes.min() == codes.max():
+            first = cells.strings[int(codes[0])]
+            return pd.Categorical.from_codes(np.zeros(n, np.int8), categories=pd.Index([first], dtype="str"))
+        order = sorted(range(len(cells.strings)), key=cells.strings.__getitem__)
+        rank = np.empty(max(1, len(order)), np.int64)
+        rank[order] = np.arange(len(order))
+        used = np.zeros(len(order), bool)
+        used[codes[codes >= 0]] = True
+        # only the strings that occur (the reader's table may hold strings of rows taken away since)
+        kept = [k for k in order if used[k]]
+        renumber = np.full(max(1, len(order)), -1, np.int64)
+        renumber[kept] = np.arange(len(kept))
+        codes = np.where(codes >= 0, renumber[np.maximum(codes, 0)], -1).astype(np.int32)
+        categories = pd.Index([cells.strings[k] for k in kept], dtype="str")
+        return pd.Categorical.from_codes(codes, categories=categories)
+    if kinds <= {INT}:
+        return values.copy()
+    if kinds <= {INT, DBL, NULL}:
+        out = np.where(tags == INT, values.astype(np.float64), values.view(np.float64))
+        out[tags == NULL] = np.nan
+        return out
+    if kinds <= {FALSE, TRUE}:
+        return tags == TRUE
+    raise Unlike(f"kinds {sorted(kinds)}")
+
+
+def _python_values(cells: Cells) -> list:
+    """The cells as the Python values the decoder gives (for the few columns derived per row)."""
+    out: list = [None] * len(cells.tags)
+    floats = cells.values.view(np.float64)
+    for row, tag in enumerate(cells.tags.tolist()):
+        if tag == INT:
+            out[row] = int(cells.values[row])
+        elif tag == DBL:
+            out[row] = float(floats[row])
+        elif tag == STR:
+            out[row] = cells.strings[int(cells.values[row])]
+        elif tag in (TRUE, FALSE):
+            out[row] = tag == TRUE
+    return out
+
+
+def _columns(lib, handle, n: int) -> tuple[dict, PerHwthread]:
+    """The records table's columns in flatten.flatten_records' order, and the per-hwthread values."""
+    cell = _Columns(lib, handle, n)
+    col: dict = {name: cell.typed(name) for name in _HEAD}
+    params_text = cell["params"]
+    derived = [params_columns(text.encode()) for text in params_text.strings]
+    which = params_text.values
+    col["params_json"] = Spread(which, [d[0] for d in derived])
+    for key in dict.fromkeys(k for d in derived for k in d[1]):
+        col[key] = Spread(which, [d[1].get(key) for d in derived])
+    for i, key in enumerate(VARIANT_PARAMS):  # the record's own field, else what its params say
+        own = cell[key]
+        unset = own.tags == UNSET
+        if not unset.any():
+            col[key] = cell.typed(key)
+            continue
+        from_params = Spread(which, [d[2][i] for d in derived])
+        if unset.all():
+            col[key] = from_params
+        else:
+            values = _python_values(own)
+            col[key] = [p if u else v for p, v, u in zip(from_params, values, unset.tolist(), strict=True)]
+    col.update({name: cell.typed(name) for name in _MIDDLE})
+    if lib.sbr_any_rank_wall(handle):
+        col["rank_wall_min_s"] = cell.typed("rank_wall_min_s")
+        col["rank_wall_max_s"] = cell.typed("rank_wall_max_s")
+    placement = cell["placement"]
+    col["placement_cpus"] = Spread(placement.values, [distinct_cpus(t.encode()) for t in placement.strings])
+    pinned = cell["pin_cpus"]
+    pin = {"pin_cpus": Spread(pinned.values, [cpu_list(t.encode()) for t in pinned.strings])}
+    for name in _PIN:
+        col[name] = pin[name] if name in pin else cell.typed(name)
+    per_hwthread = _counters(lib, handle, n, col)
+    col.update({name: cell.typed(name) for name in _TAIL})
+    sched = cell["sched"]
+    scenarios = [scenario_columns(msgspec.json.decode(t), None) for t in sched.strings]
+    for key in scenario_columns(None, None):
+        col[key] = Spread(sched.values, [row[key] for row in scenarios])
+    col["slurm_job_id"] = cell.typed("slurm_job_id")
+    col["slurm_array_task_id"] = cell.typed("slurm_array_task_id")
+    col["record_line"] = cell.typed("record_line")
+    return {name: typed_column(v) if isinstance(v, Spread | list) else v for name, v in col.items()}, per_hwthread
+
+
+def _counters(lib, handle, n: int, col: dict) -> PerHwthread:
+    """ctr_<metric>_<stat> columns into `col` (as flatten.flatten_records makes them: per record, the
+    later of two metrics with one column name counts), and the per-hwthread values."""
+    count = lib.sbr_entries(handle)
+    rows = _array(lib.sbr_entry_row(handle), count, np.int64)
+    names = _strings(lib, handle, -1)
+    name_of = _array(lib.sbr_entry_name(handle), count, np.int32)
+    stats = [_cells(lib, handle, len(SLOTS) + s, count) for s in range(len(STATS))]
+    column_of_name = [metric_column(name) for name in names]
+    columns = np.asarray(column_of_name, dtype=object)[name_of] if count else np.zeros(0, object)
+    for column in dict.fromkeys(columns.tolist()):  # first seen first
+        mine = np.flatnonzero(columns == column)
+        for stat, cells in zip(STATS, stats, strict=True):
+            tags = np.full(n, NULL, np.uint8)
+            values = np.zeros(n, np.int64)
+            tags[rows[mine]] = cells.tags[mine]  # a row twice: the later entry, as numpy assigns
+            values[rows[mine]] = cells.values[mine]
+            if STR in cells.tags[mine]:
+                raise Unlike("text in a counter value")
+            col[f"ctr_{column}_{stat}"] = typed(Cells(tags, values, cells.strings))
+    has_values = _array(lib.sbr_entry_has_values(handle), count, np.uint8).astype(bool)
+    lengths = _array(lib.sbr_entry_len(handle), count, np.int64)
+    total = lib.sbr_values_count(handle)
+    return PerHwthread(
+        rows[has_values],
+        [names[k] for k in name_of[has_values].tolist()],
+        lengths[has_values],
+        _array(lib.sbr_hw_thread(handle), total, np.int32),
+        _array(lib.sbr_hw_value(handle), total, np.float64),
+    )

@@ -1,0 +1,238 @@
+"""The compiled reader of records.jsonl files (analysis/native_records.py) against the Python path it
+stands in for: where it takes a file, the records and counters tables are exactly the Python path's;
+where a file is anything but ordinary, it refuses it and the Python path reads (and reports) it."""
+
+import copy
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import load, native_records
+from analysis.pipeline import Options, analyze
+from tests.synthetic_campaigns import (
+    CaseSpec,
+    NodeTypeSpec,
+    make_record,
+    plant_corrupt_files,
+    standard_campaign,
+)
+
+pytestmark = pytest.mark.skipif(
+    native_records.library() is None and not native_records.LIBRARY.parent.exists(),
+    reason="compiled reader not built (make native)",
+)
+
+
+def test_the_reader_is_built_for_the_suite():
+    """`make test` builds it: a suite that silently tested only the Python path would prove nothing."""
+    assert native_records.library() is not None, f"{native_records.LIBRARY} missing: run make native"
+
+
+def _base_record(case_id: str, rep: int, counters: bool = True) -> dict:
+    spec = CaseSpec(
+        "big", "mandelbrot", "c", "omp", 4, schedule="dynamic,4", counter_group="L2CACHE" if counters else None
+    )
+    spec.runner_fields = True
+    node = NodeTypeSpec("big", cores=8, counters=True)
+    case = {
+        "case_id": case_id,
+        "index": 3,
+        "params": {"width": 64, "height": 32, "schedule": "dynamic,4", "tol": 0.5, "name": "é\"x"},
+        "argv": ["--threads", "4"],
+    }
+    rng = np.random.default_rng(rep)
+    return make_record(spec, node, case, "camp", rep, 0.5 + 0.01 * rep, "fnv1a64:00", rng)
+
+
+def _write_case(root, case_id: str, lines: list[str]) -> dict:
+    directory = root / "raw" / case_id
+    directory.mkdir(parents=True)
+    data = "".join(line + "\n" for line in lines).encode()
+    (directory / "records.jsonl").write_bytes(data)
+    return {f"raw/{case_id}/records.jsonl#{len(data)}": None}
+
+
+def _both(root, keys: dict):
+    """(the Python path's Parsed, the reader's Parsed or None when it refused a file)."""
+    python = load.parse_files(root, keys)
+    native, rest = load.parse_native(root, keys, 2)
+    return python, (native[0] if native and not rest else None)
+
+
+def _assert_same(python, native) -> None:
+    pd.testing.assert_frame_equal(python.records, native.records, check_exact=True)
+    pd.testing.assert_frame_equal(python.counters, native.counters, check_exact=True)
+    assert python.problems.empty
+
+
+def _mutated(field_path: str, value):
+    def mutate(record: dict) -> dict:
+        record = copy.deepcopy(record)
+        *parents, last = field_path.split(".")
+        target = record
+        for key in parents:
+            target = target[key]
+        if value is _DELETE:
+            target.pop(last, None)
+        else:
+            target[last] = value
+        return record
+
+    return mutate
+
+
+_DELETE = object()
+
+# Records the reader must take, and read as the Python path does: the shapes real campaigns hold.
+ORDINARY = {
+    "as written": lambda r: r,
+    "int where others are floats": _mutated("cpu_sys_s", 0),
+    "null optional number": _mutated("setup_s", None),
+    "missing optional fields": lambda r: {k: v for k, v in r.items() if k not in ("host", "slurm", "uarch")},
+    "no schedule field (from params)": _mutated("schedule", _DELETE),
+    "no probe": _mutated("probe", None),
+    "counters off": _mutated("counters", {"status": "off", "group": None}),
+    "counter value unmeasured": _mutated("counters.metrics.CPI.per_hwthread", {"0": "-", "1": None, "2": 1.5}),
+    "counter values absent": _mutated("counters.metrics.CPI.per_hwthread", None),
+    "mpi rank times": _mutated("rank_wall_s", [0.5, 0.25, 1]),
+    "clock without readings": _mutated("clock", {"method": "none"}),
+    "clock reading as int": _mutated("clock.after_ghz", 4),
+    "warmup true": _mutated("warmup", True),
+    "warmup as number": _mutated("warmup", 0),
+    "pin null": _mutated("pin", None),
+    "text with escapes": _mutated("hostname", 'a\\"b\u00e9\t\u2603'),
+    "float params": _mutated("params", {"width": 64.0, "height": 1e300, "x": [1, 2.5, {"y": None}]}),
+    "negative zero": _mutated("setup_s", -0.0),
+    "big int": _mutated("work", 2**62),
+    "sampling stop": _mutated("sampling.stop", "ci reached"),
+    "slurm": _mutated("slurm", {"job_id": 17, "array_task_id": 3}),
+    "probe extremes as ints": _mutated("probe.min_s.int_mul", 1),
+    "probe without cpus": _mutated("probe.before.cpus", None),
+    "unknown field": _mutated("something_new", {"a": [1, 2]}),
+}
+
+# Records whose shape the reader leaves to the Python path (which then reads or reports them).
+UNUSUAL = {
+    "bad type of a required field": _mutated("threads", "four"),
+    "threads zero": _mutated("threads", 0),
+    "wall_s zero": _mutated("wall_s", 0),
+    "wrong schema": _mutated("schema", "other/1"),
+    "missing wall_s": _mutated("wall_s", _DELETE),
+    "params not an object": _mutated("params", [1, 2]),
+    "int beyond 64 bits": _mutated("work", 2**70),
+    "object in a copied field": _mutated("host", {"name": "x"}),
+    "text and numbers in one column": _mutated("setup_s", "fast"),
+    "probe without extremes": _mutated("probe.min_s", _DELETE),
+    "probe extreme null": _mutated("probe.max_s.fp_lat", None),
+    "probe side not an object": _mutated("probe.before", [1]),
+    "counter values empty": _mutated("counters.metrics.CPI.per_hwthread", {}),
+    "counter values odd": _mutated("counters.metrics.CPI.per_hwthread", {"x": 1}),
+    "counter value true": _mutated("counters.metrics.CPI.per_hwthread", {"0": True}),
+    "counter stat text": _mutated("counters.metrics.CPI.sum", "lots"),
+    "metric not an object": _mutated("counters.metrics.CPI", 3),
+    "pin a list": _mutated("pin", [1]),
+    "violations text": _mutated("pin.violations", "none"),
+    "warmup times a number": _mutated("warmup_wall_s", 3),
+    "rank times text": _mutated("rank_wall_s", "fast"),
+    "rank times with text": _mutated("rank_wall_s", [1, "x"]),
+    "clock reading true": _mutated("clock.before_ghz", True),
+    "a competing load": _mutated("load", {"profile": {"name": "cpu"}, "cpu_s": 1.0}),
+    "case of another directory": _mutated("case_id", "elsewhere"),
+    "bool and null in a column": _mutated("cpu_sys_s", True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ORDINARY))
+def test_ordinary_records_are_taken_and_read_as_python_reads_them(tmp_path, name):
+    lines = [json.dumps(_base_record("c1", rep)) for rep in range(3)]
+    lines[1] = json.dumps(ORDINARY[name](json.loads(lines[1])))
+    keys = _write_case(tmp_path, "c1", lines)
+    python, native = _both(tmp_path, keys)
+    assert native is not None, f"{name}: refused"
+    _assert_same(python, native)
+
+
+@pytest.mark.parametrize("name", sorted(UNUSUAL))
+def test_unusual_records_are_left_to_the_python_path(tmp_path, name):
+    lines = [json.dumps(_base_record("c1", rep)) for rep in range(3)]
+    lines[1] = json.dumps(UNUSUAL[name](json.loads(lines[1])))
+    keys = _write_case(tmp_path, "c1", lines)
+    python, native = _both(tmp_path, keys)
+    assert native is None, f"{name}: taken"
+    # the campaign as a whole still reads exactly as the Python path reads it
+    mixed = load.parse_parallel(tmp_path, keys, 2)
+    assert len(mixed) == 1
+    pd.testing.assert_frame_equal(python.records, mixed[0].records, check_exact=True)
+    pd.testing.assert_frame_equal(python.problems, mixed[0].problems)
+
+
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        ("truncated last line", lambda lines: "\n".join(lines)[:-20]),
+        ("blank line (skipped by the Python path)", lambda lines: "\n".join([lines[0], "", *lines[1:]]) + "\n"),
+        ("not JSON", lambda lines: "\n".join([lines[0], "{nope", *lines[1:]]) + "\n"),
+        ("two values on a line", lambda lines: "\n".join([lines[0] + " 1", *lines[1:]]) + "\n"),
+        ("a repetition twice", lambda lines: "\n".join([*lines, lines[0]]) + "\n"),
+        ("invalid UTF-8", lambda lines: "\n".join([lines[0].replace("mandelbrot", "mandel\udcffbrot"), *lines[1:]]) + "\n"),
+    ],
+)
+def test_damaged_files_are_refused(tmp_path, name, text):
+    lines = [json.dumps(_base_record("c1", rep)) for rep in range(3)]
+    directory = tmp_path / "raw" / "c1"
+    directory.mkdir(parents=True)
+    data = text(lines).encode("utf-8", "surrogateescape")
+    (directory / "records.jsonl").write_bytes(data)
+    keys = {f"raw/c1/records.jsonl#{len(data)}": None}
+    python, native = _both(tmp_path, keys)
+    assert native is None
+    if "skipped" in name:
+        assert python.problems.empty and len(python.records) == 3
+    else:
+        assert not python.problems.empty  # the Python path names the problem
+
+
+def test_only_the_listed_bytes_are_read(tmp_path):
+    """A writer appending while the campaign is listed: the line beyond the listed size is not read."""
+    lines = [json.dumps(_base_record("c1", rep)) for rep in range(3)]
+    keys = _write_case(tmp_path, "c1", lines[:2])
+    with (tmp_path / "raw" / "c1" / "records.jsonl").open("a") as handle:
+        handle.write(lines[2] + "\n")
+    python, native = _both(tmp_path, keys)
+    assert list(native.records["rep"]) == [0, 1]
+    _assert_same(python, native)
+
+
+def test_rows_by_repetition_and_line(tmp_path):
+    lines = [json.dumps(_base_record("c1", rep)) for rep in (2, 0, 1)]
+    python, native = _both(tmp_path, _write_case(tmp_path, "c1", lines))
+    assert list(native.records["rep"]) == [0, 1, 2]
+    assert list(native.records["record_line"]) == [2, 3, 1]
+    _assert_same(python, native)
+
+
+def test_a_synthetic_campaign_analyses_as_with_the_python_path(tmp_path, monkeypatch):
+    """The standard campaign (three layouts of cases, failed attempts, corrupt files): every table of
+    the analysis is the same with and without the reader."""
+    truth = standard_campaign(tmp_path, seed=5)
+    plant_corrupt_files(truth)
+    options = Options(n_resamples=50, seed=1, use_cache=False)
+    with_reader = analyze(truth.campaign_dir, options)
+    keys = layout_keys(truth.campaign_dir)
+    native, rest = load.parse_native(truth.campaign_dir, keys, 2)
+    assert native and len(native[0].records) > 0.8 * len(with_reader.loaded.records)  # it did the work
+    monkeypatch.setenv("SCALEBENCH_NATIVE_READER", "0")
+    without = analyze(truth.campaign_dir, options)
+    for table in ("records", "counters", "problems", "failed"):
+        pd.testing.assert_frame_equal(
+            getattr(with_reader.loaded, table), getattr(without.loaded, table), check_exact=True
+        )
+    pd.testing.assert_frame_equal(with_reader.summary, without.summary, check_exact=True)
+
+
+def layout_keys(campaign_dir) -> dict:
+    from sbcore import layout
+
+    return layout.raw_files(campaign_dir)
