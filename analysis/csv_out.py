@@ -1,19 +1,35 @@
-"""Tables as CSV files through Arrow's C++ writer, streamed to disk: pandas' to_csv formats every value
-in Python (about a minute for a million records with their counters). Same shape as pandas writes it
-(header, no index, empty field for a missing value); floats in their shortest round-trip form;
-booleans as true/false; text quoted."""
+"""Tables as CSV files, streamed to disk: pandas' to_csv formats every value in Python (about a minute for a
+million records with their counters). Same shape as pandas writes it (header, no index, empty field for a
+missing value); floats in their shortest round-trip form; booleans as true/false; text quoted.
+
+A table whose columns are all numbers, booleans or text (the records and counters tables) is written by
+the compiled writer (analysis/native/csv_writer.cpp, ~10x faster than Arrow's cast to text), byte for
+byte as Arrow's C++ writer writes it, which writes every other table and is the reference
+(tests/analysis/test_csv_out.py)."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from analysis import native_library
 from sbcore.atomic import write_atomic_by
+
+# csv_writer.cpp: Kind
+_F64, _I64, _I32, _I16, _I8, _BOOL, _TEXT = range(7)
+_INT_KINDS = {
+    np.dtype(np.int64): _I64,
+    np.dtype(np.int32): _I32,
+    np.dtype(np.int16): _I16,
+    np.dtype(np.int8): _I8,
+}
 
 
 def _column(series: pd.Series) -> pa.Array:
@@ -35,8 +51,55 @@ def _column(series: pd.Series) -> pa.Array:
 def write_csv(frame: pd.DataFrame, path: Path) -> None:
     """The table as CSV at `path`, atomically, streamed (a 15-million-row table never sits in memory
     as text)."""
+    lib = native_library.load()
+    columns = _native_columns(frame) if lib is not None and len(frame) else None
+    if columns is not None:
+        write_atomic_by(path, lambda tmp: _write_native(lib, frame, columns, tmp), make_parents=True)
+        return
     table = pa.table([_column(frame[c]) for c in frame.columns], names=[str(c) for c in frame.columns])
     write_atomic_by(path, lambda tmp: pacsv.write_csv(table, str(tmp)), make_parents=True)
+
+
+def _native_columns(frame: pd.DataFrame) -> list[tuple] | None:
+    """(kind, values, quoted texts joined, their offsets) per column for the compiled writer, or None
+    when a column is of another kind (Arrow writes that table)."""
+    out = []
+    for name in frame.columns:
+        series = frame[name]
+        dtype = series.dtype
+        if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_string_dtype(dtype):
+            if not isinstance(dtype, pd.CategoricalDtype):
+                series = series.astype("category")
+            categories = series.cat.categories
+            if len(categories) and not all(isinstance(c, str) for c in categories):
+                return None
+            quoted = ['"' + c.replace('"', '""') + '"' for c in categories]
+            encoded = [q.encode() for q in quoted]
+            offsets = np.zeros(len(encoded) + 1, np.int64)
+            offsets[1:] = np.cumsum([len(e) for e in encoded])
+            codes = np.ascontiguousarray(series.cat.codes.to_numpy(), dtype=np.int32)
+            out.append((_TEXT, codes, b"".join(encoded), offsets))
+        elif dtype == np.float64:
+            out.append((_F64, np.ascontiguousarray(series.to_numpy()), None, None))
+        elif dtype in _INT_KINDS:
+            out.append((_INT_KINDS[dtype], np.ascontiguousarray(series.to_numpy()), None, None))
+        elif dtype == np.bool_:
+            out.append((_BOOL, np.ascontiguousarray(series.to_numpy()).view(np.uint8), None, None))
+        else:
+            return None
+    return out
+
+
+def _write_native(lib, frame: pd.DataFrame, columns: list[tuple], tmp: Path) -> None:
+    n = len(columns)
+    header = ",".join('"' + str(c).replace('"', '""') + '"' for c in frame.columns) + "\n"
+    kinds = (ctypes.c_int * n)(*(kind for kind, _, _, _ in columns))
+    data = (ctypes.c_void_p * n)(*(values.ctypes.data for _, values, _, _ in columns))
+    texts = (ctypes.c_char_p * n)(*(text for _, _, text, _ in columns))
+    offsets = (ctypes.c_void_p * n)(*(o.ctypes.data if o is not None else None for _, _, _, o in columns))
+    err = lib.sbw_write_csv(os.fsencode(tmp), header.encode(), len(frame), n, kinds, data, texts, offsets)
+    if err:
+        raise OSError(err, os.strerror(err), str(tmp))
 
 
 def write_csvs(tables: dict[Path, pd.DataFrame]) -> None:

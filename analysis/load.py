@@ -241,14 +241,24 @@ def explode_counters(records: pd.DataFrame, values: PerHwthread) -> pd.DataFrame
     metric = pd.Categorical(values.metric)
     return pd.DataFrame(
         {
-            # only the cases that have counter rows: the same table however the files were chunked
-            "case_id": records["case_id"].array.take(repeat).remove_unused_categories(),
+            "case_id": _cases_of(records["case_id"].array, values.row[values.lengths > 0], repeat),
             "rep": records["rep"].to_numpy(dtype=np.int32)[repeat],
             "metric": metric.take(np.repeat(np.arange(len(values.row)), values.lengths)),
             "hwthread": values.hwthread,
             "value": values.value,
         }
     )
+
+
+def _cases_of(cases: pd.Categorical, rows: np.ndarray, repeat: np.ndarray) -> pd.Categorical:
+    """The case of each counter row, with only the cases that have counter rows as categories: the same
+    table however the files were chunked (the categories are worked out on the records, not on the
+    tens of millions of counter rows)."""
+    codes = np.asarray(cases.codes)
+    used = np.unique(codes[rows])
+    renumber = np.full(len(cases.categories), -1, np.int64)
+    renumber[used] = np.arange(len(used))
+    return pd.Categorical.from_codes(renumber[codes][repeat], categories=cases.categories[used])
 
 
 def _parse_chunk(args: tuple[Path, dict]) -> Parsed:

@@ -11,7 +11,7 @@ as `typed_columns.typed_column` types the decoded values:
 Columns derived from JSON objects (params, placement, pinned CPUs, scheduling) come back as one JSON
 text per distinct value and are derived by flatten.py's own functions.
 
-Without the built library (`make native`) or with SCALEBENCH_NATIVE_READER=0, `read` returns None.
+Without the built library (`make native`) or with SCALEBENCH_NATIVE=0, `read` returns None.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import msgspec
 import numpy as np
 import pandas as pd
 
+from analysis import native_library
 from analysis.flatten import (
     PerHwthread,
     cpu_list,
@@ -36,37 +37,120 @@ from analysis.flatten import (
 from analysis.typed_columns import Spread, typed_column
 from analysis.variants import VARIANT_PARAMS
 
-LIBRARY = Path(__file__).resolve().parent.parent / "build" / "lib" / "libsb_records.so"
-
 # Kinds of a cell (records_reader.cpp: Tag).
 NULL, FALSE, TRUE, INT, DBL, STR, UNSET = range(7)
 
 # The reader's columns, in the order of records_reader.cpp's Slot.
-SLOTS = (
-    "case_id rep campaign node_type hostname host kernel lang model checksum started inner_path uarch "
-    "wall_s setup_s cpu_user_s cpu_sys_s ctx_voluntary ctx_involuntary os_threads work timer_res_s "
-    "runner_wall_s exit_status clock_ghz invocation in_process_rep schedule sync inner threads ranks "
-    "warmup case_index n_warmup build_compiler build_flags rank_wall_min_s rank_wall_max_s pin_strategy "
-    "pin_violations counters_status counters_group counters_reason clock_max_ghz "
-    "probe_int_mul_min_s probe_int_mul_max_s probe_fp_lat_min_s probe_fp_lat_max_s probe_fp_tput_min_s "
-    "probe_fp_tput_max_s probe_runq_wait_s probe_cpus sampling_stop slurm_job_id slurm_array_task_id "
-    "record_line params placement pin_cpus sched"
-).split()
+SLOTS = [
+    "case_id",
+    "rep",
+    "campaign",
+    "node_type",
+    "hostname",
+    "host",
+    "kernel",
+    "lang",
+    "model",
+    "checksum",
+    "started",
+    "inner_path",
+    "uarch",
+    "wall_s",
+    "setup_s",
+    "cpu_user_s",
+    "cpu_sys_s",
+    "ctx_voluntary",
+    "ctx_involuntary",
+    "os_threads",
+    "work",
+    "timer_res_s",
+    "runner_wall_s",
+    "exit_status",
+    "clock_ghz",
+    "invocation",
+    "in_process_rep",
+    "schedule",
+    "sync",
+    "inner",
+    "threads",
+    "ranks",
+    "warmup",
+    "case_index",
+    "n_warmup",
+    "build_compiler",
+    "build_flags",
+    "rank_wall_min_s",
+    "rank_wall_max_s",
+    "pin_strategy",
+    "pin_violations",
+    "counters_status",
+    "counters_group",
+    "counters_reason",
+    "clock_max_ghz",
+    "probe_int_mul_min_s",
+    "probe_int_mul_max_s",
+    "probe_fp_lat_min_s",
+    "probe_fp_lat_max_s",
+    "probe_fp_tput_min_s",
+    "probe_fp_tput_max_s",
+    "probe_runq_wait_s",
+    "probe_cpus",
+    "sampling_stop",
+    "slurm_job_id",
+    "slurm_array_task_id",
+    "record_line",
+    "params",
+    "placement",
+    "pin_cpus",
+    "sched",
+]
 _SLOT = {name: number for number, name in enumerate(SLOTS)}
 STATS = ("sum", "min", "max", "avg")
 
 # Columns as flatten.flatten_records orders them (params-derived and counter columns where they go).
-_HEAD = (
-    "case_id rep campaign node_type hostname host kernel lang model checksum started inner_path uarch "
-    "wall_s setup_s cpu_user_s cpu_sys_s ctx_voluntary ctx_involuntary os_threads work timer_res_s "
-    "runner_wall_s exit_status clock_ghz invocation in_process_rep"
-).split()
-_MIDDLE = "threads ranks warmup case_index n_warmup build_compiler build_flags".split()
-_PIN = "pin_strategy pin_cpus pin_violations counters_status counters_group counters_reason".split()
-_TAIL = (
-    "clock_max_ghz probe_int_mul_min_s probe_int_mul_max_s probe_fp_lat_min_s probe_fp_lat_max_s "
-    "probe_fp_tput_min_s probe_fp_tput_max_s probe_runq_wait_s probe_cpus sampling_stop"
-).split()
+_HEAD = [
+    "case_id",
+    "rep",
+    "campaign",
+    "node_type",
+    "hostname",
+    "host",
+    "kernel",
+    "lang",
+    "model",
+    "checksum",
+    "started",
+    "inner_path",
+    "uarch",
+    "wall_s",
+    "setup_s",
+    "cpu_user_s",
+    "cpu_sys_s",
+    "ctx_voluntary",
+    "ctx_involuntary",
+    "os_threads",
+    "work",
+    "timer_res_s",
+    "runner_wall_s",
+    "exit_status",
+    "clock_ghz",
+    "invocation",
+    "in_process_rep",
+]
+_MIDDLE = ["threads", "ranks", "warmup", "case_index", "n_warmup", "build_compiler", "build_flags"]
+_PIN = ["pin_strategy", "pin_cpus", "pin_violations", "counters_status", "counters_group", "counters_reason"]
+_TAIL = [
+    "clock_max_ghz",
+    "probe_int_mul_min_s",
+    "probe_int_mul_max_s",
+    "probe_fp_lat_min_s",
+    "probe_fp_lat_max_s",
+    "probe_fp_tput_min_s",
+    "probe_fp_tput_max_s",
+    "probe_runq_wait_s",
+    "probe_cpus",
+    "sampling_stop",
+]
 
 
 class Unlike(ValueError):
@@ -82,58 +166,14 @@ class NativeRead:
     taken: list[bool]
 
 
-_lib = None
-
-
 def library():
     """The loaded reader, or None when it is not built or switched off."""
-    global _lib
-    if os.environ.get("SCALEBENCH_NATIVE_READER", "1") == "0" or not LIBRARY.is_file():
-        return None
-    if _lib is None:
-        lib = ctypes.CDLL(str(LIBRARY))
-        lib.sbr_read.restype = ctypes.c_void_p
-        lib.sbr_read.argtypes = [
-            ctypes.c_int64,
-            ctypes.POINTER(ctypes.c_char_p),
-            ctypes.POINTER(ctypes.c_int64),
-            ctypes.POINTER(ctypes.c_char_p),
-            ctypes.c_int,
-        ]
-        for name, result in (
-            ("sbr_rows", ctypes.c_int64),
-            ("sbr_any_rank_wall", ctypes.c_int),
-            ("sbr_taken", ctypes.POINTER(ctypes.c_uint8)),
-            ("sbr_entries", ctypes.c_int64),
-            ("sbr_entry_row", ctypes.POINTER(ctypes.c_int64)),
-            ("sbr_entry_name", ctypes.POINTER(ctypes.c_int32)),
-            ("sbr_entry_has_values", ctypes.POINTER(ctypes.c_uint8)),
-            ("sbr_entry_len", ctypes.POINTER(ctypes.c_int64)),
-            ("sbr_values_count", ctypes.c_int64),
-            ("sbr_hw_thread", ctypes.POINTER(ctypes.c_int32)),
-            ("sbr_hw_value", ctypes.POINTER(ctypes.c_double)),
-        ):
-            getattr(lib, name).restype = result
-            getattr(lib, name).argtypes = [ctypes.c_void_p]
-        for name, result in (
-            ("sbr_tags", ctypes.POINTER(ctypes.c_uint8)),
-            ("sbr_values", ctypes.POINTER(ctypes.c_int64)),
-        ):
-            getattr(lib, name).restype = result
-            getattr(lib, name).argtypes = [ctypes.c_void_p, ctypes.c_int]
-        lib.sbr_strings.restype = ctypes.c_int64
-        lib.sbr_strings.argtypes = [
-            ctypes.c_void_p,
-            ctypes.c_int,
-            ctypes.POINTER(ctypes.c_char_p),
-            ctypes.POINTER(ctypes.POINTER(ctypes.c_int64)),
-        ]
-        lib.sbr_free.argtypes = [ctypes.c_void_p]
-        lib.sbr_release.argtypes = [ctypes.c_void_p, ctypes.c_int]
-        if lib.sbr_slots() != len(SLOTS):
-            raise RuntimeError(f"{LIBRARY}: {lib.sbr_slots()} columns, expected {len(SLOTS)}: rebuild it")
-        _lib = lib
-    return _lib
+    lib = native_library.load()
+    if lib is not None and lib.sbr_slots() != len(SLOTS):
+        raise RuntimeError(
+            f"{native_library.LIBRARY}: {lib.sbr_slots()} columns, not {len(SLOTS)}: make native"
+        )
+    return lib
 
 
 def read(base: Path, files: list[tuple[str, str, int]], threads: int) -> NativeRead | None:
@@ -149,7 +189,7 @@ def read(base: Path, files: list[tuple[str, str, int]], threads: int) -> NativeR
     sizes = (ctypes.c_int64 * n)(*(size for _, _, size in files))
     handle = lib.sbr_read(n, paths, sizes, dirs, max(1, threads))  # ctypes lets go of the GIL here
     try:
-        taken = _array(lib.sbr_taken(handle), n, np.uint8).astype(bool).tolist()
+        taken = np.ctypeslib.as_array(lib.sbr_taken(handle), shape=(n,)).astype(bool).tolist()
         rows = lib.sbr_rows(handle)
         try:
             columns, per_hwthread = _columns(lib, handle, rows) if rows else ({}, None)
@@ -160,11 +200,12 @@ def read(base: Path, files: list[tuple[str, str, int]], threads: int) -> NativeR
     return NativeRead(columns, per_hwthread, taken)
 
 
-def _array(pointer, count: int, dtype) -> np.ndarray:
-    """A copy of `count` values the reader holds."""
-    if count == 0:
-        return np.zeros(0, dtype)
-    return np.ctypeslib.as_array(pointer, shape=(count,)).view(dtype).copy()
+def _filled(fill, *dtypes_and_count) -> list[np.ndarray]:
+    """Arrays of these dtypes and lengths, filled by the reader through `fill(pointers...)`."""
+    arrays = [np.empty(count, dtype) for dtype, count in dtypes_and_count]
+    if all(len(a) for a in arrays):
+        fill(*(a.ctypes.data for a in arrays))
+    return arrays
 
 
 def _strings(lib, handle, slot: int) -> list[str]:
@@ -191,14 +232,11 @@ class Cells:
 
 
 def _cells(lib, handle, slot: int, count: int) -> Cells:
-    """A copy of one column, which the reader then frees."""
-    cells = Cells(
-        _array(lib.sbr_tags(handle, slot), count, np.uint8),
-        _array(lib.sbr_values(handle, slot), count, np.int64),
-        _strings(lib, handle, slot),
+    """One column, which the reader then frees."""
+    tags, values = _filled(
+        lambda t, v: lib.sbr_column(handle, slot, t, v), (np.uint8, count), (np.int64, count)
     )
-    lib.sbr_release(handle, slot)
-    return cells
+    return Cells(tags, values, _strings(lib, handle, slot))
 
 
 class _Columns(dict):
@@ -242,7 +280,7 @@ def typed(cells: Cells):
         categories = pd.Index([cells.strings[k] for k in kept], dtype="str")
         return pd.Categorical.from_codes(codes, categories=categories)
     if kinds <= {INT}:
-        return values.copy()
+        return values
     if kinds <= {INT, DBL, NULL}:
         out = np.where(tags == INT, values.astype(np.float64), values.view(np.float64))
         out[tags == NULL] = np.nan
@@ -309,16 +347,23 @@ def _columns(lib, handle, n: int) -> tuple[dict, PerHwthread]:
     col["slurm_job_id"] = cell.typed("slurm_job_id")
     col["slurm_array_task_id"] = cell.typed("slurm_array_task_id")
     col["record_line"] = cell.typed("record_line")
-    return {name: typed_column(v) if isinstance(v, Spread | list) else v for name, v in col.items()}, per_hwthread
+    return {
+        name: typed_column(v) if isinstance(v, Spread | list) else v for name, v in col.items()
+    }, per_hwthread
 
 
 def _counters(lib, handle, n: int, col: dict) -> PerHwthread:
     """ctr_<metric>_<stat> columns into `col` (as flatten.flatten_records makes them: per record, the
     later of two metrics with one column name counts), and the per-hwthread values."""
     count = lib.sbr_entries(handle)
-    rows = _array(lib.sbr_entry_row(handle), count, np.int64)
+    rows, name_of, has_values, lengths = _filled(
+        lambda *arrays: lib.sbr_entry_arrays(handle, *arrays),
+        (np.int64, count),
+        (np.int32, count),
+        (np.uint8, count),
+        (np.int64, count),
+    )
     names = _strings(lib, handle, -1)
-    name_of = _array(lib.sbr_entry_name(handle), count, np.int32)
     stats = [_cells(lib, handle, len(SLOTS) + s, count) for s in range(len(STATS))]
     column_of_name = [metric_column(name) for name in names]
     columns = np.asarray(column_of_name, dtype=object)[name_of] if count else np.zeros(0, object)
@@ -332,13 +377,15 @@ def _counters(lib, handle, n: int, col: dict) -> PerHwthread:
             if STR in cells.tags[mine]:
                 raise Unlike("text in a counter value")
             col[f"ctr_{column}_{stat}"] = typed(Cells(tags, values, cells.strings))
-    has_values = _array(lib.sbr_entry_has_values(handle), count, np.uint8).astype(bool)
-    lengths = _array(lib.sbr_entry_len(handle), count, np.int64)
+    has_values = has_values.astype(bool)
     total = lib.sbr_values_count(handle)
+    threads, values = _filled(
+        lambda t, v: lib.sbr_hw_values(handle, t, v), (np.int32, total), (np.float64, total)
+    )
     return PerHwthread(
         rows[has_values],
         [names[k] for k in name_of[has_values].tolist()],
         lengths[has_values],
-        _array(lib.sbr_hw_thread(handle), total, np.int32),
-        _array(lib.sbr_hw_value(handle), total, np.float64),
+        threads,
+        values,
     )

@@ -1,11 +1,13 @@
-# The analysis's compiled reader of records.jsonl files (records_reader.cpp; loaded by
-# analysis/native_records.py through ctypes). Without it the analysis reads records in Python, slower.
-NATIVE_LIB := build/lib/libsb_records.so
+# The analysis's compiled parts, one library loaded by analysis/native_library.py through ctypes:
+# the reader of records.jsonl files (records_reader.cpp, simdjson) and the CSV writer (csv_writer.cpp).
+# Without it the analysis reads records and writes tables through Python and Arrow, slower.
+NATIVE_LIB := build/lib/libsb_native.so
+NATIVE_SOURCES := analysis/native/records_reader.cpp analysis/native/csv_writer.cpp
 NATIVE_CXXFLAGS := -std=c++20 -O2 -fPIC -Wall -Wextra
 
 native: $(NATIVE_LIB)
 
-$(NATIVE_LIB): analysis/native/records_reader.cpp analysis/native/native.mk
+$(NATIVE_LIB): $(NATIVE_SOURCES) analysis/native/native.mk
 	@mkdir -p $(@D)
-	$(CXX) $(NATIVE_CXXFLAGS) -shared -o $@.tmp $< -lsimdjson
+	$(CXX) $(NATIVE_CXXFLAGS) -shared -o $@.tmp $(NATIVE_SOURCES) -lsimdjson
 	mv $@.tmp $@

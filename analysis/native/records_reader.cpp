@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fcntl.h>
+#include <malloc.h>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -837,65 +838,56 @@ bool read_file(const Job &job, simdjson::dom::parser (&parsers)[2], std::vector<
   return true;
 }
 
-// Appends `from` to `to`, renumbering its strings.
-void append(Column &to, Strings &to_str, const Column &from, const Strings &from_str) {
-  std::vector<int32_t> renumber(from_str.text.size());
-  for (size_t k = 0; k < renumber.size(); k++) renumber[k] = to_str.add(from_str.text[k]);
-  to.tag.insert(to.tag.end(), from.tag.begin(), from.tag.end());
-  size_t base = to.val.size();
-  to.val.insert(to.val.end(), from.val.begin(), from.val.end());
-  for (size_t i = 0; i < from.tag.size(); i++)
-    if (from.tag[i] == T_STR) to.val[base + i] = renumber[from.val[i]];
+// One column of every part, in order, into `tags` and `vals` (strings renumbered into `global`), freeing
+// the parts' copies as it goes.
+template <class Pick, class PickStrings>
+void export_column(std::vector<Part> &parts, Pick column_of, PickStrings strings_of, Strings &global,
+                   uint8_t *tags, int64_t *vals) {
+  size_t at = 0;
+  for (Part &p : parts) {
+    Column &c = column_of(p);
+    Strings &local = strings_of(p);
+    std::vector<int32_t> renumber(local.text.size());
+    for (size_t k = 0; k < renumber.size(); k++) renumber[k] = global.add(local.text[k]);
+    for (size_t i = 0; i < c.tag.size(); i++, at++) {
+      tags[at] = c.tag[i];
+      vals[at] = c.tag[i] == T_STR ? renumber[size_t(c.val[i])] : c.val[i];
+    }
+    c = Column();
+    local = Strings();
+  }
+  malloc_trim(0);  // the parts' small blocks back to the system: Python's arrays do not reuse them
 }
 
-template <class T> void reserve_more(std::vector<T> &v, size_t more) { v.reserve(v.size() + more); }
-
-// Appends the parts in order into one (sized once: no growth slack on a million rows), freeing each.
-void merge_all(Part &to, std::vector<Part> &parts) {
-  size_t rows = 0, entries = 0, values = 0;
-  for (const Part &p : parts) {
-    rows += size_t(p.rows);
-    entries += p.entry_row.size();
-    values += p.hw_value.size();
+// Drops a part's growth slack once its files are read (a third of a million rows' memory otherwise).
+void shrink(Part &p) {
+  for (auto &c : p.col) {
+    c.tag.shrink_to_fit();
+    c.val.shrink_to_fit();
   }
-  for (int s = 0; s < N_SLOTS; s++) {
-    reserve_more(to.col[s].tag, rows);
-    reserve_more(to.col[s].val, rows);
+  for (auto &c : p.entry_stat) {
+    c.tag.shrink_to_fit();
+    c.val.shrink_to_fit();
   }
-  for (int s = 0; s < N_STATS; s++) {
-    reserve_more(to.entry_stat[s].tag, entries);
-    reserve_more(to.entry_stat[s].val, entries);
-  }
-  reserve_more(to.entry_row, entries);
-  reserve_more(to.entry_name, entries);
-  reserve_more(to.entry_has_values, entries);
-  reserve_more(to.entry_len, entries);
-  reserve_more(to.hw_thread, values);
-  reserve_more(to.hw_value, values);
-  for (Part &from : parts) {
-    for (int s = 0; s < N_SLOTS; s++) append(to.col[s], to.str[s], from.col[s], from.str[s]);
-    for (int s = 0; s < N_STATS; s++)
-      append(to.entry_stat[s], to.entry_stat_str[s], from.entry_stat[s], from.entry_stat_str[s]);
-    for (int64_t r : from.entry_row) to.entry_row.push_back(r + to.rows);
-    for (int32_t k : from.entry_name) to.entry_name.push_back(to.metric_names.add(from.metric_names.text[k]));
-    to.entry_has_values.insert(to.entry_has_values.end(), from.entry_has_values.begin(),
-                               from.entry_has_values.end());
-    to.entry_len.insert(to.entry_len.end(), from.entry_len.begin(), from.entry_len.end());
-    to.hw_thread.insert(to.hw_thread.end(), from.hw_thread.begin(), from.hw_thread.end());
-    to.hw_value.insert(to.hw_value.end(), from.hw_value.begin(), from.hw_value.end());
-    to.rows += from.rows;
-    to.any_rank_wall |= from.any_rank_wall;
-    from = Part();
-  }
+  p.entry_row.shrink_to_fit();
+  p.entry_name.shrink_to_fit();
+  p.entry_has_values.shrink_to_fit();
+  p.entry_len.shrink_to_fit();
+  p.hw_thread.shrink_to_fit();
+  p.hw_value.shrink_to_fit();
 }
 
 }  // namespace
 
 // ---- C interface (ctypes) ---------------------------------------------------------------------------
+// The reader's result: parts of 16 files each in file order, exported a column at a time into arrays
+// Python allocates (no merged copy of a million rows is ever held beside the parts).
 struct sbr_result {
-  Part part;
+  std::vector<Part> parts;
   std::vector<uint8_t> taken;  // per file
-  std::vector<std::string> flat;  // joined strings handed out by sbr_strings
+  Strings strings[N_SLOTS + N_STATS];  // a column's distinct strings once exported
+  Strings metric_names;
+  std::string flat;  // joined strings handed out by sbr_strings
   std::vector<int64_t> offsets;
 };
 
@@ -908,9 +900,9 @@ sbr_result *sbr_read(int64_t n, const char *const *files, const int64_t *sizes, 
                      int threads) {
   auto result = std::make_unique<sbr_result>();
   result->taken.assign(size_t(n), 0);
-  constexpr int64_t BLOCK = 16;  // files per unit of work: parts are merged in file order
+  constexpr int64_t BLOCK = 16;  // files per unit of work (a part)
   int64_t blocks = (n + BLOCK - 1) / BLOCK;
-  std::vector<Part> parts(static_cast<size_t>(blocks));
+  result->parts.resize(static_cast<size_t>(blocks));
   std::atomic<int64_t> next{0};
   auto work = [&] {
     simdjson::dom::parser parsers[2];
@@ -918,62 +910,99 @@ sbr_result *sbr_read(int64_t n, const char *const *files, const int64_t *sizes, 
     for (int64_t b; (b = next.fetch_add(1)) < blocks;) {
       for (int64_t i = b * BLOCK; i < std::min(n, (b + 1) * BLOCK); i++) {
         Job job{files[i], case_dirs[i], sizes[i]};
-        result->taken[size_t(i)] = read_file(job, parsers, buf, parts[size_t(b)]);
+        result->taken[size_t(i)] = read_file(job, parsers, buf, result->parts[size_t(b)]);
       }
+      shrink(result->parts[size_t(b)]);
     }
   };
   std::vector<std::thread> pool;
   for (int t = 1; t < std::max(1, threads); t++) pool.emplace_back(work);
   work();
   for (auto &t : pool) t.join();
-  merge_all(result->part, parts);
   return result.release();
 }
 
 void sbr_free(sbr_result *r) { delete r; }
 
-// Frees a column once Python holds its copy (slot >= N_SLOTS: a counter stat), to keep the peak low.
-void sbr_release(sbr_result *r, int slot) {
-  Column &c = slot < N_SLOTS ? r->part.col[slot] : r->part.entry_stat[slot - N_SLOTS];
-  std::vector<uint8_t>().swap(c.tag);
-  std::vector<int64_t>().swap(c.val);
-}
-
-int64_t sbr_rows(const sbr_result *r) { return r->part.rows; }
-int sbr_any_rank_wall(const sbr_result *r) { return r->part.any_rank_wall; }
 const uint8_t *sbr_taken(const sbr_result *r) { return r->taken.data(); }
 
-// Cells of column `slot` (slot >= N_SLOTS: counter stat slot - N_SLOTS of every entry).
-const uint8_t *sbr_tags(const sbr_result *r, int slot) {
-  return slot < N_SLOTS ? r->part.col[slot].tag.data() : r->part.entry_stat[slot - N_SLOTS].tag.data();
-}
-const int64_t *sbr_values(const sbr_result *r, int slot) {
-  return slot < N_SLOTS ? r->part.col[slot].val.data() : r->part.entry_stat[slot - N_SLOTS].val.data();
+int64_t sbr_rows(const sbr_result *r) {
+  int64_t n = 0;
+  for (const Part &p : r->parts) n += p.rows;
+  return n;
 }
 
-// The distinct strings of a column (slot N_SLOTS..+3: counter stats, -1: metric names), joined, with
-// count+1 offsets.
+int sbr_any_rank_wall(const sbr_result *r) {
+  for (const Part &p : r->parts)
+    if (p.any_rank_wall) return 1;
+  return 0;
+}
+
+int64_t sbr_entries(const sbr_result *r) {
+  size_t n = 0;
+  for (const Part &p : r->parts) n += p.entry_row.size();
+  return int64_t(n);
+}
+
+int64_t sbr_values_count(const sbr_result *r) {
+  size_t n = 0;
+  for (const Part &p : r->parts) n += p.hw_value.size();
+  return int64_t(n);
+}
+
+// Column `slot` of every row (slot >= N_SLOTS: counter stat slot - N_SLOTS of every entry) into
+// tags[] and vals[] (sbr_rows or sbr_entries long); once per column.
+void sbr_column(sbr_result *r, int slot, uint8_t *tags, int64_t *vals) {
+  if (slot < N_SLOTS)
+    export_column(
+        r->parts, [&](Part &p) -> Column & { return p.col[slot]; },
+        [&](Part &p) -> Strings & { return p.str[slot]; }, r->strings[slot], tags, vals);
+  else
+    export_column(
+        r->parts, [&](Part &p) -> Column & { return p.entry_stat[slot - N_SLOTS]; },
+        [&](Part &p) -> Strings & { return p.entry_stat_str[slot - N_SLOTS]; }, r->strings[slot], tags, vals);
+}
+
+// Counter entries: their record's row, metric name (sbr_strings -1), whether they have per-hwthread
+// values and how many (sbr_entries long each).
+void sbr_entry_arrays(sbr_result *r, int64_t *row, int32_t *name, uint8_t *has_values, int64_t *length) {
+  size_t at = 0;
+  int64_t rows = 0;
+  for (Part &p : r->parts) {
+    for (size_t i = 0; i < p.entry_row.size(); i++, at++) {
+      row[at] = p.entry_row[i] + rows;
+      name[at] = r->metric_names.add(p.metric_names.text[size_t(p.entry_name[i])]);
+      has_values[at] = p.entry_has_values[i];
+      length[at] = p.entry_len[i];
+    }
+    rows += p.rows;
+  }
+}
+
+// The per-hwthread values of all entries, in order (sbr_values_count long).
+void sbr_hw_values(sbr_result *r, int32_t *thread, double *value) {
+  size_t at = 0;
+  for (Part &p : r->parts) {
+    std::copy(p.hw_thread.begin(), p.hw_thread.end(), thread + at);
+    std::copy(p.hw_value.begin(), p.hw_value.end(), value + at);
+    at += p.hw_value.size();
+    std::vector<int32_t>().swap(p.hw_thread);
+    std::vector<double>().swap(p.hw_value);
+  }
+  malloc_trim(0);
+}
+
+// The distinct strings of an exported column (-1: metric names), joined, with count+1 offsets.
 int64_t sbr_strings(sbr_result *r, int slot, const char **joined, const int64_t **offsets) {
-  const Strings &s = slot < 0 ? r->part.metric_names
-                     : slot < N_SLOTS ? r->part.str[slot]
-                                      : r->part.entry_stat_str[slot - N_SLOTS];
-  r->flat.assign(1, std::string());
+  const Strings &s = slot < 0 ? r->metric_names : r->strings[slot];
+  r->flat.clear();
   r->offsets.assign(1, 0);
   for (const auto &t : s.text) {
-    r->flat[0] += t;
-    r->offsets.push_back(int64_t(r->flat[0].size()));
+    r->flat += t;
+    r->offsets.push_back(int64_t(r->flat.size()));
   }
-  *joined = r->flat[0].data();
+  *joined = r->flat.data();
   *offsets = r->offsets.data();
   return int64_t(s.text.size());
 }
-
-int64_t sbr_entries(const sbr_result *r) { return int64_t(r->part.entry_row.size()); }
-const int64_t *sbr_entry_row(const sbr_result *r) { return r->part.entry_row.data(); }
-const int32_t *sbr_entry_name(const sbr_result *r) { return r->part.entry_name.data(); }
-const uint8_t *sbr_entry_has_values(const sbr_result *r) { return r->part.entry_has_values.data(); }
-const int64_t *sbr_entry_len(const sbr_result *r) { return r->part.entry_len.data(); }
-int64_t sbr_values_count(const sbr_result *r) { return int64_t(r->part.hw_value.size()); }
-const int32_t *sbr_hw_thread(const sbr_result *r) { return r->part.hw_thread.data(); }
-const double *sbr_hw_value(const sbr_result *r) { return r->part.hw_value.data(); }
 }

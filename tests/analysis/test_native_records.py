@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import load, native_records
+from analysis import load, native_library, native_records
 from analysis.pipeline import Options, analyze
 from tests.synthetic_campaigns import (
     CaseSpec,
@@ -19,27 +19,28 @@ from tests.synthetic_campaigns import (
     standard_campaign,
 )
 
-pytestmark = pytest.mark.skipif(
-    native_records.library() is None and not native_records.LIBRARY.parent.exists(),
-    reason="compiled reader not built (make native)",
-)
-
 
 def test_the_reader_is_built_for_the_suite():
     """`make test` builds it: a suite that silently tested only the Python path would prove nothing."""
-    assert native_records.library() is not None, f"{native_records.LIBRARY} missing: run make native"
+    assert native_records.library() is not None, f"{native_library.LIBRARY} missing: run make native"
 
 
 def _base_record(case_id: str, rep: int, counters: bool = True) -> dict:
     spec = CaseSpec(
-        "big", "mandelbrot", "c", "omp", 4, schedule="dynamic,4", counter_group="L2CACHE" if counters else None
+        "big",
+        "mandelbrot",
+        "c",
+        "omp",
+        4,
+        schedule="dynamic,4",
+        counter_group="L2CACHE" if counters else None,
     )
     spec.runner_fields = True
     node = NodeTypeSpec("big", cores=8, counters=True)
     case = {
         "case_id": case_id,
         "index": 3,
-        "params": {"width": 64, "height": 32, "schedule": "dynamic,4", "tol": 0.5, "name": "é\"x"},
+        "params": {"width": 64, "height": 32, "schedule": "dynamic,4", "tol": 0.5, "name": 'é"x'},
         "argv": ["--threads", "4"],
     }
     rng = np.random.default_rng(rep)
@@ -94,7 +95,9 @@ ORDINARY = {
     "no schedule field (from params)": _mutated("schedule", _DELETE),
     "no probe": _mutated("probe", None),
     "counters off": _mutated("counters", {"status": "off", "group": None}),
-    "counter value unmeasured": _mutated("counters.metrics.CPI.per_hwthread", {"0": "-", "1": None, "2": 1.5}),
+    "counter value unmeasured": _mutated(
+        "counters.metrics.CPI.per_hwthread", {"0": "-", "1": None, "2": 1.5}
+    ),
     "counter values absent": _mutated("counters.metrics.CPI.per_hwthread", None),
     "mpi rank times": _mutated("rank_wall_s", [0.5, 0.25, 1]),
     "clock without readings": _mutated("clock", {"method": "none"}),
@@ -172,11 +175,17 @@ def test_unusual_records_are_left_to_the_python_path(tmp_path, name):
     "name, text",
     [
         ("truncated last line", lambda lines: "\n".join(lines)[:-20]),
-        ("blank line (skipped by the Python path)", lambda lines: "\n".join([lines[0], "", *lines[1:]]) + "\n"),
+        (
+            "blank line (skipped by the Python path)",
+            lambda lines: "\n".join([lines[0], "", *lines[1:]]) + "\n",
+        ),
         ("not JSON", lambda lines: "\n".join([lines[0], "{nope", *lines[1:]]) + "\n"),
         ("two values on a line", lambda lines: "\n".join([lines[0] + " 1", *lines[1:]]) + "\n"),
         ("a repetition twice", lambda lines: "\n".join([*lines, lines[0]]) + "\n"),
-        ("invalid UTF-8", lambda lines: "\n".join([lines[0].replace("mandelbrot", "mandel\udcffbrot"), *lines[1:]]) + "\n"),
+        (
+            "invalid UTF-8",
+            lambda lines: "\n".join([lines[0].replace("mandelbrot", "mandel\udcffbrot"), *lines[1:]]) + "\n",
+        ),
     ],
 )
 def test_damaged_files_are_refused(tmp_path, name, text):
@@ -223,7 +232,7 @@ def test_a_synthetic_campaign_analyses_as_with_the_python_path(tmp_path, monkeyp
     keys = layout_keys(truth.campaign_dir)
     native, rest = load.parse_native(truth.campaign_dir, keys, 2)
     assert native and len(native[0].records) > 0.8 * len(with_reader.loaded.records)  # it did the work
-    monkeypatch.setenv("SCALEBENCH_NATIVE_READER", "0")
+    monkeypatch.setenv("SCALEBENCH_NATIVE", "0")
     without = analyze(truth.campaign_dir, options)
     for table in ("records", "counters", "problems", "failed"):
         pd.testing.assert_frame_equal(

@@ -1,0 +1,76 @@
+"""The compiled CSV writer against Arrow's, the reference: byte for byte the same file."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import native_library
+from analysis.csv_out import _native_columns, write_csv
+
+
+def _both(frame: pd.DataFrame, tmp_path, monkeypatch) -> tuple[bytes, bytes]:
+    assert native_library.load() is not None, "make native"
+    assert _native_columns(frame) is not None, "the compiled writer would not take this table"
+    write_csv(frame, tmp_path / "native.csv")
+    monkeypatch.setenv("SCALEBENCH_NATIVE", "0")
+    write_csv(frame, tmp_path / "arrow.csv")
+    monkeypatch.delenv("SCALEBENCH_NATIVE")
+    return (tmp_path / "native.csv").read_bytes(), (tmp_path / "arrow.csv").read_bytes()
+
+
+def test_doubles_of_every_magnitude_are_written_as_arrow_writes_them(tmp_path, monkeypatch):
+    rng = np.random.default_rng(7)
+    exponents = rng.integers(-320, 308, 200_000)
+    mantissas = rng.random(200_000) * 10
+    values = mantissas * 10.0 ** exponents.astype(float)
+    special = [0.0, -0.0, 1.0, 100.0, 1e9, 1e10, 9999999999.0, 1e-6, 1e-7, 1.5e-6, 0.1, 1 / 3, 5e-324]
+    special += [1.7976931348623157e308, -2.5, np.inf, -np.inf, np.nan, 123456789.0, 0.00001, 2**53, 2**60]
+    rounded = np.round(rng.random(20_000) * 10 ** rng.integers(0, 12, 20_000))  # whole numbers
+    scale = 10.0 ** rng.integers(1, 8, 20_000)
+    short = np.round(rng.random(20_000) * scale) / scale  # few digits, as measured
+    frame = pd.DataFrame({"x": np.concatenate([values, special, rounded, short, -values[:1000]])})
+    native, arrow = _both(frame, tmp_path, monkeypatch)
+    assert native == arrow
+
+
+def test_every_column_kind(tmp_path, monkeypatch):
+    n = 7
+    frame = pd.DataFrame(
+        {
+            "i64": np.arange(n, dtype=np.int64) - 3,
+            "i32": np.arange(n, dtype=np.int32) * 1000,
+            "i16": np.arange(n, dtype=np.int16),
+            "i8": np.arange(n, dtype=np.int8) - 100,
+            "flag": np.arange(n) % 2 == 0,
+            "text": pd.Categorical(['a"b', "c,d", None, "e\nf", "ünï", "", "x"]),
+            "none": pd.Categorical([None] * n, categories=pd.Index([], dtype=object)),
+            "str": pd.Series(["p", None, "q", "p", "r", None, 'say "hi"'], dtype="str"),
+            "f": [1.5, np.nan, -0.0, 1e-7, 3.0, np.inf, 2.5e10],
+            'odd "name", too': np.ones(n),
+        }
+    )
+    native, arrow = _both(frame, tmp_path, monkeypatch)
+    assert native == arrow
+
+
+def test_other_columns_go_to_arrow(tmp_path):
+    frame = pd.DataFrame({"mixed": pd.Series([1, "a", None], dtype=object), "x": [1.0, 2.0, 3.0]})
+    assert _native_columns(frame) is None
+    write_csv(frame, tmp_path / "t.csv")
+    assert (tmp_path / "t.csv").read_text().splitlines()[1:] == ['"1",1', '"a",2', ",3"]
+
+
+@pytest.mark.parametrize("table", ["records", "counters"])
+def test_the_campaign_tables(standard, tmp_path, monkeypatch, table):
+    """The two big tables of the standard campaign, as write_tables hands them over."""
+    from analysis.load import record_file
+
+    _, result = standard
+    if table == "records":
+        frame = result.stats.records.drop(columns=["warmup"])
+        frame.insert(0, "file", record_file(frame))
+    else:
+        frame = result.loaded.counters
+    assert len(frame) > 100
+    native, arrow = _both(frame, tmp_path, monkeypatch)
+    assert native == arrow
