@@ -76,4 +76,5 @@ def _declare_writer(lib: ctypes.CDLL) -> None:
         pointer,
         pointer,
         pointer,
+        ctypes.c_int,
     ]

@@ -20,6 +20,8 @@
 #include <cstring>
 #include <fcntl.h>
 #include <malloc.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -749,27 +751,43 @@ struct Job {
 };
 
 // One file into its rows; false (and nothing added) when the file is refused.
-bool read_file(const Job &job, simdjson::dom::parser (&parsers)[2], std::vector<char> &buf, Part &part) {
-  int fd = open(job.path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  size_t len = 0;
-  for (;;) {
-    if (buf.size() < len + (1 << 16) + simdjson::SIMDJSON_PADDING)
-      buf.resize(std::max(buf.size() * 2, len + (1 << 16) + simdjson::SIMDJSON_PADDING));
-    size_t want = buf.size() - len - simdjson::SIMDJSON_PADDING;
-    if (job.size >= 0) want = std::min(want, size_t(job.size) - len);
-    if (want == 0) break;
-    ssize_t got = read(fd, buf.data() + len, want);
-    if (got < 0) {
-      close(fd);
-      return false;
+// A file's first `size` bytes (-1: all), mapped: no copy out of the page cache (a fifth of the reading
+// time with read()). The whole file is mapped, so the bytes after the last line read are there as
+// simdjson's padding unless the mapping ends within it (see padded_line).
+struct Mapped {
+  const char *data = nullptr;
+  size_t len = 0;       // bytes to read
+  size_t readable = 0;  // bytes that may be touched: to the end of the mapping's last page
+  size_t mapped = 0;
+  explicit Mapped(const Job &job) {
+    int fd = open(job.path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_size > 0 && (job.size < 0 || job.size <= st.st_size)) {
+      void *p = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      if (p != MAP_FAILED) {
+        data = static_cast<const char *>(p);
+        mapped = size_t(st.st_size);
+        len = job.size < 0 ? mapped : size_t(job.size);
+        size_t page = size_t(sysconf(_SC_PAGESIZE));
+        readable = (mapped + page - 1) / page * page;
+      }
     }
-    if (got == 0) break;
-    len += size_t(got);
+    close(fd);
   }
-  close(fd);
-  if (job.size >= 0 && len != size_t(job.size)) return false;
-  if (len == 0 || buf[len - 1] != '\n') return false;  // empty, or a last line without its newline
+  ~Mapped() {
+    if (data) munmap(const_cast<char *>(data), mapped);
+  }
+  Mapped(const Mapped &) = delete;
+  Mapped &operator=(const Mapped &) = delete;
+};
+
+bool read_file(const Job &job, simdjson::dom::parser (&parsers)[2], std::vector<char> &buf, Part &part) {
+  Mapped file(job);
+  if (!file.data) return false;
+  const char *data = file.data;
+  size_t len = file.len;
+  if (len == 0 || data[len - 1] != '\n') return false;  // empty, or a last line without its newline
   // Cells and entries are reused from file to file (their strings keep their buffers).
   static thread_local std::vector<Cells> rows;
   static thread_local std::vector<std::vector<Entry>> entries;
@@ -780,14 +798,19 @@ bool read_file(const Job &job, simdjson::dom::parser (&parsers)[2], std::vector<
     size_t start = 0;
     int64_t line = 0;
     while (start < len) {
-      size_t end = size_t(static_cast<const char *>(std::memchr(buf.data() + start, '\n', len - start)) - buf.data());
+      size_t end = size_t(static_cast<const char *>(std::memchr(data + start, '\n', len - start)) - data);
       line++;
-      std::string_view text(buf.data() + start, end - start);
+      std::string_view text(data + start, end - start);
       if (text.find_first_not_of(" \t\r") == std::string_view::npos) return false;  // blank line
+      const char *at = data + start;
+      if (end + simdjson::SIMDJSON_PADDING > file.readable) {  // too near the mapping's end: a padded copy
+        buf.assign(text.begin(), text.end());
+        buf.resize(text.size() + simdjson::SIMDJSON_PADDING);
+        at = buf.data();
+      }
       element rec;
-      // padding: the bytes after the line are the file's next lines and the buffer's padding
       // two parsers in turn: the previous line's values stay readable for json_cell
-      if (parsers[used & 1].parse(buf.data() + start, end - start, false).get(rec)) return false;
+      if (parsers[used & 1].parse(at, text.size(), false).get(rec)) return false;
       if (used == rows.size()) {
         rows.emplace_back();
         entries.emplace_back();
