@@ -94,6 +94,7 @@ def check_resamples(value: int) -> None:
 
 
 def run_analyze(args: argparse.Namespace) -> int:
+    from analysis.csv_out import TablesInFlight
     from analysis.pipeline import Options, analyze, write_tables
     from analysis.plots import all_plots
     from analysis.report import write_report
@@ -107,7 +108,7 @@ def run_analyze(args: argparse.Namespace) -> int:
         raise UsageError(f"--jobs {args.jobs}: must be >= 1")
     campaign_dir = resolve_campaign(args.campaign, args.results_dir)
     options = Options(args.baseline, formats, args.noise_threshold, args.resamples, args.seed, args.jobs)
-    result = analyze(campaign_dir, options)
+    result = analyze(campaign_dir, options, TablesInFlight() if "csv" in formats else None)
     for note in result.loaded.notes:
         print(f"note: {note}", file=sys.stderr)
     for file, reason in result.campaign.problems:

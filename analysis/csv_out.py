@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -111,3 +111,26 @@ def write_csvs(tables: dict[Path, pd.DataFrame]) -> None:
     with ThreadPoolExecutor(max(1, min(len(order), os.cpu_count() or 1))) as pool:
         for done in [pool.submit(write_csv, tables[path], path) for path in order]:
             done.result()  # the first error (e.g. a full disk) is raised here
+
+
+class TablesInFlight:
+    """Tables being written in a thread while the analysis goes on: the counters table is final once the
+    records are loaded, and the compiled writer runs without the GIL, beside the statistics."""
+
+    def __init__(self) -> None:
+        self._pool: ThreadPoolExecutor | None = None
+        self.files: dict[Path, Future] = {}
+
+    def start(self, path: Path, frame: pd.DataFrame) -> None:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(1)
+        self.files[path] = self._pool.submit(write_csv, frame, path)
+
+    def wait(self) -> None:
+        """Until every table is written; the first error (e.g. a full disk) is raised here."""
+        try:
+            for done in self.files.values():
+                done.result()
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown()

@@ -281,9 +281,13 @@ def typed(cells: Cells):
         return pd.Categorical.from_codes(codes, categories=categories)
     if kinds <= {INT}:
         return values
-    if kinds <= {INT, DBL, NULL}:
-        out = np.where(tags == INT, values.astype(np.float64), values.view(np.float64))
-        out[tags == NULL] = np.nan
+    if kinds <= {INT, DBL, NULL}:  # floats (in place: the cells are this function's own copy)
+        out = values.view(np.float64)
+        if INT in kinds:
+            ints = tags == INT
+            out[ints] = values[ints]
+        if NULL in kinds:
+            out[tags == NULL] = np.nan
         return out
     if kinds <= {FALSE, TRUE}:
         return tags == TRUE

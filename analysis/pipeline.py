@@ -16,7 +16,7 @@ from analysis.bimodality import COLUMNS as BIMODAL_COLUMNS
 from analysis.bimodality import bimodality
 from analysis.campaign import Campaign, cores_of, read_campaign
 from analysis.counter_tables import counter_tables
-from analysis.csv_out import write_csvs
+from analysis.csv_out import TablesInFlight, write_csvs
 from analysis.disturbance import SUMMARY_COLUMNS, clean_summary, flag_disturbed
 from analysis.disturbance_effect import disturbance_effect
 from analysis.efficiency import efficiency, load_bounds
@@ -39,6 +39,7 @@ from analysis.validity import (
 )
 from analysis.variant_tests import compare_variants
 from analysis.variants import CASE_DESCRIPTION
+from sbcore import layout
 
 
 @dataclass
@@ -77,18 +78,23 @@ class Analysis:
     disturbance_effect: pd.DataFrame = field(default_factory=pd.DataFrame)
     # how alike the repetitions of one kernel process are (the CIs take them for independent)
     process_correlation: ProcessCorrelation | None = None
+    tables_in_flight: TablesInFlight | None = None  # CSV tables started during the analysis
 
     @property
     def out_dir(self) -> Path:
-        return self.campaign.path / "analysis"
+        return layout.analysis_dir(self.campaign.path)
 
 
-def analyze(campaign_dir: Path, options: Options) -> Analysis:
+def analyze(campaign_dir: Path, options: Options, in_flight: TablesInFlight | None = None) -> Analysis:
+    """Every table and statistic of the campaign. With `in_flight` (for a caller that then calls
+    write_tables), counters.csv is written beside the statistics."""
     timings: dict[str, float] = {}
     lap = Laps(timings)
     campaign = read_campaign(campaign_dir)
     loaded = load_records(campaign_dir, processes=options.processes, use_cache=options.use_cache)
     timings["load"] = lap("load")
+    if in_flight is not None:
+        in_flight.start(layout.analysis_dir(campaign.path) / "counters.csv", loaded.counters)
 
     cases = case_table(campaign.cases, loaded.records)
     case_stats = summarize(loaded.records, options.n_resamples, options.seed, options.noise_threshold)
@@ -168,6 +174,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         reference=campaign_comparison(campaign, loaded.records, options.seed),
         disturbance_effect=effect,
         process_correlation=correlation,
+        tables_in_flight=in_flight,
     )
     lap("efficiency, micro, reference")
     timings["checks and counter tables"] = time.perf_counter() - stats_end
@@ -203,10 +210,14 @@ class Laps:
 def in_case_rep_order(records: pd.DataFrame) -> bool:
     """Whether the records are sorted by (case_id, rep) already (as a cold load delivers them): then
     no sorted copy of a million rows is made for records.csv."""
-    case = records["case_id"].astype(str).to_numpy(dtype=object)
     rep = records["rep"].to_numpy()
-    if len(case) < 2:
+    if len(rep) < 2:
         return True
+    cases = records["case_id"]
+    if isinstance(cases.dtype, pd.CategoricalDtype) and cases.cat.categories.is_monotonic_increasing:
+        case = cases.cat.codes.to_numpy()  # sorted categories: codes sort as the texts (no million strings)
+    else:
+        case = cases.astype(str).to_numpy(dtype=object)
     same = case[1:] == case[:-1]
     return bool(((case[1:] > case[:-1]) | (same & (rep[1:] > rep[:-1]))).all())
 
@@ -277,5 +288,8 @@ def write_tables(result: Analysis) -> list[Path]:
     }
     if result.reference is not None:
         tables["reference.csv"] = result.reference[1]
-    write_csvs({out / name: table for name, table in tables.items()})
+    in_flight = result.tables_in_flight.files if result.tables_in_flight is not None else {}
+    write_csvs({out / name: table for name, table in tables.items() if out / name not in in_flight})
+    if result.tables_in_flight is not None:
+        result.tables_in_flight.wait()
     return [out / name for name in tables]
