@@ -56,11 +56,11 @@ perf: setup
 
 lint: setup
 	$(PY) -m ruff check .
-	clang-format --dry-run --Werror $(shell git ls-files 'kernels/*.c' 'kernels/*.h')
+	clang-format --dry-run --Werror $(shell git ls-files 'kernels/*.c' 'kernels/*.h' 'analysis/native/*.cpp')
 
 format: setup
 	$(PY) -m ruff format .
-	clang-format -i $(shell git ls-files 'kernels/*.c' 'kernels/*.h')
+	clang-format -i $(shell git ls-files 'kernels/*.c' 'kernels/*.h' 'analysis/native/*.cpp')
 
 slurm-up: setup
 	$(PY) -m jobs.slurm.testcluster up

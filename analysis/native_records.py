@@ -227,9 +227,6 @@ class Cells:
     values: np.ndarray
     strings: list[str]
 
-    def take(self, rows: np.ndarray) -> Cells:
-        return Cells(self.tags[rows], self.values[rows], self.strings)
-
 
 def _cells(lib, handle, slot: int, count: int) -> Cells:
     """One column, which the reader then frees."""

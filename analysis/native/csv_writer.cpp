@@ -1,158 +1,178 @@
-// Writes a table as CSV byte for byte as Arrow's CSV writer does (analysis/csv_out.py is the caller and
-// keeps Arrow for any table with a column kind not here): a header of quoted names; floats in their
-// shortest round-trip form, in decimal from 1e-6 up to below 1e10 and in exponent form ("1e-7",
-// "1.5e+10") outside; integers in decimal; true/false; text quoted with doubled quotes; an empty field
-// for a missing value. Arrow formats each value through a cast to text: ~500 ns a counter row, against
-// ~50 ns here.
+// Writes a table as CSV byte for byte as Arrow's CSV writer does (analysis/csv_out.py is the caller
+// and keeps Arrow for any table with a column kind not here): a header of quoted names; floats in
+// their shortest round-trip form, in decimal from 1e-6 up to below 1e10 and in exponent form
+// ("1e-7", "1.5e+10") outside; integers in decimal; true/false; text quoted with doubled quotes; an
+// empty field for a missing value. Arrow formats each value through a cast to text: ~500 ns a
+// counter row, against ~50 ns here.
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fcntl.h>
+#include <functional>
 #include <string>
 #include <thread>
-#include <vector>
-#include <algorithm>
-#include <functional>
 #include <unistd.h>
+#include <vector>
 
 namespace {
 
 // Column kinds (analysis/csv_out.py: _NATIVE_KINDS).
 enum Kind : int { K_F64 = 0, K_I64, K_I32, K_I16, K_I8, K_BOOL, K_TEXT };
 
-// A finite or infinite double as Arrow writes it (double-conversion's shortest form with its decimal range).
+// A finite or infinite double as Arrow writes it (double-conversion's shortest form with its
+// decimal range).
 void put_double(double v, std::string &out) {
-  if (std::isinf(v)) {
-    out += v > 0 ? "inf" : "-inf";
-    return;
-  }
-  char buf[40];
-  auto end = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific).ptr;
-  // buf: [-]d[.ddd]e(+|-)xx
-  const char *p = buf;
-  if (*p == '-') {
-    out += '-';
-    p++;
-  }
-  const char *e = static_cast<const char *>(std::memchr(p, 'e', size_t(end - p)));
-  char digits[24];
-  int n = 0;
-  for (const char *q = p; q < e; q++)
-    if (*q != '.') digits[n++] = *q;
-  int exponent = 0;
-  std::from_chars(e + 1 + (e[1] == '+'), end, exponent);
-  if (exponent >= -6 && exponent < 10) {
-    if (exponent >= 0) {
-      int whole = exponent + 1;
-      if (n <= whole) {
-        out.append(digits, size_t(n));
-        out.append(size_t(whole - n), '0');
-      } else {
-        out.append(digits, size_t(whole));
-        out += '.';
-        out.append(digits + whole, size_t(n - whole));
-      }
-    } else {
-      out += "0.";
-      out.append(size_t(-exponent - 1), '0');
-      out.append(digits, size_t(n));
+    if (std::isinf(v)) {
+        out += v > 0 ? "inf" : "-inf";
+        return;
     }
-    return;
-  }
-  out += digits[0];
-  if (n > 1) {
-    out += '.';
-    out.append(digits + 1, size_t(n - 1));
-  }
-  out += 'e';
-  out += exponent < 0 ? '-' : '+';
-  char ebuf[8];
-  out.append(ebuf, std::to_chars(ebuf, ebuf + sizeof ebuf, exponent < 0 ? -exponent : exponent).ptr);
+    char buf[40];
+    auto end = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific).ptr;
+    // buf: [-]d[.ddd]e(+|-)xx
+    const char *p = buf;
+    if (*p == '-') {
+        out += '-';
+        p++;
+    }
+    const char *e = static_cast<const char *>(std::memchr(p, 'e', size_t(end - p)));
+    char digits[24];
+    int n = 0;
+    for (const char *q = p; q < e; q++)
+        if (*q != '.')
+            digits[n++] = *q;
+    int exponent = 0;
+    std::from_chars(e + 1 + (e[1] == '+'), end, exponent);
+    if (exponent >= -6 && exponent < 10) {
+        if (exponent >= 0) {
+            int whole = exponent + 1;
+            if (n <= whole) {
+                out.append(digits, size_t(n));
+                out.append(size_t(whole - n), '0');
+            } else {
+                out.append(digits, size_t(whole));
+                out += '.';
+                out.append(digits + whole, size_t(n - whole));
+            }
+        } else {
+            out += "0.";
+            out.append(size_t(-exponent - 1), '0');
+            out.append(digits, size_t(n));
+        }
+        return;
+    }
+    out += digits[0];
+    if (n > 1) {
+        out += '.';
+        out.append(digits + 1, size_t(n - 1));
+    }
+    out += 'e';
+    out += exponent < 0 ? '-' : '+';
+    char ebuf[8];
+    out.append(ebuf,
+               std::to_chars(ebuf, ebuf + sizeof ebuf, exponent < 0 ? -exponent : exponent).ptr);
 }
 
 template <class T> void put_int(T v, std::string &out) {
-  char buf[24];
-  out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+    char buf[24];
+    out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
 }
 
 bool flush(int fd, std::string &out) {
-  size_t done = 0;
-  while (done < out.size()) {
-    ssize_t n = write(fd, out.data() + done, out.size() - done);
-    if (n < 0) return false;
-    done += size_t(n);
-  }
-  out.clear();
-  return true;
+    size_t done = 0;
+    while (done < out.size()) {
+        ssize_t n = write(fd, out.data() + done, out.size() - done);
+        if (n < 0)
+            return false;
+        done += size_t(n);
+    }
+    out.clear();
+    return true;
 }
 
 void put_cell(int kind, const void *values, const char *texts, const int64_t *offsets, int64_t r,
               std::string &out) {
-  switch (kind) {
-  case K_F64: {
-    double v = static_cast<const double *>(values)[r];
-    if (!std::isnan(v)) put_double(v, out);  // NaN is pandas' missing value: an empty field
-    break;
-  }
-  case K_I64: put_int(static_cast<const int64_t *>(values)[r], out); break;
-  case K_I32: put_int(static_cast<const int32_t *>(values)[r], out); break;
-  case K_I16: put_int(static_cast<const int16_t *>(values)[r], out); break;
-  case K_I8: put_int(static_cast<const int8_t *>(values)[r], out); break;
-  case K_BOOL: out += static_cast<const uint8_t *>(values)[r] ? "true" : "false"; break;
-  case K_TEXT: {
-    int32_t k = static_cast<const int32_t *>(values)[r];
-    if (k >= 0) out.append(texts + offsets[k], size_t(offsets[k + 1] - offsets[k]));
-    break;
-  }
-  }
+    switch (kind) {
+    case K_F64: {
+        double v = static_cast<const double *>(values)[r];
+        if (!std::isnan(v))
+            put_double(v, out); // NaN is pandas' missing value: an empty field
+        break;
+    }
+    case K_I64:
+        put_int(static_cast<const int64_t *>(values)[r], out);
+        break;
+    case K_I32:
+        put_int(static_cast<const int32_t *>(values)[r], out);
+        break;
+    case K_I16:
+        put_int(static_cast<const int16_t *>(values)[r], out);
+        break;
+    case K_I8:
+        put_int(static_cast<const int8_t *>(values)[r], out);
+        break;
+    case K_BOOL:
+        out += static_cast<const uint8_t *>(values)[r] ? "true" : "false";
+        break;
+    case K_TEXT: {
+        int32_t k = static_cast<const int32_t *>(values)[r];
+        if (k >= 0)
+            out.append(texts + offsets[k], size_t(offsets[k + 1] - offsets[k]));
+        break;
+    }
+    }
 }
 
-}  // namespace
+} // namespace
 
 extern "C" {
 
-// Writes `rows` rows of `columns` columns to a new file at `path`. Column c has kind kinds[c] and its
-// values at data[c]: doubles (NaN: empty), integers, bools as bytes, or text as int32 codes (-1: empty)
-// into texts[c], which holds the already quoted texts joined, text k from offsets[c][k] to
-// offsets[c][k + 1]. `header` is the header line, quoted, with its newline. 0, or errno.
+// Writes `rows` rows of `columns` columns to a new file at `path`. Column c has kind kinds[c] and
+// its values at data[c]: doubles (NaN: empty), integers, bools as bytes, or text as int32 codes
+// (-1: empty) into texts[c], which holds the already quoted texts joined, text k from offsets[c][k]
+// to offsets[c][k + 1]. `header` is the header line, quoted, with its newline. 0, or errno.
 int sbw_write_csv(const char *path, const char *header, int64_t rows, int columns, const int *kinds,
                   const void *const *data, const char *const *texts, const int64_t *const *offsets,
                   int threads) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return errno;
-  // Blocks of rows are formatted by `threads` threads side by side and written in order.
-  constexpr int64_t BLOCK = 1 << 15;
-  threads = std::max(1, threads);
-  std::vector<std::string> out(static_cast<size_t>(threads));
-  out[0] = header;
-  auto format = [&](int64_t first, int64_t last, std::string &text) {
-    for (int64_t r = first; r < last; r++) {
-      for (int c = 0; c < columns; c++) {
-        if (c) text += ',';
-        put_cell(kinds[c], data[c], texts[c], offsets[c], r, text);
-      }
-      text += '\n';
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return errno;
+    // Blocks of rows are formatted by `threads` threads side by side and written in order.
+    constexpr int64_t BLOCK = 1 << 15;
+    threads = std::max(1, threads);
+    std::vector<std::string> out(static_cast<size_t>(threads));
+    out[0] = header;
+    auto format = [&](int64_t first, int64_t last, std::string &text) {
+        for (int64_t r = first; r < last; r++) {
+            for (int c = 0; c < columns; c++) {
+                if (c)
+                    text += ',';
+                put_cell(kinds[c], data[c], texts[c], offsets[c], r, text);
+            }
+            text += '\n';
+        }
+    };
+    for (int64_t start = 0; start < rows; start += BLOCK * threads) {
+        std::vector<std::thread> pool;
+        for (int t = 1; t < threads; t++) {
+            int64_t first = std::min(rows, start + BLOCK * t), last = std::min(rows, first + BLOCK);
+            pool.emplace_back(format, first, last, std::ref(out[size_t(t)]));
+        }
+        format(start, std::min(rows, start + BLOCK), out[0]);
+        for (auto &t : pool)
+            t.join();
+        for (auto &text : out) {
+            if (!flush(fd, text)) {
+                int err = errno;
+                close(fd);
+                return err;
+            }
+        }
     }
-  };
-  for (int64_t start = 0; start < rows; start += BLOCK * threads) {
-    std::vector<std::thread> pool;
-    for (int t = 1; t < threads; t++) {
-      int64_t first = std::min(rows, start + BLOCK * t), last = std::min(rows, first + BLOCK);
-      pool.emplace_back(format, first, last, std::ref(out[size_t(t)]));
-    }
-    format(start, std::min(rows, start + BLOCK), out[0]);
-    for (auto &t : pool) t.join();
-    for (auto &text : out) {
-      if (!flush(fd, text)) {
-        int err = errno;
-        close(fd);
-        return err;
-      }
-    }
-  }
-  if (!flush(fd, out[0]) || close(fd) != 0) return errno;
-  return 0;
+    if (!flush(fd, out[0]) || close(fd) != 0)
+        return errno;
+    return 0;
 }
 }
