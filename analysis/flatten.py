@@ -29,7 +29,7 @@ from analysis.record_decode import UNSET, Counters, Pin, Record, decode_one
 from analysis.typed_columns import distinct, spread
 from analysis.variants import VARIANT_PARAMS
 
-_RAW_NUMERIC = (
+RAW_NUMERIC = (
     "wall_s",
     "setup_s",
     "cpu_user_s",
@@ -45,8 +45,8 @@ _RAW_NUMERIC = (
     "invocation",
     "in_process_rep",
 )
-_RAW_TEXT = ("campaign", "node_type", "hostname", "host", "kernel", "lang", "model", "checksum", "started")
-_RAW_TEXT += ("inner_path", "uarch")  # which inner loop ran, on which core design (analysis/efficiency.py)
+RAW_TEXT = ("campaign", "node_type", "hostname", "host", "kernel", "lang", "model", "checksum", "started")
+RAW_TEXT += ("inner_path", "uarch")  # which inner loop ran, on which core design (analysis/efficiency.py)
 
 
 @lru_cache(maxsize=4096)
@@ -105,7 +105,7 @@ def flatten_records(records: list[Record]) -> tuple[dict[str, Sequence], PerHwth
     n = len(records)
     by_field = zip(*map(astuple, records), strict=True) if n else [()] * len(_FIELDS)
     fields = dict(zip(_FIELDS, by_field, strict=True))
-    col: dict[str, Sequence] = {key: fields[key] for key in ("case_id", "rep", *_RAW_TEXT, *_RAW_NUMERIC)}
+    col: dict[str, Sequence] = {key: fields[key] for key in ("case_id", "rep", *RAW_TEXT, *RAW_NUMERIC)}
     params, derived = distinct(map(bytes, fields["params"]), params_columns)
     col["params_json"] = spread(params, [d[0] for d in derived])
     for key in dict.fromkeys(k for d in derived for k in d[1]):

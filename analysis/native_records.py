@@ -26,7 +26,10 @@ import numpy as np
 import pandas as pd
 
 from analysis import native_library
+from analysis.disturbance import probe_columns
 from analysis.flatten import (
+    RAW_NUMERIC,
+    RAW_TEXT,
     PerHwthread,
     cpu_list,
     distinct_cpus,
@@ -40,62 +43,21 @@ from analysis.variants import VARIANT_PARAMS
 # Kinds of a cell (records_reader.cpp: Tag).
 NULL, FALSE, TRUE, INT, DBL, STR, UNSET = range(7)
 
-# The reader's columns, in the order of records_reader.cpp's Slot.
-SLOTS = [
-    "case_id",
-    "rep",
-    "campaign",
-    "node_type",
-    "hostname",
-    "host",
-    "kernel",
-    "lang",
-    "model",
-    "checksum",
-    "started",
-    "inner_path",
-    "uarch",
-    "wall_s",
-    "setup_s",
-    "cpu_user_s",
-    "cpu_sys_s",
-    "ctx_voluntary",
-    "ctx_involuntary",
-    "os_threads",
-    "work",
-    "timer_res_s",
-    "runner_wall_s",
-    "exit_status",
-    "clock_ghz",
-    "invocation",
-    "in_process_rep",
-    "schedule",
-    "sync",
-    "inner",
-    "threads",
-    "ranks",
-    "warmup",
-    "case_index",
-    "n_warmup",
-    "build_compiler",
-    "build_flags",
+# Columns as flatten.flatten_records orders them (params-derived and counter columns go between).
+_HEAD = ("case_id", "rep", *RAW_TEXT, *RAW_NUMERIC)
+_MIDDLE = ("threads", "ranks", "warmup", "case_index", "n_warmup", "build_compiler", "build_flags")
+_PIN = ("pin_strategy", "pin_cpus", "pin_violations", "counters_status", "counters_group", "counters_reason")
+_TAIL = ("clock_max_ghz", *probe_columns(None), "sampling_stop")
+
+# The reader's columns, in the order of records_reader.cpp's Slot (its JSON-text columns last).
+SLOTS = (
+    *_HEAD,
+    *VARIANT_PARAMS,
+    *_MIDDLE,
     "rank_wall_min_s",
     "rank_wall_max_s",
-    "pin_strategy",
-    "pin_violations",
-    "counters_status",
-    "counters_group",
-    "counters_reason",
-    "clock_max_ghz",
-    "probe_int_mul_min_s",
-    "probe_int_mul_max_s",
-    "probe_fp_lat_min_s",
-    "probe_fp_lat_max_s",
-    "probe_fp_tput_min_s",
-    "probe_fp_tput_max_s",
-    "probe_runq_wait_s",
-    "probe_cpus",
-    "sampling_stop",
+    *(name for name in _PIN if name != "pin_cpus"),
+    *_TAIL,
     "slurm_job_id",
     "slurm_array_task_id",
     "record_line",
@@ -103,54 +65,9 @@ SLOTS = [
     "placement",
     "pin_cpus",
     "sched",
-]
+)
 _SLOT = {name: number for number, name in enumerate(SLOTS)}
 STATS = ("sum", "min", "max", "avg")
-
-# Columns as flatten.flatten_records orders them (params-derived and counter columns where they go).
-_HEAD = [
-    "case_id",
-    "rep",
-    "campaign",
-    "node_type",
-    "hostname",
-    "host",
-    "kernel",
-    "lang",
-    "model",
-    "checksum",
-    "started",
-    "inner_path",
-    "uarch",
-    "wall_s",
-    "setup_s",
-    "cpu_user_s",
-    "cpu_sys_s",
-    "ctx_voluntary",
-    "ctx_involuntary",
-    "os_threads",
-    "work",
-    "timer_res_s",
-    "runner_wall_s",
-    "exit_status",
-    "clock_ghz",
-    "invocation",
-    "in_process_rep",
-]
-_MIDDLE = ["threads", "ranks", "warmup", "case_index", "n_warmup", "build_compiler", "build_flags"]
-_PIN = ["pin_strategy", "pin_cpus", "pin_violations", "counters_status", "counters_group", "counters_reason"]
-_TAIL = [
-    "clock_max_ghz",
-    "probe_int_mul_min_s",
-    "probe_int_mul_max_s",
-    "probe_fp_lat_min_s",
-    "probe_fp_lat_max_s",
-    "probe_fp_tput_min_s",
-    "probe_fp_tput_max_s",
-    "probe_runq_wait_s",
-    "probe_cpus",
-    "sampling_stop",
-]
 
 
 class Unlike(ValueError):

@@ -147,21 +147,23 @@ UNUSUAL = {
 }
 
 
+def _case_with(root, mutate) -> dict:
+    """A case of three records, the middle one changed by `mutate`; its listed keys."""
+    lines = [json.dumps(_base_record("c1", rep)) for rep in range(3)]
+    lines[1] = json.dumps(mutate(json.loads(lines[1])))
+    return _write_case(root, "c1", lines)
+
+
 @pytest.mark.parametrize("name", sorted(ORDINARY))
 def test_ordinary_records_are_taken_and_read_as_python_reads_them(tmp_path, name):
-    lines = [json.dumps(_base_record("c1", rep)) for rep in range(3)]
-    lines[1] = json.dumps(ORDINARY[name](json.loads(lines[1])))
-    keys = _write_case(tmp_path, "c1", lines)
-    python, native = _both(tmp_path, keys)
+    python, native = _both(tmp_path, _case_with(tmp_path, ORDINARY[name]))
     assert native is not None, f"{name}: refused"
     _assert_same(python, native)
 
 
 @pytest.mark.parametrize("name", sorted(UNUSUAL))
 def test_unusual_records_are_left_to_the_python_path(tmp_path, name):
-    lines = [json.dumps(_base_record("c1", rep)) for rep in range(3)]
-    lines[1] = json.dumps(UNUSUAL[name](json.loads(lines[1])))
-    keys = _write_case(tmp_path, "c1", lines)
+    keys = _case_with(tmp_path, UNUSUAL[name])
     python, native = _both(tmp_path, keys)
     assert native is None, f"{name}: taken"
     # the campaign as a whole still reads exactly as the Python path reads it
