@@ -3,8 +3,11 @@
 import json
 from collections import defaultdict
 
+import pandas as pd
 import pytest
 
+from analysis import load
+from sbcore import layout
 from tests.records import case_record
 
 from .conftest import ROOT, run_cli
@@ -69,3 +72,11 @@ def test_smoke_campaign(tmp_path, bin_dir):
 
     again = run_cli("run", "--resume", campaign, "--no-progress")
     assert again.returncode == 0 and "0 repetitions ran" in again.stdout
+
+    # The analysis's compiled reader takes every records.jsonl of real kernels and reads them exactly as
+    # the Python path does.
+    keys = layout.raw_files(campaign)
+    native, rest = load.parse_native(campaign, keys, 2)
+    assert native and not [k for k in rest if layout.RECORDS_FILE in k]
+    python = load.parse_files(campaign, keys)
+    pd.testing.assert_frame_equal(python.records, native[0].records, check_exact=True)
