@@ -4,17 +4,19 @@ Prints figures, asserts nothing. Phases: generating the campaign as the runner s
 raw/<case_id>/records.jsonl per case, each record with the fields today's runner writes: a machine-state
 probe with a time per pinned CPU, clock, scheduling, sampling; a 64-core node, 1 to 128 threads; once,
 into build/perf/, reused by later runs, so a directory generated before keeps its records), loading cold
-(parse every record, process pool, no analysis cache), statistics (summary with vectorised bootstrap,
-speedup, models, comparisons; each step's wall and CPU time is printed too), writing the CSV tables,
-decoding only (every record read and decoded by the analysis's JSON parser, nothing else: the floor of a
-JSON record store on this machine), then loading warm (append-only cache). Aim for the cold analysis
-(load + statistics + CSV): <= 20 s and <= 2 GB peak RSS (the larger of this process and its biggest
-parsing worker).
+(every record parsed, by the compiled reader where built, no analysis cache), statistics (summary with
+vectorised bootstrap, speedup, models, comparisons; each step's wall and CPU time is printed too; the
+counters table is written meanwhile, as `analyze` does it), writing the other CSV tables, then two floors:
+reading only (the compiled reader parsing and checking every record, no columns for Python) and
+decoding only (every record decoded by msgspec into the Python path's record type), then loading warm
+(append-only cache). Aim for the cold analysis (load + statistics + CSV): <= 20 s and <= 2 GB peak RSS
+(the larger of this process and its biggest parsing worker).
 
     .venv/bin/python perf/perf_analysis.py [--records N] [--keep DIR]
 """
 
 import argparse
+import ctypes
 import os
 import resource
 import sys
@@ -25,6 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from analysis import native_library  # noqa: E402
 from analysis.csv_out import TablesInFlight  # noqa: E402
 from analysis.load import load_records  # noqa: E402
 from analysis.pipeline import Options, analyze, write_tables  # noqa: E402
@@ -79,6 +82,27 @@ def decode_only(campaign: Path, processes: int) -> int:
         return sum(pool.map(_decode_cases, chunks))
 
 
+def read_only(campaign: Path, threads: int) -> int:
+    """Every records.jsonl parsed and checked by the compiled reader, its columns never handed to Python:
+    the floor of the compiled path."""
+    lib = native_library.load()
+    if lib is None:
+        return 0
+    case_ids = sorted(os.listdir(campaign / layout.RAW_DIR))
+    paths = [os.fsencode(campaign / layout.RAW_DIR / c / layout.RECORDS_FILE) for c in case_ids]
+    n = len(paths)
+    handle = lib.sbr_read(
+        n,
+        (ctypes.c_char_p * n)(*paths),
+        (ctypes.c_int64 * n)(*([-1] * n)),
+        (ctypes.c_char_p * n)(*(c.encode() for c in case_ids)),
+        threads,
+    )
+    rows = lib.sbr_rows(handle)
+    lib.sbr_free(handle)
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -129,7 +153,11 @@ def main() -> int:
         f"peak RSS {peak_rss_gb():.2f} GB (aim <= 2 GB)"
     )
     result = loaded = None  # free them before the next loads
-    decoded = timed("decode only (floor: JSON, msgspec)", lambda: decode_only(campaign, os.cpu_count() or 1))
+    rows = timed("read only (floor: compiled reader)", lambda: read_only(campaign, os.cpu_count() or 1))
+    print(f"  {rows} records read" if rows else "  compiled reader not built (make native)")
+    decoded = timed(
+        "decode only (floor: msgspec, Python path)", lambda: decode_only(campaign, os.cpu_count() or 1)
+    )
     print(f"  {decoded} records decoded")
     timed("load, cold, filling the cache", lambda: load_records(campaign))
     timed("load, warm (append-only cache)", lambda: load_records(campaign))
