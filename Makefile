@@ -56,11 +56,11 @@ perf: setup
 
 lint: setup
 	$(PY) -m ruff check .
-	clang-format --dry-run --Werror $(shell git ls-files 'kernels/*.c' 'kernels/*.h' 'analysis/native/*.cpp')
+	clang-format --dry-run --Werror $(shell git ls-files 'kernels/*.c' 'kernels/*.h' 'analysis/native/*.cpp' 'analysis/native/*.h')
 
 format: setup
 	$(PY) -m ruff format .
-	clang-format -i $(shell git ls-files 'kernels/*.c' 'kernels/*.h' 'analysis/native/*.cpp')
+	clang-format -i $(shell git ls-files 'kernels/*.c' 'kernels/*.h' 'analysis/native/*.cpp' 'analysis/native/*.h')
 
 slurm-up: setup
 	$(PY) -m jobs.slurm.testcluster up
