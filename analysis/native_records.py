@@ -40,7 +40,7 @@ from analysis.flatten import (
 from analysis.typed_columns import Spread, typed_column
 from analysis.variants import VARIANT_PARAMS
 
-# Kinds of a cell (records_reader.cpp: Tag).
+# Kinds of a cell (analysis/native/record_cells.h: Tag).
 NULL, FALSE, TRUE, INT, DBL, STR, UNSET = range(7)
 
 # Columns as flatten.flatten_records orders them (params-derived and counter columns go between).
@@ -49,7 +49,7 @@ _MIDDLE = ("threads", "ranks", "warmup", "case_index", "n_warmup", "build_compil
 _PIN = ("pin_strategy", "pin_cpus", "pin_violations", "counters_status", "counters_group", "counters_reason")
 _TAIL = ("clock_max_ghz", *probe_columns(None), "sampling_stop")
 
-# The reader's columns, in the order of records_reader.cpp's Slot (its JSON-text columns last).
+# The reader's columns, in the order of analysis/native/record_cells.h's Slot (its JSON-text columns last).
 SLOTS = (
     *_HEAD,
     *VARIANT_PARAMS,
