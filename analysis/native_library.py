@@ -12,20 +12,27 @@ from __future__ import annotations
 
 import ctypes
 import os
+import warnings
 from pathlib import Path
 
 LIBRARY = Path(__file__).resolve().parent.parent / "build" / "lib" / "libsb_native.so"
 
 _loaded: ctypes.CDLL | None = None
+_unloadable: set[Path] = set()  # libraries that failed to load: warned about once
 
 
 def load() -> ctypes.CDLL | None:
     """The library with its signatures declared, or None when it is not built or switched off."""
     global _loaded
-    if os.environ.get("SCALEBENCH_NATIVE", "1") == "0" or not LIBRARY.is_file():
+    if os.environ.get("SCALEBENCH_NATIVE", "1") == "0" or not LIBRARY.is_file() or LIBRARY in _unloadable:
         return None
     if _loaded is None:
-        lib = ctypes.CDLL(str(LIBRARY))
+        try:
+            lib = ctypes.CDLL(str(LIBRARY))
+        except OSError as err:  # e.g. built on another machine, libsimdjson missing here
+            warnings.warn(f"{LIBRARY}: not loadable ({err}); reading records in Python", stacklevel=2)
+            _unloadable.add(LIBRARY)
+            return None
         _declare_reader(lib)
         _declare_writer(lib)
         _loaded = lib

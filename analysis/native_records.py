@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,10 +87,13 @@ class NativeRead:
 def library():
     """The loaded reader, or None when it is not built or switched off."""
     lib = native_library.load()
-    if lib is not None and lib.sbr_slots() != len(SLOTS):
-        raise RuntimeError(
-            f"{native_library.LIBRARY}: {lib.sbr_slots()} columns, not {len(SLOTS)}: make native"
+    if lib is not None and lib.sbr_slots() != len(SLOTS):  # built from other sources: `make native`
+        warnings.warn(
+            f"{native_library.LIBRARY}: {lib.sbr_slots()} columns, not {len(SLOTS)} (run make native);"
+            " reading records in Python",
+            stacklevel=2,
         )
+        return None
     return lib
 
 

@@ -25,6 +25,25 @@ def test_the_reader_is_built_for_the_suite():
     assert native_records.library() is not None, f"{native_library.LIBRARY} missing: run make native"
 
 
+def test_a_library_that_does_not_load_leaves_the_python_path(tmp_path, monkeypatch):
+    """Built on another machine, or libsimdjson missing here: a warning, and the Python path reads."""
+    broken = tmp_path / "libsb_native.so"
+    broken.write_text("not a shared object")
+    monkeypatch.setattr(native_library, "LIBRARY", broken)
+    monkeypatch.setattr(native_library, "_loaded", None)
+    with pytest.warns(UserWarning, match="not loadable"):
+        assert native_library.load() is None
+    keys = _case_with(tmp_path, ORDINARY["as written"])
+    native, rest = load.parse_native(tmp_path, keys, 2)
+    assert native == [] and rest == keys
+
+
+def test_a_library_of_other_sources_leaves_the_python_path(tmp_path, monkeypatch):
+    monkeypatch.setattr(native_records, "SLOTS", native_records.SLOTS[:-1])
+    with pytest.warns(UserWarning, match="make native"):
+        assert native_records.library() is None
+
+
 def _base_record(case_id: str, rep: int, counters: bool = True) -> dict:
     spec = CaseSpec(
         "big",
