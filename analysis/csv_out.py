@@ -3,9 +3,9 @@ million records with their counters). Same shape as pandas writes it (header, no
 missing value); floats in their shortest round-trip form; booleans as true/false; text quoted.
 
 A table whose columns are all numbers, booleans or text (the records and counters tables) is written by
-the compiled writer (analysis/native/csv_writer.cpp, ~10x faster than Arrow's cast to text), byte for
-byte as Arrow's C++ writer writes it, which writes every other table and is the reference
-(tests/analysis/test_csv_out.py)."""
+the compiled writer (analysis/native/csv_writer.cpp: rows formatted on every CPU, 0.6 of Arrow's time on
+the counters table of a million records), byte for byte as Arrow's C++ writer writes it, which writes
+every other table and is the reference (tests/analysis/test_csv_out.py)."""
 
 from __future__ import annotations
 

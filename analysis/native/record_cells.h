@@ -120,8 +120,9 @@ struct Strings {
     }
 };
 
-// What one group of files gives: rows of cells, counter entries, per-hwthread values.
-struct Part {
+// What one group of files gives: rows of cells, counter entries, per-hwthread values. Aligned to a
+// cache line: the threads fill neighbouring parts.
+struct alignas(64) Part {
     Column col[N_SLOTS];
     Strings str[N_SLOTS];
     // counter metrics of records with status "ok": one entry per (record, metric)
