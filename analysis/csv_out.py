@@ -23,7 +23,8 @@ from analysis import native_library
 from sbcore.atomic import write_atomic_by
 
 # csv_writer.cpp: Kind
-_F64, _I64, _I32, _I16, _I8, _BOOL, _TEXT = range(7)
+_F64, _I64, _I32, _I16, _I8, _BOOL, _TEXT8, _TEXT16, _TEXT32 = range(9)
+_TEXT_KINDS = {np.dtype(np.int8): _TEXT8, np.dtype(np.int16): _TEXT16, np.dtype(np.int32): _TEXT32}
 _INT_KINDS = {
     np.dtype(np.int64): _I64,
     np.dtype(np.int32): _I32,
@@ -77,8 +78,10 @@ def _native_columns(frame: pd.DataFrame) -> list[tuple] | None:
             encoded = [q.encode() for q in quoted]
             offsets = np.zeros(len(encoded) + 1, np.int64)
             offsets[1:] = np.cumsum([len(e) for e in encoded])
-            codes = np.ascontiguousarray(series.cat.codes.to_numpy(), dtype=np.int32)
-            out.append((_TEXT, codes, b"".join(encoded), offsets))
+            codes = np.ascontiguousarray(series.cat.codes.to_numpy())  # as pandas keeps them: no copy
+            if codes.dtype not in _TEXT_KINDS:
+                codes = codes.astype(np.int32)
+            out.append((_TEXT_KINDS[codes.dtype], codes, b"".join(encoded), offsets))
         elif dtype == np.float64:
             out.append((_F64, np.ascontiguousarray(series.to_numpy()), None, None))
         elif dtype in _INT_KINDS:

@@ -21,7 +21,9 @@
 namespace {
 
 // Column kinds (analysis/csv_out.py: _NATIVE_KINDS).
-enum Kind : int { K_F64 = 0, K_I64, K_I32, K_I16, K_I8, K_BOOL, K_TEXT };
+// Text is given as codes into a table of quoted texts, codes of 8, 16 or 32 bits as pandas keeps
+// them.
+enum Kind : int { K_F64 = 0, K_I64, K_I32, K_I16, K_I8, K_BOOL, K_TEXT8, K_TEXT16, K_TEXT32 };
 
 // A finite or infinite double as Arrow writes it (double-conversion's shortest form with its
 // decimal range).
@@ -93,6 +95,12 @@ bool flush(int fd, std::string &out) {
     return true;
 }
 
+// Text number k (-1: missing, an empty field).
+void put_text(int32_t k, const char *texts, const int64_t *offsets, std::string &out) {
+    if (k >= 0)
+        out.append(texts + offsets[k], size_t(offsets[k + 1] - offsets[k]));
+}
+
 void put_cell(int kind, const void *values, const char *texts, const int64_t *offsets, int64_t r,
               std::string &out) {
     switch (kind) {
@@ -117,12 +125,15 @@ void put_cell(int kind, const void *values, const char *texts, const int64_t *of
     case K_BOOL:
         out += static_cast<const uint8_t *>(values)[r] ? "true" : "false";
         break;
-    case K_TEXT: {
-        int32_t k = static_cast<const int32_t *>(values)[r];
-        if (k >= 0)
-            out.append(texts + offsets[k], size_t(offsets[k + 1] - offsets[k]));
+    case K_TEXT8:
+        put_text(static_cast<const int8_t *>(values)[r], texts, offsets, out);
         break;
-    }
+    case K_TEXT16:
+        put_text(static_cast<const int16_t *>(values)[r], texts, offsets, out);
+        break;
+    case K_TEXT32:
+        put_text(static_cast<const int32_t *>(values)[r], texts, offsets, out);
+        break;
     }
 }
 
@@ -131,9 +142,10 @@ void put_cell(int kind, const void *values, const char *texts, const int64_t *of
 extern "C" {
 
 // Writes `rows` rows of `columns` columns to a new file at `path`. Column c has kind kinds[c] and
-// its values at data[c]: doubles (NaN: empty), integers, bools as bytes, or text as int32 codes
-// (-1: empty) into texts[c], which holds the already quoted texts joined, text k from offsets[c][k]
-// to offsets[c][k + 1]. `header` is the header line, quoted, with its newline. 0, or errno.
+// its values at data[c]: doubles (NaN: empty), integers, bools as bytes, or text as 8-, 16- or
+// 32-bit codes (-1: empty) into texts[c], which holds the already quoted texts joined, text k from
+// offsets[c][k] to offsets[c][k + 1]. `header` is the header line, quoted, with its newline. 0, or
+// errno.
 int sbw_write_csv(const char *path, const char *header, int64_t rows, int columns, const int *kinds,
                   const void *const *data, const char *const *texts, const int64_t *const *offsets,
                   int threads) {

@@ -45,10 +45,18 @@ def test_every_column_kind(tmp_path, monkeypatch):
             "text": pd.Categorical(['a"b', "c,d", None, "e\nf", "ünï", "", "x"]),
             "none": pd.Categorical([None] * n, categories=pd.Index([], dtype=object)),
             "str": pd.Series(["p", None, "q", "p", "r", None, 'say "hi"'], dtype="str"),
+            # codes of 16 and 32 bits (pandas picks the width by the number of categories)
+            "wide": pd.Categorical.from_codes(
+                [0, 299, -1, 5, 7, 1, 2], categories=[f"w{i}" for i in range(300)]
+            ),
+            "wider": pd.Categorical.from_codes(
+                [69_999, 0, 1, -1, 3, 4, 5], categories=[f"x{i}" for i in range(70_000)]
+            ),
             "f": [1.5, np.nan, -0.0, 1e-7, 3.0, np.inf, 2.5e10],
             'odd "name", too': np.ones(n),
         }
     )
+    assert [frame[c].cat.codes.dtype.itemsize for c in ("text", "wide", "wider")] == [1, 2, 4]
     native, arrow = _both(frame, tmp_path, monkeypatch)
     assert native == arrow
 
