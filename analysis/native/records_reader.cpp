@@ -34,10 +34,9 @@ struct Job {
     int64_t size; // bytes to read (-1: all)
 };
 
-// One file into its rows; false (and nothing added) when the file is refused.
 // A file's first `size` bytes (-1: all), mapped: no copy out of the page cache (a fifth of the
-// reading time with read()). The whole file is mapped, so the bytes after the last line read are
-// there as simdjson's padding unless the mapping ends within it (see padded_line).
+// reading time with read()). The whole file is mapped, so the bytes after a line are there as
+// simdjson's padding, unless the mapping ends within them (read_file then parses a padded copy).
 struct Mapped {
     const char *data = nullptr;
     size_t len = 0;      // bytes to read
@@ -69,6 +68,7 @@ struct Mapped {
     Mapped &operator=(const Mapped &) = delete;
 };
 
+// One file into its rows; false (and nothing added) when the file is refused.
 bool read_file(const Job &job, simdjson::dom::parser (&parsers)[2], std::vector<char> &buf,
                Part &part) {
     Mapped file(job);
