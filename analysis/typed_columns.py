@@ -40,7 +40,7 @@ def typed_column(values: Sequence):
     if isinstance(values, Spread):
         return typed_column(values.distinct).take(values.which)
     first = values[0]
-    if type(first) is str and values.count(first) == len(values):  # one text in every row: no encoding
+    if type(first) is str and _all_equal(values, first):  # one text in every row: no encoding
         codes = np.zeros(len(values), np.int8)
         return pd.Categorical.from_codes(codes, categories=pd.Index([first], dtype="str"))
     try:
@@ -59,6 +59,14 @@ def typed_column(values: Sequence):
             np.full(len(array), -1, np.int8), categories=pd.Index([], dtype=object)
         )
     return pandas_column(values)
+
+
+def _all_equal(values: Sequence, first) -> bool:
+    """Whether every value is `first` (lists and tuples count in C; object arrays, as the counter
+    columns come, compare elementwise)."""
+    if isinstance(values, np.ndarray):
+        return bool((values == first).all())
+    return values.count(first) == len(values)
 
 
 def text_categorical(array: pa.Array) -> pd.Categorical:

@@ -192,6 +192,16 @@ def test_unusual_records_are_left_to_the_python_path(tmp_path, name):
     pd.testing.assert_frame_equal(python.problems, mixed[0].problems)
 
 
+def test_text_in_the_first_counted_record_is_read(tmp_path):
+    """A counter statistic given as text in the first record that has counters: the Python path types
+    the column (it used to stop on it), and the reader leaves the file to it."""
+    lines = [json.dumps(_base_record("c1", rep)) for rep in range(3)]
+    lines[0] = json.dumps(_mutated("counters.metrics.CPI.min", "lots")(json.loads(lines[0])))
+    python, native = _both(tmp_path, _write_case(tmp_path, "c1", lines))
+    assert native is None
+    assert python.records["ctr_cpi_min"].astype(object).tolist()[0] == "lots"
+
+
 @pytest.mark.parametrize(
     "name, text",
     [

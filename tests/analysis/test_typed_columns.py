@@ -114,9 +114,12 @@ def test_bytes_counted_at_once_equal_those_counted_part_by_part(byte):
     assert count_per_part(b",".join(parts), parts, byte).tolist() == expected
 
 
+@pytest.mark.parametrize("as_array", [False, True])  # counter columns come as object arrays
 @pytest.mark.parametrize("values", [["a"] * 4, ("a", "a", "b"), ("a", "a", None), ["x"], ("1", 1)])
-def test_one_text_in_every_row_is_typed_as_pandas_types_it(values):
+def test_one_text_in_every_row_is_typed_as_pandas_types_it(values, as_array):
     expected = pd.Series(pandas_column(values))
+    if as_array:
+        values = np.array(values, dtype=object)
     pd.testing.assert_series_equal(pd.Series(typed_column(values)), expected, check_exact=True)
 
 
