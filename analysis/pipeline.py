@@ -87,7 +87,8 @@ class Analysis:
 
 def analyze(campaign_dir: Path, options: Options, in_flight: TablesInFlight | None = None) -> Analysis:
     """Every table and statistic of the campaign. With `in_flight` (for a caller that then calls
-    write_tables), counters.csv is written beside the statistics."""
+    write_tables), counters.csv and records.csv are written beside the statistics, each once it is
+    final."""
     timings: dict[str, float] = {}
     lap = Laps(timings)
     campaign = read_campaign(campaign_dir)
@@ -117,6 +118,8 @@ def analyze(campaign_dir: Path, options: Options, in_flight: TablesInFlight | No
     summary = checksum_check(summary)
     lap("case properties, checksums")
     case_stats.records = flag_disturbed(case_stats.records)
+    if in_flight is not None:  # the records table is final now: written beside the rest
+        in_flight.start(layout.analysis_dir(campaign.path) / "records.csv", records_table(case_stats.records))
     summary = summary.merge(clean_summary(case_stats.records), on="case_id", how="left")
     effect = disturbance_effect(case_stats.records)
     lap("disturbance")
@@ -265,13 +268,20 @@ SUMMARY_ORDER = [
 ]
 
 
+def records_table(records: pd.DataFrame) -> pd.DataFrame:
+    """records.csv: the measured records with their flags, each with the file it came from, by case
+    and repetition."""
+    records = records.drop(columns=["warmup"])
+    records.insert(0, "file", record_file(records))
+    return records if in_case_rep_order(records) else records.sort_values(["case_id", "rep"])
+
+
 def write_tables(result: Analysis) -> list[Path]:
     out = result.out_dir
     summary = result.summary[SUMMARY_ORDER].sort_values(["node_type", "binary", "workers", "case_id"])
-    records = result.stats.records.drop(columns=["warmup"])
-    records.insert(0, "file", record_file(records))
+    in_flight = result.tables_in_flight.files if result.tables_in_flight is not None else {}
     tables = {
-        "records.csv": records if in_case_rep_order(records) else records.sort_values(["case_id", "rep"]),
+        "records.csv": None if out / "records.csv" in in_flight else records_table(result.stats.records),
         "counters.csv": result.loaded.counters,
         "summary.csv": summary,
         "speedup.csv": result.speedup.sort_values(["node_type", "binary", "workers", "case_id"]),
@@ -288,7 +298,6 @@ def write_tables(result: Analysis) -> list[Path]:
     }
     if result.reference is not None:
         tables["reference.csv"] = result.reference[1]
-    in_flight = result.tables_in_flight.files if result.tables_in_flight is not None else {}
     write_csvs({out / name: table for name, table in tables.items() if out / name not in in_flight})
     if result.tables_in_flight is not None:
         result.tables_in_flight.wait()

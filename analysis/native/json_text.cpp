@@ -97,46 +97,56 @@ void write_string(std::string_view s, std::string &out) {
 }
 } // namespace
 
+// simdjson keeps a parsed value as a run of 64-bit words on its document's tape: the kind in the
+// top byte; a container's first and last word point at each other, a string's word at its length
+// and bytes in the document's string buffer; a number takes a second word with its bits. Two runs
+// are the same JSON value when their words are equal, the container pointers compared relative to
+// each run's start and the strings by content: one pass over the words, where walking the values
+// through the DOM interface took an eighth of the reader's time on a case's repeated scheduling
+// and placement lists.
 bool equal(element a, element b) {
-    if (a.type() != b.type())
+    simdjson::internal::tape_ref ta = Tape::of(a), tb = Tape::of(b);
+    size_t i = ta.json_index, j = tb.json_index, end = ta.after_element();
+    if (end - i != tb.after_element() - j)
         return false;
-    switch (a.type()) {
-    case element_type::OBJECT: {
-        object x(a), y(b);
-        if (x.size() != y.size())
+    const uint64_t *x = ta.doc->tape.get(), *y = tb.doc->tape.get();
+    const uint8_t *xs = ta.doc->string_buf.get(), *ys = tb.doc->string_buf.get();
+    constexpr uint64_t MASK = simdjson::internal::JSON_VALUE_MASK;
+    for (; i < end; i++, j++) {
+        uint64_t w = x[i], v = y[j];
+        if ((w >> 56) != (v >> 56))
             return false;
-        auto i = x.begin(), j = y.begin();
-        for (; i != x.end(); ++i, ++j)
-            if (i.key() != j.key() || !equal(i.value(), j.value()))
+        switch (char(w >> 56)) {
+        case '{':
+        case '[': // element count (bits 32-55) and the index after the matching end
+            if ((w >> 32) != (v >> 32) || uint32_t(w) - i != uint32_t(v) - j)
                 return false;
-        return true;
-    }
-    case element_type::ARRAY: {
-        simdjson::dom::array x(a), y(b);
-        if (x.size() != y.size())
-            return false;
-        auto i = x.begin(), j = y.begin();
-        for (; i != x.end(); ++i, ++j)
-            if (!equal(*i, *j))
+            break;
+        case '}':
+        case ']': // the index of the matching start
+            if (i - (w & MASK) != j - (v & MASK))
                 return false;
-        return true;
+            break;
+        case '"': {
+            const uint8_t *p = xs + (w & MASK), *q = ys + (v & MASK);
+            uint32_t n, m;
+            std::memcpy(&n, p, sizeof n);
+            std::memcpy(&m, q, sizeof m);
+            if (n != m || std::memcmp(p + sizeof n, q + sizeof m, n) != 0)
+                return false;
+            break;
+        }
+        case 'l':
+        case 'u':
+        case 'd': // the bits in the next word (-0.0 and 0.0 differ, as they are written)
+            if (x[++i] != y[++j])
+                return false;
+            break;
+        default: // true, false, null
+            break;
+        }
     }
-    case element_type::STRING:
-        return std::string_view(a) == std::string_view(b);
-    case element_type::INT64:
-        return int64_t(a) == int64_t(b);
-    case element_type::UINT64:
-        return uint64_t(a) == uint64_t(b);
-    case element_type::DOUBLE: {
-        double x = double(a), y = double(b);
-        return std::memcmp(&x, &y, sizeof x) == 0; // -0.0 and 0.0 are written differently
-    }
-    case element_type::BOOL:
-        return bool(a) == bool(b);
-    case element_type::NULL_VALUE:
-        return true;
-    }
-    return false;
+    return true;
 }
 
 } // namespace sbnative

@@ -294,6 +294,22 @@ const std::unordered_map<std::string_view, FieldInfo> &fields() {
     return table;
 }
 
+// The field named `key`, the `position`-th of its record (nullptr: one the analysis does not read).
+// A runner writes its fields in one order: the name seen at this position in the previous record is
+// compared first, and the table is searched only when it differs.
+const FieldInfo *field_at(size_t position, std::string_view key) {
+    static thread_local std::vector<std::pair<std::string, const FieldInfo *>> seen_at;
+    if (position < seen_at.size() && seen_at[position].first == key)
+        return seen_at[position].second;
+    const auto &table = fields();
+    auto it = table.find(key);
+    const FieldInfo *info = it == table.end() ? nullptr : &it->second;
+    if (position >= seen_at.size())
+        seen_at.resize(position + 1);
+    seen_at[position] = {std::string(key), info};
+    return info;
+}
+
 constexpr uint64_t REQUIRED = (1ull << 12) - 1; // schema .. status: the first twelve bits
 
 std::string_view text_of(element e) {
@@ -381,12 +397,12 @@ void read_record(element rec, std::string_view case_dir, Cells &c, const Cells *
     element clock, probe, counters;
     bool has_clock = false, has_probe = false, has_counters = false;
     uint64_t seen = 0;
-    const auto &table = fields();
+    size_t position = 0;
     for (auto field : object(rec)) {
-        auto it = table.find(field.key);
-        if (it == table.end())
+        const FieldInfo *known = field_at(position++, field.key);
+        if (!known)
             continue; // a field the analysis does not read
-        const FieldInfo &info = it->second;
+        const FieldInfo &info = *known;
         if (seen & (1ull << info.bit))
             throw Refused{};
         seen |= 1ull << info.bit;

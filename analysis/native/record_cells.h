@@ -105,18 +105,22 @@ struct ViewHash {
     }
 };
 
-// Distinct strings of a column, numbered as first seen.
+// Distinct strings of a column, numbered as first seen. A column mostly repeats the previous row's
+// string (a case's records share most fields): that one is compared before any hashing.
 struct Strings {
     std::unordered_map<std::string, int32_t, ViewHash, std::equal_to<>> number;
     std::vector<std::string> text;
+    int32_t last = -1;
     int32_t add(std::string_view s) {
+        if (last >= 0 && text[size_t(last)] == s)
+            return last;
         auto it = number.find(s);
         if (it != number.end())
-            return it->second;
+            return last = it->second;
         int32_t k = int32_t(text.size());
         text.emplace_back(s);
         number.emplace(text.back(), k);
-        return k;
+        return last = k;
     }
 };
 
@@ -178,4 +182,20 @@ void write_json(element e, std::string &out);
 // Whether two parsed values are the same JSON value, down to each number's kind and bits.
 bool equal(element a, element b);
 
+// A parsed value's place on its document's tape, for equal(). simdjson keeps it private to the
+// element and lets its string_builder template read it: this specialization is the only code that
+// does (every other read goes through the DOM interface).
+struct Tape;
+
+} // namespace sbnative
+
+template <> class simdjson::internal::string_builder<sbnative::Tape> {
+  public:
+    static simdjson::internal::tape_ref of(simdjson::dom::element e) {
+        return e.tape;
+    }
+};
+
+namespace sbnative {
+struct Tape : simdjson::internal::string_builder<Tape> {};
 } // namespace sbnative

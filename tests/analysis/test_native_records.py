@@ -253,6 +253,43 @@ def test_rows_by_repetition_and_line(tmp_path):
     _assert_same(python, native)
 
 
+# Pairs of values that parse to runs of the same length but are not the same JSON value: the reader
+# writes a line's params, pinned CPUs, placement and scheduling out only when they differ from the
+# previous line's, so a difference it missed would show the previous line's value.
+NEAR_MISSES = [
+    ([[0, 1], [2]], [[0], [1, 2]]),
+    ([1, [2]], [[1], 2]),
+    ("ab", "ba"),
+    ("a", "b"),
+    (1, 1.0),
+    (-0.0, 0.0),
+    (1, 2),
+    ({"a": 1}, {"b": 1}),
+    ({"x": {"y": 1}}, {"x": {"z": 1}}),
+    ({"x": {"y": 1}, "z": []}, {"x": {"y": 1, "z": []}}),
+    (True, False),
+    (None, True),
+    ([], {}),
+]
+
+
+def test_values_differing_from_the_previous_line_are_read_as_they_are(tmp_path):
+    """Each value twice in a row (the second is the previous line's), then its near miss."""
+    lines = []
+    for first, second in NEAR_MISSES:
+        for value in (first, first, second):
+            record = _base_record("c1", len(lines))
+            record["params"]["v"] = value
+            record["pin"]["cpus"] = [0, value] if isinstance(value, int) else [0, 1]
+            record["placement"] = [[0, 0], [1, value]]
+            record["sched"]["applied"] = [["other", 0, value]]
+            lines.append(json.dumps(record))
+    python, native = _both(tmp_path, _write_case(tmp_path, "c1", lines))
+    assert native is not None, "refused"
+    _assert_same(python, native)
+    assert native.records["params_json"].nunique() > len(NEAR_MISSES)  # the near misses are told apart
+
+
 def test_a_synthetic_campaign_analyses_as_with_the_python_path(tmp_path, monkeypatch):
     """The standard campaign (three layouts of cases, failed attempts, corrupt files): every table of
     the analysis is the same with and without the reader."""
