@@ -53,9 +53,10 @@ SUMMARY_COLUMNS = ["n_disturbed", "n_clean", "median_clean_s", "ci_low_clean_s",
 
 def probe_columns(probe) -> dict:
     """Flat columns of one record's probe: fastest and slowest time of each chain over its CPUs,
-    before and after, and the run-queue wait (all None without a probe). The fastest and slowest times
-    are the kernel's own (`min_s`, `max_s`) where it wrote a number, else derived from the arrays
-    (records of older kernels)."""
+    before and after, the run-queue wait and the number of CPUs probed (all None without a probe). The
+    fastest and slowest times are the kernel's own (`min_s`, `max_s`) where it wrote a number, the
+    number of CPUs the runner's (`n_cpus`: it stores the per-CPU times in probes.jsonl); else both are
+    derived from the per-CPU times in the record (records of older kernels and runners)."""
     row = {f"probe_{c}_{m}_s": None for c in CHAINS for m in ("min", "max")}
     row |= {"probe_runq_wait_s": None, "probe_cpus": None}
     if not isinstance(probe, dict):
@@ -72,7 +73,9 @@ def probe_columns(probe) -> dict:
             elif times:
                 row[f"probe_{chain}_{name}_s"] = pick(times)
     cpus = {c for s in samples for c in _listed(s, "cpus") if isinstance(c, Hashable)}
-    row["probe_cpus"] = len(cpus) or None
+    counted = probe.get("n_cpus")
+    counted = counted if isinstance(counted, int) and not isinstance(counted, bool) and counted > 0 else None
+    row["probe_cpus"] = counted or len(cpus) or None
     row["probe_runq_wait_s"] = probe.get("runq_wait_s")
     return row
 

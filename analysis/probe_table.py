@@ -4,8 +4,9 @@ A probe holds one time per CPU of the case for each chain, before and after the 
 case that is 512 numbers, which as Python objects cost more than the rest of the record. So the probes
 stay raw bytes when records are decoded; here their structure is decoded into small structs whose
 arrays stay raw, all the numbers are read by Arrow in one pass, and the fastest and slowest time of each
-chain come from numpy per record. The CPU count is derived once per distinct pair of CPU lists (they
-repeat over a case's repetitions). A probe that does not have the documented shape (an array holding
+chain come from numpy per record. The CPU count is the runner's `n_cpus` where it stored the per-CPU
+times in probes.jsonl, else derived once per distinct pair of CPU lists (they repeat over a case's
+repetitions). A probe that does not have the documented shape (an array holding
 something other than numbers or null, a probe that is not an object) sends the whole batch to
 `probe_columns`, record by record, whose rules are the reference.
 """
@@ -63,6 +64,7 @@ class _ProbeWithExtremes(msgspec.Struct, gc=False):
     runq_wait_s: Any = None
     min_s: _Extremes | None = None
     max_s: _Extremes | None = None
+    n_cpus: Any = None  # the runner's count (it keeps the per-CPU times in probes.jsonl)
 
 
 _PROBES = msgspec.json.Decoder(_Probe | None)
@@ -98,7 +100,10 @@ def probe_table(raws: list[bytes]) -> dict[str, list]:
     cpus = [map(bytes, map(attrgetter("cpus"), side)) for side in sides.values()]
     pairs = list(zip(*cpus, strict=True))  # as probe_columns: the CPUs of both sides together
     counted = {pair: _cpu_count(pair) for pair in dict.fromkeys(pairs)}
-    columns["probe_cpus"] = list(map(counted.__getitem__, pairs))
+    columns["probe_cpus"] = [
+        p.n_cpus if p is not None and type(p.n_cpus) is int and p.n_cpus > 0 else counted[pair]
+        for p, pair in zip(probes, pairs, strict=True)
+    ]
     return {key: columns[key] for key in probe_columns(None)}
 
 

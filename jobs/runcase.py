@@ -1,7 +1,8 @@
 """Running one repetition of one case: build the command (likwid-pin / likwid-perfctr / mpirun / srun
 around the kernel binary, always an argument vector), run it under a time limit, and store the outcome:
-one line per repetition appended to raw/<case_id>/records.jsonl on success (never rewritten), a
-failed-attempt file rep-<k>.failed-<utc>-<pid>.json otherwise.
+one line per repetition appended to raw/<case_id>/records.jsonl on success (never rewritten; its
+per-CPU probe times to probes.jsonl beside it), a failed-attempt file rep-<k>.failed-<utc>-<pid>.json
+otherwise.
 """
 
 import contextlib
@@ -13,6 +14,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
+from jobs import probe_detail
 from jobs.binaries import binary_path, is_mpi
 from jobs.campaign import load_cases
 from jobs.counter_record import counters_from_csv, group_problem
@@ -346,7 +348,13 @@ def run_invocation(ctx: Context, case: dict, p: int, env=os.environ) -> dict:
     after = sampling.progress(rule, known | new)
     verdict = {"n": after.n, "ci_rel": after.ci_rel, "target_ci": rule.target_ci, "stop": after.stop}
     records_path = layout.records_path(ctx.campaign_dir, case["case_id"])
-    written = record_store.append(records_path, [new[k] | {"sampling": verdict} for k in todo])
+    stored = [probe_detail.split(new[k] | {"sampling": verdict}) for k in todo]
+    written = record_store.append(
+        records_path,
+        [record for record, _ in stored],
+        details={record["rep"]: detail for record, detail in stored},
+        details_path=layout.probes_path(ctx.campaign_dir, case["case_id"]),
+    )
     return {
         "outcome": "ok" if written else "duplicate",
         "reps": todo,

@@ -37,6 +37,10 @@ from analysis.record_decode import decode_lines  # noqa: E402
 from sbcore import layout  # noqa: E402
 from tests.synthetic_campaigns import bulk_specs, write_campaign  # noqa: E402
 
+# Bumped whenever the runner stores records differently: a kept directory of an older format would
+# measure files the runner no longer writes (2: per-CPU probe times in probes.jsonl).
+FIXTURE_FORMAT = 2
+
 
 def peak_rss_gb() -> float:
     """Peak resident memory of this process and of its largest finished child (the parsing workers)."""
@@ -123,11 +127,11 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=50, help="repetitions per case (default 50)")
     parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
     parser.add_argument(
-        "--keep", type=Path, help="generate into / reuse this directory (default build/perf/analysis-N-R)"
+        "--keep", type=Path, help="generate into / reuse this directory (default build/perf/analysis-vF-N-R)"
     )
     args = parser.parse_args()
     # A million files take minutes to generate: keep them for the next run instead of leaking a temp dir.
-    root = args.keep or ROOT / "build" / "perf" / f"analysis-{args.records}-{args.reps}"
+    root = args.keep or ROOT / "build" / "perf" / f"analysis-v{FIXTURE_FORMAT}-{args.records}-{args.reps}"
     root.mkdir(parents=True, exist_ok=True)
     campaign = root / "bulk"
     specs, nodes = bulk_specs(args.records, args.reps)

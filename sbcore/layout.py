@@ -7,6 +7,8 @@ analyze, compare) finds campaign files through this module only.
       <campaign>/cases.jsonl                     one planned case per line
       <campaign>/raw/<case_id>/records.jsonl     the case's records, one per line (appended, never rewritten;
                                                  sbcore/record_store.py)
+      <campaign>/raw/<case_id>/probes.jsonl      per-CPU probe times of its records, one line per record
+                                                 (appended with them; jobs/probe_detail.py)
       <campaign>/raw/<case_id>/rep-<k>.json      the record of repetition k, as campaigns before records.jsonl
                                                  kept them (still read, no longer written)
       <campaign>/raw/<case_id>/rep-<k>.failed-<utc>-<pid>.json   a failed attempt at repetition k
@@ -35,6 +37,7 @@ RAW_DIR = "raw"
 ANALYSIS_DIR = "analysis"
 
 RECORDS_FILE = "records.jsonl"
+PROBES_FILE = "probes.jsonl"
 REP_FILE = re.compile(r"^rep-(\d+)\.json$")
 FAILED_FILE = re.compile(r"^rep-(\d+)\.failed-(.+)\.json$")  # group 2: <utc>-<pid>, sorts by time
 IMAGE_FILE = re.compile(r"^rep-(\d+)\.pgm$")
@@ -94,6 +97,11 @@ def case_dir(campaign_dir: Path, case_id: str) -> Path:
 def records_path(campaign_dir: Path, case_id: str) -> Path:
     """The case's record file (one record per line, appended)."""
     return case_dir(campaign_dir, case_id) / RECORDS_FILE
+
+
+def probes_path(campaign_dir: Path, case_id: str) -> Path:
+    """The per-CPU probe times of the case's records (one line per record, appended with them)."""
+    return case_dir(campaign_dir, case_id) / PROBES_FILE
 
 
 def rep_name(k: int) -> str:

@@ -11,6 +11,11 @@ list, open and read, not a million. The guarantees of a file per repetition hold
   without one is a write in progress (or one a crash cut short) and is not read; a writer that finds
   such a tail starts its own lines on a new line, so a cut line never swallows the next record.
 `jq . records.jsonl` shows the records; `jq 'select(.rep == 3)' records.jsonl` one of them.
+
+A record may come with a detail line for a file beside it (the per-CPU probe times: probes.jsonl). It
+is appended under the record file's lock, after the records are on disk, for the records written only:
+a detail line never exists without its record (a crash between the two writes leaves a record without
+its detail, never the reverse) and never twice.
 """
 
 from __future__ import annotations
@@ -75,31 +80,62 @@ def _read_fd(fd: int) -> bytes:
         offset += len(chunk)
 
 
-def append(path: Path, records: Iterable[dict]) -> list[dict]:
+def append(
+    path: Path,
+    records: Iterable[dict],
+    details: dict[int, dict] | None = None,
+    details_path: Path | None = None,
+) -> list[dict]:
     """Append the records whose repetition the file does not hold yet; returns those appended (in
-    order). Creates the file (and fsyncs its directory) on first use."""
+    order). `details` (repetition -> line) go to `details_path` for the records appended. Creates the
+    files (and fsyncs their directory) on first use."""
     path = Path(path)
     records = list(records)
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    created = []
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         existing = _read_fd(fd)
         present = reps_of(existing)
         new = [r for r in records if r["rep"] not in present]
         if new:
-            payload = b"".join(encode(r) for r in new)
-            if incomplete_tail(existing):
-                payload = b"\n" + payload
-            view = memoryview(payload)
-            while view:  # a regular file takes it in one write unless the disk is full or a signal lands
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
+            _write_lines(fd, b"".join(encode(r) for r in new), bool(incomplete_tail(existing)))
+            if not existing:
+                created.append(path)
+            lines = [details[r["rep"]] for r in new if details and details.get(r["rep"]) is not None]
+            if lines and details_path is not None and _append_details(Path(details_path), lines):
+                created.append(Path(details_path))
     finally:
         os.close(fd)  # releases the lock
-    if not existing:
-        directory = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
+    for directory in {p.parent for p in created}:
+        _fsync_directory(directory)
     return new
+
+
+def _write_lines(fd: int, payload: bytes, after_cut_line: bool) -> None:
+    """The lines in one write, then fsync; on a new line when the file ends in a cut one."""
+    view = memoryview(b"\n" + payload if after_cut_line else payload)
+    while view:  # a regular file takes it in one write unless the disk is full or a signal lands
+        view = view[os.write(fd, view) :]
+    os.fsync(fd)
+
+
+def _append_details(path: Path, lines: list[dict]) -> bool:
+    """The detail lines appended to `path` (the caller holds the record file's lock); whether the file
+    was new."""
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        cut = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+        _write_lines(fd, b"".join(encode(line) for line in lines), cut)
+    finally:
+        os.close(fd)
+    return size == 0
+
+
+def _fsync_directory(path: Path) -> None:
+    directory = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)

@@ -28,3 +28,11 @@ def campaign_records(campaign: Path) -> list[dict]:
     """Every record of every case of the campaign."""
     raw = Path(campaign) / layout.RAW_DIR
     return [r for d in sorted(raw.iterdir()) if d.is_dir() for r in case_records(campaign, d.name)]
+
+
+def case_probe(campaign: Path, case_id: str, rep: int) -> dict:
+    """The per-CPU probe times of repetition `rep` of the case (its probes.jsonl line; KeyError when
+    there is none)."""
+    data = record_store.read(layout.probes_path(campaign, case_id))
+    by_rep = {line["rep"]: line for line in (json.loads(raw) for _, raw in record_store.complete_lines(data))}
+    return by_rep[rep]

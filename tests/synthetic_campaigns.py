@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from jobs import probe_detail
 from sbcore import layout, record_store
 from sbcore.atomic import write_atomic
 from tests.mandelbrot_reference import pgm16, reference_counts
@@ -353,8 +354,9 @@ def mandelbrot_pgm(width: int = 96, height: int = 64, max_iter: int = 100) -> by
 
 
 def write_case_records(args: tuple) -> int:
-    """Writes one case's records as the runner does (lines of records.jsonl; rep-<k>.json files, the
-    older layout, for `legacy` cases); returns how many records were written."""
+    """Writes one case's records as the runner does (lines of records.jsonl, their per-CPU probe times
+    in probes.jsonl; rep-<k>.json files, the older layout, for `legacy` cases); returns how many
+    records were written."""
     spec, node, case, campaign, raw_dir, seed, truth_median, legacy = args
     rng = np.random.default_rng(seed)
     case_dir = Path(raw_dir) / case["case_id"]
@@ -365,7 +367,7 @@ def write_case_records(args: tuple) -> int:
     checksum = reference_checksum(case)
     if spec.wrong_checksum:
         checksum = fnv1a64(b"planted mismatch " + case["case_id"].encode())
-    written, lines, carry = 0, [], {}
+    written, lines, probe_lines, carry = 0, [], [], {}
     for rep in range(spec.reps):
         if spec.fate == "partial" and rep >= spec.reps // 2:
             continue  # an interrupted run: the second half was never attempted
@@ -375,13 +377,18 @@ def write_case_records(args: tuple) -> int:
             continue
         record = make_record(spec, node, case, campaign, rep, float(times[rep]), checksum, rng, carry)
         # Bulk fixture files: plain writes (no fsync per file), they are regenerated at will.
-        if legacy:
+        if legacy:  # older runners kept the per-CPU probe times in the record
             (case_dir / layout.rep_name(rep)).write_text(json.dumps(record))
         else:
+            record, probe_line = probe_detail.split(record)
             lines.append(record_store.encode(record))
+            if probe_line is not None:
+                probe_lines.append(record_store.encode(probe_line))
         written += 1
     if lines:
         (case_dir / layout.RECORDS_FILE).write_bytes(b"".join(lines))
+    if probe_lines:
+        (case_dir / layout.PROBES_FILE).write_bytes(b"".join(probe_lines))
     return written
 
 

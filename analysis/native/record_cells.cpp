@@ -350,6 +350,13 @@ void read_probe(Cells &c, element probe) {
             set_double(c, extremes[k][m], number(t));
         }
     }
+    scalar_in(c, S_PROBE_RUNQ_WAIT_S, probe, "runq_wait_s");
+    // The runner's count where it keeps the per-CPU times in probes.jsonl; else from the arrays.
+    element counted;
+    if (find(object(probe), "n_cpus", counted) && counted.type() != element_type::NULL_VALUE) {
+        set_int(c, S_PROBE_CPUS, int_at_least(counted, 1));
+        return;
+    }
     static thread_local std::vector<int64_t> cpus;
     cpus.clear();
     for (const char *name : {"before", "after"}) {
@@ -372,7 +379,6 @@ void read_probe(Cells &c, element probe) {
     int64_t distinct = std::unique(cpus.begin(), cpus.end()) - cpus.begin();
     if (distinct)
         set_int(c, S_PROBE_CPUS, distinct);
-    scalar_in(c, S_PROBE_RUNQ_WAIT_S, probe, "runq_wait_s");
 }
 
 } // namespace

@@ -11,6 +11,7 @@ import pytest
 
 from analysis import load, native_library, native_records
 from analysis.pipeline import Options, analyze
+from jobs import probe_detail
 from tests.synthetic_campaigns import (
     CaseSpec,
     NodeTypeSpec,
@@ -33,7 +34,7 @@ def test_a_library_that_does_not_load_leaves_the_python_path(tmp_path, monkeypat
     monkeypatch.setattr(native_library, "_loaded", None)
     with pytest.warns(UserWarning, match="not loadable"):
         assert native_library.load() is None
-    keys = _case_with(tmp_path, ORDINARY["as written"])
+    keys = _case_with(tmp_path, ORDINARY["as the kernel writes it (older runners stored it so)"])
     native, rest = load.parse_native(tmp_path, keys, 2)
     assert native == [] and rest == keys
 
@@ -107,7 +108,9 @@ _DELETE = object()
 
 # Records the reader must take, and read as the Python path does: the shapes real campaigns hold.
 ORDINARY = {
-    "as written": lambda r: r,
+    "as the kernel writes it (older runners stored it so)": lambda r: r,
+    "probe times in probes.jsonl (as the runner stores it)": lambda r: probe_detail.split(r)[0],
+    "no CPU probed": lambda r: _mutated("probe.n_cpus", None)(probe_detail.split(r)[0]),
     "int where others are floats": _mutated("cpu_sys_s", 0),
     "null optional number": _mutated("setup_s", None),
     "missing optional fields": lambda r: {k: v for k, v in r.items() if k not in ("host", "slurm", "uarch")},
@@ -137,6 +140,8 @@ ORDINARY = {
 
 # Records whose shape the reader leaves to the Python path (which then reads or reports them).
 UNUSUAL = {
+    "CPU count as text": lambda r: _mutated("probe.n_cpus", "3")(probe_detail.split(r)[0]),
+    "CPU count zero": lambda r: _mutated("probe.n_cpus", 0)(probe_detail.split(r)[0]),
     "bad type of a required field": _mutated("threads", "four"),
     "threads zero": _mutated("threads", 0),
     "wall_s zero": _mutated("wall_s", 0),

@@ -12,7 +12,7 @@ from analysis.disturbance import PIPES_REASON, flag_disturbed
 from analysis.flatten import flatten_record
 from jobs.campaign import create_campaign, load_cases
 from jobs.runcase import Context, run_invocation
-from tests.records import case_record
+from tests.records import case_probe, case_record
 
 EXPERIMENT = """
 description = "probe under a competing process"
@@ -86,7 +86,8 @@ def _measure(tmp_path) -> tuple[set, str]:
                 proc.wait()
         assert result["outcome"] == "ok", result
         record = case_record(campaign, case["case_id"], p)
-        assert record["probe"]["after"]["cpus"] == [0] and record["probe"]["runq_wait_s"] is not None
+        assert record["probe"]["n_cpus"] == 1 and record["probe"]["runq_wait_s"] is not None
+        assert case_probe(campaign, case["case_id"], p)["after"]["cpus"] == [0]
         rows.append(flatten_record(record, f"raw/{case['case_id']}/rep-{p}.json")[0])
     flagged = flag_disturbed(pd.DataFrame(rows))
     detail = flagged[

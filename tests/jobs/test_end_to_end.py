@@ -8,7 +8,7 @@ import pytest
 
 from analysis import load
 from sbcore import layout
-from tests.records import case_record
+from tests.records import case_probe, case_record
 
 from .conftest import ROOT, run_cli
 
@@ -47,7 +47,11 @@ def test_smoke_campaign(tmp_path, bin_dir):
             assert record["pin"]["tool"] == "harness" and record["pin"]["command"] is None
             assert record["command"][0].endswith(case["binary"])
             assert record["invocation"] == k and record["in_process_rep"] == 0
-            assert set(record["probe"]["after"]["cpus"]) == set(record["pin"]["cpus"])
+            probe = case_probe(campaign, case["case_id"], k)  # the per-CPU times beside the record
+            assert (
+                set(probe["after"]["cpus"]) == set(record["pin"]["cpus"]) and "after" not in record["probe"]
+            )
+            assert record["probe"]["n_cpus"] == len(record["pin"]["cpus"])
             assert record["pin"]["violations"] == [], record["placement"]
             assert len(record["warmup_wall_s"]) == case["warmup"]
             assert record["counters"]["status"] == "off" and record["slurm"] is None

@@ -81,3 +81,24 @@ def test_a_person_reads_it_with_jq(tmp_path):
         ["jq", "-c", "select(.rep == 1) | .wall_s", str(path)], capture_output=True, text=True
     )
     assert out.returncode == 0 and out.stdout.strip() == "1.5"
+
+
+def test_detail_lines_go_beside_the_records_written_and_only_those(tmp_path):
+    path, beside = tmp_path / "records.jsonl", tmp_path / "probes.jsonl"
+    details = {k: {"rep": k, "before": {"cpus": [k]}} for k in range(3)}
+    record_store.append(path, [rec(0), rec(1)], details, beside)
+    # A racing runner's rep 1 is not added, nor is its detail; rep 2 without a detail line adds none.
+    record_store.append(path, [rec(1, wall_s=9.0), rec(2)], {1: {"rep": 1, "late": True}}, beside)
+    lines = [json.loads(line) for line in beside.read_text().splitlines()]
+    assert lines == [details[0], details[1]]
+    record_store.append(path, [rec(3)], {3: details[2] | {"rep": 3}}, beside)
+    assert [json.loads(line)["rep"] for line in beside.read_text().splitlines()] == [0, 1, 3]
+
+
+def test_a_cut_detail_line_does_not_swallow_the_next(tmp_path):
+    path, beside = tmp_path / "records.jsonl", tmp_path / "probes.jsonl"
+    record_store.append(path, [rec(0)], {0: {"rep": 0}}, beside)
+    with beside.open("a") as handle:
+        handle.write('{"rep": 1, "bef')  # a writer killed between the two writes of rep 1
+    record_store.append(path, [rec(1)], {1: {"rep": 1}}, beside)
+    assert beside.read_text().splitlines() == ['{"rep":0}', '{"rep": 1, "bef', '{"rep":1}']
