@@ -6,9 +6,18 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
-#include <unordered_set>
 
 namespace sbnative {
+
+namespace {
+enum Field : int;
+}
+
+struct FieldInfo {
+    Field field;
+    int slot; // the cell of a copied field
+    int bit;  // for "given twice"
+};
 
 namespace {
 
@@ -45,38 +54,49 @@ bool find(object obj, std::string_view key, element &found) {
     return seen;
 }
 
-// A JSON scalar as a cell; objects, arrays and integers beyond int64 are refused.
-void scalar(Cells &c, int slot, element e) {
+// A JSON scalar as a cell (kind, 8 bytes, text); objects, arrays and integers beyond int64 are
+// refused.
+void scalar(element e, uint8_t &tag, int64_t &val, std::string &text) {
     switch (e.type()) {
     case element_type::NULL_VALUE:
-        c.tag[slot] = T_NULL;
+        tag = T_NULL;
         return;
     case element_type::BOOL:
-        c.tag[slot] = bool(e) ? T_TRUE : T_FALSE;
+        tag = bool(e) ? T_TRUE : T_FALSE;
         return;
     case element_type::INT64:
-        c.tag[slot] = T_INT;
-        c.val[slot] = int64_t(e);
+        tag = T_INT;
+        val = int64_t(e);
         return;
     case element_type::DOUBLE:
-        c.tag[slot] = T_DBL;
-        c.val[slot] = bits(double(e));
+        tag = T_DBL;
+        val = bits(double(e));
         return;
     case element_type::STRING:
-        c.tag[slot] = T_STR;
-        c.text[slot].assign(std::string_view(e));
+        tag = T_STR;
+        text.assign(std::string_view(e));
         return;
     default:
         throw Refused{};
     }
 }
 
-void scalar_in(Cells &c, int slot, element parent, std::string_view key) {
+void scalar(Cells &c, int slot, element e) {
+    scalar(e, c.tag[slot], c.val[slot], c.text[slot]);
+}
+
+// The field `key` of `parent` as a cell (null when absent or when `parent` is not an object).
+void scalar_in(element parent, std::string_view key, uint8_t &tag, int64_t &val,
+               std::string &text) {
     element e;
     if (parent.type() == element_type::OBJECT && find(object(parent), key, e))
-        scalar(c, slot, e);
+        scalar(e, tag, val, text);
     else
-        c.tag[slot] = T_NULL;
+        tag = T_NULL;
+}
+
+void scalar_in(Cells &c, int slot, element parent, std::string_view key) {
+    scalar_in(parent, key, c.tag[slot], c.val[slot], c.text[slot]);
 }
 
 void set_double(Cells &c, int slot, double d) {
@@ -160,16 +180,11 @@ bool unmeasured(std::string_view s) { // what likwid prints where it measured no
 void read_metric(std::string_view name, element metric, std::vector<Entry> &entries) {
     if (metric.type() != element_type::OBJECT)
         throw Refused{};
-    Entry entry;
-    entry.name = std::string(name);
-    Cells scratch;
+    Entry &entry = entries.emplace_back();
+    entry.name = name;
     static const char *stats[N_STATS] = {"sum", "min", "max", "avg"};
-    for (int s = 0; s < N_STATS; s++) {
-        scalar_in(scratch, 0, metric, stats[s]);
-        entry.tag[s] = scratch.tag[0];
-        entry.val[s] = scratch.val[0];
-        entry.text[s] = std::move(scratch.text[0]);
-    }
+    for (int s = 0; s < N_STATS; s++)
+        scalar_in(metric, stats[s], entry.tag[s], entry.val[s], entry.text[s]);
     element values;
     if (find(object(metric), "per_hwthread", values) && values.type() != element_type::NULL_VALUE) {
         // {"<hwthread>": number | null | "-" | "nan", ...}; an empty object is refused (the Python
@@ -197,7 +212,6 @@ void read_metric(std::string_view name, element metric, std::vector<Entry> &entr
             entry.value.push_back(d);
         }
     }
-    entries.push_back(std::move(entry));
 }
 
 enum Field : int {
@@ -227,12 +241,6 @@ enum Field : int {
     F_SAMPLING,
     F_SCHED,
     F_LOAD,
-};
-
-struct FieldInfo {
-    Field field;
-    int slot; // the cell of a copied field
-    int bit;  // for "given twice"
 };
 
 const std::unordered_map<std::string_view, FieldInfo> &fields() {
@@ -294,19 +302,21 @@ const std::unordered_map<std::string_view, FieldInfo> &fields() {
     return table;
 }
 
-// The field named `key`, the `position`-th of its record (nullptr: one the analysis does not read).
-// A runner writes its fields in one order: the name seen at this position in the previous record is
-// compared first, and the table is searched only when it differs.
-const FieldInfo *field_at(size_t position, std::string_view key) {
-    static thread_local std::vector<std::pair<std::string, const FieldInfo *>> seen_at;
-    if (position < seen_at.size() && seen_at[position].first == key)
-        return seen_at[position].second;
-    const auto &table = fields();
-    auto it = table.find(key);
-    const FieldInfo *info = it == table.end() ? nullptr : &it->second;
-    if (position >= seen_at.size())
-        seen_at.resize(position + 1);
-    seen_at[position] = {std::string(key), info};
+// The field named `key`, the `position`-th of its record (nullptr: one the analysis does not read),
+// noted in `c`. A runner writes its fields in one order: the name at this position in the previous
+// record (`prev`, whose parsed line is still there) is compared first, the table searched only when
+// it differs.
+const FieldInfo *field_at(size_t position, std::string_view key, Cells &c, const Cells *prev) {
+    const FieldInfo *info;
+    if (prev && position < prev->keys.size() && prev->keys[position] == key) {
+        info = prev->fields[position];
+    } else {
+        const auto &table = fields();
+        auto it = table.find(key);
+        info = it == table.end() ? nullptr : &it->second;
+    }
+    c.keys.push_back(key);
+    c.fields.push_back(info);
     return info;
 }
 
@@ -404,8 +414,10 @@ void read_record(element rec, std::string_view case_dir, Cells &c, const Cells *
     bool has_clock = false, has_probe = false, has_counters = false;
     uint64_t seen = 0;
     size_t position = 0;
+    c.keys.clear();
+    c.fields.clear();
     for (auto field : object(rec)) {
-        const FieldInfo *known = field_at(position++, field.key);
+        const FieldInfo *known = field_at(position++, field.key, c, prev);
         if (!known)
             continue; // a field the analysis does not read
         const FieldInfo &info = *known;
@@ -554,17 +566,16 @@ void read_record(element rec, std::string_view case_dir, Cells &c, const Cells *
             metrics.type() != element_type::NULL_VALUE) {
             if (metrics.type() != element_type::OBJECT)
                 throw Refused{};
-            std::unordered_set<std::string_view> names;
-            std::vector<Entry> mine;
+            size_t first = entries.size();
             for (auto field : object(metrics)) {
-                if (!names.insert(field.key).second)
-                    throw Refused{};
-                read_metric(field.key, field.value, mine);
+                for (size_t k = first; k < entries.size(); k++)
+                    if (entries[k].name == field.key)
+                        throw Refused{}; // a metric twice
+                read_metric(field.key, field.value, entries);
             }
             bool ok = c.tag[S_COUNTERS_STATUS] == T_STR && c.text[S_COUNTERS_STATUS] == "ok";
-            if (ok)
-                for (auto &e : mine)
-                    entries.push_back(std::move(e));
+            if (!ok) // read for their checks only: no rows of the counters table
+                entries.resize(first);
         }
     }
 }

@@ -146,7 +146,13 @@ struct alignas(64) Part {
 // One record being read: its cells, committed to the part only when the whole file is taken.
 constexpr int FIRST_JSON = S_PARAMS, N_JSON = N_SLOTS - S_PARAMS;
 
+struct FieldInfo; // what the reader does with a field of a record (record_cells.cpp)
+
 struct Cells {
+    // The record's field names in order (views into its parsed line) and what each is: the next
+    // line's names are compared with these before any table is searched.
+    std::vector<std::string_view> keys;
+    std::vector<const FieldInfo *> fields;
     uint8_t tag[N_SLOTS];
     int64_t val[N_SLOTS];
     std::string text[N_SLOTS]; // string cells (T_STR) and JSON texts

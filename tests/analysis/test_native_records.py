@@ -207,6 +207,31 @@ def test_text_in_the_first_counted_record_is_read(tmp_path):
     assert python.records["ctr_cpi_min"].astype(object).tolist()[0] == "lots"
 
 
+def _metric_twice(line: str) -> str:
+    name, value = next(iter(json.loads(line)["counters"]["metrics"].items()))
+    return line.replace('"metrics": {', f'"metrics": {{"{name}": {json.dumps(value)}, ', 1)
+
+
+@pytest.mark.parametrize(
+    "twice",
+    [
+        lambda line: line.replace('{"schema"', '{"wall_s": 9.5, "schema"', 1),  # a field given twice
+        _metric_twice,
+    ],
+    ids=["a field twice", "a metric twice"],
+)
+def test_a_name_given_twice_is_left_to_the_python_path(tmp_path, twice):
+    """Which of two values a decoder keeps is its own business: the reader does not guess."""
+    lines = [json.dumps(_base_record("c1", rep)) for rep in range(3)]
+    lines[1] = twice(lines[1])
+    assert lines[1] != json.dumps(_base_record("c1", 1))
+    keys = _write_case(tmp_path, "c1", lines)
+    python, native = _both(tmp_path, keys)
+    assert native is None
+    mixed = load.parse_parallel(tmp_path, keys, 2)
+    pd.testing.assert_frame_equal(python.records, mixed[0].records, check_exact=True)
+
+
 @pytest.mark.parametrize(
     "name, text",
     [
