@@ -141,13 +141,21 @@ def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
     pipes = (out["probe_tput_slowdown"] > SLOW_RATIO) & ~slow
     waited = fits & (share > normal_share.fillna(0) + WAIT_SHARE)
     out["disturbed"] = slow | pipes | waited
-    reason = pd.Series("", index=out.index)
-    for flag, name in ((slow, "slow probe"), (pipes, PIPES_REASON), (waited, "run-queue wait")):
-        flag = flag.fillna(False).to_numpy(dtype=bool)
-        if flag.any():  # most records of most campaigns: nothing to join
-            reason = reason.mask(flag, reason.where(reason == "", reason + " + ") + name)
-    out["disturbed_reason"] = reason.to_numpy(dtype=object)
+    out["disturbed_reason"] = _reasons([slow, pipes, waited], ["slow probe", PIPES_REASON, "run-queue wait"])
     return out
+
+
+def _reasons(flags: list[pd.Series], names: list[str]) -> pd.Categorical:
+    """Per record, the names of its raised flags joined by " + " ("" for none), as a categorical: one
+    code per combination of flags (a million strings written into a column take seconds, and again to
+    write them out)."""
+    combination = np.zeros(len(flags[0]), np.int64)
+    for bit, flag in enumerate(flags):
+        combination |= flag.fillna(False).to_numpy(dtype=bool).astype(np.int64) << bit
+    labels = [" + ".join(n for bit, n in enumerate(names) if c >> bit & 1) for c in range(1 << len(names))]
+    present = np.unique(combination)
+    codes = np.searchsorted(present, combination)
+    return pd.Categorical.from_codes(codes, categories=pd.Index([labels[c] for c in present], dtype="str"))
 
 
 def _sorted_within_cases(wall: np.ndarray, codes: np.ndarray, starts: np.ndarray, counts: np.ndarray):

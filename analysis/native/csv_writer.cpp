@@ -33,6 +33,15 @@ void put_double(double v, std::string &out) {
         return;
     }
     char buf[40];
+    // Within the decimal range the shortest fixed form has the same digits (a double has one
+    // shortest round-trip decimal; the range's ends 1e-6 and 1e10 are compared as doubles, as the
+    // shortest form of a double below them is below them): one conversion instead of the exponent
+    // form taken apart below.
+    double size = std::fabs(v);
+    if (size >= 1e-6 && size < 1e10) {
+        out.append(buf, std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed).ptr);
+        return;
+    }
     auto end = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific).ptr;
     // buf: [-]d[.ddd]e(+|-)xx
     const char *p = buf;
@@ -152,11 +161,14 @@ int sbw_write_csv(const char *path, const char *header, int64_t rows, int column
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return errno;
-    // Blocks of rows are formatted by `threads` threads side by side and written in order.
+    // Blocks of rows are formatted by `threads` threads side by side into one set of strings while
+    // a writer thread writes the previous set, in order: writing a file into the page cache is a
+    // copy the kernel makes on the writing thread, an eighth of the time here.
     constexpr int64_t BLOCK = 1 << 15;
     threads = std::max(1, threads);
-    std::vector<std::string> out(static_cast<size_t>(threads));
-    out[0] = header;
+    std::vector<std::string> sets[2] = {std::vector<std::string>(size_t(threads)),
+                                        std::vector<std::string>(size_t(threads))};
+    sets[0][0] = header;
     auto format = [&](int64_t first, int64_t last, std::string &out_text) {
         // A string of this thread's own: appending to strings side by side in one vector would
         // bounce their cache line between the threads on every character.
@@ -172,24 +184,37 @@ int sbw_write_csv(const char *path, const char *header, int64_t rows, int column
         }
         text.swap(out_text);
     };
-    for (int64_t start = 0; start < rows; start += BLOCK * threads) {
+    int write_error = 0;
+    auto write_set = [&](std::vector<std::string> &set) {
+        for (auto &text : set)
+            if (!write_error && !flush(fd, text))
+                write_error = errno;
+    };
+    std::thread writer;
+    int64_t batch = 0;
+    for (int64_t start = 0; start < rows && !write_error; start += BLOCK * threads, batch++) {
+        std::vector<std::string> &set = sets[batch & 1];
         std::vector<std::thread> pool;
         for (int t = 1; t < threads; t++) {
             int64_t first = std::min(rows, start + BLOCK * t), last = std::min(rows, first + BLOCK);
-            pool.emplace_back(format, first, last, std::ref(out[size_t(t)]));
+            pool.emplace_back(format, first, last, std::ref(set[size_t(t)]));
         }
-        format(start, std::min(rows, start + BLOCK), out[0]);
+        format(start, std::min(rows, start + BLOCK), set[0]);
         for (auto &t : pool)
             t.join();
-        for (auto &text : out) {
-            if (!flush(fd, text)) {
-                int err = errno;
-                close(fd);
-                return err;
-            }
-        }
+        if (writer.joinable())
+            writer.join();
+        writer = std::thread(write_set, std::ref(set));
     }
-    if (!flush(fd, out[0]) || close(fd) != 0)
+    if (writer.joinable())
+        writer.join();
+    if (!write_error)
+        write_set(sets[0]); // the header of a table without rows
+    if (write_error) {
+        close(fd);
+        return write_error;
+    }
+    if (close(fd) != 0)
         return errno;
     return 0;
 }

@@ -25,6 +25,9 @@ def test_doubles_of_every_magnitude_are_written_as_arrow_writes_them(tmp_path, m
     values = mantissas * 10.0 ** exponents.astype(float)
     special = [0.0, -0.0, 1.0, 100.0, 1e9, 1e10, 9999999999.0, 1e-6, 1e-7, 1.5e-6, 0.1, 1 / 3, 5e-324]
     special += [1.7976931348623157e308, -2.5, np.inf, -np.inf, np.nan, 123456789.0, 0.00001, 2**53, 2**60]
+    # the doubles on either side of the ends of the decimal range, both signs
+    ends = [np.nextafter(end, toward) for end in (1e-6, 1e10) for toward in (0, np.inf)]
+    special += ends + [-e for e in ends] + [-1e-6, -1e10]
     rounded = np.round(rng.random(20_000) * 10 ** rng.integers(0, 12, 20_000))  # whole numbers
     scale = 10.0 ** rng.integers(1, 8, 20_000)
     short = np.round(rng.random(20_000) * scale) / scale  # few digits, as measured
