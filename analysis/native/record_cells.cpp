@@ -177,10 +177,10 @@ bool unmeasured(std::string_view s) { // what likwid prints where it measured no
     return s == "-" || s == "nan" || s == "NaN" || s == "-nan" || s == "null";
 }
 
-void read_metric(std::string_view name, element metric, std::vector<Entry> &entries) {
+void read_metric(std::string_view name, element metric, Entries &entries) {
     if (metric.type() != element_type::OBJECT)
         throw Refused{};
-    Entry &entry = entries.emplace_back();
+    Entry &entry = entries.add();
     entry.name = name;
     static const char *stats[N_STATS] = {"sum", "min", "max", "avg"};
     for (int s = 0; s < N_STATS; s++)
@@ -394,7 +394,7 @@ void read_probe(Cells &c, element probe) {
 } // namespace
 
 void read_record(element rec, std::string_view case_dir, Cells &c, const Cells *prev,
-                 std::vector<Entry> &entries, bool &rank_wall) {
+                 Entries &entries, bool &rank_wall) {
     if (rec.type() != element_type::OBJECT)
         throw Refused{};
     for (int s = 0; s < N_SLOTS; s++)
@@ -566,16 +566,16 @@ void read_record(element rec, std::string_view case_dir, Cells &c, const Cells *
             metrics.type() != element_type::NULL_VALUE) {
             if (metrics.type() != element_type::OBJECT)
                 throw Refused{};
-            size_t first = entries.size();
+            size_t first = entries.size;
             for (auto field : object(metrics)) {
-                for (size_t k = first; k < entries.size(); k++)
-                    if (entries[k].name == field.key)
+                for (size_t k = first; k < entries.size; k++)
+                    if (entries.items[k].name == field.key)
                         throw Refused{}; // a metric twice
                 read_metric(field.key, field.value, entries);
             }
             bool ok = c.tag[S_COUNTERS_STATUS] == T_STR && c.text[S_COUNTERS_STATUS] == "ok";
             if (!ok) // read for their checks only: no rows of the counters table
-                entries.resize(first);
+                entries.size = first;
         }
     }
 }

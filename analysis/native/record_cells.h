@@ -176,11 +176,36 @@ struct Entry {
     std::vector<double> value;
 };
 
+// A record's counter entries. The reader reads a million records with a thread-local set of these:
+// an entry's name and value lists are kept from record to record, refilled instead of allocated.
+struct Entries {
+    std::vector<Entry> items;
+    size_t size = 0;
+    Entry &add() {
+        if (size == items.size())
+            items.emplace_back();
+        Entry &e = items[size++];
+        e.has_values = false;
+        e.thread.clear();
+        e.value.clear();
+        return e;
+    }
+    void clear() {
+        size = 0;
+    }
+    Entry *begin() {
+        return items.data();
+    }
+    Entry *end() {
+        return items.data() + size;
+    }
+};
+
 // One line's record into cells and counter entries (throws Refused where it is not ordinary);
 // `prev` is the previous line's cells, whose parsed values are still readable (the reader
 // alternates parsers).
 void read_record(element rec, std::string_view case_dir, Cells &c, const Cells *prev,
-                 std::vector<Entry> &entries, bool &rank_wall);
+                 Entries &entries, bool &rank_wall);
 
 // JSON text of a value that msgspec decodes to the same Python value (json_text.cpp).
 void write_json(element e, std::string &out);

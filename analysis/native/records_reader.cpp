@@ -21,7 +21,6 @@
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
-#include <unordered_set>
 
 using namespace sbnative;
 
@@ -77,10 +76,10 @@ bool read_file(const Job &job, simdjson::dom::parser (&parsers)[2], Part &part) 
         return false; // empty, or a last line without its newline
     // Cells and entries are reused from file to file (their strings keep their buffers).
     static thread_local std::vector<Cells> rows;
-    static thread_local std::vector<std::vector<Entry>> entries;
+    static thread_local std::vector<Entries> entries;
     size_t used = 0;
     bool rank_wall = false;
-    std::unordered_set<int64_t> reps;
+    std::vector<int64_t> reps;
     try {
         size_t start = 0;
         int64_t line = 0;
@@ -104,8 +103,7 @@ bool read_file(const Job &job, simdjson::dom::parser (&parsers)[2], Part &part) 
             read_record(rec, job.case_dir, cells, used ? &rows[used - 1] : nullptr, entries[used],
                         rank_wall);
             used++;
-            if (!reps.insert(cells.val[S_REP]).second)
-                return false; // a repetition twice
+            reps.push_back(cells.val[S_REP]);
             cells.tag[S_RECORD_LINE] = T_INT;
             cells.val[S_RECORD_LINE] = line;
             start = end + 1;
@@ -115,6 +113,9 @@ bool read_file(const Job &job, simdjson::dom::parser (&parsers)[2], Part &part) 
     } catch (const simdjson::simdjson_error &) {
         return false;
     }
+    std::sort(reps.begin(), reps.end());
+    if (std::adjacent_find(reps.begin(), reps.end()) != reps.end())
+        return false; // a repetition twice
     // Rows by repetition, as the Python path orders them.
     std::vector<size_t> order(used);
     for (size_t i = 0; i < order.size(); i++)
