@@ -58,7 +58,9 @@ def _declare_reader(lib: ctypes.CDLL) -> None:
     ):
         getattr(lib, name).restype = result
         getattr(lib, name).argtypes = [pointer]
-    lib.sbr_column.argtypes = [pointer, ctypes.c_int, pointer, pointer]
+    lib.sbr_column.argtypes = [pointer, ctypes.c_int, pointer, pointer, ctypes.c_int]
+    lib.sbr_kinds.restype = ctypes.c_int
+    lib.sbr_kinds.argtypes = [pointer, ctypes.c_int]
     lib.sbr_entry_arrays.argtypes = [pointer, pointer, pointer, pointer, pointer]
     lib.sbr_hw_values.argtypes = [pointer, pointer, pointer]
     lib.sbr_strings.restype = ctypes.c_int64

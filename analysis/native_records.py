@@ -142,19 +142,26 @@ def _strings(lib, handle, slot: int) -> list[str]:
 
 @dataclass
 class Cells:
-    """One column as the reader gives it: kinds, 8-byte values, the distinct strings."""
+    """One column as the reader gives it: kinds, 8-byte values, the distinct strings; `doubles`: the
+    reader gave a column of numbers and nulls as doubles (null: NaN)."""
 
     tags: np.ndarray
     values: np.ndarray
     strings: list[str]
+    doubles: bool = False
 
 
-def _cells(lib, handle, slot: int, count: int) -> Cells:
+def _cells(lib, handle, slot: int, count: int, as_double: bool = False) -> Cells:
     """One column, which the reader then frees."""
     tags, values = _filled(
-        lambda t, v: lib.sbr_column(handle, slot, t, v), (np.uint8, count), (np.int64, count)
+        lambda t, v: lib.sbr_column(handle, slot, t, v, int(as_double)), (np.uint8, count), (np.int64, count)
     )
-    return Cells(tags, values, _strings(lib, handle, slot))
+    return Cells(tags, values, _strings(lib, handle, slot), as_double)
+
+
+def _kinds(lib, handle, slot: int) -> set[int]:
+    bits = lib.sbr_kinds(handle, slot)
+    return {tag for tag in range(UNSET + 1) if bits >> tag & 1}
 
 
 class _Columns(dict):
@@ -169,12 +176,20 @@ class _Columns(dict):
         return cells
 
     def typed(self, name: str):
-        """The column typed, its cells dropped."""
-        return typed(self.pop(name) if name in self else _cells(self.lib, self.handle, _SLOT[name], self.n))
+        """The column typed, its cells dropped. A column of numbers with a double or a null among them
+        comes as doubles from the reader (converted as it copies them out, not by numpy after)."""
+        if name in self:
+            return typed(self.pop(name))
+        slot = _SLOT[name]
+        kinds = _kinds(self.lib, self.handle, slot)
+        floats = kinds <= {INT, DBL, NULL} and not kinds <= {INT} and not kinds <= {NULL}
+        return typed(_cells(self.lib, self.handle, slot, self.n, as_double=floats))
 
 
 def typed(cells: Cells):
     """The column typed_columns.typed_column gives for these values (Unlike where it would need pandas)."""
+    if cells.doubles:
+        return cells.values.view(np.float64)
     tags, values = cells.tags, cells.values
     kinds = set(np.flatnonzero(np.bincount(tags, minlength=UNSET + 1)).tolist())
     n = len(tags)

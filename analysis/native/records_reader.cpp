@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <fcntl.h>
 #include <malloc.h>
@@ -156,22 +157,45 @@ bool read_file(const Job &job, simdjson::dom::parser (&parsers)[2], Part &part) 
     return true;
 }
 
-// One column of every part, in order, into `tags` and `vals` (strings renumbered into `global`),
-// freeing the parts' copies as it goes.
+// One column of every part, in order, into `tags` and `vals` (strings renumbered into `global`;
+// with `as_double`, numbers as doubles' bits and null as NaN's), freeing the parts' copies as it
+// goes.
 template <class Pick, class PickStrings>
 void export_column(std::vector<Part> &parts, Pick column_of, PickStrings strings_of,
-                   Strings &global, uint8_t *tags, int64_t *vals) {
+                   Strings &global, uint8_t *tags, int64_t *vals, bool as_double) {
+    static const int64_t nan_bits = [] {
+        double nan = std::nan("");
+        int64_t b;
+        std::memcpy(&b, &nan, sizeof b);
+        return b;
+    }();
     size_t at = 0;
     for (Part &p : parts) {
         Column &c = column_of(p);
         Strings &local = strings_of(p);
-        std::vector<int32_t> renumber(local.text.size());
-        for (size_t k = 0; k < renumber.size(); k++)
-            renumber[k] = global.add(local.text[k]);
-        for (size_t i = 0; i < c.tag.size(); i++, at++) {
-            tags[at] = c.tag[i];
-            vals[at] = c.tag[i] == T_STR ? renumber[size_t(c.val[i])] : c.val[i];
+        size_t n = c.tag.size();
+        std::memcpy(tags + at, c.tag.data(), n);
+        if (as_double) {
+            for (size_t i = 0; i < n; i++) {
+                uint8_t t = c.tag[i];
+                double d = double(c.val[i]);
+                int64_t v = c.val[i];
+                if (t == T_INT)
+                    std::memcpy(&v, &d, sizeof v);
+                else if (t == T_NULL)
+                    v = nan_bits;
+                vals[at + i] = v;
+            }
+        } else if (local.text.empty()) { // no text in this part: the values as they are
+            std::memcpy(vals + at, c.val.data(), n * sizeof(int64_t));
+        } else {
+            std::vector<int32_t> renumber(local.text.size());
+            for (size_t k = 0; k < renumber.size(); k++)
+                renumber[k] = global.add(local.text[k]);
+            for (size_t i = 0; i < n; i++)
+                vals[at + i] = c.tag[i] == T_STR ? renumber[size_t(c.val[i])] : c.val[i];
         }
+        at += n;
         c = Column();
         local = Strings();
     }
@@ -282,9 +306,25 @@ int64_t sbr_values_count(const sbr_result *r) {
     return int64_t(n);
 }
 
+// The kinds of value column `slot` holds (as sbr_column numbers them): bit k set for tag k.
+int sbr_kinds(const sbr_result *r, int slot) {
+    int kinds = 0;
+    for (const Part &p : r->parts) {
+        const Column &c = slot < N_SLOTS ? p.col[slot] : p.entry_stat[slot - N_SLOTS];
+        bool seen[256] = {};
+        for (uint8_t t : c.tag)
+            seen[t] = true;
+        for (int t = 0; t < 256; t++)
+            if (seen[t])
+                kinds |= 1 << (t & 31);
+    }
+    return kinds;
+}
+
 // Column `slot` of every row (slot >= N_SLOTS: counter stat slot - N_SLOTS of every entry) into
-// tags[] and vals[] (sbr_rows or sbr_entries long); once per column.
-void sbr_column(sbr_result *r, int slot, uint8_t *tags, int64_t *vals) {
+// tags[] and vals[] (sbr_rows or sbr_entries long), with `as_double` (a column of numbers and
+// nulls) its values as doubles; once per column.
+void sbr_column(sbr_result *r, int slot, uint8_t *tags, int64_t *vals, int as_double) {
     // Every eighth column, the freed blocks of the parts go back to the system (Python's arrays do
     // not reuse them); trimming a large heap takes ~30 ms, so not after every column.
     if (++r->exported % 8 == 0)
@@ -292,12 +332,13 @@ void sbr_column(sbr_result *r, int slot, uint8_t *tags, int64_t *vals) {
     if (slot < N_SLOTS)
         export_column(
             r->parts, [&](Part &p) -> Column & { return p.col[slot]; },
-            [&](Part &p) -> Strings & { return p.str[slot]; }, r->strings[slot], tags, vals);
+            [&](Part &p) -> Strings & { return p.str[slot]; }, r->strings[slot], tags, vals,
+            as_double != 0);
     else
         export_column(
             r->parts, [&](Part &p) -> Column & { return p.entry_stat[slot - N_SLOTS]; },
             [&](Part &p) -> Strings & { return p.entry_stat_str[slot - N_SLOTS]; },
-            r->strings[slot], tags, vals);
+            r->strings[slot], tags, vals, as_double != 0);
 }
 
 // Counter entries: their record's row, metric name (sbr_strings -1), whether they have per-hwthread
