@@ -2,25 +2,30 @@
 
 Prints figures, asserts nothing. Phases: generating the campaign as the runner stores it (one
 raw/<case_id>/records.jsonl per case, each record with the fields today's runner writes: a machine-state
-probe with a time per pinned CPU, clock, scheduling, sampling; a 64-core node, 1 to 128 threads; once,
+probe (its per-CPU times in probes.jsonl beside it, as the runner stores them), clock, scheduling,
+sampling; a 64-core node, 1 to 128 threads; once,
 into build/perf/, reused by later runs, so a directory generated before keeps its records), reading the
 files once (into the page cache, where a campaign that just ran has them), loading cold
 (every record parsed, by the compiled reader where built, no analysis cache), statistics (summary with
 vectorised bootstrap, speedup, models, comparisons; each step's wall and CPU time is printed too; the
-counters table is written meanwhile, as `analyze` does it), writing the other CSV tables, the same cold
+counters and records tables are written meanwhile, as `analyze` does it), writing the other CSV tables,
+the same cold
 load through the Python path (SCALEBENCH_NATIVE=0) for the ratio, then two floors:
 reading only (the compiled reader parsing and checking every record, no columns for Python) and
 decoding only (every record decoded by msgspec into the Python path's record type), then loading warm
 (append-only cache). Aim for the cold analysis (load + statistics + CSV): <= 20 s and <= 2 GB peak RSS
-(the larger of this process and its biggest parsing worker).
+(the larger of this process and its biggest parsing worker). An integer-bound kernel timed before
+and after the cold analysis shows the host's phase (host_check).
 
     .venv/bin/python perf/perf_analysis.py [--records N] [--keep DIR]
 """
 
 import argparse
 import ctypes
+import json
 import os
 import resource
+import subprocess
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -68,6 +73,22 @@ def timed(label: str, fn):
         flush=True,
     )
     return value
+
+
+HOST_CHECK = ROOT / "build" / "bin" / "mcpi-c-serial"
+
+
+def host_check() -> str:
+    """The median time of an integer-multiply-bound kernel (Monte-Carlo pi, 10 M samples, 3 repetitions
+    after a warm-up): this host has phases in which such code runs up to 1.8x slower, and parsing JSON
+    is integer code. Printed before and after the cold analysis, so that a figure can be read with the
+    phase it was measured in."""
+    if not HOST_CHECK.exists():
+        return "kernel not built (make kernels)"
+    command = [str(HOST_CHECK), "--samples", "10000000", "--reps", "3", "--warmup", "1"]
+    out = subprocess.run(command, capture_output=True, text=True, check=False).stdout
+    times = sorted(r["wall_s"] for r in map(json.loads, out.splitlines()) if not r.get("warmup"))
+    return f"{times[len(times) // 2]:.4f} s" if times else "no record"
 
 
 def _decode_cases(args: tuple[Path, list[str]]) -> int:
@@ -149,6 +170,7 @@ def main() -> int:
     # disk's (the first read of a 5.9 GB campaign from this VM's disk takes ~10 s more).
     read_bytes = timed("read every records.jsonl once (page cache)", lambda: page_in(campaign))
     print(f"  {read_bytes / 1e9:.1f} GB")
+    print(f"host check before (mcpi-c-serial, 10 M samples, median of 3): {host_check()}")
     start = time.perf_counter()
     options = Options(n_resamples=args.resamples, seed=1, use_cache=False)
     # As `analyze` runs it: counters.csv written beside the statistics, the other tables after them.
@@ -172,6 +194,7 @@ def main() -> int:
         f"cold analysis (load + statistics + CSV): {cold_s:.1f} s (aim <= 20 s); "
         f"peak RSS {peak_rss_gb():.2f} GB (aim <= 2 GB)"
     )
+    print(f"host check after: {host_check()}")
     native_load_s = t["load"]
     result = loaded = None  # free them before the next loads
     os.environ["SCALEBENCH_NATIVE"] = "0"
