@@ -28,7 +28,8 @@ def _write_temp(path: Path, data: bytes) -> Path:
     return tmp
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """Makes the directory's entries (a file created or renamed in it) durable."""
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
@@ -50,7 +51,7 @@ def write_atomic(path: Path, data: bytes | str, make_parents: bool = False) -> N
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 def write_atomic_by(path: Path, write, make_parents: bool = False) -> None:
@@ -71,7 +72,7 @@ def write_atomic_by(path: Path, write, make_parents: bool = False) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 def write_new(path: Path, data: bytes | str) -> bool:
@@ -88,7 +89,7 @@ def write_new(path: Path, data: bytes | str) -> bool:
         return False
     finally:
         tmp.unlink(missing_ok=True)
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
     return True
 
 

@@ -26,6 +26,8 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from sbcore.atomic import fsync_dir
+
 
 def encode(record: dict) -> bytes:
     """One record as one line (compact JSON, newline-terminated)."""
@@ -108,7 +110,7 @@ def append(
     finally:
         os.close(fd)  # releases the lock
     for directory in {p.parent for p in created}:
-        _fsync_directory(directory)
+        fsync_dir(directory)
     return new
 
 
@@ -131,11 +133,3 @@ def _append_details(path: Path, lines: list[dict]) -> bool:
     finally:
         os.close(fd)
     return size == 0
-
-
-def _fsync_directory(path: Path) -> None:
-    directory = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
