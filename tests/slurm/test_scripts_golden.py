@@ -117,7 +117,10 @@ def test_scripts_quote_awkward_paths(tmp_path):
     assert run.returncode == 0, run.stderr
     cases = (results / "q" / "cases.jsonl").read_text().splitlines()
     case_id = re.search(r'"case_id": "(\w+)"', cases[4]).group(1)
-    assert sorted(p.name for p in (results / "q" / "raw" / case_id).iterdir()) == ["records.jsonl"]
+    assert sorted(p.name for p in (results / "q" / "raw" / case_id).iterdir()) == [
+        "probes.jsonl",
+        "records.jsonl",
+    ]
     assert sorted(r["rep"] for r in case_records(results / "q", case_id)) == [0, 1]
 
 
