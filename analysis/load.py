@@ -147,7 +147,14 @@ def case_files(campaign_dir: Path, case_ids: list[str]) -> dict[str, None]:
     workers keeps it off the main process."""
     found: dict[str, None] = {}
     raw = f"{campaign_dir}/{layout.RAW_DIR}"
-    for case_id in case_ids:
+    # The compiled lister sorts out the directories holding only records.jsonl (and probes.jsonl);
+    # the others are listed here, by the layout's rules.
+    listed = native_records.listing(raw, case_ids, os.cpu_count() or 1) if len(case_ids) > 1 else None
+    for i, case_id in enumerate(case_ids):
+        if listed is not None and listed[1][i]:
+            if listed[0][i] >= 0:
+                found[layout.records_key(case_id, listed[0][i])] = None
+            continue
         try:
             found.update(dict.fromkeys(layout.case_record_files(f"{raw}/{case_id}", case_id)))
         except OSError:

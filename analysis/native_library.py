@@ -71,6 +71,17 @@ def _declare_reader(lib: ctypes.CDLL) -> None:
         ctypes.POINTER(ctypes.POINTER(ctypes.c_int64)),
     ]
     lib.sbr_free.argtypes = [pointer]
+    lib.sbl_list.restype = None
+    lib.sbl_list.argtypes = [
+        text,
+        ctypes.c_int64,
+        ctypes.POINTER(text),
+        text,
+        text,
+        ctypes.c_int,
+        pointer,
+        pointer,
+    ]
 
 
 def _declare_writer(lib: ctypes.CDLL) -> None:

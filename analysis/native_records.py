@@ -40,6 +40,7 @@ from analysis.flatten import (
 )
 from analysis.typed_columns import Spread, typed_column
 from analysis.variants import VARIANT_PARAMS
+from sbcore import layout
 
 # Kinds of a cell (analysis/native/record_cells.h: Tag).
 NULL, FALSE, TRUE, INT, DBL, STR, UNSET = range(7)
@@ -95,6 +96,29 @@ def library():
         )
         return None
     return lib
+
+
+def listing(raw: str, case_ids: list[str], threads: int) -> tuple[list[int], list[bool]] | None:
+    """Per case directory under `raw`: the size of its records.jsonl (-1: none) and whether that is all
+    the loader reads there (no other name than it and probes.jsonl; False also for a directory that
+    could not be read), listed by the compiled reader's lister; None without the library."""
+    lib = library()
+    if lib is None or not case_ids:
+        return None
+    n = len(case_ids)
+    sizes, plain = np.empty(n, np.int64), np.empty(n, np.uint8)
+    names = (ctypes.c_char_p * n)(*map(os.fsencode, case_ids))
+    lib.sbl_list(
+        os.fsencode(raw),
+        n,
+        names,
+        layout.RECORDS_FILE.encode(),
+        layout.PROBES_FILE.encode(),
+        max(1, threads),
+        sizes.ctypes.data,
+        plain.ctypes.data,
+    )
+    return sizes.tolist(), plain.astype(bool).tolist()
 
 
 def read(base: Path, files: list[tuple[str, str, int]], threads: int) -> NativeRead | None:

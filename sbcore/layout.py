@@ -175,8 +175,13 @@ def case_record_files(directory: str | Path, case_id: str) -> list[str]:
             elif is_record_file(entry.name):
                 names.append(entry.name)
     names.sort(key=_rep_order)
-    listed = [f"{RAW_DIR}/{case_id}/{RECORDS_FILE}#{size}"] if size is not None else []
+    listed = [records_key(case_id, size)] if size is not None else []
     return listed + [f"{RAW_DIR}/{case_id}/{name}" for name in names]
+
+
+def records_key(case_id: str, size: int) -> str:
+    """How a listing names a case's records.jsonl: with the size it had when listed."""
+    return f"{RAW_DIR}/{case_id}/{RECORDS_FILE}#{size}"
 
 
 def _rep_order(name: str) -> tuple[int, str]:

@@ -343,3 +343,33 @@ def layout_keys(campaign_dir) -> dict:
     from sbcore import layout
 
     return layout.raw_files(campaign_dir)
+
+
+def test_the_compiled_lister_lists_as_the_layout_does(tmp_path, monkeypatch):
+    """Directories holding records.jsonl alone (or with probes.jsonl) are listed by the compiled
+    lister; any other name sends the directory to sbcore.layout's rules: the same listing either way."""
+    raw = tmp_path / "raw"
+    contents = {
+        "only-records": {"records.jsonl": "{}\n"},
+        "with-probes": {"records.jsonl": "{}\n{}\n", "probes.jsonl": "{}\n"},
+        "probes-only": {"probes.jsonl": "{}\n"},
+        "empty": {},
+        "older-layout": {"rep-0.json": "{}", "rep-1.json": "{}", "records.jsonl": "{}\n"},
+        "failed": {"rep-2.failed-20261122T000000Z-1.json": "{}", "records.jsonl": ""},
+        "image": {"rep-0.pgm": "P5", "records.jsonl": "{}\n"},
+    }
+    for case, files in contents.items():
+        (raw / case).mkdir(parents=True)
+        for name, text in files.items():
+            (raw / case / name).write_text(text)
+    (raw / "records-is-a-directory" / "records.jsonl").mkdir(parents=True)
+    case_ids = [*sorted(contents), "records-is-a-directory", "vanished"]
+    native = load.case_files(tmp_path, case_ids)
+    listed = native_records.listing(str(raw), case_ids, 2)
+    assert listed is not None and sum(listed[1]) == 4  # the first four kinds above, by the lister
+    monkeypatch.setenv("SCALEBENCH_NATIVE", "0")
+    monkeypatch.setattr(native_library, "_loaded", None)
+    assert native_records.library() is None
+    python = load.case_files(tmp_path, case_ids)
+    assert list(native) == list(python)
+    assert "raw/with-probes/records.jsonl#6" in python and "raw/failed/records.jsonl#0" in python
