@@ -224,15 +224,17 @@ void shrink(Part &p) {
 
 // C interface (ctypes). The reader's result: parts of 16 files each in file order, exported a
 // column at a time into arrays Python allocates (no merged copy of a million rows is held beside
-// the parts).
+// the parts). Two threads may export two different columns at once: a column's cells, strings and
+// joined text are its own; only the count of exported columns is shared.
 struct sbr_result {
     std::vector<Part> parts;
     std::vector<uint8_t> taken;         // per file
     Strings strings[N_SLOTS + N_STATS]; // a column's distinct strings once exported
     Strings metric_names;
-    int exported = 0; // columns handed out so far
-    std::string flat; // joined strings handed out by sbr_strings
-    std::vector<int64_t> offsets;
+    std::atomic<int> exported{0}; // columns handed out so far
+    // per column (and the metric names last): its strings joined, as sbr_strings hands them out
+    std::string flat[N_SLOTS + N_STATS + 1];
+    std::vector<int64_t> offsets[N_SLOTS + N_STATS + 1];
 };
 
 extern "C" {
@@ -374,14 +376,16 @@ void sbr_hw_values(sbr_result *r, int32_t *thread, double *value) {
 // The distinct strings of an exported column (-1: metric names), joined, with count+1 offsets.
 int64_t sbr_strings(sbr_result *r, int slot, const char **joined, const int64_t **offsets) {
     const Strings &s = slot < 0 ? r->metric_names : r->strings[slot];
-    r->flat.clear();
-    r->offsets.assign(1, 0);
+    std::string &flat = r->flat[slot < 0 ? N_SLOTS + N_STATS : slot];
+    std::vector<int64_t> &ends = r->offsets[slot < 0 ? N_SLOTS + N_STATS : slot];
+    flat.clear();
+    ends.assign(1, 0);
     for (const auto &t : s.text) {
-        r->flat += t;
-        r->offsets.push_back(int64_t(r->flat.size()));
+        flat += t;
+        ends.push_back(int64_t(flat.size()));
     }
-    *joined = r->flat.data();
-    *offsets = r->offsets.data();
+    *joined = flat.data();
+    *offsets = ends.data();
     return int64_t(s.text.size());
 }
 }
