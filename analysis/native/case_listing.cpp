@@ -3,16 +3,15 @@
 // interpreter's work per name. Here a directory is only sorted into "its records file and nothing
 // else the loader reads" (its listing is then that one file and its size) or "something else too",
 // which the loader lists itself by sbcore/layout.py's rules.
-#include <algorithm>
+#include "on_threads.h"
+
 #include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <thread>
 #include <unistd.h>
-#include <vector>
 
 extern "C" {
 
@@ -52,12 +51,7 @@ void sbl_list(const char *raw, int64_t n, const char *const *case_ids, const cha
             closedir(dir);
         }
     };
-    std::vector<std::thread> pool;
-    for (int t = 1; t < std::max(1, threads); t++)
-        pool.emplace_back(work);
-    work();
-    for (auto &t : pool)
-        t.join();
+    sbnative::on_threads(threads, work);
     if (raw_fd >= 0)
         close(raw_fd);
 }

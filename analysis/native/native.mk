@@ -9,7 +9,7 @@ NATIVE_CXXFLAGS := -std=c++20 -O2 -fPIC -Wall -Wextra
 
 native: $(NATIVE_LIB)
 
-$(NATIVE_LIB): $(NATIVE_SOURCES) analysis/native/record_cells.h analysis/native/native.mk
+$(NATIVE_LIB): $(NATIVE_SOURCES) $(wildcard analysis/native/*.h) analysis/native/native.mk
 	@mkdir -p $(@D)
 	$(CXX) $(NATIVE_CXXFLAGS) -shared -o $@.tmp $(NATIVE_SOURCES) -lsimdjson
 	mv $@.tmp $@

@@ -10,6 +10,7 @@
 // Values keep their JSON kind (tag) so that Python can type each column as pandas would have typed
 // the decoded values. simdjson's DOM parser validates the whole line (UTF-8, structure, every
 // number), as msgspec does, so a refusal never depends on which fields are read.
+#include "on_threads.h"
 #include "record_cells.h"
 
 #include <algorithm>
@@ -20,7 +21,6 @@
 #include <malloc.h>
 #include <memory>
 #include <sys/stat.h>
-#include <thread>
 #include <unistd.h>
 
 using namespace sbnative;
@@ -263,12 +263,7 @@ sbr_result *sbr_read(int64_t n, const char *const *files, const int64_t *sizes,
             shrink(result->parts[size_t(b)]);
         }
     };
-    std::vector<std::thread> pool;
-    for (int t = 1; t < std::max(1, threads); t++)
-        pool.emplace_back(work);
-    work();
-    for (auto &t : pool)
-        t.join();
+    on_threads(threads, work);
     return result.release();
 }
 
