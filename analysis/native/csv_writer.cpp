@@ -92,7 +92,31 @@ template <class T> void put_int(T v, std::string &out) {
     out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
 }
 
-bool flush(int fd, std::string &out) {
+// Bytes written but not yet handed to the disk: their writeback is started every STARTED_EVERY
+// bytes, so that the caller's fsync (sbcore/atomic.py) waits for the last of them only. Left
+// alone, a gigabyte of CSV stays dirty in the page cache (far below the kernel's dirty limits) and
+// that fsync waited 1.2-1.5 s with both CPUs idle at the end of an analysis.
+constexpr size_t STARTED_EVERY = size_t(32) << 20;
+
+struct Output {
+    int fd;
+    off_t written = 0, started = 0;
+};
+
+void start_writeback(Output &out) {
+#ifdef __linux__
+    if (out.written - out.started >= off_t(STARTED_EVERY)) {
+        // Only starts the writeback (no wait for it): a failure here is the fsync's to report.
+        sync_file_range(out.fd, out.started, out.written - out.started, SYNC_FILE_RANGE_WRITE);
+        out.started = out.written;
+    }
+#else
+    (void)out;
+#endif
+}
+
+bool flush(Output &to, std::string &out) {
+    int fd = to.fd;
     size_t done = 0;
     while (done < out.size()) {
         ssize_t n = write(fd, out.data() + done, out.size() - done);
@@ -100,6 +124,8 @@ bool flush(int fd, std::string &out) {
             return false;
         done += size_t(n);
     }
+    to.written += off_t(done);
+    start_writeback(to);
     out.clear();
     return true;
 }
@@ -185,9 +211,10 @@ int sbw_write_csv(const char *path, const char *header, int64_t rows, int column
         text.swap(out_text);
     };
     int write_error = 0;
+    Output output{fd};
     auto write_set = [&](std::vector<std::string> &set) {
         for (auto &text : set)
-            if (!write_error && !flush(fd, text))
+            if (!write_error && !flush(output, text))
                 write_error = errno;
     };
     std::thread writer;
