@@ -21,6 +21,7 @@ import json
 import os
 import pickle
 import sys
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -231,14 +232,15 @@ def _parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
     return Parsed(
         keys=dict(keys),
         records=records,
-        counters=explode_counters(records, per_hwthread),
+        counters=explode_counters(records["case_id"].array, records["rep"].to_numpy(), per_hwthread),
         failed=pd.DataFrame(failed, columns=FAILED_COLUMNS),
         problems=pd.DataFrame(problems, columns=PROBLEM_COLUMNS),
     )
 
 
-def explode_counters(records: pd.DataFrame, values: PerHwthread) -> pd.DataFrame:
-    """One row per (record, metric, hardware thread) from the flat per-hwthread values.
+def explode_counters(case_ids: pd.Categorical, reps: np.ndarray, values: PerHwthread) -> pd.DataFrame:
+    """One row per (record, metric, hardware thread) from the flat per-hwthread values of the records
+    whose case ids and repetitions these are.
 
     Tens of millions of rows on a big campaign: strings are categoricals (integer codes), rows are
     repeated with np.repeat; no per-row Python objects."""
@@ -248,8 +250,8 @@ def explode_counters(records: pd.DataFrame, values: PerHwthread) -> pd.DataFrame
     metric = pd.Categorical(values.metric)
     return pd.DataFrame(
         {
-            "case_id": _cases_of(records["case_id"].array, values.row[values.lengths > 0], repeat),
-            "rep": records["rep"].to_numpy(dtype=np.int32)[repeat],
+            "case_id": _cases_of(case_ids, values.row[values.lengths > 0], repeat),
+            "rep": reps.astype(np.int32, copy=False)[repeat],
             "metric": metric.take(np.repeat(np.arange(len(values.row)), values.lengths)),
             "hwthread": values.hwthread,
             "value": values.value,
@@ -277,10 +279,15 @@ def _parse_cases(args: tuple[Path, list[str]]) -> Parsed:
     return parse_files(campaign_dir, case_files(campaign_dir, case_ids))
 
 
-def parse_parallel(campaign_dir: Path, keys: dict[str, None], processes: int) -> list[Parsed]:
+CountersFinal = Callable[[pd.DataFrame], None]
+
+
+def parse_parallel(
+    campaign_dir: Path, keys: dict[str, None], processes: int, counters_final: CountersFinal | None = None
+) -> list[Parsed]:
     """These files: records.jsonl files by the compiled reader where it takes them, the rest by the
-    Python path in a process pool."""
-    native, keys = parse_native(campaign_dir, keys, processes)
+    Python path in a process pool. `counters_final`: see parse_native."""
+    native, keys = parse_native(campaign_dir, keys, processes, counters_final)
     rest = parse_python(campaign_dir, keys, processes)
     if not native or not any(len(chunk.records) for chunk in rest):
         return native + rest
@@ -296,10 +303,17 @@ def parse_python(campaign_dir: Path, keys: dict[str, None], processes: int) -> l
         return list(pool.map(_parse_chunk, [(campaign_dir, chunk) for chunk in chunks]))
 
 
-def parse_native(campaign_dir: Path, keys: dict[str, None], threads: int) -> tuple[list[Parsed], dict]:
+def parse_native(
+    campaign_dir: Path, keys: dict[str, None], threads: int, counters_final: CountersFinal | None = None
+) -> tuple[list[Parsed], dict]:
     """([the records of the records.jsonl files the compiled reader takes] or [], the keys left for the
     Python path: files it refuses, failed attempts, and every file of a case that also has records of
-    the older layout, whose precedence rule is the Python path's)."""
+    the older layout, whose precedence rule is the Python path's).
+
+    `counters_final(counters)` is called, before the records table is put together, when the reader
+    takes every file that can hold records: its counters table is then the one these keys give (the
+    failed attempts left to the Python path add none), and a caller can start writing it while the
+    records table is still being assembled on one CPU."""
     older = {layout.key_case(k) for k in keys if layout.REP_FILE.match(k.rpartition("/")[2])}
     files = sorted(
         (relpath, case_dir, int(size or -1), key)
@@ -308,29 +322,43 @@ def parse_native(campaign_dir: Path, keys: dict[str, None], threads: int) -> tup
         for _, case_dir, name in [relpath.split("/", 2)]
         if name == layout.RECORDS_FILE and case_dir not in older
     )
-    read = native_records.read(campaign_dir, [f[:3] for f in files], threads)
+    given = {f[3] for f in files}
+    early: list[pd.DataFrame] = []
+
+    def on_counters(taken: list[bool], case_ids: pd.Categorical, reps: np.ndarray, values: PerHwthread):
+        early.append(explode_counters(case_ids, reps, values))
+        if counters_final is not None and all(taken) and all(map(_failed_attempt, set(keys) - given)):
+            counters_final(early[0])
+
+    read = native_records.read(campaign_dir, [f[:3] for f in files], threads, on_counters)
     if read is None:
         return [], keys
     taken = {f[3]: None for f, took in zip(files, read.taken, strict=True) if took}
     if not taken:
         return [], keys
     records = pd.DataFrame(read.columns, copy=False)
-    parsed = Parsed(keys=taken, records=records, counters=explode_counters(records, read.per_hwthread))
+    parsed = Parsed(keys=taken, records=records, counters=early[0])  # (taken: rows, so on_counters ran)
     return [parsed], {k: None for k in keys if k not in taken}
 
 
-def parse_campaign(campaign_dir: Path, processes: int) -> list[Parsed]:
+def _failed_attempt(key: str) -> bool:
+    return layout.FAILED_FILE.match(key.partition("#")[0].rpartition("/")[2]) is not None
+
+
+def parse_campaign(
+    campaign_dir: Path, processes: int, counters_final: CountersFinal | None = None
+) -> list[Parsed]:
     """Every file of the campaign, when nothing is cached. With the compiled reader: its records first,
     the files it leaves to the Python path after them. Without it, the Python path's workers list the
     case directories themselves (a million file names are never built, sent and matched in the main
-    process)."""
+    process). `counters_final`: see parse_native."""
     raw = Path(campaign_dir) / layout.RAW_DIR
     if not raw.is_dir():
         return []
     with os.scandir(raw) as entries:
         case_ids = sorted(entry.name for entry in entries if entry.is_dir())
     if native_records.library() is not None:
-        return parse_parallel(campaign_dir, case_files(campaign_dir, case_ids), processes)
+        return parse_parallel(campaign_dir, case_files(campaign_dir, case_ids), processes, counters_final)
     bytes_per_case = max(1, sum(map(_listed_bytes, case_files(campaign_dir, case_ids[:1]))))
     per_chunk = max(1, CHUNK_FILES * RECORD_BYTES // bytes_per_case)  # the first case stands for all
     chunks = [case_ids[i : i + per_chunk] for i in range(0, len(case_ids), per_chunk)]
@@ -385,7 +413,15 @@ def append_cache(cache_dir: Path, parsed: Parsed, notes: list[str]) -> None:
         notes.append(f"{cache_dir}: cache not written ({err}); the next run parses these files again")
 
 
-def load_records(campaign_dir: Path, processes: int | None = None, use_cache: bool = True) -> Loaded:
+def load_records(
+    campaign_dir: Path,
+    processes: int | None = None,
+    use_cache: bool = True,
+    counters_final: CountersFinal | None = None,
+) -> Loaded:
+    """The campaign's records, counter rows, failed attempts and problems. `counters_final(counters)`
+    may be called before this returns, with a table equal to the counters table returned (see
+    parse_native; never when part of the campaign comes from the cache)."""
     campaign_dir = Path(campaign_dir)
     notes: list[str] = []
     processes = processes or os.cpu_count() or 1
@@ -405,7 +441,7 @@ def load_records(campaign_dir: Path, processes: int | None = None, use_cache: bo
         new_chunks = parse_parallel(campaign_dir, new_keys, processes)
         n_files, n_parsed = len(on_disk), len(new_keys)
     else:  # everything is new
-        new_chunks = parse_campaign(campaign_dir, processes)
+        new_chunks = parse_campaign(campaign_dir, processes, counters_final)
         n_files = n_parsed = sum(len(chunk.keys) for chunk in new_chunks)
     if use_cache and new_chunks:
         merged = _concat(new_chunks)

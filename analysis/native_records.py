@@ -19,8 +19,10 @@ from __future__ import annotations
 import ctypes
 import os
 import warnings
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import msgspec
@@ -122,10 +124,19 @@ def listing(raw: str, case_ids: list[str], threads: int) -> tuple[list[int], lis
     return sizes.tolist(), plain.astype(bool).tolist()
 
 
-def read(base: Path, files: list[tuple[str, str, int]], threads: int) -> NativeRead | None:
+OnCounters = Callable[[list[bool], pd.Categorical, np.ndarray, PerHwthread], None]
+
+
+def read(
+    base: Path, files: list[tuple[str, str, int]], threads: int, on_counters: OnCounters | None = None
+) -> NativeRead | None:
     """The records of these records.jsonl files (relative path, case directory, bytes to read or -1),
     given in order of their case directories: one table, rows by case and repetition. None when the
-    reader is not available or the taken records hold a column it cannot type."""
+    reader is not available or the taken records hold a column it cannot type.
+
+    `on_counters(taken, case_ids, reps, per_hwthread)` is called once the per-hwthread counter values
+    are out, before the rest of the columns: which files were taken, the records' case ids and
+    repetitions, and the values."""
     lib = library()
     if lib is None or not files:
         return None
@@ -137,8 +148,9 @@ def read(base: Path, files: list[tuple[str, str, int]], threads: int) -> NativeR
     try:
         taken = np.ctypeslib.as_array(lib.sbr_taken(handle), shape=(n,)).astype(bool).tolist()
         rows = lib.sbr_rows(handle)
+        told = partial(on_counters, taken) if on_counters is not None else None
         try:
-            columns, per_hwthread = _columns(lib, handle, rows) if rows else ({}, None)
+            columns, per_hwthread = _columns(lib, handle, rows, told) if rows else ({}, None)
         except Unlike:
             return None
     finally:
@@ -268,17 +280,21 @@ def _python_values(cells: Cells) -> list:
     return out
 
 
-def _columns(lib, handle, n: int) -> tuple[dict, PerHwthread]:
-    """The records table's columns in flatten.flatten_records' order, and the per-hwthread values.
-    The plain columns two at a time: the reader copies one out (without the GIL) while numpy types
-    the other."""
+def _columns(lib, handle, n: int, on_counters=None) -> tuple[dict, PerHwthread]:
+    """The records table's columns in flatten.flatten_records' order, and the per-hwthread values
+    (given to `on_counters(case_ids, reps, per_hwthread)` as soon as they are out). The plain columns
+    two at a time: the reader copies one out (without the GIL) while numpy types the other."""
     with ThreadPoolExecutor(2) as pool:
-        return _columns_with(lib, handle, n, pool)
+        return _columns_with(lib, handle, n, pool, on_counters)
 
 
-def _columns_with(lib, handle, n: int, pool: ThreadPoolExecutor) -> tuple[dict, PerHwthread]:
+def _columns_with(lib, handle, n: int, pool: ThreadPoolExecutor, on_counters) -> tuple[dict, PerHwthread]:
     cell = _Columns(lib, handle, n)
     col: dict = dict(zip(_HEAD, pool.map(cell.typed, _HEAD), strict=True))
+    counter_columns: dict = {}
+    per_hwthread = _counters(lib, handle, n, counter_columns)
+    if on_counters is not None:
+        on_counters(col["case_id"], col["rep"], per_hwthread)
     params_text = cell["params"]
     derived = [params_columns(text.encode()) for text in params_text.strings]
     which = params_text.values
@@ -307,7 +323,7 @@ def _columns_with(lib, handle, n: int, pool: ThreadPoolExecutor) -> tuple[dict, 
     pin = {"pin_cpus": Spread(pinned.values, [cpu_list(t.encode()) for t in pinned.strings])}
     for name in _PIN:
         col[name] = pin[name] if name in pin else cell.typed(name)
-    per_hwthread = _counters(lib, handle, n, col)
+    col.update(counter_columns)
     col.update(zip(_TAIL, pool.map(cell.typed, _TAIL), strict=True))
     sched = cell["sched"]
     scenarios = [scenario_columns(msgspec.json.decode(t), None) for t in sched.strings]

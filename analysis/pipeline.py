@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -92,10 +93,16 @@ def analyze(campaign_dir: Path, options: Options, in_flight: TablesInFlight | No
     timings: dict[str, float] = {}
     lap = Laps(timings)
     campaign = read_campaign(campaign_dir)
-    loaded = load_records(campaign_dir, processes=options.processes, use_cache=options.use_cache)
+    counters_csv = layout.analysis_dir(campaign.path) / "counters.csv"
+    # The counters table may be final before the records table is put together (on one CPU): then it
+    # is written meanwhile, on the other.
+    early = partial(in_flight.start, counters_csv) if in_flight is not None else None
+    loaded = load_records(
+        campaign_dir, processes=options.processes, use_cache=options.use_cache, counters_final=early
+    )
     timings["load"] = lap("load")
-    if in_flight is not None:
-        in_flight.start(layout.analysis_dir(campaign.path) / "counters.csv", loaded.counters)
+    if in_flight is not None and counters_csv not in in_flight.files:
+        in_flight.start(counters_csv, loaded.counters)
 
     cases = case_table(campaign.cases, loaded.records)
     case_stats = summarize(loaded.records, options.n_resamples, options.seed, options.noise_threshold)

@@ -18,6 +18,9 @@ from tests.synthetic_campaigns import (
     make_record,
     plant_corrupt_files,
     standard_campaign,
+    standard_nodes,
+    standard_specs,
+    write_campaign,
 )
 
 
@@ -373,3 +376,43 @@ def test_the_compiled_lister_lists_as_the_layout_does(tmp_path, monkeypatch):
     python = load.case_files(tmp_path, case_ids)
     assert list(native) == list(python)
     assert "raw/with-probes/records.jsonl#6" in python and "raw/failed/records.jsonl#0" in python
+
+
+def _lines_only_campaign(root):
+    """The standard cases, every one in the records.jsonl layout (failed attempts included)."""
+    return write_campaign(root, "lines-only", standard_specs(6), standard_nodes(), seed=3)
+
+
+@pytest.mark.parametrize("use_cache", [False, True])
+def test_a_final_counters_table_is_handed_over_before_the_load_ends(tmp_path, use_cache):
+    """Every file taken by the reader (the failed attempts left to the Python path hold no counters):
+    the counters table is handed over once, before the records table is put together, equal to the
+    one the load returns; the analysis writes it from there (pipeline.analyze)."""
+    truth = _lines_only_campaign(tmp_path)
+    assert any(".failed-" in key for key in layout_keys(truth.campaign_dir))
+    handed: list[pd.DataFrame] = []
+    loaded = load.load_records(truth.campaign_dir, use_cache=use_cache, counters_final=handed.append)
+    assert len(handed) == 1 and len(loaded.counters) > 0
+    pd.testing.assert_frame_equal(handed[0], loaded.counters, check_exact=True)
+    plain = load.load_records(truth.campaign_dir, use_cache=False)
+    pd.testing.assert_frame_equal(plain.counters, loaded.counters, check_exact=True)
+
+
+def test_a_counters_table_not_yet_final_is_not_handed_over(tmp_path):
+    """A file the reader refuses, a case of the older layout, or cases from the cache: the counters
+    table is only final when the load returns, and nothing is handed over before."""
+    refused = _lines_only_campaign(tmp_path / "refused")
+    first = next(k for k in layout_keys(refused.campaign_dir) if k.split("#")[0].endswith("/records.jsonl"))
+    with (refused.campaign_dir / first.split("#")[0]).open("a") as handle:
+        handle.write("not a record\n")
+    older = standard_campaign(tmp_path / "older", seed=2)  # three cases of the older layout
+    cached = _lines_only_campaign(tmp_path / "cached")
+    load.load_records(cached.campaign_dir, use_cache=True)
+    for campaign_dir, use_cache in (
+        (refused.campaign_dir, False),
+        (older.campaign_dir, False),
+        (cached.campaign_dir, True),
+    ):
+        handed: list[pd.DataFrame] = []
+        loaded = load.load_records(campaign_dir, use_cache=use_cache, counters_final=handed.append)
+        assert handed == [] and len(loaded.counters) > 0, campaign_dir
