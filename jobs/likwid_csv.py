@@ -48,7 +48,7 @@ def _fields(line: str) -> list[str]:
     return fields
 
 
-def _summary(per: dict) -> dict:
+def summary(per: dict) -> dict:
     values = [v for v in per.values() if isinstance(v, int | float)]
     if not values:
         return dict.fromkeys(STATS)
@@ -245,19 +245,19 @@ def _no_extra_row(reader: _Reader, width: int) -> None:
 def _complete(entry: dict) -> None:
     for metric in entry["metrics"].values():
         if "sum" not in metric:
-            metric.update(_summary(metric["per_hwthread"]))
+            metric.update(summary(metric["per_hwthread"]))
     for event in entry["events"].values():
         counters = event["counters"]
         for values in counters.values():
             if "sum" not in values:
-                values.update(_summary(values["per_hwthread"]))
+                values.update(summary(values["per_hwthread"]))
         total = {}
         for thread in entry["hwthreads"]:
             parts = [c["per_hwthread"][str(thread)] for c in counters.values()]
             parts = [p for p in parts if isinstance(p, int | float)]
             total[str(thread)] = sum(parts) if parts else None
         event["per_hwthread"] = total
-        event.update(_summary(total))
+        event.update(summary(total))
         if len(counters) == 1:
             event["counter"] = next(iter(counters))
 

@@ -22,11 +22,12 @@ import json
 import os
 import sys
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-from jobs import probe_detail
+from jobs import likwid_csv, probe_detail
 from sbcore import layout, record_store
 from sbcore.atomic import write_atomic
 from tests.mandelbrot_reference import pgm16, reference_counts
@@ -191,20 +192,18 @@ def counters_field(spec: CaseSpec, node: NodeTypeSpec, cpus: list[int], rng: np.
     cpi = 0.5 * (1 + 0.02 * p) * rng.lognormal(0, 0.01, len(cpus))
     miss = 0.01 * (1 + 0.05 * p) * rng.lognormal(0, 0.01, len(cpus))
 
-    def metric(values: np.ndarray) -> dict:
-        return {
-            "per_hwthread": {str(c): float(v) for c, v in zip(cpus, values, strict=True)},
-            "sum": float(values.sum()),
-            "min": float(values.min()),
-            "max": float(values.max()),
-            "avg": float(values.mean()),
-        }
+    def metric(values: np.ndarray, printed) -> dict:
+        # As the runner stores them: likwid-perfctr prints metrics with four decimals and event counts
+        # as integers, jobs/likwid_csv.py reads those texts and sums them up.
+        per = {str(c): printed(v) for c, v in zip(cpus, values.tolist(), strict=True)}
+        return {"per_hwthread": per, **likwid_csv.summary(per)}
 
+    four_decimals = partial(round, ndigits=4)
     return {
         "status": "ok",
         "group": spec.counter_group,
-        "metrics": {"CPI": metric(cpi), "L2 miss ratio": metric(miss)},
-        "events": {"INSTR_RETIRED_ANY": metric(np.full(len(cpus), 1e9))},
+        "metrics": {"CPI": metric(cpi, four_decimals), "L2 miss ratio": metric(miss, four_decimals)},
+        "events": {"INSTR_RETIRED_ANY": metric(np.full(len(cpus), 1e9), int)},
     }
 
 
