@@ -100,8 +100,18 @@ def _write_native(lib, frame: pd.DataFrame, columns: list[tuple], tmp: Path) -> 
     data = (ctypes.c_void_p * n)(*(values.ctypes.data for _, values, _, _ in columns))
     texts = (ctypes.c_char_p * n)(*(text for _, _, text, _ in columns))
     offsets = (ctypes.c_void_p * n)(*(o.ctypes.data if o is not None else None for _, _, _, o in columns))
+    counts = (ctypes.c_int64 * n)(*(len(o) - 1 if o is not None else 0 for _, _, _, o in columns))
     err = lib.sbw_write_csv(
-        os.fsencode(tmp), header.encode(), len(frame), n, kinds, data, texts, offsets, os.cpu_count() or 1
+        os.fsencode(tmp),
+        header.encode(),
+        len(frame),
+        n,
+        kinds,
+        data,
+        texts,
+        offsets,
+        counts,
+        os.cpu_count() or 1,
     )
     if err:
         raise OSError(err, os.strerror(err), str(tmp))

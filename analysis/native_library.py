@@ -96,5 +96,6 @@ def _declare_writer(lib: ctypes.CDLL) -> None:
         pointer,
         pointer,
         pointer,
+        pointer,
         ctypes.c_int,
     ]
