@@ -49,6 +49,42 @@ struct Text {
     }
 };
 
+// A double of the decimal range that is exactly the nearest double to a decimal of at most
+// DECIMALS(size) places and 15 significant digits, written as that decimal without its trailing
+// zeros; nullptr (nothing written) for any other. Most measured values are such decimals (likwid's
+// four-place metrics, the probe's nine significant digits, clock rates): a multiplication and a
+// division here instead of the shortest-digits search of std::to_chars. It is the shortest
+// round-trip form: two decimals of at most 15 significant digits are further apart than a double's
+// spacing, so no shorter decimal has the same nearest double.
+char *put_few_decimals(double v, double size, char *out) {
+    static constexpr double power[] = {1e0, 1e1, 1e2, 1e3,  1e4,  1e5, 1e6,
+                                       1e7, 1e8, 1e9, 1e10, 1e11, 1e12};
+    // places kept below 1e15 in total: 12 below 1000, 9 below 1e6, 6 below 1e9, 5 up to 1e10
+    int places = size < 1e3 ? 12 : size < 1e6 ? 9 : size < 1e9 ? 6 : 5;
+    double scaled = std::nearbyint(v * power[places]);
+    // The division is correctly rounded, as parsing the decimal is: equal means the decimal
+    // scaled / 10^places has v as its nearest double (both operands exact: below 2^53, 10^12).
+    if (scaled / power[places] != v)
+        return nullptr;
+    int64_t digits = int64_t(std::fabs(scaled));
+    if (v < 0)
+        *out++ = '-';
+    int64_t unit = int64_t(power[places]);
+    int64_t whole = digits / unit, fraction = digits % unit;
+    out = std::to_chars(out, out + WIDEST_NUMBER, whole).ptr;
+    if (fraction == 0)
+        return out;
+    while (fraction % 10 == 0) { // trailing zeros off
+        fraction /= 10;
+        places--;
+    }
+    *out++ = '.';
+    char *end = out + places;
+    for (char *p = end; p > out; fraction /= 10)
+        *--p = char('0' + fraction % 10);
+    return end;
+}
+
 // A finite or infinite double as Arrow writes it (double-conversion's shortest form with its
 // decimal range).
 char *put_double(double v, char *out) {
@@ -63,8 +99,11 @@ char *put_double(double v, char *out) {
     // shortest form of a double below them is below them): one conversion instead of the exponent
     // form taken apart below.
     double size = std::fabs(v);
-    if (size >= 1e-6 && size < 1e10)
+    if (size >= 1e-6 && size < 1e10) {
+        if (char *end = put_few_decimals(v, size, out))
+            return end;
         return std::to_chars(out, out + WIDEST_NUMBER, v, std::chars_format::fixed).ptr;
+    }
     char buf[40];
     auto end = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific).ptr;
     // buf: [-]d[.ddd]e(+|-)xx

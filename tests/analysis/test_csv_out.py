@@ -31,7 +31,16 @@ def test_doubles_of_every_magnitude_are_written_as_arrow_writes_them(tmp_path, m
     rounded = np.round(rng.random(20_000) * 10 ** rng.integers(0, 12, 20_000))  # whole numbers
     scale = 10.0 ** rng.integers(1, 8, 20_000)
     short = np.round(rng.random(20_000) * scale) / scale  # few digits, as measured
-    frame = pd.DataFrame({"x": np.concatenate([values, special, rounded, short, -values[:1000]])})
+    # decimals of 0 to 13 places at every magnitude of the decimal range (the writer's short path),
+    # and the doubles next to them (not such decimals: the shortest-digits search)
+    places = [
+        np.round(rng.random(2_000) * 10.0 ** rng.integers(-6, 11, 2_000), p) * rng.choice([-1, 1], 2_000)
+        for p in range(14)
+    ]
+    decimals = np.concatenate(places)
+    beside = np.nextafter(decimals, np.inf)
+    parts = [values, special, rounded, short, -values[:1000], decimals, beside]
+    frame = pd.DataFrame({"x": np.concatenate(parts)})
     native, arrow = _both(frame, tmp_path, monkeypatch)
     assert native == arrow
 
