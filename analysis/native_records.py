@@ -128,7 +128,11 @@ OnCounters = Callable[[list[bool], pd.Categorical, np.ndarray, PerHwthread], Non
 
 
 def read(
-    base: Path, files: list[tuple[str, str, int]], threads: int, on_counters: OnCounters | None = None
+    base: Path,
+    files: list[tuple[str, str, int]],
+    threads: int,
+    on_counters: OnCounters | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> NativeRead | None:
     """The records of these records.jsonl files (relative path, case directory, bytes to read or -1),
     given in order of their case directories: one table, rows by case and repetition. None when the
@@ -136,7 +140,8 @@ def read(
 
     `on_counters(taken, case_ids, reps, per_hwthread)` is called once the per-hwthread counter values
     are out, before the rest of the columns: which files were taken, the records' case ids and
-    repetitions, and the values."""
+    repetitions, and the values. `meanwhile()` runs on this thread while the reader parses (it lets
+    go of the GIL)."""
     lib = library()
     if lib is None or not files:
         return None
@@ -144,7 +149,15 @@ def read(
     paths = (ctypes.c_char_p * n)(*(os.fsencode(f"{base}/{relpath}") for relpath, _, _ in files))
     dirs = (ctypes.c_char_p * n)(*(os.fsencode(case_dir) for _, case_dir, _ in files))
     sizes = (ctypes.c_int64 * n)(*(size for _, _, size in files))
-    handle = lib.sbr_read(n, paths, sizes, dirs, max(1, threads))  # ctypes lets go of the GIL here
+    with ThreadPoolExecutor(1) as pool:
+        parsing = pool.submit(lib.sbr_read, n, paths, sizes, dirs, max(1, threads))  # without the GIL
+        try:
+            if meanwhile is not None:
+                meanwhile()
+        except BaseException:
+            lib.sbr_free(parsing.result())
+            raise
+        handle = parsing.result()
     try:
         taken = np.ctypeslib.as_array(lib.sbr_taken(handle), shape=(n,)).astype(bool).tolist()
         rows = lib.sbr_rows(handle)

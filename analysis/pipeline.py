@@ -21,14 +21,14 @@ from analysis.csv_out import TablesInFlight, write_csvs
 from analysis.disturbance import SUMMARY_COLUMNS, clean_summary, flag_disturbed
 from analysis.disturbance_effect import disturbance_effect
 from analysis.efficiency import efficiency, load_bounds
-from analysis.load import Loaded, load_records, record_file
+from analysis.load import During, Loaded, load_records, record_file
 from analysis.micro import MICRO_KERNELS, TOOL_KERNELS, micro_tables
 from analysis.models import fit_models
 from analysis.node_types import best_configurations, node_type_table
 from analysis.process_correlation import ProcessCorrelation, within_process_correlation
 from analysis.seedref import campaign_comparison
 from analysis.speedup import speedups
-from analysis.stats import CaseStats, summarize
+from analysis.stats import CaseStats, describe, with_median_cis
 from analysis.validity import (
     attach_case_flags,
     case_table,
@@ -92,20 +92,29 @@ def analyze(campaign_dir: Path, options: Options, in_flight: TablesInFlight | No
     final."""
     timings: dict[str, float] = {}
     lap = Laps(timings)
-    campaign = read_campaign(campaign_dir)
-    counters_csv = layout.analysis_dir(campaign.path) / "counters.csv"
-    # The counters table may be final before the records table is put together (on one CPU): then it
-    # is written meanwhile, on the other.
-    early = partial(in_flight.start, counters_csv) if in_flight is not None else None
-    loaded = load_records(
-        campaign_dir, processes=options.processes, use_cache=options.use_cache, counters_final=early
+    counters_csv = layout.analysis_dir(Path(campaign_dir)) / "counters.csv"
+    read: list[Campaign] = []
+    during = During(
+        # cases.jsonl and the campaign's other files are read while the compiled reader parses the
+        # records: a second of Python on a big campaign that used to come before it
+        parsing=lambda: read.append(read_campaign(campaign_dir)),
+        # the counters table may be final before the records table is put together (on one CPU):
+        # then it is written meanwhile, on the other
+        counters_final=partial(in_flight.start, counters_csv) if in_flight is not None else None,
     )
+    loaded = load_records(campaign_dir, options.processes, options.use_cache, during)
+    campaign = read[0]
     timings["load"] = lap("load")
     if in_flight is not None and counters_csv not in in_flight.files:
         in_flight.start(counters_csv, loaded.counters)
 
     cases = case_table(campaign.cases, loaded.records)
-    case_stats = summarize(loaded.records, options.n_resamples, options.seed, options.noise_threshold)
+    described = describe(loaded.records)
+    described.records = flag_disturbed(described.records)
+    if in_flight is not None:  # the records table is final now: written beside the bootstrap and the rest
+        in_flight.start(layout.analysis_dir(campaign.path) / "records.csv", records_table(described.records))
+    lap("describe, disturbance flags")
+    case_stats = with_median_cis(described, options.n_resamples, options.seed, options.noise_threshold)
     lap("summarize (bootstrap)")
     if len(case_stats.table):
         modes = bimodality(case_stats.starts, case_stats.counts, case_stats.values)
@@ -124,9 +133,6 @@ def analyze(campaign_dir: Path, options: Options, in_flight: TablesInFlight | No
         summary[column] = summary[column].fillna(summary["case_id"].map(reported[column].astype(object)))
     summary = checksum_check(summary)
     lap("case properties, checksums")
-    case_stats.records = flag_disturbed(case_stats.records)
-    if in_flight is not None:  # the records table is final now: written beside the rest
-        in_flight.start(layout.analysis_dir(campaign.path) / "records.csv", records_table(case_stats.records))
     summary = summary.merge(clean_summary(case_stats.records), on="case_id", how="left")
     effect = disturbance_effect(case_stats.records)
     lap("disturbance")

@@ -161,15 +161,19 @@ def bca_median_interval(
 def summarize(
     records: pd.DataFrame, n_resamples: int = 2000, seed: int = 0, noise_threshold: float = 0.05
 ) -> CaseStats:
-    rng = np.random.default_rng(seed)
+    return with_median_cis(describe(records), n_resamples, seed, noise_threshold)
+
+
+def describe(records: pd.DataFrame) -> CaseStats:
+    """The per-case table without the CIs of the medians (with_median_cis adds them), and the measured
+    records with their `outlier` flags: final here, so the analysis can write them while the
+    bootstrap, most of the time of this module, runs."""
     warm_rows = records["warmup"].astype(bool).to_numpy() if len(records) else np.zeros(0, bool)
     # Copy-on-write: without warm-up records the measured table shares the loaded columns (a million
     # rows: a full copy costs ~300 MB).
     measured = records[~warm_rows] if warm_rows.any() else records.copy(deep=False)
     if measured.empty:
-        return CaseStats(
-            pd.DataFrame(columns=SUMMARY_COLUMNS), np.empty((0, n_resamples), "float32"), measured
-        )
+        return CaseStats(pd.DataFrame(columns=SUMMARY_COLUMNS), np.empty((0, 0), "float32"), measured)
     measured["case_id"] = case = case_categories(measured["case_id"])
     codes = case.cat.codes.to_numpy()
     n_cases = len(case.cat.categories)
@@ -206,13 +210,26 @@ def summarize(
     ).astype(np.int64)
     case_ids, starts, counts, values = grouped_values(measured)
     assert (case_ids == table.index.to_numpy()).all()
-    low, high, dist = bootstrap_medians(values, starts, counts, n_resamples, rng)
+    return CaseStats(table.reset_index(), np.empty((0, 0), "float32"), measured, starts, counts, values)
+
+
+def with_median_cis(
+    described: CaseStats, n_resamples: int = 2000, seed: int = 0, noise_threshold: float = 0.05
+) -> CaseStats:
+    """describe's table with the bootstrap CI of each case's median, and the bootstrap distributions."""
+    if described.values is None:  # no measured record
+        return CaseStats(described.table, np.empty((0, n_resamples), "float32"), described.records)
+    rng = np.random.default_rng(seed)
+    table = described.table.copy()
+    low, high, dist = bootstrap_medians(
+        described.values, described.starts, described.counts, n_resamples, rng
+    )
     table["ci_low_s"] = low
     table["ci_high_s"] = high
     table["ci_rel_width"] = (high - low) / table["median_s"]
     table["noisy"] = table["ci_rel_width"] > noise_threshold
     table["n_resamples"] = n_resamples
-    return CaseStats(table.reset_index(), dist, measured, starts, counts, values)
+    return CaseStats(table, dist, described.records, described.starts, described.counts, described.values)
 
 
 SUMMARY_COLUMNS = [

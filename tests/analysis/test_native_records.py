@@ -391,7 +391,9 @@ def test_a_final_counters_table_is_handed_over_before_the_load_ends(tmp_path, us
     truth = _lines_only_campaign(tmp_path)
     assert any(".failed-" in key for key in layout_keys(truth.campaign_dir))
     handed: list[pd.DataFrame] = []
-    loaded = load.load_records(truth.campaign_dir, use_cache=use_cache, counters_final=handed.append)
+    loaded = load.load_records(
+        truth.campaign_dir, use_cache=use_cache, during=load.During(counters_final=handed.append)
+    )
     assert len(handed) == 1 and len(loaded.counters) > 0
     pd.testing.assert_frame_equal(handed[0], loaded.counters, check_exact=True)
     plain = load.load_records(truth.campaign_dir, use_cache=False)
@@ -414,5 +416,22 @@ def test_a_counters_table_not_yet_final_is_not_handed_over(tmp_path):
         (cached.campaign_dir, True),
     ):
         handed: list[pd.DataFrame] = []
-        loaded = load.load_records(campaign_dir, use_cache=use_cache, counters_final=handed.append)
+        during = load.During(counters_final=handed.append)
+        loaded = load.load_records(campaign_dir, use_cache=use_cache, during=during)
         assert handed == [] and len(loaded.counters) > 0, campaign_dir
+
+
+@pytest.mark.parametrize("how", ["reader", "cache", "python path"])
+def test_what_runs_during_the_parse_runs_once(tmp_path, monkeypatch, how):
+    """The pipeline reads cases.jsonl while the reader parses: once per load, whichever way the records
+    are read, and before the load returns."""
+    truth = _lines_only_campaign(tmp_path)
+    if how == "cache":
+        load.load_records(truth.campaign_dir, use_cache=True)
+    if how == "python path":
+        monkeypatch.setenv("SCALEBENCH_NATIVE", "0")
+        monkeypatch.setattr(native_library, "_loaded", None)
+    calls: list[int] = []
+    during = load.During(parsing=lambda: calls.append(len(calls)))
+    loaded = load.load_records(truth.campaign_dir, use_cache=how == "cache", during=during)
+    assert calls == [0] and len(loaded.records) > 0
