@@ -242,32 +242,30 @@ def explode_counters(case_ids: pd.Categorical, reps: np.ndarray, values: PerHwth
     """One row per (record, metric, hardware thread) from the flat per-hwthread values of the records
     whose case ids and repetitions these are.
 
-    Tens of millions of rows on a big campaign: strings are categoricals (integer codes), rows are
-    repeated with np.repeat; no per-row Python objects."""
+    Tens of millions of rows on a big campaign: strings are categoricals (integer codes); each entry's
+    case, repetition and metric are worked out once and repeated in their narrow dtypes (no index of
+    a row per value, no per-row Python objects). The case categories are only the cases that have
+    counter rows: the same table however the files were chunked."""
     if not len(values.row):
         return pd.DataFrame(columns=COUNTER_COLUMNS)
-    repeat = np.repeat(values.row, values.lengths)
+    rows, lengths = values.row, values.lengths
+    codes = np.asarray(case_ids.codes)
+    used = np.unique(codes[rows[lengths > 0]])
+    renumber = np.full(len(case_ids.categories), -1, np.int16 if len(used) < 2**15 else np.int32)
+    renumber[used] = np.arange(len(used))
     metric = pd.Categorical(values.metric)
+    metric_codes = np.repeat(metric.codes, lengths)
     return pd.DataFrame(
         {
-            "case_id": _cases_of(case_ids, values.row[values.lengths > 0], repeat),
-            "rep": reps.astype(np.int32, copy=False)[repeat],
-            "metric": metric.take(np.repeat(np.arange(len(values.row)), values.lengths)),
+            "case_id": pd.Categorical.from_codes(
+                np.repeat(renumber[codes[rows]], lengths), categories=case_ids.categories[used]
+            ),
+            "rep": np.repeat(reps.astype(np.int32, copy=False)[rows], lengths),
+            "metric": pd.Categorical.from_codes(metric_codes, categories=metric.categories),
             "hwthread": values.hwthread,
             "value": values.value,
         }
     )
-
-
-def _cases_of(cases: pd.Categorical, rows: np.ndarray, repeat: np.ndarray) -> pd.Categorical:
-    """The case of each counter row, with only the cases that have counter rows as categories: the same
-    table however the files were chunked (the categories are worked out on the records, not on the
-    tens of millions of counter rows)."""
-    codes = np.asarray(cases.codes)
-    used = np.unique(codes[rows])
-    renumber = np.full(len(cases.categories), -1, np.int64)
-    renumber[used] = np.arange(len(used))
-    return pd.Categorical.from_codes(renumber[codes][repeat], categories=cases.categories[used])
 
 
 def _parse_chunk(args: tuple[Path, dict]) -> Parsed:
