@@ -86,6 +86,16 @@ def _listed(side: dict, key: str) -> list:
 
 
 def _host(records: pd.DataFrame) -> pd.Series:
+    """Each record's host name (hostname, else host, else "unknown"): the loaded categorical itself
+    when every record has a hostname (grouping a million strings instead costs ~0.3 s)."""
+    name = records.get("hostname")
+    if (
+        name is not None
+        and isinstance(name.dtype, pd.CategoricalDtype)
+        and not name.isna().any()
+        and all(isinstance(c, str) for c in name.cat.categories)
+    ):
+        return name
     host = records["hostname"] if "hostname" in records else pd.Series(None, index=records.index)
     if "host" in records:
         host = host.fillna(records["host"])
@@ -103,7 +113,7 @@ def _slowdown(out: pd.DataFrame, host, chains: tuple, quantile: float) -> pd.Ser
         fastest = numeric(out[lo])
         if fastest.isna().all():  # no probe in any record: nothing to learn (and a million-row groupby less)
             continue
-        normal = fastest.groupby(host()).transform(lambda s: s.quantile(quantile))
+        normal = fastest.groupby(host(), observed=True).transform(lambda s: s.quantile(quantile))
         ratio = numeric(out[hi]) / normal
         slowdown = pd.concat([slowdown, ratio], axis=1).max(axis=1)
     return slowdown
@@ -133,7 +143,7 @@ def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
     if share.isna().all():
         normal_share = pd.Series(np.nan, index=out.index)
     else:
-        normal_share = share.groupby(host()).transform(lambda s: s.quantile(NORMAL_QUANTILE))
+        normal_share = share.groupby(host(), observed=True).transform(lambda s: s.quantile(NORMAL_QUANTILE))
     out["normal_runq_share"] = normal_share
     slow = out["probe_slowdown"] > SLOW_RATIO
     # A core taken away slows the throughput block too: only a slow block beside normal latency chains
