@@ -133,16 +133,20 @@ class TablesInFlight:
     def __init__(self) -> None:
         self._pool: ThreadPoolExecutor | None = None
         self.files: dict[Path, Future] = {}
+        self._started: list[Future] = []
 
     def start(self, path: Path, frame: pd.DataFrame) -> None:
+        """Writes `frame` to `path` once the tables started before are written (one writer thread): a
+        path started twice ends up holding the later table."""
         if self._pool is None:
             self._pool = ThreadPoolExecutor(1)
         self.files[path] = self._pool.submit(write_csv, frame, path)
+        self._started.append(self.files[path])
 
     def wait(self) -> None:
         """Until every table is written; the first error (e.g. a full disk) is raised here."""
         try:
-            for done in self.files.values():
+            for done in self._started:
                 done.result()
         finally:
             if self._pool is not None:

@@ -570,8 +570,10 @@ def concat_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """pd.concat, except that categorical columns are merged by their codes (union_categoricals):
     plain concat turns categoricals with different categories into Python objects. Categories are
     sorted, as in one frame of all rows: the table does not depend on how the files were chunked."""
-    if len(frames) == 1:
-        return frames[0].reset_index(drop=True)
+    if len(frames) == 1:  # (the frame itself when its index is the row numbers: no copy)
+        only = frames[0]
+        numbered = only.index.equals(pd.RangeIndex(len(only)))
+        return only if numbered and isinstance(only.index, pd.RangeIndex) else only.reset_index(drop=True)
     columns = list(dict.fromkeys(c for f in frames for c in f.columns))
     shared = [
         c for c in columns if all(c in f and isinstance(f[c].dtype, pd.CategoricalDtype) for f in frames)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -94,18 +93,25 @@ def analyze(campaign_dir: Path, options: Options, in_flight: TablesInFlight | No
     lap = Laps(timings)
     counters_csv = layout.analysis_dir(Path(campaign_dir)) / "counters.csv"
     read: list[Campaign] = []
+    early: list[pd.DataFrame] = []
+
+    def write_early(counters: pd.DataFrame) -> None:
+        early.append(counters)
+        in_flight.start(counters_csv, counters)
+
     during = During(
         # cases.jsonl and the campaign's other files are read while the compiled reader parses the
         # records: a second of Python on a big campaign that used to come before it
         parsing=lambda: read.append(read_campaign(campaign_dir)),
         # the counters table may be final before the records table is put together (on one CPU):
         # then it is written meanwhile, on the other
-        counters_final=partial(in_flight.start, counters_csv) if in_flight is not None else None,
+        counters_final=write_early if in_flight is not None else None,
     )
     loaded = load_records(campaign_dir, options.processes, options.use_cache, during)
     campaign = read[0]
     timings["load"] = lap("load")
-    if in_flight is not None and counters_csv not in in_flight.files:
+    if in_flight is not None and not (early and early[0] is loaded.counters):
+        # (also when the reader gave up after handing its table over: written again, after it)
         in_flight.start(counters_csv, loaded.counters)
 
     cases = case_table(campaign.cases, loaded.records)

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from analysis import load, native_library, native_records
-from analysis.pipeline import Options, analyze
+from analysis.csv_out import TablesInFlight
+from analysis.pipeline import Options, analyze, write_tables
 from jobs import probe_detail
 from tests.synthetic_campaigns import (
     CaseSpec,
@@ -395,7 +396,7 @@ def test_a_final_counters_table_is_handed_over_before_the_load_ends(tmp_path, us
         truth.campaign_dir, use_cache=use_cache, during=load.During(counters_final=handed.append)
     )
     assert len(handed) == 1 and len(loaded.counters) > 0
-    pd.testing.assert_frame_equal(handed[0], loaded.counters, check_exact=True)
+    assert handed[0] is loaded.counters  # the same table: the analysis does not write it twice
     plain = load.load_records(truth.campaign_dir, use_cache=False)
     pd.testing.assert_frame_equal(plain.counters, loaded.counters, check_exact=True)
 
@@ -435,3 +436,31 @@ def test_what_runs_during_the_parse_runs_once(tmp_path, monkeypatch, how):
     during = load.During(parsing=lambda: calls.append(len(calls)))
     loaded = load.load_records(truth.campaign_dir, use_cache=how == "cache", during=during)
     assert calls == [0] and len(loaded.records) > 0
+
+
+def test_a_counters_table_handed_over_and_then_dropped_is_written_again(tmp_path, monkeypatch):
+    """The reader hands its counters table over, then gives up on a later column (Unlike): the Python
+    path reads the campaign, and counters.csv holds the table the analysis loaded, written after the
+    one handed over (made to differ here: its values + 1)."""
+    truth = _lines_only_campaign(tmp_path)
+    explode = load.explode_counters
+    calls: list[pd.DataFrame] = []
+
+    def first_one_off(*args):
+        frame = explode(*args)
+        if not calls:
+            frame = frame.assign(value=frame["value"] + 1)
+        calls.append(frame)
+        return frame
+
+    def unlike(*_):
+        raise native_records.Unlike("a column the reader cannot type")
+
+    monkeypatch.setattr(load, "explode_counters", first_one_off)
+    monkeypatch.setattr(native_records, "scenario_columns", unlike)  # (a column after the counters)
+    result = analyze(truth.campaign_dir, Options(n_resamples=20, seed=1, use_cache=False), TablesInFlight())
+    write_tables(result)
+    assert len(calls) == 2 and calls[0] is not result.loaded.counters  # handed over, then dropped
+    written = pd.read_csv(truth.campaign_dir / "analysis" / "counters.csv")
+    expected = result.loaded.counters["value"].to_numpy()
+    assert len(written) == len(expected) > 0 and (written["value"].to_numpy() == expected).all()
