@@ -344,7 +344,7 @@ def parse_native(
     def on_counters(taken: list[bool], case_ids: pd.Categorical, reps: np.ndarray, values: PerHwthread):
         early.append(explode_counters(case_ids, reps, values))
         final = during is not None and during.counters_final is not None
-        if final and all(taken) and all(map(_failed_attempt, set(keys) - given)):
+        if final and all(taken) and all(map(layout.key_is_failed_attempt, set(keys) - given)):
             during.counters_final(early[0])
 
     parsing = during.parsing_once if during is not None else None
@@ -357,10 +357,6 @@ def parse_native(
     records = pd.DataFrame(read.columns, copy=False)
     parsed = Parsed(keys=taken, records=records, counters=early[0])  # (taken: rows, so on_counters ran)
     return [parsed], {k: None for k in keys if k not in taken}
-
-
-def _failed_attempt(key: str) -> bool:
-    return layout.FAILED_FILE.match(key.partition("#")[0].rpartition("/")[2]) is not None
 
 
 def parse_campaign(campaign_dir: Path, processes: int, during: During | None = None) -> list[Parsed]:

@@ -195,6 +195,12 @@ def key_case(key: str) -> str:
     return key.split("/", 2)[1]
 
 
+def key_is_failed_attempt(key: str) -> bool:
+    """Whether a listed file ('raw/<case_id>/<name>', records.jsonl with '#<size>') is a failed
+    attempt's."""
+    return FAILED_FILE.match(key.partition("#")[0].rpartition("/")[2]) is not None
+
+
 def failed_attempts(campaign_dir: Path, case_id: str) -> dict[int, Path]:
     """rep -> its newest failed-attempt file, for one case."""
     directory = case_dir(campaign_dir, case_id)
