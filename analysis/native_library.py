@@ -98,4 +98,5 @@ def _declare_writer(lib: ctypes.CDLL) -> None:
         pointer,
         pointer,
         ctypes.c_int,
+        ctypes.c_int,
     ]

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from analysis import native_library
-from analysis.csv_out import _native_columns, write_csv
+from analysis.csv_out import _native_columns, _write_native, write_csv
 
 
 def _both(frame: pd.DataFrame, tmp_path, monkeypatch) -> tuple[bytes, bytes]:
@@ -71,6 +71,21 @@ def test_every_column_kind(tmp_path, monkeypatch):
     assert [frame[c].cat.codes.dtype.itemsize for c in ("text", "wide", "wider")] == [1, 2, 4]
     native, arrow = _both(frame, tmp_path, monkeypatch)
     assert native == arrow
+
+
+STAGED = 8 << 20  # csv_writer.cpp: bytes per O_DIRECT write
+
+
+@pytest.mark.parametrize("rows", [2 * (STAGED // 8) - 2, 2 * (STAGED // 8) - 1, 2 * (STAGED // 8)])
+def test_a_file_of_whole_direct_writes_and_a_tail_past_them(tmp_path, monkeypatch, rows):
+    # 8 bytes a line, header included: the file ends a line before, at and a line after the end of
+    # its second direct write (tail: one line, none, one line); the same bytes through the page cache.
+    frame = pd.DataFrame({"abcde": 1_000_000 + np.arange(rows, dtype=np.int64) % 9_000_000})
+    native, arrow = _both(frame, tmp_path, monkeypatch)
+    assert len(native) == 8 * (rows + 1)
+    assert native == arrow
+    _write_native(native_library.load(), frame, _native_columns(frame), tmp_path / "cached.csv", direct=False)
+    assert (tmp_path / "cached.csv").read_bytes() == arrow
 
 
 def test_other_columns_go_to_arrow(tmp_path):
