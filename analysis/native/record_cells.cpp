@@ -32,10 +32,11 @@ void json_cell(Cells &c, const Cells *prev, int slot, element v) {
     int k = slot - FIRST_JSON;
     c.json[k] = v;
     c.given[k] = true;
-    c.same[k] = prev && prev->given[k] && equal(prev->json[k], v);
+    c.same[k] = prev && prev->given[k] && equal(prev->json[k], prev->strings[k], v, c.strings[k]);
     if (!c.same[k]) {
         c.text[slot].clear();
         write_json(v, c.text[slot]);
+        c.strings[k] = strings_span(v);
     }
 }
 

@@ -148,6 +148,12 @@ constexpr int FIRST_JSON = S_PARAMS, N_JSON = N_SLOTS - S_PARAMS;
 
 struct FieldInfo; // what the reader does with a field of a record (record_cells.cpp)
 
+// The stretch of its document's string buffer a parsed value's strings take (first == end: none),
+// and where the last of them starts.
+struct StringsSpan {
+    size_t first = 0, last = 0, end = 0;
+};
+
 struct Cells {
     // The record's field names in order (views into its parsed line) and what each is: the next
     // line's names are compared with these before any table is searched.
@@ -160,6 +166,7 @@ struct Cells {
     // previous line's: a case repeats them on every line, so they are written out as text once per
     // file.
     element json[N_JSON];
+    StringsSpan strings[N_JSON]; // where each one's strings are in its document (see equal)
     bool given[N_JSON];
     bool same[N_JSON];
     int32_t id[N_JSON];
@@ -210,8 +217,12 @@ void read_record(element rec, std::string_view case_dir, Cells &c, const Cells *
 // JSON text of a value that msgspec decodes to the same Python value (json_text.cpp).
 void write_json(element e, std::string &out);
 
-// Whether two parsed values are the same JSON value, down to each number's kind and bits.
-bool equal(element a, element b);
+// Whether two parsed values are the same JSON value, down to each number's kind and bits; `a_span`
+// is where a's strings are (strings_span(a)). When they are, b's span goes into `b_span`.
+bool equal(element a, const StringsSpan &a_span, element b, StringsSpan &b_span);
+
+// Where a parsed value's strings are in its document's string buffer.
+StringsSpan strings_span(element e);
 
 // A parsed value's place on its document's tape, for equal(). simdjson keeps it private to the
 // element and lets its string_builder template read it: this specialization is the only code that
