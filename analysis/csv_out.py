@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from analysis import native_library
-from sbcore.atomic import write_atomic_by
+from sbcore.atomic import publish, write_temp_by
 
 # csv_writer.cpp: Kind
 _F64, _I64, _I32, _I16, _I8, _BOOL, _TEXT8, _TEXT16, _TEXT32 = range(9)
@@ -52,13 +52,17 @@ def _column(series: pd.Series) -> pa.Array:
 def write_csv(frame: pd.DataFrame, path: Path) -> None:
     """The table as CSV at `path`, atomically, streamed (a 15-million-row table never sits in memory
     as text)."""
+    publish(write_csv_temp(frame, path), path)
+
+
+def write_csv_temp(frame: pd.DataFrame, path: Path) -> Path:
+    """The table as CSV in a temporary file beside `path`, for sbcore.atomic.publish."""
     lib = native_library.load()
     columns = _native_columns(frame) if lib is not None and len(frame) else None
     if columns is not None:
-        write_atomic_by(path, lambda tmp: _write_native(lib, frame, columns, tmp), make_parents=True)
-        return
+        return write_temp_by(path, lambda tmp: _write_native(lib, frame, columns, tmp), make_parents=True)
     table = pa.table([_column(frame[c]) for c in frame.columns], names=[str(c) for c in frame.columns])
-    write_atomic_by(path, lambda tmp: pacsv.write_csv(table, str(tmp)), make_parents=True)
+    return write_temp_by(path, lambda tmp: pacsv.write_csv(table, str(tmp)), make_parents=True)
 
 
 def _native_columns(frame: pd.DataFrame) -> list[tuple] | None:
@@ -141,26 +145,38 @@ def write_csvs(tables: dict[Path, pd.DataFrame]) -> None:
 
 class TablesInFlight:
     """Tables being written in a thread while the analysis goes on: the counters table is final once the
-    records are loaded, and the compiled writer runs without the GIL, beside the statistics."""
+    records are loaded, and the compiled writer runs without the GIL, beside the statistics. A second
+    thread waits for each written file to reach the disk (its fsync took 0.8-1 s for the tables of a
+    million records) and puts it in place, in the order the tables were started, while the first one
+    writes the next table."""
 
     def __init__(self) -> None:
-        self._pool: ThreadPoolExecutor | None = None
+        self._writer: ThreadPoolExecutor | None = None
+        self._publisher: ThreadPoolExecutor | None = None
         self.files: dict[Path, Future] = {}
         self._started: list[Future] = []
 
     def start(self, path: Path, frame: pd.DataFrame) -> None:
-        """Writes `frame` to `path` once the tables started before are written (one writer thread): a
-        path started twice ends up holding the later table."""
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(1)
-        self.files[path] = self._pool.submit(write_csv, frame, path)
+        """Writes `frame` to `path` once the tables started before are written: a path started twice
+        ends up holding the later table."""
+        if self._writer is None:
+            self._writer, self._publisher = ThreadPoolExecutor(1), ThreadPoolExecutor(1)
+        publisher = self._publisher
+
+        def write() -> Future:
+            tmp = write_csv_temp(frame, path)
+            return publisher.submit(publish, tmp, path)  # in the order the tables were written
+
+        self.files[path] = self._writer.submit(write)
         self._started.append(self.files[path])
 
     def wait(self) -> None:
-        """Until every table is written; the first error (e.g. a full disk) is raised here."""
+        """Until every table is written and in place; the first error (e.g. a full disk) is raised
+        here."""
         try:
-            for done in self._started:
-                done.result()
+            for written in self._started:
+                written.result().result()
         finally:
-            if self._pool is not None:
-                self._pool.shutdown()
+            for pool in (self._writer, self._publisher):
+                if pool is not None:
+                    pool.shutdown()

@@ -57,12 +57,30 @@ def write_atomic(path: Path, data: bytes | str, make_parents: bool = False) -> N
 def write_atomic_by(path: Path, write, make_parents: bool = False) -> None:
     """Like write_atomic, for content too big to hold in memory twice: `write(temp_path)` writes the
     file (e.g. a CSV writer streaming to it), then it is fsynced and renamed over `path`."""
+    publish(write_temp_by(path, write, make_parents), path)
+
+
+def write_temp_by(path: Path, write, make_parents: bool = False) -> Path:
+    """The first half of write_atomic_by: `write(temp_path)` writes a temporary file beside `path`
+    (removed when that fails), which publish() then puts in place. Split so that a caller can write
+    its next file while this one's fsync waits for the disk."""
     path = Path(path)
     if make_parents:
         path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.{os.getpid()}.{next(_serial)}.tmp"
     try:
         write(tmp)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def publish(tmp: Path, path: Path) -> None:
+    """The second half of write_atomic_by: `tmp` fsynced and renamed over `path` (removed when that
+    fails)."""
+    path = Path(path)
+    try:
         fd = os.open(tmp, os.O_RDONLY)
         try:
             os.fsync(fd)
