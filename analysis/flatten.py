@@ -228,7 +228,7 @@ class PerHwthread:
     metric metric[e]) has lengths[e] values, in order in hwthread and value."""
 
     row: np.ndarray
-    metric: list[str]
+    metric: Sequence[str]  # a list, or a categorical of the names (the compiled reader's)
     lengths: np.ndarray
     hwthread: np.ndarray
     value: np.ndarray

@@ -304,10 +304,11 @@ def _columns(lib, handle, n: int, on_counters=None) -> tuple[dict, PerHwthread]:
 def _columns_with(lib, handle, n: int, pool: ThreadPoolExecutor, on_counters) -> tuple[dict, PerHwthread]:
     cell = _Columns(lib, handle, n)
     col: dict = dict(zip(_HEAD, pool.map(cell.typed, _HEAD), strict=True))
-    counter_columns: dict = {}
-    per_hwthread = _counters(lib, handle, n, counter_columns)
-    if on_counters is not None:
+    entries = _entries(lib, handle)
+    per_hwthread = _per_hwthread(lib, handle, entries)
+    if on_counters is not None:  # (its table can be written while the ctr_ columns are made)
         on_counters(col["case_id"], col["rep"], per_hwthread)
+    counter_columns = _counter_columns(lib, handle, n, entries)
     params_text = cell["params"]
     derived = [params_columns(text.encode()) for text in params_text.strings]
     which = params_text.values
@@ -350,9 +351,19 @@ def _columns_with(lib, handle, n: int, pool: ThreadPoolExecutor, on_counters) ->
     }, per_hwthread
 
 
-def _counters(lib, handle, n: int, col: dict) -> PerHwthread:
-    """ctr_<metric>_<stat> columns into `col` (as flatten.flatten_records makes them: per record, the
-    later of two metrics with one column name counts), and the per-hwthread values."""
+@dataclass
+class _Entries:
+    """The records' counter entries (record row, metric name, whether and how many per-hwthread values)
+    and the metric names."""
+
+    rows: np.ndarray
+    name_of: np.ndarray
+    has_values: np.ndarray
+    lengths: np.ndarray
+    names: list[str]
+
+
+def _entries(lib, handle) -> _Entries:
     count = lib.sbr_entries(handle)
     rows, name_of, has_values, lengths = _filled(
         lambda *arrays: lib.sbr_entry_arrays(handle, *arrays),
@@ -361,29 +372,49 @@ def _counters(lib, handle, n: int, col: dict) -> PerHwthread:
         (np.uint8, count),
         (np.int64, count),
     )
-    names = _strings(lib, handle, -1)
-    stats = [_cells(lib, handle, len(SLOTS) + s, count) for s in range(len(STATS))]
-    column_of_name = [metric_column(name) for name in names]
-    columns = np.asarray(column_of_name, dtype=object)[name_of] if count else np.zeros(0, object)
-    for column in dict.fromkeys(columns.tolist()):  # first seen first
-        mine = np.flatnonzero(columns == column)
+    return _Entries(rows, name_of, has_values.astype(bool), lengths, _strings(lib, handle, -1))
+
+
+def _counter_columns(lib, handle, n: int, entries: _Entries) -> dict:
+    """ctr_<metric>_<stat> columns as flatten.flatten_records makes them: per record, the later of two
+    metrics with one column name counts."""
+    col: dict = {}
+    stats = [_cells(lib, handle, len(SLOTS) + s, len(entries.rows)) for s in range(len(STATS))]
+    # Names are numbered as first seen, so columns in order of their first name are first seen first.
+    column_of_name = [metric_column(name) for name in entries.names]
+    columns = list(dict.fromkeys(column_of_name))
+    number = {column: i for i, column in enumerate(columns)}
+    code = np.array([number[c] for c in column_of_name], np.int64)[entries.name_of]
+    by_column = np.argsort(code, kind="stable")  # each column's entries in order
+    bounds = np.searchsorted(code[by_column], np.arange(len(columns) + 1))
+    for i, column in enumerate(columns):
+        mine = by_column[bounds[i] : bounds[i + 1]]
         for stat, cells in zip(STATS, stats, strict=True):
             tags = np.full(n, NULL, np.uint8)
             values = np.zeros(n, np.int64)
-            tags[rows[mine]] = cells.tags[mine]  # a row twice: the later entry, as numpy assigns
-            values[rows[mine]] = cells.values[mine]
+            tags[entries.rows[mine]] = cells.tags[mine]  # a row twice: the later entry, as numpy assigns
+            values[entries.rows[mine]] = cells.values[mine]
             if STR in cells.tags[mine]:
                 raise Unlike("text in a counter value")
             col[f"ctr_{column}_{stat}"] = typed(Cells(tags, values, cells.strings))
-    has_values = has_values.astype(bool)
+    return col
+
+
+def _per_hwthread(lib, handle, entries: _Entries) -> PerHwthread:
+    """The per-hwthread values of the entries that have them."""
+    has_values = entries.has_values
     total = lib.sbr_values_count(handle)
     threads, values = _filled(
         lambda t, v: lib.sbr_hw_values(handle, t, v), (np.int32, total), (np.float64, total)
     )
-    return PerHwthread(
-        rows[has_values],
-        [names[k] for k in name_of[has_values].tolist()],
-        lengths[has_values],
-        threads,
-        values,
+    # As pd.Categorical of the names gives them (the names that occur, sorted), from their codes: no
+    # Python string per entry (millions on a big campaign).
+    codes = entries.name_of[has_values]
+    used = np.unique(codes)
+    ranked = sorted(range(len(used)), key=lambda i: entries.names[used[i]])
+    renumber = np.zeros(len(entries.names), np.int32)
+    renumber[used[ranked]] = np.arange(len(used), dtype=np.int32)
+    metric = pd.Categorical.from_codes(
+        renumber[codes], categories=pd.Index([entries.names[used[i]] for i in ranked], dtype="str")
     )
+    return PerHwthread(entries.rows[has_values], metric, entries.lengths[has_values], threads, values)

@@ -216,6 +216,29 @@ def _metric_twice(line: str) -> str:
     return line.replace('"metrics": {', f'"metrics": {{"{name}": {json.dumps(value)}, ', 1)
 
 
+def test_metric_names_sharing_a_column_keep_the_later_entry_and_the_first_seen_order(tmp_path):
+    """ "L2 miss ratio" and "L2-miss ratio" are both ctr_l2_miss_ratio_*: in a record with both, the
+    later one counts; columns come in the order their first name was first seen (a metric seen only in
+    a later record comes after the others); the per-hwthread table keeps both names."""
+    lines = []
+    for rep, renamed in enumerate([[], ["L2-miss ratio"], ["L2-miss ratio", "L2 miss ratio"], ["Extra"]]):
+        record = _base_record("c1", rep)
+        metrics = record["counters"]["metrics"]
+        if renamed:
+            metrics.pop("L2 miss ratio")
+        for k, name in enumerate(renamed):
+            metrics[name] = {**metrics["CPI"], "sum": 100.0 * rep + k}
+        lines.append(json.dumps(record))
+    python, native = _both(tmp_path, _write_case(tmp_path, "c1", lines))
+    assert native is not None, "refused"
+    _assert_same(python, native)
+    sums = [c for c in native.records.columns if c.endswith("_sum")]
+    assert sums == ["ctr_cpi_sum", "ctr_l2_miss_ratio_sum", "ctr_extra_sum"]
+    l2 = native.records["ctr_l2_miss_ratio_sum"].tolist()
+    assert l2[1:3] == [100.0, 201.0] and np.isnan(l2[3])  # (the record with both: the later one)
+    assert {"L2 miss ratio", "L2-miss ratio", "Extra"} <= set(native.counters["metric"])
+
+
 @pytest.mark.parametrize(
     "twice",
     [
