@@ -40,7 +40,9 @@ def _ok_records(records: pd.DataFrame) -> pd.DataFrame:
     """Records with counters status ok: (case_id, rep) -> the case keys and the host."""
     if records.empty or "counters_status" not in records:
         return pd.DataFrame()
-    ok = records.loc[records["counters_status"] == "ok"]
+    # Only the columns needed are copied (the records table has 75).
+    needed = ["rep", "hostname", "kernel", "lang", "model", *(k for k in CASE_KEYS if k != "binary")]
+    ok = records.loc[records["counters_status"] == "ok", needed]
     return ok.assign(binary=binary_names(ok))[["rep", "hostname", *CASE_KEYS]].astype({"case_id": str})
 
 
@@ -166,14 +168,19 @@ def counter_cases(
     data = runs.merge(ok.assign(case_id=ok_case), on=["case_id", "rep"], how="inner")
     if data.empty:
         return pd.DataFrame(columns=CASE_COLUMNS)
-    # Same grouping as the keys imply (rows with a missing key drop out, as in any groupby).
-    per_record = data.groupby([*CASE_KEYS, "metric", "rep"], observed=True, sort=False)
-    summed = per_record["sum"].sum(min_count=1)
-    mean = per_record["sum"].sum(min_count=1) / per_record["n"].sum().where(lambda c: c > 0)
-    metric = summed.index.get_level_values("metric")
-    summed_units = {m: aggregation(m) == "sum" for m in metric.unique()}
-    value = summed.where(metric.map(summed_units).to_numpy(dtype=bool), mean)
-    table = value.groupby(level=[*CASE_KEYS, "metric"], observed=True, sort=False).agg(
+    if data.duplicated(["case_id", "metric", "rep"]).any():
+        # Same grouping as the keys imply (rows with a missing key drop out, as in any groupby).
+        per_record = data.groupby([*CASE_KEYS, "metric", "rep"], observed=True, sort=False)
+        summed = per_record["sum"].sum(min_count=1)
+        n = per_record["n"].sum()
+        data = summed.rename("sum").to_frame().assign(n=n).reset_index()
+    # One row per record and metric (as a record's runs and its case's keys are): its value as is.
+    metric = data["metric"].astype("category")
+    summed_unit = np.array([aggregation(m) == "sum" for m in metric.cat.categories] + [False])
+    is_sum = summed_unit[metric.cat.codes.to_numpy()]  # (code -1, no metric: the last entry)
+    mean = data["sum"] / data["n"].where(data["n"] > 0)
+    value = data.assign(value=np.where(is_sum, data["sum"], mean))
+    table = value.groupby([*CASE_KEYS, "metric"], observed=True, sort=False)["value"].agg(
         ["count", "median", "min", "max"]
     )
     table = table.rename(columns={"count": "reps"}).reset_index().astype({"case_id": str, "metric": str})
