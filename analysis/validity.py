@@ -73,7 +73,12 @@ def checksum_check(summary: pd.DataFrame) -> pd.DataFrame:
     serial = s[(s["model"] == "serial") & (s["n_checksums"] == 1)]
     # The most frequent serial checksum is the reference (a broken serial build is then the outlier).
     serial_key = key_strings(serial, key)
-    reference = serial.groupby(serial_key.to_numpy())["checksum"].agg(lambda c: c.mode().iloc[0])
+    # The mode of each key's checksums (the smallest of equally frequent ones, as Series.mode gives
+    # them first), from one count of (key, checksum) pairs instead of a mode per key.
+    pairs = pd.DataFrame({"key": serial_key.to_numpy(), "checksum": serial["checksum"].to_numpy()})
+    counted = pairs.dropna().groupby(["key", "checksum"], sort=True).size().rename("n").reset_index()
+    counted = counted.sort_values(["key", "n"], ascending=[True, False], kind="stable")
+    reference = counted.drop_duplicates("key").set_index("key")["checksum"]
     s["reference_checksum"] = key_strings(s, key).map(reference)
     status = pd.Series("ok", index=s.index)
     status[s["reference_checksum"].isna()] = "no reference"

@@ -213,3 +213,36 @@ def test_a_speedup_just_above_the_bound_is_called_perfect_scaling_within_noise()
     assert caveats["k"] == "above 2 cores/workers by under 2%: perfect scaling within noise"
     beyond = caveats_of(rated.iloc[1])
     assert beyond.startswith("implausible: above 2") and "perfect scaling" not in beyond
+
+
+def test_the_reference_checksum_is_the_most_frequent_serial_one_the_smallest_of_a_tie():
+    from analysis.validity import checksum_check
+
+    def case(problem, model, checksum, n_checksums=1):
+        return {"kernel": "k", "problem": problem, "inner": None, "model": model}, checksum, n_checksums
+
+    rows = [
+        case("tie", "serial", "b"),
+        case("tie", "serial", "a"),
+        case("tie", "serial", "b"),
+        case("tie", "serial", "a"),
+        case("tie", "omp", "b"),  # not serial: not counted
+        case("tie", "omp", "b"),
+        case("most", "serial", "x"),
+        case("most", "serial", "y"),
+        case("most", "serial", "y"),
+        case("most", "serial", "x", n_checksums=2),  # inconsistent: not counted
+        case("most", "serial", "x", n_checksums=2),
+        case("most", "omp", "y"),
+        case("none", "omp", "z"),
+    ]
+    summary = pd.DataFrame([{**keys, "checksum": c, "n_checksums": n} for keys, c, n in rows]).astype(
+        {"checksum": "str"}
+    )
+    checked = checksum_check(summary)
+    assert checked["reference_checksum"].iloc[:12].tolist() == ["a"] * 6 + ["y"] * 6
+    assert checked["reference_checksum"].isna().iloc[12]
+    assert checked["checksum_status"].tolist() == (
+        ["mismatch", "ok", "mismatch", "ok", "mismatch", "mismatch"]
+        + ["mismatch", "ok", "ok", "inconsistent", "inconsistent", "ok", "no reference"]
+    )
