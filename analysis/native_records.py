@@ -303,9 +303,10 @@ def _columns(lib, handle, n: int, on_counters=None) -> tuple[dict, PerHwthread]:
 
 def _columns_with(lib, handle, n: int, pool: ThreadPoolExecutor, on_counters) -> tuple[dict, PerHwthread]:
     cell = _Columns(lib, handle, n)
-    col: dict = dict(zip(_HEAD, pool.map(cell.typed, _HEAD), strict=True))
+    head = pool.map(cell.typed, _HEAD)  # (submitted at once: the counter values are copied meanwhile)
     entries = _entries(lib, handle)
     per_hwthread = _per_hwthread(lib, handle, entries)
+    col: dict = dict(zip(_HEAD, head, strict=True))
     if on_counters is not None:  # (its table can be written while the ctr_ columns are made)
         on_counters(col["case_id"], col["rep"], per_hwthread)
     counter_columns = _counter_columns(lib, handle, n, entries)
