@@ -168,13 +168,13 @@ def counter_cases(
     data = runs.merge(ok.assign(case_id=ok_case), on=["case_id", "rep"], how="inner")
     if data.empty:
         return pd.DataFrame(columns=CASE_COLUMNS)
-    if data.duplicated(["case_id", "metric", "rep"]).any():
-        # Same grouping as the keys imply (rows with a missing key drop out, as in any groupby).
+    # Each row is one record's metric (per_record_values gives one per case, repetition and metric,
+    # the loader one record per case and repetition): its value as it is, no grouping by record.
+    if data.duplicated(["case_id", "metric", "rep"]).any():  # (a records table of another origin)
         per_record = data.groupby([*CASE_KEYS, "metric", "rep"], observed=True, sort=False)
         summed = per_record["sum"].sum(min_count=1)
         n = per_record["n"].sum()
         data = summed.rename("sum").to_frame().assign(n=n).reset_index()
-    # One row per record and metric (as a record's runs and its case's keys are): its value as is.
     metric = data["metric"].astype("category")
     summed_unit = np.array([aggregation(m) == "sum" for m in metric.cat.categories] + [False])
     is_sum = summed_unit[metric.cat.codes.to_numpy()]  # (code -1, no metric: the last entry)

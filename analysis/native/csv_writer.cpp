@@ -163,8 +163,9 @@ template <class T> char *put_int(T v, char *out) {
 // caller's fsync (sbcore/atomic.py) then waited for all of it. The buffer is written a whole
 // STAGED at a time (a multiple of any block size O_DIRECT asks for); the last, partial block
 // goes through the page cache (O_DIRECT taken off the descriptor). Where the file system refuses
-// O_DIRECT (tmpfs), everything goes through the page cache, its writeback started every
-// STARTED_EVERY bytes so that the fsync waits for the last of them only.
+// O_DIRECT (tmpfs before Linux 6.6, some network file systems), everything goes through the page
+// cache, its writeback started every STARTED_EVERY bytes so that the fsync waits for the last of
+// them only.
 constexpr size_t STAGED = size_t(8) << 20;
 constexpr size_t STARTED_EVERY = size_t(32) << 20;
 
