@@ -183,11 +183,31 @@ void read_metric(std::string_view name, element metric, Entries &entries) {
         throw Refused{};
     Entry &entry = entries.add();
     entry.name = name;
-    static const char *stats[N_STATS] = {"sum", "min", "max", "avg"};
-    for (int s = 0; s < N_STATS; s++)
-        scalar_in(metric, stats[s], entry.tag[s], entry.val[s], entry.text[s]);
-    element values;
-    if (find(object(metric), "per_hwthread", values) && values.type() != element_type::NULL_VALUE) {
+    // The statistics and per_hwthread in one pass over the metric's fields (as find() would take
+    // each: a name given twice is refused), not one pass per name: a tenth of the reader's own
+    // time.
+    static const std::string_view names[N_STATS + 1] = {"sum", "min", "max", "avg", "per_hwthread"};
+    element found[N_STATS + 1];
+    bool given[N_STATS + 1] = {};
+    for (auto field : object(metric)) {
+        for (int k = 0; k <= N_STATS; k++) {
+            if (field.key == names[k]) {
+                if (given[k])
+                    throw Refused{};
+                given[k] = true;
+                found[k] = field.value;
+                break;
+            }
+        }
+    }
+    for (int s = 0; s < N_STATS; s++) {
+        if (given[s])
+            scalar(found[s], entry.tag[s], entry.val[s], entry.text[s]);
+        else
+            entry.tag[s] = T_NULL;
+    }
+    element values = found[N_STATS];
+    if (given[N_STATS] && values.type() != element_type::NULL_VALUE) {
         // {"<hwthread>": number | null | "-" | "nan", ...}; an empty object is refused (the Python
         // path tells "{}" from "{ }", which the parsed value cannot)
         if (values.type() != element_type::OBJECT || object(values).size() == 0)

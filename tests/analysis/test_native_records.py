@@ -244,8 +244,10 @@ def test_metric_names_sharing_a_column_keep_the_later_entry_and_the_first_seen_o
     [
         lambda line: line.replace('{"schema"', '{"wall_s": 9.5, "schema"', 1),  # a field given twice
         _metric_twice,
+        lambda line: line.replace('"sum": ', '"sum": 1.5, "sum": ', 1),  # a metric's statistic
+        lambda line: line.replace('"per_hwthread": ', '"per_hwthread": null, "per_hwthread": ', 1),
     ],
-    ids=["a field twice", "a metric twice"],
+    ids=["a field twice", "a metric twice", "a statistic twice", "per-hwthread values twice"],
 )
 def test_a_name_given_twice_is_left_to_the_python_path(tmp_path, twice):
     """Which of two values a decoder keeps is its own business: the reader does not guess."""
