@@ -184,8 +184,7 @@ void read_metric(std::string_view name, element metric, Entries &entries) {
     Entry &entry = entries.add();
     entry.name = name;
     // The statistics and per_hwthread in one pass over the metric's fields (as find() would take
-    // each: a name given twice is refused), not one pass per name: a tenth of the reader's own
-    // time.
+    // each: a name given twice is refused), not one pass per name.
     static const std::string_view names[N_STATS + 1] = {"sum", "min", "max", "avg", "per_hwthread"};
     element found[N_STATS + 1];
     bool given[N_STATS + 1] = {};
