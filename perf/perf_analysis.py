@@ -15,7 +15,9 @@ reading only (the compiled reader parsing and checking every record, no columns 
 decoding only (every record decoded by msgspec into the Python path's record type), then loading warm
 (append-only cache). The cold analysis (load + statistics + CSV) runs --runs times, each in a process
 of its own, its median reported; aim: <= 20 s and <= 2 GB peak RSS (of that process). An
-integer-bound kernel timed before and after each cold analysis shows the host's phase (host_check).
+integer-bound kernel timed before and after each cold analysis shows the host's phase (host_check);
+the machine's CPU time stolen by the hypervisor, spent waiting for I/O and idle during the analysis
+shows how much of the CPUs it really had.
 
     .venv/bin/python perf/perf_analysis.py [--records N] [--runs R] [--keep DIR]
 """
@@ -142,10 +144,35 @@ def read_only(campaign: Path, threads: int) -> int:
     return rows
 
 
+def machine_seconds() -> dict[str, float] | None:
+    """CPU seconds of the whole machine so far (/proc/stat): time stolen by the hypervisor (other
+    guests on this host), waiting for I/O, idle. Steal is what the host's slow phases are made of on
+    these KVM guests: read around a run, it says how much of the machine the run really had."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    except OSError:
+        return None
+    ticks = os.sysconf("SC_CLK_TCK")
+    names = ["user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"]
+    return {name: int(value) / ticks for name, value in zip(names, fields[1:], strict=False)}
+
+
+def machine_share(before: dict | None, after: dict | None, seconds: float) -> str:
+    if before is None or after is None:
+        return "machine time not readable (/proc/stat)"
+    cpus = os.cpu_count() or 1
+    spent = {name: after[name] - before[name] for name in ("steal", "iowait", "idle")}
+    return (
+        f"of its {seconds * cpus:.1f} CPU-s on {cpus} CPUs: stolen by the hypervisor {spent['steal']:.1f},"
+        f" waiting for I/O {spent['iowait']:.1f}, idle {spent['idle']:.1f}"
+    )
+
+
 def cold_analysis(campaign: Path, resamples: int) -> None:
     """One cold analysis (load + statistics + CSV) as `analyze` runs it, with the host's phase before
     and after; its last line: RESULT {"seconds": ..., "load_s": ...}."""
     print(f"  host check before: {host_check()}")
+    machine = machine_seconds()
     start = time.perf_counter()
     options = Options(n_resamples=resamples, seed=1, use_cache=False)
     # counters.csv and records.csv are written beside the statistics, the other tables after them
@@ -165,6 +192,7 @@ def cold_analysis(campaign: Path, resamples: int) -> None:
     timed("write CSV tables", lambda: write_tables(result))
     seconds = time.perf_counter() - start
     print(f"  cold analysis: {seconds:.1f} s (load + statistics + CSV); host check after: {host_check()}")
+    print(f"  {machine_share(machine, machine_seconds(), seconds)}")
     print("RESULT " + json.dumps({"seconds": seconds, "load_s": t["load"]}), flush=True)
 
 
