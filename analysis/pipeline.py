@@ -87,8 +87,8 @@ class Analysis:
 
 def analyze(campaign_dir: Path, options: Options, in_flight: TablesInFlight | None = None) -> Analysis:
     """Every table and statistic of the campaign. With `in_flight` (for a caller that then calls
-    write_tables), counters.csv and records.csv are written beside the statistics, each once it is
-    final."""
+    write_tables), counters.csv, records.csv and the summary, speedup, models, comparisons and
+    completeness tables are written beside the statistics, each once it is final."""
     timings: dict[str, float] = {}
     lap = Laps(timings)
     counters_csv = layout.analysis_dir(Path(campaign_dir)) / "counters.csv"
@@ -145,16 +145,27 @@ def analyze(campaign_dir: Path, options: Options, in_flight: TablesInFlight | No
     correlation = within_process_correlation(case_stats.records)
     lap("correlation within processes")
     timings["summary"] = lap.since_load()  # part of statistics (the scale benchmark's phases)
+    out_dir = layout.analysis_dir(campaign.path)
+
+    def final(name: str, table: pd.DataFrame) -> None:
+        """A table no later step changes: written now, beside the statistics (write_tables skips it)."""
+        if in_flight is not None:
+            in_flight.start(out_dir / name, table)
+
+    final("summary.csv", summary_csv(summary))
     rng = np.random.default_rng(options.seed + 1)
     speedup = speedups(summary, case_stats.dist, options.baseline, rng)
     lap("speedups")
     node_types = sorted(set(cases["node_type"].astype(str)))
     cores = {nt: cores_of(nt, campaign, loaded.records) for nt in node_types}
     speedup = attach_case_flags(plausibility(speedup, cores), summary)
+    final("speedup.csv", speedup_csv(speedup))
     lap("plausibility")
     models = fit_models(summary, case_stats.dist, {nt: c for nt, (c, _) in cores.items()})
+    final("models.csv", models)
     lap("models")
     comparisons = compare_variants(summary, case_stats.starts, case_stats.counts, case_stats.values)
+    final("comparisons.csv", comparisons)
     lap("variant comparisons")
     node_types = node_type_table(
         comparisons, summary, case_stats.dist, np.random.default_rng(options.seed + 2)
@@ -162,6 +173,7 @@ def analyze(campaign_dir: Path, options: Options, in_flight: TablesInFlight | No
     node_types_best = best_configurations(summary, speedup, case_stats.records, cores)
     lap("node types")
     done = completeness(cases, loaded.records, loaded.failed)
+    final("completeness.csv", done)
     lap("completeness")
     timings["statistics"] = lap.since_load()
     stats_end = time.perf_counter()
@@ -295,15 +307,22 @@ def records_table(records: pd.DataFrame) -> pd.DataFrame:
     return records if in_case_rep_order(records) else records.sort_values(["case_id", "rep"])
 
 
+def summary_csv(summary: pd.DataFrame) -> pd.DataFrame:
+    return summary[SUMMARY_ORDER].sort_values(["node_type", "binary", "workers", "case_id"])
+
+
+def speedup_csv(speedup: pd.DataFrame) -> pd.DataFrame:
+    return speedup.sort_values(["node_type", "binary", "workers", "case_id"])
+
+
 def write_tables(result: Analysis) -> list[Path]:
     out = result.out_dir
-    summary = result.summary[SUMMARY_ORDER].sort_values(["node_type", "binary", "workers", "case_id"])
     in_flight = result.tables_in_flight.files if result.tables_in_flight is not None else {}
     tables = {
         "records.csv": None if out / "records.csv" in in_flight else records_table(result.stats.records),
         "counters.csv": result.loaded.counters,
-        "summary.csv": summary,
-        "speedup.csv": result.speedup.sort_values(["node_type", "binary", "workers", "case_id"]),
+        "summary.csv": None if out / "summary.csv" in in_flight else summary_csv(result.summary),
+        "speedup.csv": None if out / "speedup.csv" in in_flight else speedup_csv(result.speedup),
         "models.csv": result.models,
         "comparisons.csv": result.comparisons,
         "node_types.csv": result.node_types,
