@@ -175,7 +175,7 @@ def cold_analysis(campaign: Path, resamples: int) -> None:
     machine = machine_seconds()
     start = time.perf_counter()
     options = Options(n_resamples=resamples, seed=1, use_cache=False)
-    # counters.csv and records.csv are written beside the statistics, the other tables after them
+    # as `analyze` writes them: the big tables and those final early beside the statistics, the rest after
     result = timed("load cold + statistics", lambda: analyze(campaign, options, TablesInFlight()))
     loaded = result.loaded
     print(f"  {loaded.n_files} files, {len(loaded.records)} records, {len(loaded.counters)} counter rows")

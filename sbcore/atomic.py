@@ -12,10 +12,15 @@ from pathlib import Path
 _serial = itertools.count()
 
 
+def _temp_path(path: Path) -> Path:
+    """A name beside `path`, unique per process and call."""
+    return path.parent / f".{path.name}.{os.getpid()}.{next(_serial)}.tmp"
+
+
 def _write_temp(path: Path, data: bytes) -> Path:
-    # A unique name per process and call, created with O_EXCL (what tempfile.mkstemp does; tempfile itself
-    # is not imported because every Slurm array task pays for the import).
-    tmp = path.parent / f".{path.name}.{os.getpid()}.{next(_serial)}.tmp"
+    # Created with O_EXCL (what tempfile.mkstemp does; tempfile itself is not imported because every
+    # Slurm array task pays for the import).
+    tmp = _temp_path(path)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -45,7 +50,11 @@ def write_atomic(path: Path, data: bytes | str, make_parents: bool = False) -> N
     if make_parents:
         path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode() if isinstance(data, str) else data
-    tmp = _write_temp(path, raw)
+    _replace(_write_temp(path, raw), path)
+
+
+def _replace(tmp: Path, path: Path) -> None:
+    """The written and fsynced `tmp` renamed over `path` (removed when that fails), durably."""
     try:
         os.replace(tmp, path)
     except BaseException:
@@ -67,7 +76,7 @@ def write_temp_by(path: Path, write, make_parents: bool = False) -> Path:
     path = Path(path)
     if make_parents:
         path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.{os.getpid()}.{next(_serial)}.tmp"
+    tmp = _temp_path(path)
     try:
         write(tmp)
     except BaseException:
@@ -79,18 +88,16 @@ def write_temp_by(path: Path, write, make_parents: bool = False) -> Path:
 def publish(tmp: Path, path: Path) -> None:
     """The second half of write_atomic_by: `tmp` fsynced and renamed over `path` (removed when that
     fails)."""
-    path = Path(path)
     try:
         fd = os.open(tmp, os.O_RDONLY)
         try:
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    fsync_dir(path.parent)
+    _replace(tmp, Path(path))
 
 
 def write_new(path: Path, data: bytes | str) -> bool:
