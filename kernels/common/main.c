@@ -6,6 +6,7 @@
 #include "sb_options.h"
 #include "sb_pgm.h"
 #include "sb_pin.h"
+#include "sb_simd.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,7 @@ int main(int argc, char **argv) {
     if (markers)
         LIKWID_MARKER_INIT(prog);
     const sb_params *p = &cli.p;
+    const int clock_wide = sb_inner_path(p) == SB_PATH_AVX512; /* the clock of 512-bit code */
     for (int32_t r = 0; r < p->warmup + p->reps; r++) {
         int warmup = r < p->warmup;
         /* The probe right after a repetition is also the one right before the next. */
@@ -73,10 +75,10 @@ int main(int argc, char **argv) {
             ctx.probe_before = ctx.probe_after;
         sb_ctx_reset_rep(&ctx);
         double runq_begin = sb_probe_runq_wait();
-        ctx.clock_ghz_before = sb_clock_measure_ghz();
+        ctx.clock_ghz_before = sb_clock_measure_ghz(clock_wide);
         if (d->run(&ctx) != 0)
             sb_fail(&ctx, "kernel run failed");
-        ctx.clock_ghz_after = sb_clock_measure_ghz();
+        ctx.clock_ghz_after = sb_clock_measure_ghz(clock_wide);
         double runq_end = sb_probe_runq_wait();
         ctx.runq_wait_s = runq_begin >= 0 && runq_end >= 0 ? runq_end - runq_begin : -1.0;
         check_kernel_reported(&ctx);

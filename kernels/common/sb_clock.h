@@ -7,7 +7,12 @@
 #define SB_CLOCK_ADDS 500000.0
 #define SB_CLOCK_TRIALS 3
 
-/* Measured clock of the calling thread's core in GHz (best of the trials); 0 = not measurable. */
-double sb_clock_measure_ghz(void);
+/* Measured clock of the calling thread's core in GHz (best of the trials); 0 = not measurable.
+ * beside_512bit: the chain runs beside independent 512-bit multiplies (the clock of the AVX-512
+ * path's region; call only where the CPU has AVX-512). */
+double sb_clock_measure_ghz(int beside_512bit);
+/* The method of that measurement, as the record states it. */
+#define SB_CLOCK_METHOD_PLAIN "dependent integer add chain"
+#define SB_CLOCK_METHOD_WIDE "dependent integer add chain beside 512-bit multiplies"
 
 #endif /* SB_CLOCK_H */

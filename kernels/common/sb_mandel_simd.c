@@ -38,6 +38,8 @@
 /* ---- AVX-512
  * ------------------------------------------------------------------------------------- */
 #define SBV_FN sb_mandel_row_avx512
+#define SBV_NV SB_MANDEL_AVX512_VECTORS
+#define SBV_XADD SB_MANDEL_AVX512_XADD
 #define SBV_TARGET __attribute__((target("avx512f,avx512dq")))
 #define SBV_W 8
 #define SBV_T __m512d

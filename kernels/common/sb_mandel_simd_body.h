@@ -72,8 +72,16 @@ _Static_assert(SBV_K <= 24, "the block test's margin (see the top) holds for at 
 #define SBV_L (SBV_NV * SBV_W)
 /* after this the compiler no longer knows where ptr points */
 #define SBV_LAUNDER(ptr) __asm__("" : "+r"(ptr))
-/* One step of every vector: 4 multiplies and 3 adds each. y first: then x's register can take the
-   new x, no register copy. */
+/* 2*x is computed as x+x (the same double, exactly) on every SBV_XADD-th vector, 0 = none: where
+   multiplies and adds go to separate pipe pairs (Zen 4 and 5), 4 multiplies and 3 adds per step
+   keep the multiply pipes busier than the add pipes; on every second vector x+x evens them out
+   (docs/simd-bounds.md). */
+#ifndef SBV_XADD
+#define SBV_XADD 0
+#endif
+#define SBV_TWICE_BY_ADD(v) (SBV_XADD > 0 && (v) % (SBV_XADD > 0 ? SBV_XADD : 1) == 0)
+/* One step of every vector: 4 multiplies and 3 adds each (or 3 and 4, see SBV_XADD). y first: then
+   x's register can take the new x, no register copy. */
 #define SBV_STEP_ALL()                                                                             \
     do {                                                                                           \
         SBV_LAUNDER(cxp);                                                                          \
@@ -81,7 +89,8 @@ _Static_assert(SBV_K <= 24, "the block test's margin (see the top) holds for at 
         _Pragma("GCC unroll 8") for (int v = 0; v < SBV_NV; v++) {                                 \
             const SBV_T xx = SBV_MUL(X[v], X[v]);                                                  \
             const SBV_T yy = SBV_MUL(Y[v], Y[v]);                                                  \
-            Y[v] = SBV_ADD(SBV_MUL(SBV_MUL(two, X[v]), Y[v]), SBV_LOAD(cyp + v * SBV_W));          \
+            const SBV_T x2 = SBV_TWICE_BY_ADD(v) ? SBV_ADD(X[v], X[v]) : SBV_MUL(two, X[v]);       \
+            Y[v] = SBV_ADD(SBV_MUL(x2, Y[v]), SBV_LOAD(cyp + v * SBV_W));                          \
             X[v] = SBV_ADD(SBV_SUB(xx, yy), SBV_LOAD(cxp + v * SBV_W));                            \
         }                                                                                          \
     } while (0)
@@ -363,6 +372,8 @@ SBV_TARGET void SBV_FN(const sb_params *p, int32_t j, uint32_t *row_out) {
 }
 
 #undef SBV_NV
+#undef SBV_XADD
+#undef SBV_TWICE_BY_ADD
 #undef SBV_K
 #undef SBV_H
 #undef SBV_L

@@ -95,42 +95,49 @@ AVX2 int64_t sb_pi_hits_avx2(uint64_t seed, int64_t begin, int64_t end) {
 }
 #undef EACH
 
+/* NV vectors of 8 samples (2 NV generator outputs) per loop trip, in lockstep as the AVX2 kernel;
+ * hits are counted per lane by a masked subtract, not by a popcount per vector (a mask move and a
+ * scalar add in the loop). */
+#define EACH(i, n) _Pragma("GCC unroll 16") for (int i = 0; i < (n); i++)
 AVX512 int64_t sb_pi_hits_avx512(uint64_t seed, int64_t begin, int64_t end) {
-    enum { LANES = 8, NV = 2 };
+    enum { LANES = 8, NV = SB_PI_AVX512_VECTORS, NU = 2 * NV };
     const uint64_t g = SB_SPLITMIX_GAMMA;
     const __m512i c1 = _mm512_set1_epi64((long long)UINT64_C(0xbf58476d1ce4e5b9));
     const __m512i c2 = _mm512_set1_epi64((long long)UINT64_C(0x94d049bb133111eb));
-    const __m512i gamma = _mm512_set1_epi64((long long)g);
-    const __m512i lane_step = _mm512_set1_epi64((long long)(2 * LANES * g));
     const __m512i step = _mm512_set1_epi64((long long)(2 * LANES * NV * g));
+    const __m512i minus_one = _mm512_set1_epi64(-1);
     const __m512d limit = _mm512_set1_pd(0x1.0p106);
     int64_t k = begin;
-    const uint64_t z = seed + (2 * (uint64_t)k + 1) * g;
-    __m512i zv[NV];
-    zv[0] =
-        _mm512_add_epi64(_mm512_set1_epi64((long long)z),
-                         _mm512_mullo_epi64(_mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), gamma));
-    for (int v = 1; v < NV; v++)
-        zv[v] = _mm512_add_epi64(zv[v - 1], lane_step);
-    int64_t hits = 0;
+    /* output u of a trip: even u the x of vector u/2's samples, odd u their y (input + gamma) */
+    const uint64_t z0 = seed + (2 * (uint64_t)k + 1) * g;
+    __m512i z[NU];
+    z[0] = _mm512_add_epi64(_mm512_set1_epi64((long long)z0),
+                            _mm512_mullo_epi64(_mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14),
+                                               _mm512_set1_epi64((long long)g)));
+    z[1] = _mm512_add_epi64(z[0], _mm512_set1_epi64((long long)g));
+    for (int u = 2; u < NU; u++)
+        z[u] = _mm512_add_epi64(z[u - 2], _mm512_set1_epi64((long long)(2 * LANES * g)));
+    __m512i count = _mm512_setzero_si512(); /* hits per lane */
     for (; end - k >= LANES * NV; k += LANES * NV) {
-        for (int v = 0; v < NV; v++) {
-            __m512i u[2] = {zv[v], _mm512_add_epi64(zv[v], gamma)};
-            __m512d d[2];
-            for (int h = 0; h < 2; h++) {
-                __m512i t = u[h];
-                t = _mm512_mullo_epi64(_mm512_xor_si512(t, _mm512_srli_epi64(t, 30)), c1);
-                t = _mm512_mullo_epi64(_mm512_xor_si512(t, _mm512_srli_epi64(t, 27)), c2);
-                t = _mm512_xor_si512(t, _mm512_srli_epi64(t, 31));
-                d[h] = _mm512_cvtepu64_pd(_mm512_srli_epi64(t, 11)); /* exact: below 2^53 */
-            }
-            const __m512d r = _mm512_add_pd(_mm512_mul_pd(d[0], d[0]), _mm512_mul_pd(d[1], d[1]));
-            hits += __builtin_popcount((unsigned)_mm512_cmp_pd_mask(r, limit, _CMP_LT_OQ));
-            zv[v] = _mm512_add_epi64(zv[v], step);
+        __m512i t[NU];
+        __m512d d[NU];
+        EACH(u, NU) t[u] = _mm512_xor_si512(z[u], _mm512_srli_epi64(z[u], 30));
+        EACH(u, NU) t[u] = _mm512_mullo_epi64(t[u], c1);
+        EACH(u, NU) t[u] = _mm512_xor_si512(t[u], _mm512_srli_epi64(t[u], 27));
+        EACH(u, NU) t[u] = _mm512_mullo_epi64(t[u], c2);
+        EACH(u, NU) t[u] = _mm512_xor_si512(t[u], _mm512_srli_epi64(t[u], 31));
+        EACH(u, NU) d[u] = _mm512_cvtepu64_pd(_mm512_srli_epi64(t[u], 11)); /* exact: < 2^53 */
+        EACH(v, NV) {
+            const __m512d r = _mm512_add_pd(_mm512_mul_pd(d[2 * v], d[2 * v]),
+                                            _mm512_mul_pd(d[2 * v + 1], d[2 * v + 1]));
+            count = _mm512_mask_sub_epi64(count, _mm512_cmp_pd_mask(r, limit, _CMP_LT_OQ), count,
+                                          minus_one);
         }
+        EACH(u, NU) z[u] = _mm512_add_epi64(z[u], step);
     }
-    return hits + sb_pi_count_hits(seed, k, end);
+    return _mm512_reduce_add_epi64(count) + sb_pi_count_hits(seed, k, end);
 }
+#undef EACH
 
 #else /* not x86-64: never selected (sb_cpu_supports_path), defined so every build links */
 int64_t sb_pi_hits_avx2(uint64_t seed, int64_t begin, int64_t end) {

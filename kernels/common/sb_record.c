@@ -134,8 +134,10 @@ static void put_clock(FILE *f, const sb_ctx *ctx) {
         put_double(f, b);
         fputs(",\"after_ghz\":", f);
         put_double(f, a);
-        fprintf(f, ",\"method\":\"dependent integer add chain, best of %d x %.0f adds\"}",
-                SB_CLOCK_TRIALS, SB_CLOCK_ADDS);
+        const int wide = sb_inner_path(&ctx->cli.p) == SB_PATH_AVX512;
+        fprintf(f, ",\"method\":\"%s, best of %d x %.0f adds\"}",
+                wide ? SB_CLOCK_METHOD_WIDE : SB_CLOCK_METHOD_PLAIN, SB_CLOCK_TRIALS,
+                SB_CLOCK_ADDS);
     }
 }
 

@@ -31,6 +31,14 @@ void sb_mandel_row_inner(const sb_params *p, int32_t j, uint32_t *row_out);
 /* Hits among π samples [begin, end) of p->seed, by the path --inner selects. */
 int64_t sb_pi_hits_inner(const sb_params *p, int64_t begin, int64_t end);
 
+/* The AVX-512 Mandelbrot row kernel's shape (docs/simd-bounds.md); the test's 8-lane emulation
+ * uses the same. Vectors of 8 lanes in flight: 64 lanes, the most its lane flags hold (32 zmm
+ * registers leave room for more than AVX2's 6); 2*x as x+x on every second of them. */
+#define SB_MANDEL_AVX512_VECTORS 8
+#define SB_MANDEL_AVX512_XADD 2
+/* Vectors of 8 π samples the AVX-512 kernel computes in lockstep per loop trip. */
+#define SB_PI_AVX512_VECTORS 4
+
 /* The vector kernels themselves (call only when sb_cpu_supports_path says so). */
 void sb_mandel_row_avx2(const sb_params *p, int32_t j, uint32_t *row_out);
 void sb_mandel_row_avx512(const sb_params *p, int32_t j, uint32_t *row_out);

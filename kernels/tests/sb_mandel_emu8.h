@@ -9,6 +9,7 @@
 #define SB_MANDEL_EMU8_H
 
 #include "sb_mandelbrot.h"
+#include "sb_simd.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define SB_HAVE_EMU8 1

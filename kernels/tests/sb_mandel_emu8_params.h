@@ -4,6 +4,8 @@
  */
 #define SBV_TARGET __attribute__((target("avx2")))
 #define SBV_W 8
+#define SBV_NV SB_MANDEL_AVX512_VECTORS
+#define SBV_XADD SB_MANDEL_AVX512_XADD
 #define SBV_T v8
 #define SBV_LOAD v8_load
 #define SBV_STORE v8_store

@@ -117,6 +117,26 @@ def test_records_carry_the_measured_clock(kernel):
     assert rec["clock_ghz"] == pytest.approx((clock["before_ghz"] + clock["after_ghz"]) / 2)
 
 
+@pytest.mark.parametrize("path", ["scalar", "avx2", "avx512"])
+def test_the_clock_of_the_avx512_path_is_read_beside_512_bit_code(kernel, path):
+    """An AVX-512 region runs at the clock the core keeps while 512-bit code runs (lower on cores
+    with a frequency licence): its record's clock is measured beside 512-bit multiplies, and says
+    so; every other path's by the plain add chain."""
+    if path == "avx512" and not HAS_AVX512:
+        pytest.skip("this CPU has no AVX-512F+DQ: the AVX-512 path cannot run here")
+    if path == "avx2" and "avx2" not in FLAGS:
+        pytest.skip("this CPU has no AVX2")
+    args = ["--width", 64, "--height", 8, "--inner", "simd"]
+    (rec,) = run_records(kernel("mandelbrot-c-serial"), *args, env={"SB_INNER_PATH": path})
+    assert rec["inner_path"] == path
+    wide = "dependent integer add chain beside 512-bit multiplies, best of"
+    if path == "avx512":
+        assert rec["clock"]["method"].startswith(wide)
+    else:
+        assert rec["clock"]["method"].startswith("dependent integer add chain, best of")
+    assert 0.2 < rec["clock_ghz"] < 10
+
+
 def test_unknown_inner_names_the_choices(kernel):
     proc = run_raw(kernel("mcpi-c-serial"), "--inner", "avx2")
     assert proc.returncode == 2
