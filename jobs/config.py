@@ -13,6 +13,7 @@ from jobs import load as load_config
 from jobs.pinning import PIN_TOOLS, STRATEGIES
 from jobs.slurm.site import SITE_KEYS, SiteOptions, check_site
 from sbcore.errors import UsageError
+from sbcore.names import has_control, name_problem
 
 ROOT = Path(__file__).resolve().parent.parent
 NODES_TOML = ROOT / "config" / "nodes.toml"
@@ -153,7 +154,7 @@ class Checker:
         if not isinstance(value, dict):
             self.fail(key, value, 'must be a table of NAME = "value"')
         for name, val in value.items():
-            if not ENV_NAME.match(name):
+            if not ENV_NAME.fullmatch(name):
                 self.fail(f"{key}.{name}", val, "not a valid environment variable name")
             if not isinstance(val, str):
                 self.fail(f"{key}.{name}", val, "environment values must be strings")
@@ -179,6 +180,10 @@ def read_toml(path: Path) -> dict:
         raise UsageError(f"{path}: no such file") from None
     except tomllib.TOMLDecodeError as err:
         raise UsageError(f"{path}: not valid TOML: {err}") from None
+    except UnicodeDecodeError as err:
+        raise UsageError(f"{path}: not UTF-8 text (byte {err.start}: {err.object[err.start]:#04x})") from None
+    except OSError as err:
+        raise UsageError(f"{path}: cannot read: {err.strerror}") from None
 
 
 def load_node_types(path: Path = NODES_TOML) -> dict[str, NodeType]:
@@ -194,6 +199,8 @@ def load_node_types(path: Path = NODES_TOML) -> dict[str, NodeType]:
     nodes = {}
     for name, table in tables.items():
         where = f"node_types.{name}"
+        if name_problem(name):
+            check.fail("node_types", name, f"node type name: {name_problem(name)}")
         if not isinstance(table, dict):
             check.fail(where, table, "must be a table")
         check.keys(table, NODE_KEYS, where)
@@ -206,8 +213,8 @@ def load_node_types(path: Path = NODES_TOML) -> dict[str, NodeType]:
         if not isinstance(detect, bool):
             check.fail(f"{where}.detect", detect, "must be true or false")
         for key in ("partition", "constraint"):
-            if key in table:
-                check.str_(table[key], f"{where}.{key}")
+            if key in table and has_control(check.str_(table[key], f"{where}.{key}")):
+                check.fail(f"{where}.{key}", table[key], "contains a control character (newline, tab, ...)")
         shape = {}
         for key in ("sockets", "cores_per_socket", "threads_per_core"):
             if key in table:
@@ -235,6 +242,9 @@ def load_node_types(path: Path = NODES_TOML) -> dict[str, NodeType]:
 def load_experiment(path: Path, node_types: dict[str, NodeType]) -> Experiment:
     """Structure, types and values that need no binary; binaries and options are checked by the planner."""
     path = Path(path)
+    if name_problem(path.stem):
+        problem = name_problem(path.stem)
+        raise UsageError(f"{_show(str(path))}: experiment file name (before .toml): {problem}")
     data = read_toml(path)
     check = Checker(path)
     check.keys(data, EXPERIMENT_KEYS, "")
@@ -266,7 +276,7 @@ def load_experiment(path: Path, node_types: dict[str, NodeType]) -> Experiment:
 
 def _reference(check: Checker, value) -> str:
     """A published result to compare with: "<seed>:<case>", [cases.<case>] of config/reference/<seed>.toml."""
-    match = REFERENCE.match(value) if isinstance(value, str) else None
+    match = REFERENCE.fullmatch(value) if isinstance(value, str) else None
     if not match:
         check.fail("reference", value, 'must be "<seed>:<case>", e.g. "seed-000:tc05"')
     seed, case = match.groups()

@@ -75,11 +75,11 @@ def check_profiles(check, raw) -> dict:
         nice = profile["nice"]
         if not isinstance(nice, int) or isinstance(nice, bool) or not -20 <= nice <= 19:
             check.fail(f"{where}.nice", nice, "must be an integer -20..19")
-        if not isinstance(profile["policy"], str) or not POLICY.match(profile["policy"]):
+        if not isinstance(profile["policy"], str) or not POLICY.fullmatch(profile["policy"]):
             check.fail(
                 f"{where}.policy", profile["policy"], "must be other, batch, idle, fifo:P or rr:P (P 1..99)"
             )
-        if not isinstance(profile["method"], str) or not METHOD.match(profile["method"]):
+        if not isinstance(profile["method"], str) or not METHOD.fullmatch(profile["method"]):
             check.fail(f"{where}.method", profile["method"], "must be a stress-ng --cpu-method name")
         if "cpus" in profile:
             cpus = check.axis(profile["cpus"], f"{where}.cpus")

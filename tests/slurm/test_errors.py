@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import HERE, queue_empty_for, scalebench, submissions, wait_for
+from .conftest import HERE, ROOT, queue_empty_for, scalebench, submissions, wait_for
 
 pytestmark = pytest.mark.slurm
 
@@ -178,3 +178,24 @@ def test_status_without_a_controller_still_reports_the_files(slurm_cluster, tmp_
     # resume, which must not double-submit, still refuses without the queue
     proc = scalebench("resume", campaign, env={**os.environ, "SLURM_CONF": str(conf)})
     assert proc.returncode != 0
+
+
+@pytest.mark.parametrize("how", ["name", "experiment file"])
+def test_s1_newline_in_campaign_name_runs_nothing_on_the_cluster(slurm_cluster, tmp_path, how):
+    """A campaign name (from --name or from the experiment file's name) with a newline used to become a
+    shell command in the array job; now it is refused before anything is planned or submitted."""
+    work = tmp_path / "work"
+    work.mkdir()
+    if how == "name":
+        args = [TINY, "--name", "slinj\ntouch pwned-slurm-campname #"]
+    else:
+        experiment = work / "exp\ntouch pwned #.toml"
+        experiment.write_text(TINY.read_text())
+        args = [experiment]
+    before = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True).stdout
+    proc = scalebench("submit", *args, "--results-dir", tmp_path / "r")
+    _one_line_error(proc, 2, "not a valid name")
+    _nothing_planned(tmp_path / "r")
+    after = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True).stdout
+    assert after == before
+    assert not list(ROOT.glob("pwned*")) and not list(work.glob("pwned*"))
