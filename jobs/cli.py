@@ -155,6 +155,7 @@ def format_case_table(cases: list[dict]) -> str:
 
 def cmd_run(args) -> int:
     from jobs.campaign import create_campaign
+    from jobs.child import stop_on_signals
     from jobs.runner import run_local
     from sbcore.layout import resolve_campaign
 
@@ -169,6 +170,7 @@ def cmd_run(args) -> int:
     else:
         campaign = create_campaign(args.experiment, args.node_type, args.name, args.results_dir)
     print(f"campaign: {campaign}", file=sys.stderr)
+    stop_on_signals()
     counts = run_local(campaign, progress=not args.no_progress)
     if counts["interrupted"]:
         print(f"interrupted: finished records are kept; continue with ./scalebench run --resume {campaign}")
@@ -186,10 +188,12 @@ def cmd_run(args) -> int:
 
 
 def cmd_run_case(args) -> int:
+    from jobs.child import stop_on_signals
     from jobs.runcase import run_case
     from sbcore.layout import resolve_campaign
 
     campaign = resolve_campaign(args.campaign)
+    stop_on_signals()
     results = run_case(campaign, args.index, args.rep)
     failed = [r for r in results if r["outcome"] == "failed"]
     for r in results:

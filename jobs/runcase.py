@@ -17,6 +17,7 @@ from typing import NamedTuple
 from jobs import probe_detail
 from jobs.binaries import binary_path, is_mpi
 from jobs.campaign import load_cases
+from jobs.child import die_with_parent
 from jobs.counter_record import counters_from_csv, group_problem
 from jobs.hostinfo import host_info, host_topology, hostname
 from jobs.load import LoadError, LoadRun
@@ -202,7 +203,7 @@ def run_process(
     """(exit status, stdout, stderr, timed out). The child gets its own process group so a timeout or Ctrl-C
     kills everything it started (likwid-pin's child, mpirun's ranks); with `affinity` it is pinned to
     those CPUs before it execs."""
-    preexec = (lambda: os.sched_setaffinity(0, affinity)) if affinity else None
+    preexec = die_with_parent(then=(lambda: os.sched_setaffinity(0, affinity)) if affinity else None)
     try:
         proc = subprocess.Popen(
             argv,
@@ -216,7 +217,7 @@ def run_process(
             # Own process group (killed as one), same session: a new session is a new scheduler autogroup,
             # which would keep nice values of kernel and competing load from competing at all.
             process_group=0,
-            preexec_fn=preexec,
+            preexec_fn=preexec,  # noqa: PLW1509 (started from the runner's main thread only)
         )
     except OSError as err:
         return None, "", f"cannot start {argv[0]}: {err}", False
