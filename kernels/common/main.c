@@ -58,6 +58,8 @@ int main(int argc, char **argv) {
     }
     if (sb_pin_init(cli.p.threads, err, sizeof err) < 0) {
         fprintf(stderr, "%s: %s\n", prog, err);
+        if (d->finalize) /* MPI: finalise, or Open MPI prints a page about an unfinalised exit */
+            d->finalize();
         return 1;
     }
     static sb_ctx ctx;
