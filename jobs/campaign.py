@@ -126,14 +126,14 @@ def load_cases(campaign_dir) -> list[dict]:
     try:
         lines = path.read_text().splitlines()
     except OSError as err:
-        raise ScalebenchError(f"{path}: cannot read: {err.strerror}") from None
+        raise UsageError(f"{path}: cannot read: {err.strerror}") from None
     for lineno, line in enumerate(lines, 1):
         try:
             case = json.loads(line)
         except json.JSONDecodeError as err:
-            raise ScalebenchError(f"{path}:{lineno}: not valid JSON ({err.msg})") from None
+            raise UsageError(f"{path}:{lineno}: not valid JSON ({err.msg})") from None
         if not isinstance(case, dict) or case.get("index") != lineno - 1 or "case_id" not in case:
-            raise ScalebenchError(f"{path}:{lineno}: not a case (needs case_id and index {lineno - 1})")
+            raise UsageError(f"{path}:{lineno}: not a case (needs case_id and index {lineno - 1})")
         cases.append(case)
     return cases
 
@@ -145,4 +145,4 @@ def campaign_seed(campaign_dir) -> int:
     try:
         return int(tomllib.loads(path.read_text())["campaign"]["seed"])
     except (OSError, KeyError, ValueError, tomllib.TOMLDecodeError) as err:
-        raise ScalebenchError(f"{path}: cannot read [campaign] seed: {err}") from None
+        raise UsageError(f"{path}: cannot read [campaign] seed: {err}") from None

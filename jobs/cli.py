@@ -51,6 +51,7 @@ def register(sub) -> None:
     _node_type_option(p)
     _campaign_options(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _no_wait_option(p)
     p.add_argument(
         "--analyze", action="store_true", help="run `scalebench analyze` on the campaign at the end"
     )
@@ -71,6 +72,7 @@ def register(sub) -> None:
     p.add_argument(
         "--rep", metavar="K", type=int_at_least(0), help="run only the kernel process measuring repetition K"
     )
+    _no_wait_option(p)
     p.set_defaults(func=cmd_run_case)
 
     p = sub.add_parser(
@@ -153,6 +155,15 @@ def format_case_table(cases: list[dict]) -> str:
     )
 
 
+def _no_wait_option(p) -> None:
+    p.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="when another scalebench process is measuring on this host, stop (exit 3) instead of "
+        "waiting for it (one measurer per host: a host-wide lock, see jobs/measure_lock.py)",
+    )
+
+
 def cmd_run(args) -> int:
     from jobs.campaign import create_campaign
     from jobs.child import stop_on_signals
@@ -171,7 +182,7 @@ def cmd_run(args) -> int:
         campaign = create_campaign(args.experiment, args.node_type, args.name, args.results_dir)
     print(f"campaign: {campaign}", file=sys.stderr)
     stop_on_signals()
-    counts = run_local(campaign, progress=not args.no_progress)
+    counts = run_local(campaign, progress=not args.no_progress, wait_for_lock=not args.no_wait)
     if counts["interrupted"]:
         print(f"interrupted: finished records are kept; continue with ./scalebench run --resume {campaign}")
         return 130
@@ -194,7 +205,7 @@ def cmd_run_case(args) -> int:
 
     campaign = resolve_campaign(args.campaign)
     stop_on_signals()
-    results = run_case(campaign, args.index, args.rep)
+    results = run_case(campaign, args.index, args.rep, wait_for_lock=not args.no_wait)
     failed = [r for r in results if r["outcome"] == "failed"]
     for r in results:
         reps = r["reps"]

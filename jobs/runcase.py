@@ -21,6 +21,7 @@ from jobs.child import die_with_parent
 from jobs.counter_record import counters_from_csv, group_problem
 from jobs.hostinfo import host_info, host_topology, hostname
 from jobs.load import LoadError, LoadRun
+from jobs.measure_lock import measuring
 from jobs.pinning import (
     HARNESS_ENV,
     confinement_violations,
@@ -55,11 +56,12 @@ class Context(NamedTuple):
     campaign: str
     host: dict
     hostname: str
+    wait_for_lock: bool = True  # False (--no-wait): refuse when another process measures on this host
 
     @classmethod
-    def for_campaign(cls, campaign_dir: Path) -> "Context":
+    def for_campaign(cls, campaign_dir: Path, wait_for_lock: bool = True) -> "Context":
         campaign_dir = Path(campaign_dir)
-        return cls(campaign_dir, campaign_dir.name, host_info(campaign_dir), hostname())
+        return cls(campaign_dir, campaign_dir.name, host_info(campaign_dir), hostname(), wait_for_lock)
 
 
 def slurm_ids(env=os.environ) -> dict | None:
@@ -289,7 +291,11 @@ def run_invocation(ctx: Context, case: dict, p: int, env=os.environ) -> dict:
         )
     harness |= {"pin": command.pin, "counters": command.counters, "command": command.argv}
     try:
-        with LoadRun(case.get("load"), case["timeout_s"]) as load:  # competing load, stopped in any case
+        # One measurer per host (jobs/measure_lock.py); the competing load is stopped in any case.
+        with (
+            measuring(ctx.wait_for_lock, env=env) as waited,
+            LoadRun(case.get("load"), case["timeout_s"]) as load,
+        ):
             started = time.monotonic()
             status, out, err, timed_out = run_process(
                 command.argv, command.env, case["timeout_s"], ctx.campaign_dir, command.affinity
@@ -299,7 +305,12 @@ def run_invocation(ctx: Context, case: dict, p: int, env=os.environ) -> dict:
         return _failed(
             directory, todo[0], harness | {"reason": f"load: {error}", "exit_status": None, "stderr_tail": ""}
         )
-    harness |= {"exit_status": status, "stderr_tail": _tail(err), "runner_wall_s": round(runner_wall, 6)}
+    harness |= {
+        "exit_status": status,
+        "stderr_tail": _tail(err),
+        "runner_wall_s": round(runner_wall, 6),
+        "lock_wait_s": round(waited, 3),
+    }
     if load.record is not None:
         harness["load"] = load.record
     warm, measured = parse_records(out)
@@ -377,7 +388,9 @@ def _failed(directory: Path, k: int, fields: dict) -> dict:
     return {"outcome": "failed", "reps": [k], "path": path, "reason": fields["reason"]}
 
 
-def run_case(campaign_dir: Path, index: int, rep: int | None = None, env=os.environ) -> list[dict]:
+def run_case(
+    campaign_dir: Path, index: int, rep: int | None = None, env=os.environ, wait_for_lock: bool = True
+) -> list[dict]:
     """Sample case `index` until its rule is satisfied (a fixed count or a precision target), or run
     only the invocation that measures repetition `rep`. Stops at the first failed invocation."""
     cases = load_cases(campaign_dir)
@@ -386,7 +399,7 @@ def run_case(campaign_dir: Path, index: int, rep: int | None = None, env=os.envi
     case = cases[index]
     if rep is not None and not 0 <= rep < case["reps"]:
         raise UsageError(f"--rep {rep}: case {index} has reps 0..{case['reps'] - 1}")
-    ctx = Context.for_campaign(campaign_dir)
+    ctx = Context.for_campaign(campaign_dir, wait_for_lock)
     if rep is not None:
         return [run_rep(ctx, case, rep, env)]
     results = []

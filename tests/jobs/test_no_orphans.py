@@ -53,6 +53,9 @@ def _start(args: list[str]) -> subprocess.Popen:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,  # like a runner started from a login shell: its own group
+        # A suite started in the background inherits SIGINT ignored (POSIX): give the runner the
+        # disposition of one started from a terminal.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
