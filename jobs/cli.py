@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from sbcore.argtypes import int_at_least
-from sbcore.errors import UsageError
+from sbcore.errors import EXIT_FINDING, EXIT_OK, UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
 LIST_LIMIT = 20
@@ -80,11 +80,15 @@ def register(sub) -> None:
         help="done / missing / failed cases of a campaign, per node type",
         description="Read a campaign's files and report, per node type, how many cases are done, missing or "
         "failed (with the reason), Slurm queue states of unfinished cases when the campaign was submitted, "
-        "and records whose placement broke the pinning plan.",
+        "records whose placement broke the pinning plan, and every record line not counted (file:line: "
+        "why: cut, not JSON, wrong case_id or rep, twice). Exit status 0 when every case is done, 1 when "
+        "the campaign is incomplete (docs/exit-codes.md).",
     )
     p.add_argument("campaign", metavar="CAMPAIGN", help="campaign path, name under results/, or 'latest'")
     p.add_argument(
-        "--all", action="store_true", help=f"list every unfinished case (default: first {LIST_LIMIT})"
+        "--all",
+        action="store_true",
+        help=f"list every unfinished case and uncounted line (default: first {LIST_LIMIT})",
     )
     p.set_defaults(func=cmd_status)
 
@@ -269,7 +273,15 @@ def cmd_status(args) -> int:
         print("pinning violated (placement differs from the plan):")
         for s in broken:
             print(f"  {_describe(cases[s['index']], s)}: in {s['pin_violations']} of {s['reps_done']} reps")
-    return 0
+    problems = [f"{campaign}/{line}" for s in states for line in s["problems"]]
+    if problems:
+        print(f"record lines not counted ({len(problems)}; resume measures those repetitions again):")
+        for line in problems if args.all else problems[:LIST_LIMIT]:
+            print(f"  {line}")
+        if len(problems) > LIST_LIMIT and not args.all:
+            print(f"  ... {len(problems) - LIST_LIMIT} more (--all lists them)")
+    complete = all(s["state"] == "done" for s in states)
+    return EXIT_OK if complete else EXIT_FINDING  # an incomplete campaign is a finding (docs/exit-codes.md)
 
 
 def _describe(case: dict, state: dict) -> str:

@@ -33,7 +33,7 @@ from jobs.pinning import (
     preload_env,
 )
 from jobs.status import next_invocations, ok_records
-from sbcore import layout, record_store, sampling
+from sbcore import layout, record_lines, record_store, sampling
 from sbcore.atomic import dump_json, write_new
 from sbcore.errors import UsageError
 
@@ -356,6 +356,11 @@ def run_invocation(ctx: Context, case: dict, p: int, env=os.environ) -> dict:
                 "warmup_wall_s": [w.get("wall_s") for w in warm] if r == 0 else [],
             }
         )
+    # A record the rule of sbcore/record_lines.py would not count would be measured again and again.
+    unusable = next((why for k in todo if (why := record_lines.field_problem(new[k]))), None)
+    if unusable:
+        reason = f"the kernel's record is unusable: {unusable}"
+        return _failed(directory, todo[0], harness | {"reason": reason})
     # The sampling rule with these repetitions added: the record says why sampling went on or stopped.
     after = sampling.progress(rule, known | new)
     verdict = {"n": after.n, "ci_rel": after.ci_rel, "target_ci": rule.target_ci, "stop": after.stop}

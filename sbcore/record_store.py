@@ -26,6 +26,7 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from sbcore import record_lines
 from sbcore.atomic import fsync_dir
 from sbcore.errors import EnvironmentProblem
 
@@ -49,21 +50,10 @@ def incomplete_tail(data: bytes) -> bytes:
     return data[data.rfind(b"\n") + 1 :]
 
 
-def reps_of(data: bytes) -> dict[int, dict]:
-    """Repetition -> its first ok record among the complete lines (unparsable lines are skipped: the
-    analysis reports them, a runner measures that repetition again)."""
-    found: dict[int, dict] = {}
-    for _, line in complete_lines(data):
-        try:
-            record = json.loads(line)
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            continue
-        if not isinstance(record, dict) or record.get("status") != "ok":
-            continue
-        rep = record.get("rep")
-        if isinstance(rep, int) and not isinstance(rep, bool) and rep not in found:
-            found[rep] = record
-    return found
+def reps_of(data: bytes, case_id: str | None = None) -> dict[int, dict]:
+    """Repetition -> its counted record (sbcore/record_lines.py: the rule analyze applies too; a line
+    it does not count is measured again)."""
+    return record_lines.classify(data, case_id).records
 
 
 def read(path: Path) -> bytes:
@@ -99,7 +89,7 @@ def append(
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         existing = _read_fd(fd)
-        present = reps_of(existing)
+        present = reps_of(existing, path.parent.name)
         new = [r for r in records if r["rep"] not in present]
         if new:
             _write_lines(fd, b"".join(encode(r) for r in new), bool(incomplete_tail(existing)), path)
