@@ -65,6 +65,7 @@ DEFAULTS = {
     "pin_tool": "harness",
 }
 NO_COUNTERS = "none"
+MAX_REPS = 1_000_000  # the kernel harness's limit of --reps and --warmup (kernels/common/sb_options.c)
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 THREAD_EXPR = re.compile(r"^\s*(?:(\d+)\s*\*\s*)?(cores|hwthreads|sockets)\s*(?:([+-])\s*(\d+))?\s*$")
 
@@ -125,11 +126,13 @@ class Checker:
                 name = f"{where}.{key}" if where else key
                 self.fail(name, table[key], f"unknown key (allowed: {', '.join(sorted(allowed))})")
 
-    def int_(self, value, key: str, minimum: int):
+    def int_(self, value, key: str, minimum: int, maximum: int | None = None):
         if not isinstance(value, int) or isinstance(value, bool):
             self.fail(key, value, "must be an integer")
         if value < minimum:
             self.fail(key, value, f"must be >= {minimum}")
+        if maximum is not None and value > maximum:
+            self.fail(key, value, f"must be <= {maximum}")
         return value
 
     def str_(self, value, key: str):
@@ -293,9 +296,9 @@ def _run_settings(check: Checker, table: dict, where: str, inherited: dict) -> d
     run = dict(inherited)
     prefix = f"{where}." if where else ""
     if "repetitions" in table:
-        run["repetitions"] = check.int_(table["repetitions"], f"{prefix}repetitions", 1)
+        run["repetitions"] = check.int_(table["repetitions"], f"{prefix}repetitions", 1, MAX_REPS)
     if "warmup" in table:
-        run["warmup"] = check.int_(table["warmup"], f"{prefix}warmup", 0)
+        run["warmup"] = check.int_(table["warmup"], f"{prefix}warmup", 0, MAX_REPS)
     if "timeout_s" in table:
         run["timeout_s"] = check.number(table["timeout_s"], f"{prefix}timeout_s")
     if "dump_image" in table:
@@ -304,7 +307,7 @@ def _run_settings(check: Checker, table: dict, where: str, inherited: dict) -> d
         run["dump_image"] = table["dump_image"]
     for key in ("reps_per_process", "min_reps", "max_reps"):
         if key in table:
-            run[key] = check.int_(table[key], prefix + key, 1)
+            run[key] = check.int_(table[key], prefix + key, 1, MAX_REPS)
     if "target_ci" in table:
         value = table["target_ci"]
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:

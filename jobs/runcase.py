@@ -201,8 +201,9 @@ def parse_records(stdout: str) -> tuple[list[dict], list[dict]]:
 
 def run_process(
     argv: list[str], env: dict, timeout_s: float, cwd: Path | None = None, affinity: list[int] | None = None
-) -> tuple[int | None, str, str, bool]:
-    """(exit status, stdout, stderr, timed out). The child gets its own process group so a timeout or Ctrl-C
+) -> tuple[int | None, str, str, bool | str]:
+    """(exit status, stdout, stderr, timed out: True, or why when the kernel ended but its output stayed
+    open past the timeout). The child gets its own process group so a timeout or Ctrl-C
     kills everything it started (likwid-pin's child, mpirun's ranks); with `affinity` it is pinned to
     those CPUs before it execs."""
     preexec = die_with_parent(then=(lambda: os.sched_setaffinity(0, affinity)) if affinity else None)
@@ -227,8 +228,11 @@ def run_process(
         out, err = proc.communicate(timeout=timeout_s)
         return proc.returncode, out, err, False
     except subprocess.TimeoutExpired:
+        exited = proc.poll()  # the kernel itself ended: a process it started holds its output open
         _kill_group(proc)
         out, err = proc.communicate()
+        if exited is not None:
+            return exited, out, err, "left a process holding its output open"
         return proc.returncode, out, err, True
     except BaseException:
         _kill_group(proc)
@@ -253,10 +257,10 @@ def _exit_reason(status: int | None) -> str:
 
 
 def _kernel_message(status: int | None, stderr: str) -> str:
-    """A kernel's runtime failure (exit 1) is one line on stderr saying why, e.g. a scheduling setting the
-    OS refused: the reason carries it."""
+    """A kernel that fails says why in one line on stderr (exit 1: a runtime failure such as a scheduling
+    setting the OS refused; exit 2: an option it refuses): the reason carries that line."""
     lines = [line for line in stderr.splitlines() if line.strip()]
-    return f": {lines[-1][:300]}" if status == 1 and lines else ""
+    return f": {lines[-1][:300]}" if status is not None and status > 0 and lines else ""
 
 
 def run_invocation(ctx: Context, case: dict, p: int, env=os.environ) -> dict:
@@ -317,7 +321,9 @@ def run_invocation(ctx: Context, case: dict, p: int, env=os.environ) -> dict:
     if load.record is not None and len(measured) == 1:
         load.compute_window(started + runner_wall, measured[0].get("wall_s"))
     reason = None
-    if timed_out:
+    if isinstance(timed_out, str):
+        reason = f"{_exit_reason(status)}, but {timed_out} (killed after {case['timeout_s']} s)"
+    elif timed_out:
         reason = f"timeout after {case['timeout_s']} s"
     elif status != 0:
         reason = _exit_reason(status) + _kernel_message(status, err)

@@ -33,7 +33,7 @@ EXPECTED_REASONS = {
     "failinject-sh-crash": "killed by signal SIGSEGV",
     "failinject-sh-hang": "timeout after 2 s",
     "failinject-sh-norecord": "no valid record on stdout",
-    "failinject-sh-exit3": "exit status 3",
+    "failinject-sh-exit3": "exit status 3: bad things happened",  # the kernel's own last stderr line
 }
 
 
