@@ -11,6 +11,7 @@ from pathlib import Path
 
 from sbcore import layout
 from sbcore.atomic import dump_json, write_atomic
+from sbcore.campaign_files import read_cases
 from sbcore.errors import ScalebenchError, UsageError
 from sbcore.names import check_name
 
@@ -121,21 +122,7 @@ def create_campaign(experiment_path, node_types=None, name=None, results_dir=Non
 
 
 def load_cases(campaign_dir) -> list[dict]:
-    path = layout.cases_path(campaign_dir)
-    cases = []
-    try:
-        lines = path.read_text().splitlines()
-    except OSError as err:
-        raise UsageError(f"{path}: cannot read: {err.strerror}") from None
-    for lineno, line in enumerate(lines, 1):
-        try:
-            case = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise UsageError(f"{path}:{lineno}: not valid JSON ({err.msg})") from None
-        if not isinstance(case, dict) or case.get("index") != lineno - 1 or "case_id" not in case:
-            raise UsageError(f"{path}:{lineno}: not a case (needs case_id and index {lineno - 1})")
-        cases.append(case)
-    return cases
+    return read_cases(Path(campaign_dir))
 
 
 def campaign_seed(campaign_dir) -> int:

@@ -107,3 +107,41 @@ def test_full_disk_is_one_line_naming_the_file_and_keeps_the_records(tmp_path, b
     filler.unlink()
     status = run_cli("status", campaign)
     assert status.returncode == 1 and "1/4" in status.stdout, status.stdout
+
+
+def test_analyze_of_a_campaign_that_never_ran_writes_a_report_saying_so(tmp_path, bin_dir):
+    experiment = tmp_path / "small.toml"
+    experiment.write_text(SMALL)
+    assert (
+        run_cli("plan", experiment, "--write", "--results-dir", tmp_path / "r", "--name", "e").returncode == 0
+    )
+    proc = run_cli("analyze", tmp_path / "r" / "e")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    report = (tmp_path / "r" / "e" / "analysis" / "report.md").read_text()
+    assert "Nothing was measured" in report and "1 case(s) never ran" in report
+
+
+def test_analyze_of_an_all_failed_campaign_says_why(tmp_path, injection_bin_dir):
+    experiment = tmp_path / "fail.toml"
+    experiment.write_text(
+        'description = "f"\nrepetitions = 1\nwarmup = 0\n[[sweep]]\nbinary = ["failinject-sh-exit3"]\n'
+    )
+    env = {"SCALEBENCH_BIN_DIR": str(injection_bin_dir)}
+    run = run_cli("run", experiment, "--results-dir", tmp_path / "r", "--name", "f", "--no-progress", env=env)
+    assert run.returncode == 1
+    proc = run_cli("analyze", tmp_path / "r" / "f", env=env)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    report = (tmp_path / "r" / "f" / "analysis" / "report.md").read_text()
+    assert "Nothing was measured" in report and "exit status 3: bad things happened (case(s) 0)" in report
+
+
+@pytest.mark.parametrize(("content", "where"), [(None, "cannot read"), (b'{"index": 0}\n', ":1: not a case")])
+def test_analyze_and_status_without_a_usable_cases_file(tmp_path, bin_dir, content, where):
+    experiment = tmp_path / "small.toml"
+    experiment.write_text(SMALL)
+    run = run_cli("run", experiment, "--results-dir", tmp_path / "r", "--name", "c", "--no-progress")
+    assert run.returncode == 0, run.stderr
+    cases = tmp_path / "r" / "c" / "cases.jsonl"
+    cases.unlink() if content is None else cases.write_bytes(content)
+    for command in ("analyze", "status"):
+        _one_line(run_cli(command, tmp_path / "r" / "c"), 2, str(cases), where)
