@@ -169,9 +169,10 @@ def _no_wait_option(p) -> None:
 
 
 def cmd_run(args) -> int:
-    from jobs.campaign import create_campaign
+    from jobs.campaign import create_campaign, load_cases
     from jobs.child import stop_on_signals
     from jobs.runner import run_local
+    from jobs.status import note_uncounted
     from sbcore.layout import resolve_campaign
 
     if bool(args.experiment) == bool(args.resume):
@@ -185,6 +186,8 @@ def cmd_run(args) -> int:
     else:
         campaign = create_campaign(args.experiment, args.node_type, args.name, args.results_dir)
     print(f"campaign: {campaign}", file=sys.stderr)
+    if args.resume:
+        note_uncounted(campaign, load_cases(campaign), sys.stderr)
     stop_on_signals()
     counts = run_local(campaign, progress=not args.no_progress, wait_for_lock=not args.no_wait)
     if counts["interrupted"]:
@@ -203,12 +206,17 @@ def cmd_run(args) -> int:
 
 
 def cmd_run_case(args) -> int:
+    from jobs.campaign import load_cases
     from jobs.child import stop_on_signals
     from jobs.runcase import run_case
+    from jobs.status import note_uncounted
     from sbcore.layout import resolve_campaign
 
     campaign = resolve_campaign(args.campaign)
     stop_on_signals()
+    cases = load_cases(campaign)
+    if 0 <= args.index < len(cases):
+        note_uncounted(campaign, [cases[args.index]], sys.stderr)
     results = run_case(campaign, args.index, args.rep, wait_for_lock=not args.no_wait)
     failed = [r for r in results if r["outcome"] == "failed"]
     for r in results:

@@ -66,3 +66,10 @@ def case_states(campaign_dir) -> list[dict]:
 def next_invocations(campaign_dir: Path, case: dict) -> list[int]:
     """The invocations (blocks of repetitions) the case's sampling rule asks for next."""
     return sampling.next_invocations(sampling.case_rule(case), ok_records(campaign_dir, case))
+
+
+def note_uncounted(campaign_dir: Path, cases: list[dict], out) -> None:
+    """One 'note:' line per record line the rule does not count (it is measured again), as file:line."""
+    for case in cases:
+        for problem in layout.case_lines(campaign_dir, case["case_id"])[1]:
+            print(f"note: {Path(campaign_dir) / problem} (not counted: measured again)", file=out)

@@ -68,6 +68,7 @@ def test_status_resume_and_analyze_agree_on_every_bad_line(tmp_path, bin_dir):
     # resume measures again exactly what neither counts: reps 1 and 2 of B.
     resume = run_cli("run", "--resume", campaign, "--no-progress")
     assert resume.returncode == 0, resume.stderr
+    assert _uncounted(resume.stderr, "note: ") == expected, resume.stderr
     assert "2 repetitions ran, 0 failed" in resume.stdout, resume.stdout
     assert run_cli("status", campaign).returncode == 0
     counted = record_lines.classify(b_path.read_bytes(), b["case_id"]).records
