@@ -7,7 +7,7 @@ import re
 import pytest
 
 from sbcore import record_lines
-from tests.records import case_records
+from tests.records import case_records, minimal_record
 
 from .conftest import run_cli
 
@@ -92,10 +92,7 @@ def test_rule_names_each_kind_of_bad_line(line, why):
 
 
 def test_rule_counts_the_first_of_two_and_reports_a_cut_tail():
-    record = {
-        "schema": "scalebench.run/1", "kernel": "mcpi", "lang": "c", "model": "serial", "threads": 1,
-        "ranks": 1, "params": {}, "rep": 0, "wall_s": 0.1, "checksum": "x", "case_id": "c", "status": "ok",
-    }  # fmt: skip
+    record = minimal_record("c", 0)
     data = (json.dumps(record) + "\n" + json.dumps(record | {"wall_s": 0.2}) + '\n{"cut').encode()
     result = record_lines.classify(data, "c")
     assert result.records[0]["wall_s"] == 0.1

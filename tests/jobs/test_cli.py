@@ -5,6 +5,8 @@ import re
 
 import pytest
 
+from tests.records import minimal_record
+
 from .conftest import ROOT, run_cli
 
 SMOKE = ROOT / "config" / "experiments" / "smoke.toml"
@@ -66,11 +68,8 @@ def test_status_shows_pin_violations(tmp_path, bin_dir):
     campaign = tmp_path / "v"
     case = json.loads((campaign / "cases.jsonl").read_text().splitlines()[2])
     (campaign / "raw" / case["case_id"]).mkdir()
-    record = {
-        "schema": "scalebench.run/1", "kernel": "mcpi", "lang": "c", "model": "serial", "threads": 1,
-        "ranks": 1, "params": {}, "rep": 0, "wall_s": 0.1, "checksum": "x", "case_id": case["case_id"],
-        "status": "ok", "pin": {"violations": [{"worker": 1, "planned": 1, "seen": [0, 0]}]},
-    }  # fmt: skip
+    violation = {"worker": 1, "planned": 1, "seen": [0, 0]}
+    record = minimal_record(case["case_id"], 0, pin={"violations": [violation]})
     # rep 0 recorded; rep 1 cut short by a crash (a last line without its newline is not a record)
     records = campaign / "raw" / case["case_id"] / "records.jsonl"
     records.write_text(json.dumps(record) + '\n{"rep": 1, "sta')

@@ -8,16 +8,13 @@ import subprocess
 import pytest
 
 from sbcore import layout, record_store
+from tests.records import minimal_record
 
 CASE = "c"  # the records live in raw/c/: record_store checks a record's case_id against its directory
-BASE = {
-    "schema": "scalebench.run/1", "kernel": "mcpi", "lang": "c", "model": "serial", "threads": 1,
-    "ranks": 1, "params": {}, "checksum": "x", "case_id": CASE,
-}  # fmt: skip
 
 
 def rec(rep: int, **extra) -> dict:
-    return {**BASE, "status": "ok", "rep": rep, "wall_s": 0.5 + rep, **extra}
+    return minimal_record(CASE, rep, **({"wall_s": 0.5 + rep} | extra))
 
 
 def _case_dir(tmp_path):
