@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 from sbcore.errors import ScalebenchError
+from sbcore.names import name_problem
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN_DIR = ROOT / "build" / "bin"
@@ -25,7 +26,7 @@ def binary_path(name: str) -> Path:
 
 def split_name(name: str) -> tuple[str, str, str]:
     """'mandelbrot-c-omp' -> ('mandelbrot', 'c', 'omp')."""
-    parts = name.split("-")
+    parts = name.split("-") if name_problem(name) is None else []
     if len(parts) != 3 or not all(parts):
         raise ValueError(name)
     return parts[0], parts[1], parts[2]

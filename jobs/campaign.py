@@ -4,13 +4,16 @@ Layout and fields: docs/formats.md. A campaign directory appears complete or not
 under a temporary name and renamed), and results/latest is switched atomically to the newest.
 """
 
+import errno
 import json
 import os
 from pathlib import Path
 
 from sbcore import layout
 from sbcore.atomic import dump_json, write_atomic
+from sbcore.campaign_files import read_cases
 from sbcore.errors import ScalebenchError, UsageError
+from sbcore.names import check_name
 
 # Planning, provenance and TOML writing are imported where used: every Slurm array task imports this
 # module for load_cases, and its start-up is part of the per-case overhead (perf/perf_runcase.py).
@@ -70,6 +73,8 @@ def create_campaign(experiment_path, node_types=None, name=None, results_dir=Non
     from jobs.manifest import collect_manifest
     from jobs.topology import detect_topology
 
+    if name is not None:
+        check_name("--name", name)
     exp, cases = plan_experiment(experiment_path, node_types)
     results = Path(results_dir) if results_dir else layout.results_root()
     results.mkdir(parents=True, exist_ok=True)
@@ -101,7 +106,14 @@ def create_campaign(experiment_path, node_types=None, name=None, results_dir=Non
         write_atomic(layout.cases_path(staging), "".join(json.dumps(c) + "\n" for c in cases))
         manifest = collect_manifest(campaign, [c["binary"] for c in cases], topology)
         write_atomic(staging / "manifest.json", dump_json(manifest))
-        os.rename(staging, results / campaign)
+        try:
+            os.rename(staging, results / campaign)
+        except OSError as err:
+            if err.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                raise
+            raise UsageError(
+                f"--name {campaign}: campaign {results / campaign} was created by another command meanwhile"
+            ) from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -110,21 +122,7 @@ def create_campaign(experiment_path, node_types=None, name=None, results_dir=Non
 
 
 def load_cases(campaign_dir) -> list[dict]:
-    path = layout.cases_path(campaign_dir)
-    cases = []
-    try:
-        lines = path.read_text().splitlines()
-    except OSError as err:
-        raise ScalebenchError(f"{path}: cannot read: {err.strerror}") from None
-    for lineno, line in enumerate(lines, 1):
-        try:
-            case = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise ScalebenchError(f"{path}:{lineno}: not valid JSON ({err.msg})") from None
-        if not isinstance(case, dict) or case.get("index") != lineno - 1 or "case_id" not in case:
-            raise ScalebenchError(f"{path}:{lineno}: not a case (needs case_id and index {lineno - 1})")
-        cases.append(case)
-    return cases
+    return read_cases(Path(campaign_dir))
 
 
 def campaign_seed(campaign_dir) -> int:
@@ -134,4 +132,4 @@ def campaign_seed(campaign_dir) -> int:
     try:
         return int(tomllib.loads(path.read_text())["campaign"]["seed"])
     except (OSError, KeyError, ValueError, tomllib.TOMLDecodeError) as err:
-        raise ScalebenchError(f"{path}: cannot read [campaign] seed: {err}") from None
+        raise UsageError(f"{path}: cannot read [campaign] seed: {err}") from None

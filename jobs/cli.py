@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from sbcore.argtypes import int_at_least
-from sbcore.errors import UsageError
+from sbcore.errors import EXIT_FINDING, EXIT_OK, UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
 LIST_LIMIT = 20
@@ -51,6 +51,7 @@ def register(sub) -> None:
     _node_type_option(p)
     _campaign_options(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _no_wait_option(p)
     p.add_argument(
         "--analyze", action="store_true", help="run `scalebench analyze` on the campaign at the end"
     )
@@ -71,6 +72,7 @@ def register(sub) -> None:
     p.add_argument(
         "--rep", metavar="K", type=int_at_least(0), help="run only the kernel process measuring repetition K"
     )
+    _no_wait_option(p)
     p.set_defaults(func=cmd_run_case)
 
     p = sub.add_parser(
@@ -78,11 +80,15 @@ def register(sub) -> None:
         help="done / missing / failed cases of a campaign, per node type",
         description="Read a campaign's files and report, per node type, how many cases are done, missing or "
         "failed (with the reason), Slurm queue states of unfinished cases when the campaign was submitted, "
-        "and records whose placement broke the pinning plan.",
+        "records whose placement broke the pinning plan, and every record line not counted (file:line: "
+        "why: cut, not JSON, wrong case_id or rep, twice). Exit status 0 when every case is done, 1 when "
+        "the campaign is incomplete (docs/exit-codes.md).",
     )
     p.add_argument("campaign", metavar="CAMPAIGN", help="campaign path, name under results/, or 'latest'")
     p.add_argument(
-        "--all", action="store_true", help=f"list every unfinished case (default: first {LIST_LIMIT})"
+        "--all",
+        action="store_true",
+        help=f"list every unfinished case and uncounted line (default: first {LIST_LIMIT})",
     )
     p.set_defaults(func=cmd_status)
 
@@ -153,9 +159,20 @@ def format_case_table(cases: list[dict]) -> str:
     )
 
 
+def _no_wait_option(p) -> None:
+    p.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="when another scalebench process is measuring on this host, stop (exit 3) instead of "
+        "waiting for it (one measurer per host: a host-wide lock, see jobs/measure_lock.py)",
+    )
+
+
 def cmd_run(args) -> int:
-    from jobs.campaign import create_campaign
+    from jobs.campaign import create_campaign, load_cases
+    from jobs.child import stop_on_signals
     from jobs.runner import run_local
+    from jobs.status import note_uncounted
     from sbcore.layout import resolve_campaign
 
     if bool(args.experiment) == bool(args.resume):
@@ -169,7 +186,10 @@ def cmd_run(args) -> int:
     else:
         campaign = create_campaign(args.experiment, args.node_type, args.name, args.results_dir)
     print(f"campaign: {campaign}", file=sys.stderr)
-    counts = run_local(campaign, progress=not args.no_progress)
+    if args.resume:
+        note_uncounted(campaign, load_cases(campaign), sys.stderr)
+    stop_on_signals()
+    counts = run_local(campaign, progress=not args.no_progress, wait_for_lock=not args.no_wait)
     if counts["interrupted"]:
         print(f"interrupted: finished records are kept; continue with ./scalebench run --resume {campaign}")
         return 130
@@ -186,11 +206,18 @@ def cmd_run(args) -> int:
 
 
 def cmd_run_case(args) -> int:
+    from jobs.campaign import load_cases
+    from jobs.child import stop_on_signals
     from jobs.runcase import run_case
+    from jobs.status import note_uncounted
     from sbcore.layout import resolve_campaign
 
     campaign = resolve_campaign(args.campaign)
-    results = run_case(campaign, args.index, args.rep)
+    stop_on_signals()
+    cases = load_cases(campaign)
+    if 0 <= args.index < len(cases):
+        note_uncounted(campaign, [cases[args.index]], sys.stderr)
+    results = run_case(campaign, args.index, args.rep, wait_for_lock=not args.no_wait)
     failed = [r for r in results if r["outcome"] == "failed"]
     for r in results:
         reps = r["reps"]
@@ -254,7 +281,15 @@ def cmd_status(args) -> int:
         print("pinning violated (placement differs from the plan):")
         for s in broken:
             print(f"  {_describe(cases[s['index']], s)}: in {s['pin_violations']} of {s['reps_done']} reps")
-    return 0
+    problems = [f"{campaign}/{line}" for s in states for line in s["problems"]]
+    if problems:
+        print(f"record lines not counted ({len(problems)}; resume measures those repetitions again):")
+        for line in problems if args.all else problems[:LIST_LIMIT]:
+            print(f"  {line}")
+        if len(problems) > LIST_LIMIT and not args.all:
+            print(f"  ... {len(problems) - LIST_LIMIT} more (--all lists them)")
+    complete = all(s["state"] == "done" for s in states)
+    return EXIT_OK if complete else EXIT_FINDING  # an incomplete campaign is a finding (docs/exit-codes.md)
 
 
 def _describe(case: dict, state: dict) -> str:

@@ -13,6 +13,7 @@ from jobs import load as load_config
 from jobs.pinning import PIN_TOOLS, STRATEGIES
 from jobs.slurm.site import SITE_KEYS, SiteOptions, check_site
 from sbcore.errors import UsageError
+from sbcore.names import has_control, name_problem
 
 ROOT = Path(__file__).resolve().parent.parent
 NODES_TOML = ROOT / "config" / "nodes.toml"
@@ -64,6 +65,7 @@ DEFAULTS = {
     "pin_tool": "harness",
 }
 NO_COUNTERS = "none"
+MAX_REPS = 1_000_000  # the kernel harness's limit of --reps and --warmup (kernels/common/sb_options.c)
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 THREAD_EXPR = re.compile(r"^\s*(?:(\d+)\s*\*\s*)?(cores|hwthreads|sockets)\s*(?:([+-])\s*(\d+))?\s*$")
 
@@ -124,11 +126,13 @@ class Checker:
                 name = f"{where}.{key}" if where else key
                 self.fail(name, table[key], f"unknown key (allowed: {', '.join(sorted(allowed))})")
 
-    def int_(self, value, key: str, minimum: int):
+    def int_(self, value, key: str, minimum: int, maximum: int | None = None):
         if not isinstance(value, int) or isinstance(value, bool):
             self.fail(key, value, "must be an integer")
         if value < minimum:
             self.fail(key, value, f"must be >= {minimum}")
+        if maximum is not None and value > maximum:
+            self.fail(key, value, f"must be <= {maximum}")
         return value
 
     def str_(self, value, key: str):
@@ -153,7 +157,7 @@ class Checker:
         if not isinstance(value, dict):
             self.fail(key, value, 'must be a table of NAME = "value"')
         for name, val in value.items():
-            if not ENV_NAME.match(name):
+            if not ENV_NAME.fullmatch(name):
                 self.fail(f"{key}.{name}", val, "not a valid environment variable name")
             if not isinstance(val, str):
                 self.fail(f"{key}.{name}", val, "environment values must be strings")
@@ -179,6 +183,10 @@ def read_toml(path: Path) -> dict:
         raise UsageError(f"{path}: no such file") from None
     except tomllib.TOMLDecodeError as err:
         raise UsageError(f"{path}: not valid TOML: {err}") from None
+    except UnicodeDecodeError as err:
+        raise UsageError(f"{path}: not UTF-8 text (byte {err.start}: {err.object[err.start]:#04x})") from None
+    except OSError as err:
+        raise UsageError(f"{path}: cannot read: {err.strerror}") from None
 
 
 def load_node_types(path: Path = NODES_TOML) -> dict[str, NodeType]:
@@ -194,6 +202,8 @@ def load_node_types(path: Path = NODES_TOML) -> dict[str, NodeType]:
     nodes = {}
     for name, table in tables.items():
         where = f"node_types.{name}"
+        if name_problem(name):
+            check.fail("node_types", name, f"node type name: {name_problem(name)}")
         if not isinstance(table, dict):
             check.fail(where, table, "must be a table")
         check.keys(table, NODE_KEYS, where)
@@ -206,8 +216,8 @@ def load_node_types(path: Path = NODES_TOML) -> dict[str, NodeType]:
         if not isinstance(detect, bool):
             check.fail(f"{where}.detect", detect, "must be true or false")
         for key in ("partition", "constraint"):
-            if key in table:
-                check.str_(table[key], f"{where}.{key}")
+            if key in table and has_control(check.str_(table[key], f"{where}.{key}")):
+                check.fail(f"{where}.{key}", table[key], "contains a control character (newline, tab, ...)")
         shape = {}
         for key in ("sockets", "cores_per_socket", "threads_per_core"):
             if key in table:
@@ -235,6 +245,9 @@ def load_node_types(path: Path = NODES_TOML) -> dict[str, NodeType]:
 def load_experiment(path: Path, node_types: dict[str, NodeType]) -> Experiment:
     """Structure, types and values that need no binary; binaries and options are checked by the planner."""
     path = Path(path)
+    if name_problem(path.stem):
+        problem = name_problem(path.stem)
+        raise UsageError(f"{_show(str(path))}: experiment file name (before .toml): {problem}")
     data = read_toml(path)
     check = Checker(path)
     check.keys(data, EXPERIMENT_KEYS, "")
@@ -266,7 +279,7 @@ def load_experiment(path: Path, node_types: dict[str, NodeType]) -> Experiment:
 
 def _reference(check: Checker, value) -> str:
     """A published result to compare with: "<seed>:<case>", [cases.<case>] of config/reference/<seed>.toml."""
-    match = REFERENCE.match(value) if isinstance(value, str) else None
+    match = REFERENCE.fullmatch(value) if isinstance(value, str) else None
     if not match:
         check.fail("reference", value, 'must be "<seed>:<case>", e.g. "seed-000:tc05"')
     seed, case = match.groups()
@@ -283,9 +296,9 @@ def _run_settings(check: Checker, table: dict, where: str, inherited: dict) -> d
     run = dict(inherited)
     prefix = f"{where}." if where else ""
     if "repetitions" in table:
-        run["repetitions"] = check.int_(table["repetitions"], f"{prefix}repetitions", 1)
+        run["repetitions"] = check.int_(table["repetitions"], f"{prefix}repetitions", 1, MAX_REPS)
     if "warmup" in table:
-        run["warmup"] = check.int_(table["warmup"], f"{prefix}warmup", 0)
+        run["warmup"] = check.int_(table["warmup"], f"{prefix}warmup", 0, MAX_REPS)
     if "timeout_s" in table:
         run["timeout_s"] = check.number(table["timeout_s"], f"{prefix}timeout_s")
     if "dump_image" in table:
@@ -294,7 +307,7 @@ def _run_settings(check: Checker, table: dict, where: str, inherited: dict) -> d
         run["dump_image"] = table["dump_image"]
     for key in ("reps_per_process", "min_reps", "max_reps"):
         if key in table:
-            run[key] = check.int_(table[key], prefix + key, 1)
+            run[key] = check.int_(table[key], prefix + key, 1, MAX_REPS)
     if "target_ci" in table:
         value = table["target_ci"]
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:

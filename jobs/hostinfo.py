@@ -11,7 +11,7 @@ from jobs.counter_groups import node_groups
 from jobs.pinning import find_pin_library
 from jobs.topology import Topology, detect_topology
 from sbcore.atomic import dump_json, write_new
-from sbcore.errors import ScalebenchError
+from sbcore.errors import UsageError
 
 PERFCTR_PROBE = ["likwid-perfctr", "-C", "0", "-g", "CLOCK", "true"]
 
@@ -60,7 +60,7 @@ def host_info(campaign_dir: Path) -> dict:
     try:
         return json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as err:
-        raise ScalebenchError(f"{path}: unreadable host probe ({err}); delete it to probe again") from None
+        raise UsageError(f"{path}: unreadable host probe ({err}); delete it to probe again") from None
 
 
 def host_topology(info: dict) -> Topology:

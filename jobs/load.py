@@ -19,7 +19,6 @@ and dies with the runner (PR_SET_PDEATHSIG) and after its own `--timeout` in any
 """
 
 import contextlib
-import ctypes
 import os
 import re
 import signal
@@ -28,6 +27,8 @@ import threading
 import time
 
 import numpy
+
+from jobs.child import die_with_parent
 
 DEFAULTS = {"workers": 1, "intensity": 100, "nice": 0, "policy": "other", "method": "int64", "settle_s": 0.2}
 KEYS = set(DEFAULTS) | {"cpus"}  # no cpus: the OS places the load
@@ -45,7 +46,6 @@ STOP_GRACE_S = 5.0
 SAMPLE_S = 0.01  # how often the load's CPU time is sampled, to cut out the kernel's compute window
 MIN_WINDOW_SAMPLES = 10
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-PR_SET_PDEATHSIG = 1
 
 
 class LoadError(Exception):
@@ -75,11 +75,11 @@ def check_profiles(check, raw) -> dict:
         nice = profile["nice"]
         if not isinstance(nice, int) or isinstance(nice, bool) or not -20 <= nice <= 19:
             check.fail(f"{where}.nice", nice, "must be an integer -20..19")
-        if not isinstance(profile["policy"], str) or not POLICY.match(profile["policy"]):
+        if not isinstance(profile["policy"], str) or not POLICY.fullmatch(profile["policy"]):
             check.fail(
                 f"{where}.policy", profile["policy"], "must be other, batch, idle, fifo:P or rr:P (P 1..99)"
             )
-        if not isinstance(profile["method"], str) or not METHOD.match(profile["method"]):
+        if not isinstance(profile["method"], str) or not METHOD.fullmatch(profile["method"]):
             check.fail(f"{where}.method", profile["method"], "must be a stress-ng --cpu-method name")
         if "cpus" in profile:
             cpus = check.axis(profile["cpus"], f"{where}.cpus")
@@ -128,10 +128,8 @@ def _prepare_child(profile: dict, report_fd: int):
     A refusal is written to report_fd, which exec would close, and the child exits."""
 
     def prepare():
-        step = "PR_SET_PDEATHSIG"
+        step = "start"
         try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
             if "cpus" in profile:
                 step = f"affinity to CPUs {profile['cpus']}"
                 os.sched_setaffinity(0, profile["cpus"])
@@ -248,7 +246,7 @@ class LoadRun:
                 # Own process group, same session: a new session would be a new scheduler autogroup,
                 # and across autogroups nice values do not compete (see docs/seed-reproductions.md).
                 process_group=0,
-                preexec_fn=_prepare_child(self.profile, write_fd),  # noqa: PLW1509 (single-threaded runner)
+                preexec_fn=die_with_parent(signal.SIGTERM, _prepare_child(self.profile, write_fd)),  # noqa: PLW1509 (single-threaded runner)
             )
         except OSError as err:
             raise LoadError(f"cannot start {argv[0]}: {err.strerror}") from None

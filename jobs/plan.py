@@ -13,6 +13,7 @@ from jobs import load as load_config
 from jobs.binaries import binary_options, binary_path, is_mpi, split_name
 from jobs.config import ALL_CPUS, NO_COUNTERS, Checker, Experiment, NodeType, resolve_threads
 from jobs.counter_groups import check_planned_groups
+from jobs.kernel_args import kernel_refusal, refused_option
 from jobs.topology import detect_topology
 from sbcore.errors import UsageError
 
@@ -52,18 +53,38 @@ def plan_cases(exp: Experiment, node_types: dict[str, NodeType], selected: list[
         if name not in node_types:
             raise UsageError(f"--node-type {name!r}: unknown node type (known: {', '.join(node_types)})")
     _check_binaries(check, exp)
-    cases, seen = [], set()
+    cases, seen, checked = [], set(), {}
     for name in names:
         shape = node_shape(node_types[name])
         check_planned_groups(check, exp, node_types[name], NO_COUNTERS)
         for s, sweep in enumerate(exp.sweeps):
             for case in _sweep_cases(check, exp, sweep, f"sweep[{s}]", name, shape):
+                _check_kernel_args(check, case, f"sweep[{s}]", checked)
                 if case["case_id"] not in seen:
                     seen.add(case["case_id"])
                     cases.append(case)
     for i, case in enumerate(cases):
         case["index"] = i
     return cases
+
+
+def _check_kernel_args(check: Checker, case: dict, where: str, checked: dict) -> None:
+    """The kernel's own --check-args, once per distinct option set: what it refuses fails the plan."""
+    key = (case["binary"], tuple(case["argv"]), case["warmup"], tuple(sorted(case["env"].items())))
+    if key not in checked:
+        env = os.environ | {"OMP_NUM_THREADS": str(case["threads"])} | case["env"]
+        checked[key] = kernel_refusal(case["binary"], case["argv"], case["warmup"], env)
+    reason = checked[key]
+    if reason is None:
+        return
+    option = refused_option(reason)
+    if option in case["params"]:
+        check.fail(
+            f"{where}.params.{option}", case["params"][option], f"{case['binary']} refuses it: {reason}"
+        )
+    if option in ("threads", "warmup"):
+        check.fail(f"{where}.{option}", case[option], f"{case['binary']} refuses it: {reason}")
+    check.fail(f"{where}.binary", case["binary"], f"refuses the options {case['argv']}: {reason}")
 
 
 def _check_binaries(check: Checker, exp: Experiment) -> None:

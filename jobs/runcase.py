@@ -17,9 +17,11 @@ from typing import NamedTuple
 from jobs import probe_detail
 from jobs.binaries import binary_path, is_mpi
 from jobs.campaign import load_cases
+from jobs.child import die_with_parent
 from jobs.counter_record import counters_from_csv, group_problem
 from jobs.hostinfo import host_info, host_topology, hostname
 from jobs.load import LoadError, LoadRun
+from jobs.measure_lock import measuring
 from jobs.pinning import (
     HARNESS_ENV,
     confinement_violations,
@@ -31,7 +33,7 @@ from jobs.pinning import (
     preload_env,
 )
 from jobs.status import next_invocations, ok_records
-from sbcore import layout, record_store, sampling
+from sbcore import layout, record_lines, record_store, sampling
 from sbcore.atomic import dump_json, write_new
 from sbcore.errors import UsageError
 
@@ -54,11 +56,12 @@ class Context(NamedTuple):
     campaign: str
     host: dict
     hostname: str
+    wait_for_lock: bool = True  # False (--no-wait): refuse when another process measures on this host
 
     @classmethod
-    def for_campaign(cls, campaign_dir: Path) -> "Context":
+    def for_campaign(cls, campaign_dir: Path, wait_for_lock: bool = True) -> "Context":
         campaign_dir = Path(campaign_dir)
-        return cls(campaign_dir, campaign_dir.name, host_info(campaign_dir), hostname())
+        return cls(campaign_dir, campaign_dir.name, host_info(campaign_dir), hostname(), wait_for_lock)
 
 
 def slurm_ids(env=os.environ) -> dict | None:
@@ -198,11 +201,12 @@ def parse_records(stdout: str) -> tuple[list[dict], list[dict]]:
 
 def run_process(
     argv: list[str], env: dict, timeout_s: float, cwd: Path | None = None, affinity: list[int] | None = None
-) -> tuple[int | None, str, str, bool]:
-    """(exit status, stdout, stderr, timed out). The child gets its own process group so a timeout or Ctrl-C
+) -> tuple[int | None, str, str, bool | str]:
+    """(exit status, stdout, stderr, timed out: True, or why when the kernel ended but its output stayed
+    open past the timeout). The child gets its own process group so a timeout or Ctrl-C
     kills everything it started (likwid-pin's child, mpirun's ranks); with `affinity` it is pinned to
     those CPUs before it execs."""
-    preexec = (lambda: os.sched_setaffinity(0, affinity)) if affinity else None
+    preexec = die_with_parent(then=(lambda: os.sched_setaffinity(0, affinity)) if affinity else None)
     try:
         proc = subprocess.Popen(
             argv,
@@ -216,7 +220,7 @@ def run_process(
             # Own process group (killed as one), same session: a new session is a new scheduler autogroup,
             # which would keep nice values of kernel and competing load from competing at all.
             process_group=0,
-            preexec_fn=preexec,
+            preexec_fn=preexec,  # noqa: PLW1509 (started from the runner's main thread only)
         )
     except OSError as err:
         return None, "", f"cannot start {argv[0]}: {err}", False
@@ -224,8 +228,11 @@ def run_process(
         out, err = proc.communicate(timeout=timeout_s)
         return proc.returncode, out, err, False
     except subprocess.TimeoutExpired:
+        exited = proc.poll()  # the kernel itself ended: a process it started holds its output open
         _kill_group(proc)
         out, err = proc.communicate()
+        if exited is not None:
+            return exited, out, err, "left a process holding its output open"
         return proc.returncode, out, err, True
     except BaseException:
         _kill_group(proc)
@@ -250,10 +257,10 @@ def _exit_reason(status: int | None) -> str:
 
 
 def _kernel_message(status: int | None, stderr: str) -> str:
-    """A kernel's runtime failure (exit 1) is one line on stderr saying why, e.g. a scheduling setting the
-    OS refused: the reason carries it."""
+    """A kernel that fails says why in one line on stderr (exit 1: a runtime failure such as a scheduling
+    setting the OS refused; exit 2: an option it refuses): the reason carries that line."""
     lines = [line for line in stderr.splitlines() if line.strip()]
-    return f": {lines[-1][:300]}" if status == 1 and lines else ""
+    return f": {lines[-1][:300]}" if status is not None and status > 0 and lines else ""
 
 
 def run_invocation(ctx: Context, case: dict, p: int, env=os.environ) -> dict:
@@ -288,7 +295,11 @@ def run_invocation(ctx: Context, case: dict, p: int, env=os.environ) -> dict:
         )
     harness |= {"pin": command.pin, "counters": command.counters, "command": command.argv}
     try:
-        with LoadRun(case.get("load"), case["timeout_s"]) as load:  # competing load, stopped in any case
+        # One measurer per host (jobs/measure_lock.py); the competing load is stopped in any case.
+        with (
+            measuring(ctx.wait_for_lock, env=env) as waited,
+            LoadRun(case.get("load"), case["timeout_s"]) as load,
+        ):
             started = time.monotonic()
             status, out, err, timed_out = run_process(
                 command.argv, command.env, case["timeout_s"], ctx.campaign_dir, command.affinity
@@ -298,14 +309,21 @@ def run_invocation(ctx: Context, case: dict, p: int, env=os.environ) -> dict:
         return _failed(
             directory, todo[0], harness | {"reason": f"load: {error}", "exit_status": None, "stderr_tail": ""}
         )
-    harness |= {"exit_status": status, "stderr_tail": _tail(err), "runner_wall_s": round(runner_wall, 6)}
+    harness |= {
+        "exit_status": status,
+        "stderr_tail": _tail(err),
+        "runner_wall_s": round(runner_wall, 6),
+        "lock_wait_s": round(waited, 3),
+    }
     if load.record is not None:
         harness["load"] = load.record
     warm, measured = parse_records(out)
     if load.record is not None and len(measured) == 1:
         load.compute_window(started + runner_wall, measured[0].get("wall_s"))
     reason = None
-    if timed_out:
+    if isinstance(timed_out, str):
+        reason = f"{_exit_reason(status)}, but {timed_out} (killed after {case['timeout_s']} s)"
+    elif timed_out:
         reason = f"timeout after {case['timeout_s']} s"
     elif status != 0:
         reason = _exit_reason(status) + _kernel_message(status, err)
@@ -344,6 +362,11 @@ def run_invocation(ctx: Context, case: dict, p: int, env=os.environ) -> dict:
                 "warmup_wall_s": [w.get("wall_s") for w in warm] if r == 0 else [],
             }
         )
+    # A record the rule of sbcore/record_lines.py would not count would be measured again and again.
+    unusable = next((why for k in todo if (why := record_lines.field_problem(new[k]))), None)
+    if unusable:
+        reason = f"the kernel's record is unusable: {unusable}"
+        return _failed(directory, todo[0], harness | {"reason": reason})
     # The sampling rule with these repetitions added: the record says why sampling went on or stopped.
     after = sampling.progress(rule, known | new)
     verdict = {"n": after.n, "ci_rel": after.ci_rel, "target_ci": rule.target_ci, "stop": after.stop}
@@ -376,7 +399,9 @@ def _failed(directory: Path, k: int, fields: dict) -> dict:
     return {"outcome": "failed", "reps": [k], "path": path, "reason": fields["reason"]}
 
 
-def run_case(campaign_dir: Path, index: int, rep: int | None = None, env=os.environ) -> list[dict]:
+def run_case(
+    campaign_dir: Path, index: int, rep: int | None = None, env=os.environ, wait_for_lock: bool = True
+) -> list[dict]:
     """Sample case `index` until its rule is satisfied (a fixed count or a precision target), or run
     only the invocation that measures repetition `rep`. Stops at the first failed invocation."""
     cases = load_cases(campaign_dir)
@@ -385,7 +410,7 @@ def run_case(campaign_dir: Path, index: int, rep: int | None = None, env=os.envi
     case = cases[index]
     if rep is not None and not 0 <= rep < case["reps"]:
         raise UsageError(f"--rep {rep}: case {index} has reps 0..{case['reps'] - 1}")
-    ctx = Context.for_campaign(campaign_dir)
+    ctx = Context.for_campaign(campaign_dir, wait_for_lock)
     if rep is not None:
         return [run_rep(ctx, case, rep, env)]
     results = []

@@ -32,7 +32,7 @@ def pending_work(campaign_dir: Path, cases: list[dict], rng: random.Random) -> l
     return work
 
 
-def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr) -> dict:
+def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_for_lock: bool = True) -> dict:
     """Run what is missing; returns counts {"ok", "failed", "skipped_cases", "interrupted"}."""
     campaign_dir = Path(campaign_dir)
     cases = load_cases(campaign_dir)
@@ -50,7 +50,7 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr) -> dict
     counts = {"ok": 0, "failed": 0, "skipped_cases": len(cases) - len(mine), "interrupted": False}
     if not work:
         return counts
-    ctx = Context.for_campaign(campaign_dir)
+    ctx = Context.for_campaign(campaign_dir, wait_for_lock)
     log_path = campaign_dir / "logs" / f"run-{utc_stamp()}-{socket.gethostname()}-{os.getpid()}.log"
     log_path.parent.mkdir(exist_ok=True)
     bar = tqdm(total=len(work), unit="run", file=out, disable=not progress, dynamic_ncols=True)

@@ -1,7 +1,7 @@
 """Campaign progress from files alone: which repetitions have a complete record, which failed and why.
 
 A repetition is done when the case's records.jsonl (or, in older campaigns, raw/<case_id>/rep-<k>.json)
-holds a record of it with status ok; the state of a case
+holds a record of it that counts (sbcore/record_lines.py, the rule `analyze` applies too); the state of a case
 (done/failed/partial/missing) is sbcore.layout.case_progress — its sampling rule (sbcore.sampling: a fixed
 count, or a precision target) satisfied or not — the rule `analyze` uses too.
 """
@@ -26,7 +26,9 @@ def ok_records(campaign_dir: Path, case: dict) -> dict[int, dict]:
 
 
 def case_state(campaign_dir: Path, case: dict) -> dict:
-    records = ok_records(campaign_dir, case)
+    counted, problems = layout.case_lines(campaign_dir, case["case_id"])
+    required = layout.required_reps(case)
+    records = {k: r for k, r in counted.items() if k in required}
     violations = sum(bool((r.get("pin") or {}).get("violations")) for r in records.values())
     failures = {
         k: p for k, p in layout.failed_attempts(campaign_dir, case["case_id"]).items() if k not in records
@@ -51,6 +53,7 @@ def case_state(campaign_dir: Path, case: dict) -> dict:
         "reason": reason,
         "failed_reps": progress.reps_failed,
         "pin_violations": violations,
+        "problems": problems,  # lines not counted, '<file>:<line>: <why>' (sbcore/record_lines.py)
     }
 
 
@@ -63,3 +66,10 @@ def case_states(campaign_dir) -> list[dict]:
 def next_invocations(campaign_dir: Path, case: dict) -> list[int]:
     """The invocations (blocks of repetitions) the case's sampling rule asks for next."""
     return sampling.next_invocations(sampling.case_rule(case), ok_records(campaign_dir, case))
+
+
+def note_uncounted(campaign_dir: Path, cases: list[dict], out) -> None:
+    """One 'note:' line per record line the rule does not count (it is measured again), as file:line."""
+    for case in cases:
+        for problem in layout.case_lines(campaign_dir, case["case_id"])[1]:
+            print(f"note: {Path(campaign_dir) / problem} (not counted: measured again)", file=out)

@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from jobs.child import die_with_parent
 from jobs.pinning import HARNESS_ENV
 from sbcore.errors import ScalebenchError, UsageError
 
@@ -325,7 +326,9 @@ def run_tool(name: str, opts: dict, rep: int, warmup: bool) -> dict:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+        proc = subprocess.run(
+            argv, capture_output=True, text=True, timeout=TIMEOUT_S, check=False, preexec_fn=die_with_parent()
+        )
     except subprocess.TimeoutExpired:
         raise ScalebenchError(f"{' '.join(argv)}: no result within {TIMEOUT_S} s") from None
     wall = time.monotonic() - t0

@@ -9,6 +9,8 @@ import json
 import os
 from pathlib import Path
 
+from sbcore.errors import EnvironmentProblem
+
 _serial = itertools.count()
 
 
@@ -21,12 +23,18 @@ def _write_temp(path: Path, data: bytes) -> Path:
     # Created with O_EXCL (what tempfile.mkstemp does; tempfile itself is not imported because every
     # Slurm array task pays for the import).
     tmp = _temp_path(path)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except OSError as err:
+        raise EnvironmentProblem(f"{path}: cannot write: {err.strerror}") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        raise EnvironmentProblem(f"{path}: cannot write: {err.strerror}") from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

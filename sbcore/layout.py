@@ -18,14 +18,13 @@ analyze, compare) finds campaign files through this module only.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from sbcore import record_store, sampling
+from sbcore import record_lines, record_store, sampling
 from sbcore.clock import utc_stamp
 from sbcore.errors import UsageError
 
@@ -115,21 +114,34 @@ def is_record_file(name: str) -> bool:
 
 
 def case_records(campaign_dir: Path, case_id: str) -> dict[int, dict]:
-    """Repetition -> its ok record, by repetition: the lines of the case's records.jsonl and the
-    rep-<k>.json files of older campaigns (where both hold a repetition, the older file wins)."""
+    """Repetition -> its counted record: the lines of the case's records.jsonl and the rep-<k>.json
+    files of older campaigns (where both hold a repetition, the older file wins)."""
+    return case_lines(campaign_dir, case_id)[0]
+
+
+def case_lines(campaign_dir: Path, case_id: str) -> tuple[dict[int, dict], list[str]]:
+    """(repetition -> counted record, problems as '<file>:<line>: <why>' relative to the campaign), by
+    the one rule of sbcore/record_lines.py."""
     directory = case_dir(campaign_dir, case_id)
-    found = record_store.reps_of(record_store.read(directory / RECORDS_FILE))
+    relpath = f"{RAW_DIR}/{case_id}/{RECORDS_FILE}"
+    lines = record_lines.classify(record_store.read(directory / RECORDS_FILE), case_id)
+    found = lines.records
+    problems = [f"{relpath}:{number}: {why}" for number, why in lines.problems]
     if directory.is_dir():
-        for path in directory.iterdir():
+        for path in sorted(directory.iterdir()):
             match = REP_FILE.match(path.name)
             if match:
                 try:
-                    record = json.loads(path.read_text())
-                except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-                    continue
-                if isinstance(record, dict) and record.get("status") == "ok":
+                    record, why = record_lines.decode_line(path.read_bytes())
+                except OSError as err:
+                    record, why = None, f"cannot read: {err.strerror}"
+                if why is None and (record["case_id"] != case_id or record["rep"] != int(match.group(1))):
+                    why = "case_id or rep does not match the file's place"
+                if why is None:
                     found[int(match.group(1))] = record
-    return {k: found[k] for k in sorted(found)}
+                else:
+                    problems.append(f"{RAW_DIR}/{case_id}/{path.name}: {why}")
+    return {k: found[k] for k in sorted(found)}, problems
 
 
 def ok_records(campaign_dir: Path, case: Mapping) -> dict[int, dict]:

@@ -26,7 +26,9 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from sbcore import record_lines
 from sbcore.atomic import fsync_dir
+from sbcore.errors import EnvironmentProblem
 
 
 def encode(record: dict) -> bytes:
@@ -48,21 +50,10 @@ def incomplete_tail(data: bytes) -> bytes:
     return data[data.rfind(b"\n") + 1 :]
 
 
-def reps_of(data: bytes) -> dict[int, dict]:
-    """Repetition -> its first ok record among the complete lines (unparsable lines are skipped: the
-    analysis reports them, a runner measures that repetition again)."""
-    found: dict[int, dict] = {}
-    for _, line in complete_lines(data):
-        try:
-            record = json.loads(line)
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            continue
-        if not isinstance(record, dict) or record.get("status") != "ok":
-            continue
-        rep = record.get("rep")
-        if isinstance(rep, int) and not isinstance(rep, bool) and rep not in found:
-            found[rep] = record
-    return found
+def reps_of(data: bytes, case_id: str | None = None) -> dict[int, dict]:
+    """Repetition -> its counted record (sbcore/record_lines.py: the rule analyze applies too; a line
+    it does not count is measured again)."""
+    return record_lines.classify(data, case_id).records
 
 
 def read(path: Path) -> bytes:
@@ -93,15 +84,15 @@ def append(
     files (and fsyncs their directory) on first use."""
     path = Path(path)
     records = list(records)
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = _open_append(path)
     created = []
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         existing = _read_fd(fd)
-        present = reps_of(existing)
+        present = reps_of(existing, path.parent.name)
         new = [r for r in records if r["rep"] not in present]
         if new:
-            _write_lines(fd, b"".join(encode(r) for r in new), bool(incomplete_tail(existing)))
+            _write_lines(fd, b"".join(encode(r) for r in new), bool(incomplete_tail(existing)), path)
             if not existing:
                 created.append(path)
             lines = [details[r["rep"]] for r in new if details and details.get(r["rep"]) is not None]
@@ -114,22 +105,36 @@ def append(
     return new
 
 
-def _write_lines(fd: int, payload: bytes, after_cut_line: bool) -> None:
-    """The lines in one write, then fsync; on a new line when the file ends in a cut one."""
+def _open_append(path: Path) -> int:
+    try:
+        return os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError as err:
+        raise EnvironmentProblem(f"{path}: cannot open for appending records: {err.strerror}") from None
+
+
+def _write_lines(fd: int, payload: bytes, after_cut_line: bool, path: Path) -> None:
+    """The lines in one write, then fsync; on a new line when the file ends in a cut one. A failed
+    write (a full disk) is one error naming the file; a line it cut short is never read as a record."""
     view = memoryview(b"\n" + payload if after_cut_line else payload)
-    while view:  # a regular file takes it in one write unless the disk is full or a signal lands
-        view = view[os.write(fd, view) :]
-    os.fsync(fd)
+    try:
+        while view:  # a regular file takes it in one write unless the disk is full or a signal lands
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except OSError as err:
+        raise EnvironmentProblem(
+            f"{path}: cannot write records: {err.strerror}; a line cut short is not counted "
+            "(status names it) and a resume measures it again"
+        ) from None
 
 
 def _append_details(path: Path, lines: list[dict]) -> bool:
     """The detail lines appended to `path` (the caller holds the record file's lock); whether the file
     was new."""
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = _open_append(path)
     try:
         size = os.fstat(fd).st_size
         cut = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
-        _write_lines(fd, b"".join(encode(line) for line in lines), cut)
+        _write_lines(fd, b"".join(encode(line) for line in lines), cut, path)
     finally:
         os.close(fd)
     return size == 0

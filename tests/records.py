@@ -36,3 +36,12 @@ def case_probe(campaign: Path, case_id: str, rep: int) -> dict:
     data = record_store.read(layout.probes_path(campaign, case_id))
     by_rep = {line["rep"]: line for line in (json.loads(raw) for _, raw in record_store.complete_lines(data))}
     return by_rep[rep]
+
+
+def minimal_record(case_id: str, rep: int, **extra) -> dict:
+    """The smallest record that counts (sbcore/record_lines.py: the fields the analysis relies on)."""
+    return {
+        "schema": "scalebench.run/1", "kernel": "mcpi", "lang": "c", "model": "serial", "threads": 1,
+        "ranks": 1, "params": {}, "rep": rep, "wall_s": 0.1, "checksum": "x", "case_id": case_id,
+        "status": "ok", **extra,
+    }  # fmt: skip

@@ -79,5 +79,5 @@ def test_help_before_setup_says_to_run_make_setup(tmp_path):
         timeout=60,
         env={"PYTHONPATH": str(blocker), "PATH": "/usr/bin:/bin"},
     )
-    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert out.returncode == 3 and "Traceback" not in out.stderr, out.stderr
     assert len(out.stderr.strip().splitlines()) == 1 and "make setup" in out.stderr

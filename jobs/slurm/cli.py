@@ -21,7 +21,7 @@ def _node_types(text: str) -> list[str]:
 
 def _matching(pattern, expected: str):
     def parse(text: str) -> str:
-        if not pattern.match(text):
+        if not pattern.fullmatch(text):
             raise argparse.ArgumentTypeError(f"{text!r}: must be {expected}")
         return text
 

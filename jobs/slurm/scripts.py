@@ -1,10 +1,10 @@
 """sbatch scripts for a campaign, rendered from jobs/slurm/templates/*.sbatch.
 
 Plain bash a person can read and resubmit: every value that comes from configuration or a path reaches
-the script through shlex.quote (sbatch reads single-quoted #SBATCH values the same way).
+the script through sbcore.names.script_value (shell quoting that refuses control characters; sbatch
+reads single-quoted #SBATCH values the same way). Campaign and node type are names (sbcore/names.py).
 """
 
-import shlex
 import string
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +13,7 @@ from jobs.config import NodeType
 from jobs.slurm.site import site_lines
 from sbcore.atomic import write_atomic
 from sbcore.errors import ScalebenchError
+from sbcore.names import check_name, script_value
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -44,9 +45,9 @@ def placement_lines(node: NodeType) -> list[str]:
     """The #SBATCH options that send a job to this node type (partition and/or feature constraint)."""
     lines = []
     if node.partition:
-        lines.append(f"--partition={shlex.quote(node.partition)}")
+        lines.append(f"--partition={script_value(node.partition)}")
     if node.constraint:
-        lines.append(f"--constraint={shlex.quote(node.constraint)}")
+        lines.append(f"--constraint={script_value(node.constraint)}")
     return lines
 
 
@@ -57,15 +58,17 @@ def _render(template: str, values: dict) -> str:
 def _common(
     campaign_dir: Path, node: NodeType, script: Path, command: str, created: str, time_limit: str | None
 ) -> dict:
+    check_name("campaign", campaign_dir.name)
+    check_name("node type", node.name)
     lines = placement_lines(node) + site_lines(node.site, time_limit)
     return {
         "campaign": campaign_dir.name,
         "command": command,
         "created": created,
-        "script_q": shlex.quote(str(script)),
+        "script_q": script_value(str(script)),
         "placement": "".join(f"#SBATCH {line}\n" for line in lines),
-        "scalebench": shlex.quote(str(SCALEBENCH)),
-        "campaign_dir": shlex.quote(str(campaign_dir)),
+        "scalebench": script_value(str(SCALEBENCH)),
+        "campaign_dir": script_value(str(campaign_dir)),
     }
 
 
@@ -89,9 +92,9 @@ def render_array_script(
         ),
         "node_type": job.node_type.name,
         "count": len(job.indices),
-        "job_name": shlex.quote(job_name_prefix(campaign_dir.name) + job.node_type.name),
+        "job_name": script_value(job_name_prefix(campaign_dir.name) + job.node_type.name),
         "ntasks": job.ntasks,
-        "log_pattern": shlex.quote(str(campaign_dir / "logs" / "%A_%a.out")),
+        "log_pattern": script_value(str(campaign_dir / "logs" / "%A_%a.out")),
         "array": array_spec,
     }
     return _render("array.sbatch", values)
@@ -102,8 +105,8 @@ def render_analysis_script(
 ) -> str:
     values = _common(campaign_dir, node, script, command, created, node.site.time_limit)
     values |= {
-        "job_name": shlex.quote(job_name_prefix(campaign_dir.name) + "analysis"),
-        "log_pattern": shlex.quote(str(campaign_dir / "logs" / "analysis-%j.out")),
+        "job_name": script_value(job_name_prefix(campaign_dir.name) + "analysis"),
+        "log_pattern": script_value(str(campaign_dir / "logs" / "analysis-%j.out")),
     }
     return _render("analysis.sbatch", values)
 

@@ -2,19 +2,20 @@
 
 They come from a node type's table in config/nodes.toml and from the command line (which wins), are
 validated with one error line naming file (or option), key and value, and reach the scripts as #SBATCH
-lines whose values went through shlex.quote.
+lines whose values went through sbcore.names.script_value.
 """
 
 import re
-import shlex
 from dataclasses import dataclass, field, fields, replace
 
+from sbcore.names import has_control, script_value
+
 SITE_KEYS = {"account", "qos", "time_limit", "mem", "reservation", "sbatch_options"}
-NAME = re.compile(r"^[A-Za-z0-9_.+-]+$")
+NAME = re.compile(r"[A-Za-z0-9_.+-]+")
 # Slurm's --time formats: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S, or a word for no limit.
-TIME = re.compile(r"^(?:\d+|\d+:\d+|\d+:\d+:\d+|\d+-\d+|\d+-\d+:\d+|\d+-\d+:\d+:\d+|INFINITE|UNLIMITED)$")
-MEM = re.compile(r"^\d+[KMGT]?$")
-OPTION = re.compile(r"^--[a-z][a-z0-9-]*(=.+)?$")
+TIME = re.compile(r"(?:\d+|\d+:\d+|\d+:\d+:\d+|\d+-\d+|\d+-\d+:\d+|\d+-\d+:\d+:\d+|INFINITE|UNLIMITED)")
+MEM = re.compile(r"\d+[KMGT]?")
+OPTION = re.compile(r"--[a-z][a-z0-9-]*(=.+)?")
 # Options scalebench itself sets (or that the keys above cover): an extra option must not fight them.
 RESERVED = {
     "array", "job-name", "output", "error", "dependency", "parsable", "nodes", "ntasks", "exclusive",
@@ -50,7 +51,7 @@ def check_site(check, table: dict, where: str) -> SiteOptions:
     ):
         if key in table:
             value = table[key]
-            if not isinstance(value, str) or not pattern.match(value):
+            if not isinstance(value, str) or not pattern.fullmatch(value):
                 check.fail(f"{where}.{key}", value, f"must be {expected}")
             values[key] = value
     if "sbatch_options" in table:
@@ -67,7 +68,7 @@ def check_site(check, table: dict, where: str) -> SiteOptions:
 
 def option_problem(option) -> str | None:
     """Why an extra sbatch option cannot be used, or None."""
-    if not isinstance(option, str) or not OPTION.match(option):
+    if not isinstance(option, str) or not OPTION.fullmatch(option) or has_control(option):
         return "must be one long sbatch option: --name or --name=value (no spaces around =)"
     name = option[2:].split("=", 1)[0]
     if name in RESERVED:
@@ -81,10 +82,10 @@ def site_lines(site: SiteOptions, time_limit: str | None) -> list[str]:
     for key, flag in (("account", "account"), ("qos", "qos"), ("reservation", "reservation"), ("mem", "mem")):
         value = getattr(site, key)
         if value:
-            lines.append(f"--{flag}={shlex.quote(value)}")
+            lines.append(f"--{flag}={script_value(value)}")
     if time_limit:
-        lines.append(f"--time={shlex.quote(time_limit)}")
+        lines.append(f"--time={script_value(time_limit)}")
     for option in site.sbatch_options:
         name, sep, value = option.partition("=")
-        lines.append(name + (sep + shlex.quote(value) if sep else ""))
+        lines.append(name + (sep + script_value(value) if sep else ""))
     return lines

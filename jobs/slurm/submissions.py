@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from sbcore.atomic import write_atomic
-from sbcore.errors import ScalebenchError
+from sbcore.errors import UsageError
 
 
 def submissions_path(campaign_dir: Path) -> Path:
@@ -29,11 +29,9 @@ def read_submissions(campaign_dir: Path) -> list[dict]:
         try:
             entry = json.loads(line)
         except json.JSONDecodeError as err:
-            raise ScalebenchError(f"{path}:{number}: not valid JSON ({err}): {line[:80]!r}") from None
+            raise UsageError(f"{path}:{number}: not valid JSON ({err}): {line[:80]!r}") from None
         if not isinstance(entry, dict) or "job_id" not in entry or "kind" not in entry:
-            raise ScalebenchError(
-                f"{path}:{number}: not a submission record (needs job_id, kind): {line[:80]!r}"
-            )
+            raise UsageError(f"{path}:{number}: not a submission record (needs job_id, kind): {line[:80]!r}")
         entries.append(entry)
     return entries
 

@@ -8,8 +8,11 @@
 #include "sb_pin.h"
 #include "sb_simd.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 int sb_is_first_rank_by_env(void) {
     return sb_rank_by_env() == 0;
@@ -41,12 +44,23 @@ int main(int argc, char **argv) {
             fprintf(stderr, "%s: %s\n", prog, err);
         return 2;
     }
+    if (cli.check_args)
+        return 0;
+    /* Die with the parent (the runner, mpirun, likwid-pin's exec chain): never measure as an
+     * orphan. An orphan already (the parent died before this line) stops here. */
+    pid_t parent = getppid();
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent || parent == 1) {
+        fprintf(stderr, "%s: the process that started it is gone\n", prog);
+        return 1;
+    }
     if (d->init && d->init(&argc, &argv) != 0) {
         fprintf(stderr, "%s: initialisation failed\n", prog);
         return 1;
     }
     if (sb_pin_init(cli.p.threads, err, sizeof err) < 0) {
         fprintf(stderr, "%s: %s\n", prog, err);
+        if (d->finalize) /* MPI: finalise, or Open MPI prints a page about an unfinalised exit */
+            d->finalize();
         return 1;
     }
     static sb_ctx ctx;

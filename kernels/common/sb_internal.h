@@ -18,6 +18,7 @@ typedef struct sb_cli {
     const char *dump;       /* --dump path or NULL */
     char schedule_text[48]; /* normalised "dynamic,4" / "static" / "none" as echoed in records */
     int help;               /* --help given */
+    int check_args;         /* --check-args: validate the options, run nothing */
     const char *micro_values[SB_MICRO_MAX_OPTIONS]; /* SB_KERNEL_MICRO: option texts (sb_micro.c) */
     sb_sched_request sched;                         /* --nice, --worker-nice, --worker-policy */
 } sb_cli;

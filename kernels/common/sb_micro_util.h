@@ -64,12 +64,21 @@ static inline int sbm_allowed_cpu(int k) {
     return -1;
 }
 
-/* Pins the calling thread to one CPU; 0 on success. */
-static inline int sbm_pin_self(int cpu) {
+/* Pins the calling thread to one CPU; a CPU the OS refuses ends the program with exit 1 and one
+ * line (a measurement on another CPU than asked for would be recorded as if it were placed). */
+static inline void sbm_pin_self(int cpu) {
     cpu_set_t set;
     CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    return sched_setaffinity(0, sizeof set, &set);
+    if (cpu >= 0 && cpu < CPU_SETSIZE) {
+        CPU_SET(cpu, &set);
+        if (sched_setaffinity(0, sizeof set, &set) == 0)
+            return;
+    } else {
+        errno = EINVAL;
+    }
+    fprintf(stderr, "%s: pinning to CPU %d refused by the OS: %s\n", program_invocation_short_name,
+            cpu, strerror(errno));
+    exit(1);
 }
 
 /* The calling thread's CPU set, to be restored after a repetition that pinned it (the next

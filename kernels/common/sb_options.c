@@ -29,6 +29,7 @@ enum {
     OPT_SEED,
     OPT_BATCH,
     OPT_HELP,
+    OPT_CHECK_ARGS,
     OPT_NICE,
     OPT_WORKER_NICE,
     OPT_WORKER_POLICY
@@ -49,6 +50,7 @@ static const struct option common_options[] = {
     {"sync", required_argument, NULL, OPT_SYNC},
     {"inner", required_argument, NULL, OPT_INNER},
     {"help", no_argument, NULL, OPT_HELP},
+    {"check-args", no_argument, NULL, OPT_CHECK_ARGS},
     {"nice", required_argument, NULL, OPT_NICE},
     {"worker-nice", required_argument, NULL, OPT_WORKER_NICE},
     {"worker-policy", required_argument, NULL, OPT_WORKER_POLICY},
@@ -413,6 +415,9 @@ int sb_parse_options(const sb_kernel_desc *d, int argc, char **argv, sb_cli *cli
         case 'h':
             cli->help = 1;
             break;
+        case OPT_CHECK_ARGS:
+            cli->check_args = 1;
+            break;
         case ':':
             set_error(err, errlen, "%s: missing value", argv[optind - 1]);
             rc = -1;
@@ -466,6 +471,8 @@ void sb_print_help(const sb_kernel_desc *d, const char *prog, FILE *out) {
             "  --sync M           synchronisation: %s (default %s)\n"
             "  --inner I          scalar = the bit-exact reference loop (default); simd = the\n"
             "                     AVX-512/AVX2 kernel of this CPU (else scalar), bit-identical\n"
+            "  --check-args       validate the options and exit: 0, or 2 with the reason (runs "
+            "nothing)\n"
             "  -h, --help         this text\n",
             prog, d->kernel, d->lang, d->model, d->max_threads, MAX_REPS, MAX_REPS, schedules,
             sb_schedule_name(d->default_schedule), chunk_note, syncs,

@@ -9,7 +9,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 FAKE_KERNEL = Path(__file__).resolve().parent / "failure_injection" / "fake_kernel_for_failure_injection.sh"
-FAILURE_MODES = ("crash", "hang", "norecord", "exit3")
+FAILURE_MODES = ("crash", "hang", "norecord", "exit3", "exit2", "holdout")
 
 
 def run_cli(*args, env=None, timeout=300, **kwargs) -> subprocess.CompletedProcess:

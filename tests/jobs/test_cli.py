@@ -5,6 +5,8 @@ import re
 
 import pytest
 
+from tests.records import minimal_record
+
 from .conftest import ROOT, run_cli
 
 SMOKE = ROOT / "config" / "experiments" / "smoke.toml"
@@ -66,12 +68,13 @@ def test_status_shows_pin_violations(tmp_path, bin_dir):
     campaign = tmp_path / "v"
     case = json.loads((campaign / "cases.jsonl").read_text().splitlines()[2])
     (campaign / "raw" / case["case_id"]).mkdir()
-    record = {"status": "ok", "rep": 0, "pin": {"violations": [{"worker": 1, "planned": 1, "seen": [0, 0]}]}}
+    violation = {"worker": 1, "planned": 1, "seen": [0, 0]}
+    record = minimal_record(case["case_id"], 0, pin={"violations": [violation]})
     # rep 0 recorded; rep 1 cut short by a crash (a last line without its newline is not a record)
     records = campaign / "raw" / case["case_id"] / "records.jsonl"
     records.write_text(json.dumps(record) + '\n{"rep": 1, "sta')
     status = run_cli("status", campaign)
-    assert status.returncode == 0
+    assert status.returncode == 1  # incomplete: a finding
     assert f"case 2 {case['case_id']}" in status.stdout and "in 1 of 1 reps" in status.stdout
     # done, partial (one rep recorded, one truncated), missing, failed, reps done
     assert status.stdout.splitlines()[2].split() == ["workstation", "0", "1", "5", "0", "1/12"]

@@ -8,14 +8,23 @@ import subprocess
 import pytest
 
 from sbcore import layout, record_store
+from tests.records import minimal_record
+
+CASE = "c"  # the records live in raw/c/: record_store checks a record's case_id against its directory
 
 
 def rec(rep: int, **extra) -> dict:
-    return {"status": "ok", "rep": rep, "wall_s": 0.5 + rep, **extra}
+    return minimal_record(CASE, rep, **({"wall_s": 0.5 + rep} | extra))
+
+
+def _case_dir(tmp_path):
+    directory = tmp_path / CASE
+    directory.mkdir(exist_ok=True)
+    return directory
 
 
 def test_appends_and_keeps_the_first_record_of_a_repetition(tmp_path):
-    path = tmp_path / "records.jsonl"
+    path = _case_dir(tmp_path) / "records.jsonl"
     assert record_store.append(path, [rec(0), rec(1)]) == [rec(0), rec(1)]
     before = path.read_bytes()
     # A second runner racing on the same invocation: its rep 1 is not added, its rep 2 is.
@@ -26,7 +35,7 @@ def test_appends_and_keeps_the_first_record_of_a_repetition(tmp_path):
 
 
 def test_a_cut_last_line_is_not_read_and_does_not_swallow_the_next(tmp_path):
-    path = tmp_path / "records.jsonl"
+    path = _case_dir(tmp_path) / "records.jsonl"
     record_store.append(path, [rec(0)])
     with path.open("ab") as handle:  # a crash in the middle of a write
         handle.write(record_store.encode(rec(1))[:20])
@@ -40,9 +49,10 @@ def test_a_cut_last_line_is_not_read_and_does_not_swallow_the_next(tmp_path):
 
 def test_failed_and_unparsable_lines_do_not_count_as_done(tmp_path):
     data = (
-        b'{"status":"failed","rep":0}\n{not json\n'
+        record_store.encode(rec(0, status="failed"))
+        + b"{not json\n"
         + record_store.encode(rec(1))
-        + b'{"status":"ok","rep":"x"}\n'
+        + record_store.encode(rec(2) | {"rep": "x"})
     )
     assert record_store.reps_of(data) == {1: rec(1)}
 
@@ -54,7 +64,7 @@ def _append_many(args):
 
 
 def test_concurrent_writers_record_each_repetition_once(tmp_path):
-    path = tmp_path / "records.jsonl"
+    path = _case_dir(tmp_path) / "records.jsonl"
     with multiprocessing.get_context("fork").Pool(4) as pool:
         pool.map(_append_many, [(path, s) for s in (0, 10, 20, 30)])
     lines = path.read_bytes().split(b"\n")
@@ -74,7 +84,7 @@ def test_case_records_read_both_layouts(tmp_path):
 
 @pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed (scripts/setup.sh installs it)")
 def test_a_person_reads_it_with_jq(tmp_path):
-    path = tmp_path / "records.jsonl"
+    path = _case_dir(tmp_path) / "records.jsonl"
     record_store.append(path, [rec(0), rec(1)])
     record_store.append(path, [rec(2)])
     out = subprocess.run(
@@ -84,7 +94,7 @@ def test_a_person_reads_it_with_jq(tmp_path):
 
 
 def test_detail_lines_go_beside_the_records_written_and_only_those(tmp_path):
-    path, beside = tmp_path / "records.jsonl", tmp_path / "probes.jsonl"
+    path, beside = _case_dir(tmp_path) / "records.jsonl", tmp_path / "probes.jsonl"
     details = {k: {"rep": k, "before": {"cpus": [k]}} for k in range(3)}
     record_store.append(path, [rec(0), rec(1)], details, beside)
     # A racing runner's rep 1 is not added, nor is its detail; rep 2 without a detail line adds none.
@@ -96,7 +106,7 @@ def test_detail_lines_go_beside_the_records_written_and_only_those(tmp_path):
 
 
 def test_a_cut_detail_line_does_not_swallow_the_next(tmp_path):
-    path, beside = tmp_path / "records.jsonl", tmp_path / "probes.jsonl"
+    path, beside = _case_dir(tmp_path) / "records.jsonl", tmp_path / "probes.jsonl"
     record_store.append(path, [rec(0)], {0: {"rep": 0}}, beside)
     with beside.open("a") as handle:
         handle.write('{"rep": 1, "bef')  # a writer killed between the two writes of rep 1

@@ -56,3 +56,29 @@ def test_a_cpu_the_os_refuses_is_named(kernel):
     proc = run_raw(kernel("mcpi-c-omp"), "--samples", 1000, env={"SB_PIN_CPUS": str(missing)})
     assert proc.returncode == 1 and proc.stdout == ""
     assert_error_line(proc.stderr, "mcpi-c-omp", [f"pinning to CPU {missing} refused by the OS"])
+
+
+# One binary of each family: every kernel model and language, MPI, and the three microbenchmarks.
+FAMILIES = [
+    "mandelbrot-c-serial", "mandelbrot-f-serial", "mandelbrot-c-mpi", "mcpi-c-mpi", "mcpi-f-omp",
+    "mcpi-c-pthreads", "osbench-c-serial", "smt-c-pthreads", "timing-c-serial",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("binary", FAMILIES)
+def test_every_family_ends_with_one_line_when_pinning_is_refused(kernel, binary):
+    missing = max(os.sched_getaffinity(0)) + 1
+    proc = run_raw(kernel(binary), "--reps", 1, "--warmup", 0, env={"SB_PIN_CPUS": str(missing)})
+    assert proc.returncode == 1 and proc.stdout == "", (binary, proc.stdout)
+    assert_error_line(proc.stderr, binary, [f"pinning to CPU {missing} refused by the OS"])
+
+
+@pytest.mark.parametrize("cpus", ["0,{missing}", "{missing}"])
+def test_smt_cpus_the_os_refuses_end_the_run(kernel, cpus):
+    """--cpus pins the microbenchmark's workers itself: a refused CPU is an error, not a silent float."""
+    missing = max(os.sched_getaffinity(0)) + 1
+    proc = run_raw(
+        kernel("smt-c-pthreads"), "--threads", 2, "--reps", 1, "--cpus", cpus.format(missing=missing)
+    )
+    assert proc.returncode == 1 and proc.stdout == "", proc.stdout
+    assert_error_line(proc.stderr, "smt-c-pthreads", [f"pinning to CPU {missing} refused by the OS"])

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import HERE, queue_empty_for, scalebench, submissions, wait_for
+from .conftest import HERE, ROOT, queue_empty_for, scalebench, submissions, wait_for
 
 pytestmark = pytest.mark.slurm
 
@@ -54,7 +54,7 @@ def test_resume_of_unknown_campaign(tmp_path):
 def test_no_sbatch_on_path(tmp_path):
     env = {**os.environ, "PATH": str(tmp_path / "empty")}
     proc = scalebench("submit", TINY, "--results-dir", tmp_path / "r", env=env)
-    _one_line_error(proc, 1, "sbatch not found on PATH")
+    _one_line_error(proc, 3, "sbatch not found on PATH")
     _nothing_planned(tmp_path / "r")
 
 
@@ -66,14 +66,14 @@ def test_controller_unreachable(slurm_cluster, tmp_path):
     proc = scalebench(
         "submit", TINY, "--results-dir", tmp_path / "r", env={**os.environ, "SLURM_CONF": str(conf)}
     )
-    _one_line_error(proc, 1, "Slurm controller unreachable: Slurmctld(primary) at", "is DOWN")
+    _one_line_error(proc, 3, "Slurm controller unreachable: Slurmctld(primary) at", "is DOWN")
     _nothing_planned(tmp_path / "r")
 
 
 def test_missing_slurm_conf_fails_at_once(tmp_path):
     env = {**os.environ, "SLURM_CONF": str(tmp_path / "none.conf")}
     proc = scalebench("submit", TINY, "--results-dir", tmp_path / "r", env=env, timeout=20)
-    _one_line_error(proc, 1, f"SLURM_CONF={tmp_path / 'none.conf'}: no such file")
+    _one_line_error(proc, 3, f"SLURM_CONF={tmp_path / 'none.conf'}: no such file")
 
 
 def _scontrol(*args: str) -> None:
@@ -93,7 +93,7 @@ def test_unknown_partition(slurm_cluster, tmp_path):
     finally:
         _scontrol("create", "PartitionName=smt", "Nodes=tc-smt-n1", "MaxTime=INFINITE", "State=UP")
     _one_line_error(
-        proc, 1, "node type tc-smt: Slurm rejects it", "--partition=smt", "Invalid partition name"
+        proc, 3, "node type tc-smt: Slurm rejects it", "--partition=smt", "Invalid partition name"
     )
     _nothing_planned(tmp_path / "r")
     assert _queue_is_empty()
@@ -105,7 +105,7 @@ def test_unknown_constraint(slurm_cluster, tmp_path):
         proc = scalebench("submit", TINY, "--results-dir", tmp_path / "r")
     finally:
         _scontrol("update", "NodeName=tc-smt-n1", "AvailableFeatures=smt", "ActiveFeatures=smt")
-    _one_line_error(proc, 1, "node type tc-smt: no Slurm node matches --partition=smt --constraint=smt")
+    _one_line_error(proc, 3, "node type tc-smt: no Slurm node matches --partition=smt --constraint=smt")
     _nothing_planned(tmp_path / "r")
 
 
@@ -126,7 +126,7 @@ def test_failing_later_sbatch_cancels_what_was_submitted(slurm_cluster, tmp_path
     env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}", "FLAKY_COUNT": str(tmp_path / "count")}
     proc = scalebench("submit", TINY, "--name", "flaky", "--results-dir", tmp_path / "r", env=env)
     [first] = [s["job_id"] for s in submissions(tmp_path / "r" / "flaky")]
-    _one_line_error(proc, 1, "injected fault", f"cancelled the array jobs already submitted: {first}")
+    _one_line_error(proc, 3, "injected fault", f"cancelled the array jobs already submitted: {first}")
     wait_for(lambda: queue_empty_for([first]), 30, f"cancelled array {first} to leave the queue")
     assert not list((tmp_path / "r" / "flaky" / "raw").iterdir())
 
@@ -154,7 +154,7 @@ def test_corrupt_submissions_log_is_named(tmp_path):
     log = tmp_path / "c" / "jobs" / "submissions.jsonl"
     log.write_text('{"job_id": "12", "kind": "array", "indices": [0]}\n{"job_id": \n')
     proc = scalebench("status", tmp_path / "c")
-    _one_line_error(proc, 1, f"{log}:2: not valid JSON")
+    _one_line_error(proc, 2, f"{log}:2: not valid JSON")
 
 
 def test_status_without_a_controller_still_reports_the_files(slurm_cluster, tmp_path):
@@ -171,10 +171,31 @@ def test_status_without_a_controller_still_reports_the_files(slurm_cluster, tmp_
     text = slurm_cluster.conf.read_text()
     conf.write_text(text.replace(f"SlurmctldPort={slurm_cluster.port_base}\n", "SlurmctldPort=9\n"))
     proc = scalebench("status", campaign, env={**os.environ, "SLURM_CONF": str(conf)})
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # incomplete
     assert "tc-core" in proc.stdout and "missing" in proc.stdout
     warning = proc.stderr.strip().splitlines()
     assert len(warning) == 1 and "no Slurm queue states" in warning[0], proc.stderr
     # resume, which must not double-submit, still refuses without the queue
     proc = scalebench("resume", campaign, env={**os.environ, "SLURM_CONF": str(conf)})
     assert proc.returncode != 0
+
+
+@pytest.mark.parametrize("how", ["name", "experiment file"])
+def test_s1_newline_in_campaign_name_runs_nothing_on_the_cluster(slurm_cluster, tmp_path, how):
+    """A campaign name (from --name or from the experiment file's name) with a newline used to become a
+    shell command in the array job; now it is refused before anything is planned or submitted."""
+    work = tmp_path / "work"
+    work.mkdir()
+    if how == "name":
+        args = [TINY, "--name", "slinj\ntouch pwned-slurm-campname #"]
+    else:
+        experiment = work / "exp\ntouch pwned #.toml"
+        experiment.write_text(TINY.read_text())
+        args = [experiment]
+    before = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True).stdout
+    proc = scalebench("submit", *args, "--results-dir", tmp_path / "r")
+    _one_line_error(proc, 2, "not a valid name")
+    _nothing_planned(tmp_path / "r")
+    after = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True).stdout
+    assert after == before
+    assert not list(ROOT.glob("pwned*")) and not list(work.glob("pwned*"))

@@ -185,7 +185,7 @@ def test_live_limits_and_nodes_from_the_test_cluster(slurm_cluster):
     proc = scalebench("nodes", "--from-slurm", "--partition", "smt")
     assert list(tomllib.loads(proc.stdout)["node_types"]) == ["smt"]
     proc = scalebench("nodes", "--from-slurm", "--partition", "nope")
-    assert proc.returncode == 1 and "no nodes in partition 'nope'" in proc.stderr
+    assert proc.returncode == 3 and "no nodes in partition 'nope'" in proc.stderr
 
 
 def test_bash_runs_the_offset_line():

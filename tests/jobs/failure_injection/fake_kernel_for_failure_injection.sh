@@ -11,5 +11,7 @@ crash) echo "about to crash" >&2; kill -SEGV $$ ;;
 hang) echo "hanging" >&2; sleep 300 ;;
 norecord) echo "this is not a JSON record"; echo '{"schema": "something-else/1"}' ;;
 exit3) echo "bad things happened" >&2; exit 3 ;;
+exit2) echo "failinject-sh-exit2: --width: '5' is out of range (8..64)" >&2; exit 2 ;;
+holdout) sleep 300 & exit 0 ;;  # exits at once, but its child keeps stdout open
 *) echo "unknown failure mode $mode" >&2; exit 2 ;;
 esac

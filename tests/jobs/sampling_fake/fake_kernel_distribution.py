@@ -26,6 +26,8 @@ for r in range(args.warmup + args.reps):
     record = {
         "schema": "scalebench.run/1",
         "kernel": "fakedist",
+        "lang": "py",
+        "model": "serial",
         "threads": 1,
         "ranks": 1,
         "params": {},

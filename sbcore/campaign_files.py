@@ -1,0 +1,61 @@
+"""A campaign's own files read without pandas, each problem one UsageError naming file (and line):
+cases.jsonl (the plan every command starts from) and whether anything was measured at all.
+
+`analyze` checks both before its pipeline starts: a campaign without a usable cases.jsonl cannot be
+analysed, and one where nothing was measured (no case ran, or every repetition failed) gets a report
+that says so and why instead of tables of nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sbcore import layout
+from sbcore.errors import UsageError
+
+
+def read_cases(campaign_dir: Path) -> list[dict]:
+    """The cases of cases.jsonl, in index order; a missing, unreadable or corrupt file is one error line."""
+    path = layout.cases_path(campaign_dir)
+    try:
+        lines = path.read_text().splitlines()
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not UTF-8 text") from None
+    except OSError as err:
+        raise UsageError(f"{path}: cannot read: {err.strerror}") from None
+    cases = []
+    for lineno, line in enumerate(lines, 1):
+        try:
+            case = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise UsageError(f"{path}:{lineno}: not valid JSON ({err.msg})") from None
+        if not isinstance(case, dict) or case.get("index") != lineno - 1 or "case_id" not in case:
+            raise UsageError(f"{path}:{lineno}: not a case (needs case_id and index {lineno - 1})")
+        cases.append(case)
+    return cases
+
+
+def nothing_measured(campaign_dir: Path, cases: list[dict]) -> str | None:
+    """Why no record of the campaign counts (a paragraph for the report), or None when one does."""
+    failed, reasons = 0, {}
+    for case in cases:
+        if layout.ok_records(campaign_dir, case):
+            return None
+        attempts = layout.failed_attempts(campaign_dir, case["case_id"])
+        newest = layout.newest_failure(attempts)
+        if newest:
+            failed += 1
+            try:
+                reason = json.loads(newest[1].read_text()).get("reason", "no reason recorded")
+            except (OSError, ValueError, AttributeError):
+                reason = f"unreadable {newest[1].name}"
+            reasons.setdefault(str(reason), []).append(case["index"])
+    lines = [f"Nothing was measured: none of the {len(cases)} cases has a repetition that counts."]
+    if failed:
+        lines.append(f"{failed} case(s) failed:")
+        lines += [f"- {why} (case(s) {', '.join(map(str, idx[:10]))}{' ...' if len(idx) > 10 else ''})"
+                  for why, idx in reasons.items()]  # fmt: skip
+    if len(cases) - failed:
+        lines.append(f"{len(cases) - failed} case(s) never ran: run `scalebench run --resume` or `resume`.")
+    return "\n".join(lines)

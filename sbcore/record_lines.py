@@ -1,0 +1,105 @@
+"""Which lines of a case's records.jsonl count: the one rule status, resume, run-case and analyze apply.
+
+A complete line (newline-terminated) counts as repetition `rep` of its case when it is a JSON object
+with the fields the analysis relies on (RECORD_FIELDS: type, constant, minimum), its `case_id` is its
+directory's, and no earlier counted line holds the same `rep`. Every other line is a problem, named as
+`file:line` with the reason; a last line without its newline is a write in progress or one a crash cut
+short. A repetition no line counts for is measured again by resume. Pure Python (no pandas): `status`
+stays light. The analysis applies the same rule in its fast reader (analysis/record_batches.py).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+SCHEMA = "scalebench.run/1"
+# field -> (Python types, constant or None, minimum or None, exclusive minimum?)
+RECORD_FIELDS: dict[str, tuple[tuple[type, ...], object, float | None, bool]] = {
+    "schema": ((str,), SCHEMA, None, False),
+    "kernel": ((str,), None, None, False),
+    "lang": ((str,), None, None, False),
+    "model": ((str,), None, None, False),
+    "threads": ((int,), None, 1, False),
+    "ranks": ((int,), None, 1, False),
+    "params": ((dict,), None, None, False),
+    "rep": ((int,), None, 0, False),
+    "wall_s": ((int, float), None, 0, True),
+    "checksum": ((str,), None, None, False),
+    "case_id": ((str,), None, None, False),
+    "status": ((str,), "ok", None, False),
+}
+TRUNCATED = "truncated last line (a write in progress, or cut short by a crash)"
+
+
+def field_problem(record: object) -> str | None:
+    """Why a decoded line is not a record the analysis can use, or None."""
+    if not isinstance(record, dict):
+        return "schema: record: not a JSON object"
+    for key, (types, const, minimum, exclusive) in RECORD_FIELDS.items():
+        if key not in record:
+            return f"schema: record: '{key}' is a required property"
+        value = record[key]
+        if not isinstance(value, types) or isinstance(value, bool):
+            return f"schema: {key}: {_short(value)} is not of type {'/'.join(t.__name__ for t in types)}"
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"schema: {key}: {value} is not a finite number"
+        if const is not None and value != const:
+            return f"schema: {key}: {const!r} was expected, not {_short(value)}"
+        if minimum is not None and (value <= minimum if exclusive else value < minimum):
+            return f"schema: {key}: {value} is {'not above' if exclusive else 'below'} the minimum {minimum}"
+    return None
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+@dataclass
+class CaseLines:
+    """A records.jsonl read with the rule: repetition -> its counted record, and (line, why) problems."""
+
+    records: dict[int, dict] = field(default_factory=dict)
+    problems: list[tuple[int, str]] = field(default_factory=list)
+
+
+def classify(data: bytes, case_id: str | None) -> CaseLines:
+    """Apply the rule to a records.jsonl's bytes (case_id: its directory's; None skips that check)."""
+    result = CaseLines()
+    end = data.rfind(b"\n") + 1
+    number = 0
+    for number, line in enumerate(data[:end].split(b"\n")[:-1], start=1):
+        if not line.strip():
+            continue
+        record, why = decode_line(line)
+        if why is None:
+            why = placement_problem(record, case_id, result.records)
+        if why is None:
+            result.records[record["rep"]] = record
+        else:
+            result.problems.append((number, why))
+    if data[end:].strip():
+        result.problems.append((number + 1, TRUNCATED))
+    return result
+
+
+def decode_line(line: bytes) -> tuple[dict | None, str | None]:
+    try:
+        record = json.loads(line)
+    except UnicodeDecodeError:
+        return None, "not UTF-8 text"
+    except json.JSONDecodeError as err:
+        return None, f"not valid JSON ({err.msg} at column {err.colno})"
+    why = field_problem(record)
+    return (record, None) if why is None else (None, why)
+
+
+def placement_problem(record: dict, case_id: str | None, counted) -> str | None:
+    """A well-formed record in the wrong place: another case's, or a repetition already counted."""
+    if case_id is not None and record["case_id"] != case_id:
+        return f"case_id {record['case_id']!r} does not match its directory {case_id!r}"
+    if record["rep"] in counted:
+        return f"rep {record['rep']} is recorded twice; the first record counts"
+    return None
