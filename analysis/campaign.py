@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.flatten import canonical_json
+from analysis.records.flatten import canonical_json
 from analysis.variants import VARIANT_PARAMS
 from sbcore import layout, sampling
 

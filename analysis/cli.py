@@ -94,11 +94,11 @@ def check_resamples(value: int) -> None:
 
 
 def run_analyze(args: argparse.Namespace) -> int:
-    from analysis.csv_out import TablesInFlight
+    from analysis.checks import headline
+    from analysis.outputs.plots import all_plots
+    from analysis.outputs.report.render import write_report
+    from analysis.outputs.tables import TablesInFlight
     from analysis.pipeline import Options, analyze, write_tables
-    from analysis.plots import all_plots
-    from analysis.report import write_report
-    from analysis.validity import headline
 
     formats = parse_formats(args.format)
     if not 0 < args.noise_threshold < 10:
@@ -120,7 +120,7 @@ def run_analyze(args: argparse.Namespace) -> int:
     plots = all_plots(result) if {"md", "html"} & set(formats) else []
     written = write_report(result, plots, formats)
     if args.seed_doc is not None:
-        from analysis.seeddoc import update_doc
+        from analysis.outputs.reference_doc import update_doc
 
         print(f"seed doc: {args.seed_doc} ({update_doc(args.seed_doc, result)})")
     print_summary(result, headline(result.speedup), plots)
@@ -133,7 +133,7 @@ def run_analyze(args: argparse.Namespace) -> int:
 
 
 def print_summary(result, best, plots) -> None:
-    from analysis.report_blocks import variant_text
+    from analysis.outputs.report.blocks import variant_text
 
     """The console summary applies the report's rules: headline by CI lower bound, never implausible."""
     s, done, sp = result.summary, result.completeness, result.speedup

@@ -12,23 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.bimodality import COLUMNS as BIMODAL_COLUMNS
-from analysis.bimodality import bimodality
 from analysis.campaign import Campaign, cores_of, read_campaign
-from analysis.counter_tables import counter_tables
-from analysis.csv_out import TablesInFlight, write_csvs
-from analysis.disturbance import SUMMARY_COLUMNS, clean_summary, flag_disturbed
-from analysis.disturbance_effect import disturbance_effect
-from analysis.efficiency import efficiency, load_bounds
-from analysis.load import During, Loaded, load_records, record_file
-from analysis.micro import MICRO_KERNELS, TOOL_KERNELS, micro_tables
-from analysis.models import fit_models
-from analysis.node_types import best_configurations, node_type_table
-from analysis.process_correlation import ProcessCorrelation, within_process_correlation
-from analysis.seedref import campaign_comparison
-from analysis.speedup import speedups
-from analysis.stats import CaseStats, describe, with_median_cis
-from analysis.validity import (
+from analysis.checks import (
     attach_case_flags,
     case_table,
     checksum_check,
@@ -37,7 +22,23 @@ from analysis.validity import (
     placement_violations,
     plausibility,
 )
-from analysis.variant_tests import compare_variants
+from analysis.outputs.tables import TablesInFlight, write_csvs
+from analysis.records.load import During, Loaded, load_records, record_file
+from analysis.reference_data import load_bounds
+from analysis.stats.bimodality import COLUMNS as BIMODAL_COLUMNS
+from analysis.stats.bimodality import bimodality
+from analysis.stats.counters import counter_tables
+from analysis.stats.disturbance import SUMMARY_COLUMNS, clean_summary, flag_disturbed
+from analysis.stats.disturbance_effect import disturbance_effect
+from analysis.stats.efficiency import efficiency
+from analysis.stats.micro import MICRO_KERNELS, TOOL_KERNELS, micro_tables
+from analysis.stats.models import fit_models
+from analysis.stats.node_types import best_configurations, node_type_table
+from analysis.stats.per_case import CaseStats, describe, with_median_cis
+from analysis.stats.process_correlation import ProcessCorrelation, within_process_correlation
+from analysis.stats.reference import campaign_comparison
+from analysis.stats.speedup import speedups
+from analysis.stats.variant_tests import compare_variants
 from analysis.variants import CASE_DESCRIPTION
 from sbcore import layout
 

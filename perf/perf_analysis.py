@@ -37,11 +37,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from analysis import native_library  # noqa: E402
-from analysis.csv_out import TablesInFlight  # noqa: E402
-from analysis.load import load_records  # noqa: E402
+from analysis.outputs.tables import TablesInFlight  # noqa: E402
 from analysis.pipeline import Options, analyze, write_tables  # noqa: E402
-from analysis.record_decode import decode_lines  # noqa: E402
+from analysis.records import native_library  # noqa: E402
+from analysis.records.decode import decode_lines  # noqa: E402
+from analysis.records.load import load_records  # noqa: E402
 from sbcore import layout  # noqa: E402
 from tests.synthetic_campaigns import bulk_specs, write_campaign  # noqa: E402
 

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from analysis.counter_tables import counter_cases, counter_siblings, counter_tables
-from analysis.counters_section import counter_blocks
+from analysis.outputs.report.sections.counters import counter_blocks
+from analysis.stats.counters import counter_cases, counter_siblings, counter_tables
 
 CASE = {
     "node_type": "smt",

@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import native_library
-from analysis.csv_out import _native_columns, _write_native, write_csv
+from analysis.outputs.tables import _native_columns, _write_native, write_csv
+from analysis.records import native_library
 
 
 def _both(frame: pd.DataFrame, tmp_path, monkeypatch) -> tuple[bytes, bytes]:
@@ -98,7 +98,7 @@ def test_other_columns_go_to_arrow(tmp_path):
 @pytest.mark.parametrize("table", ["records", "counters"])
 def test_the_campaign_tables(standard, tmp_path, monkeypatch, table):
     """The two big tables of the standard campaign, as write_tables hands them over."""
-    from analysis.load import record_file
+    from analysis.records.load import record_file
 
     _, result = standard
     if table == "records":

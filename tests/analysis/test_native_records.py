@@ -1,4 +1,4 @@
-"""The compiled reader of records.jsonl files (analysis/native_records.py) against the Python path it
+"""The compiled reader of records.jsonl files (analysis/records/native_reader.py) against the Python path it
 stands in for: where it takes a file, the records and counters tables are exactly the Python path's;
 where a file is anything but ordinary, it refuses it and the Python path reads (and reports) it."""
 
@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import load, native_library, native_records
-from analysis.csv_out import TablesInFlight
+from analysis.outputs.tables import TablesInFlight
 from analysis.pipeline import Options, analyze, write_tables
+from analysis.records import load, native_library, native_reader
 from jobs import probe_detail
 from tests.synthetic_campaigns import (
     CaseSpec,
@@ -27,7 +27,7 @@ from tests.synthetic_campaigns import (
 
 def test_the_reader_is_built_for_the_suite():
     """`make test` builds it: a suite that silently tested only the Python path would prove nothing."""
-    assert native_records.library() is not None, f"{native_library.LIBRARY} missing: run make native"
+    assert native_reader.library() is not None, f"{native_library.LIBRARY} missing: run make native"
 
 
 def test_a_library_that_does_not_load_leaves_the_python_path(tmp_path, monkeypatch):
@@ -44,9 +44,9 @@ def test_a_library_that_does_not_load_leaves_the_python_path(tmp_path, monkeypat
 
 
 def test_a_library_of_other_sources_leaves_the_python_path(tmp_path, monkeypatch):
-    monkeypatch.setattr(native_records, "SLOTS", native_records.SLOTS[:-1])
+    monkeypatch.setattr(native_reader, "SLOTS", native_reader.SLOTS[:-1])
     with pytest.warns(UserWarning, match="make native"):
-        assert native_records.library() is None
+        assert native_reader.library() is None
 
 
 def _base_record(case_id: str, rep: int, counters: bool = True) -> dict:
@@ -396,11 +396,11 @@ def test_the_compiled_lister_lists_as_the_layout_does(tmp_path, monkeypatch):
     (raw / "records-is-a-directory" / "records.jsonl").mkdir(parents=True)
     case_ids = [*sorted(contents), "records-is-a-directory", "vanished"]
     native = load.case_files(tmp_path, case_ids)
-    listed = native_records.listing(str(raw), case_ids, 2)
+    listed = native_reader.listing(str(raw), case_ids, 2)
     assert listed is not None and sum(listed[1]) == 4  # the first four kinds above, by the lister
     monkeypatch.setenv("SCALEBENCH_NATIVE", "0")
     monkeypatch.setattr(native_library, "_loaded", None)
-    assert native_records.library() is None
+    assert native_reader.library() is None
     python = load.case_files(tmp_path, case_ids)
     assert list(native) == list(python)
     assert "raw/with-probes/records.jsonl#6" in python and "raw/failed/records.jsonl#0" in python
@@ -481,10 +481,10 @@ def test_a_counters_table_handed_over_and_then_dropped_is_written_again(tmp_path
         return frame
 
     def unlike(*_):
-        raise native_records.Unlike("a column the reader cannot type")
+        raise native_reader.Unlike("a column the reader cannot type")
 
     monkeypatch.setattr(load, "explode_counters", first_one_off)
-    monkeypatch.setattr(native_records, "scenario_columns", unlike)  # (a column after the counters)
+    monkeypatch.setattr(native_reader, "scenario_columns", unlike)  # (a column after the counters)
     result = analyze(truth.campaign_dir, Options(n_resamples=20, seed=1, use_cache=False), TablesInFlight())
     write_tables(result)
     assert len(calls) == 2 and calls[0] is not result.loaded.counters  # handed over, then dropped

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.disturbance_effect import COLUMNS as DISTURBANCE_EFFECT_COLUMNS
-from analysis.plots import mpi_plot
+from analysis.outputs.plots.variants import mpi_plot
+from analysis.stats.disturbance_effect import COLUMNS as DISTURBANCE_EFFECT_COLUMNS
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
@@ -131,7 +131,7 @@ def test_image_plot_from_a_real_kernel_dump(bin_dir, tmp_path):
     """`mandelbrot-c-serial --dump` PGM: decoded as the kernel definition says, and plotted."""
     import subprocess as sp
 
-    from analysis.plots import mandelbrot_plot, read_pgm
+    from analysis.outputs.plots.mandelbrot import mandelbrot_plot, read_pgm
     from tests.synthetic_campaigns import mandelbrot_pgm
 
     binary = bin_dir / "mandelbrot-c-serial"
@@ -150,7 +150,7 @@ def test_image_plot_from_a_real_kernel_dump(bin_dir, tmp_path):
 
 
 def test_csv_tables_round_trip_and_failed_writes_leave_nothing(tmp_path):
-    from analysis.csv_out import write_csv
+    from analysis.outputs.tables import write_csv
     from sbcore.atomic import write_atomic_by
 
     frame = pd.DataFrame(
@@ -179,7 +179,7 @@ def test_csv_tables_round_trip_and_failed_writes_leave_nothing(tmp_path):
 
 
 def test_tables_in_flight_end_in_place_in_the_order_started_and_report_a_failed_write(tmp_path):
-    from analysis.csv_out import TablesInFlight
+    from analysis.outputs.tables import TablesInFlight
 
     out = tmp_path / "out"
     (tmp_path / "blocked").write_text("a file, not a directory")

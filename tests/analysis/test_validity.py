@@ -5,7 +5,7 @@ import shutil
 
 import numpy as np
 
-from analysis.load import load_records
+from analysis.records.load import load_records
 from sbcore import layout, record_store
 
 
@@ -98,7 +98,7 @@ def test_cache_is_reused_and_new_files_are_appended(standard, tmp_path):
 
 def test_parallel_and_serial_parsing_agree(standard, tmp_path):
     truth, _ = standard
-    from analysis import load
+    from analysis.records import load
 
     serial = load.parse_files(truth.campaign_dir, layout.raw_files(truth.campaign_dir))
     old = load.PARALLEL_THRESHOLD, load.CHUNK_FILES
