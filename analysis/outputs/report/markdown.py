@@ -34,27 +34,29 @@ def kv_frame(pairs: dict) -> pd.DataFrame:
     return pd.DataFrame({"key": list(pairs), "value": [str(v) for v in pairs.values()]})
 
 
+def block_markdown(block: Block, out_dir) -> str:
+    """One block as Markdown (report.md; report.html renders the same text)."""
+    if block.kind == "h2":
+        return f"## {block.value[1]}\n"
+    if block.kind in ("h1", "h3"):
+        return "#" * int(block.kind[1]) + " " + str(block.value) + "\n"
+    if block.kind == "p":
+        return str(block.value) + "\n"
+    if block.kind == "ul":
+        return "\n".join(f"- {line}" for line in block.value) + "\n"
+    if block.kind == "skip":
+        return f"_{block.value}_\n"
+    if block.kind == "table":
+        return md_table(block.value)
+    if block.kind == "kv":
+        return md_table(kv_frame(block.value))
+    if block.kind == "details":
+        summary, inner = block.value
+        return f"**{summary}**\n\n" + render_md(inner, out_dir)
+    if block.kind == "img":
+        return f"![{block.value.title}]({block.value.png.relative_to(out_dir)})\n"
+    raise ValueError(f"report block of unknown kind {block.kind!r}")
+
+
 def render_md(blocks: list[Block], out_dir) -> str:
-    parts = []
-    for block in blocks:
-        if block.kind == "h2":
-            parts.append(f"## {block.value[1]}\n")
-        elif block.kind in ("h1", "h3"):
-            parts.append("#" * int(block.kind[1]) + " " + str(block.value) + "\n")
-        elif block.kind == "p":
-            parts.append(str(block.value) + "\n")
-        elif block.kind == "ul":
-            parts.append("\n".join(f"- {line}" for line in block.value) + "\n")
-        elif block.kind == "skip":
-            parts.append(f"_{block.value}_\n")
-        elif block.kind == "table":
-            parts.append(md_table(block.value))
-        elif block.kind == "kv":
-            parts.append(md_table(kv_frame(block.value)))
-        elif block.kind == "details":
-            summary, inner = block.value
-            parts.append(f"**{summary}**\n")
-            parts.append(render_md(inner, out_dir))
-        elif block.kind == "img":
-            parts.append(f"![{block.value.title}]({block.value.png.relative_to(out_dir)})\n")
-    return "\n".join(parts)
+    return "\n".join(block_markdown(block, out_dir) for block in blocks)

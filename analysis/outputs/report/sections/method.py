@@ -97,6 +97,8 @@ def method(result, plots) -> list[Block]:
 def _text(value) -> str:
     if isinstance(value, list) and all(not isinstance(v, dict | list) for v in value):
         return ", ".join(map(str, value))
+    if isinstance(value, dict) and all(not isinstance(v, dict | list) for v in value.values()):
+        return ", ".join(f"{k} {_text(v)}" for k, v in sorted(value.items()))  # e.g. a node's topology
     if isinstance(value, dict | list):
         return json.dumps(value, sort_keys=True)
     return "" if value is None else str(value)
