@@ -97,7 +97,6 @@ def run_analyze(args: argparse.Namespace) -> int:
     from analysis.checks import headline
     from analysis.outputs.plots import all_plots
     from analysis.outputs.report.render import write_report
-    from analysis.outputs.tables import TablesInFlight
     from analysis.pipeline import Options, analyze, write_tables
 
     formats = parse_formats(args.format)
@@ -108,7 +107,7 @@ def run_analyze(args: argparse.Namespace) -> int:
         raise UsageError(f"--jobs {args.jobs}: must be >= 1")
     campaign_dir = resolve_campaign(args.campaign, args.results_dir)
     options = Options(args.baseline, formats, args.noise_threshold, args.resamples, args.seed, args.jobs)
-    result = analyze(campaign_dir, options, TablesInFlight() if "csv" in formats else None)
+    result = analyze(campaign_dir, options)
     for note in result.loaded.notes:
         print(f"note: {note}", file=sys.stderr)
     for file, reason in result.campaign.problems:

@@ -22,8 +22,8 @@ from analysis.checks import (
     placement_violations,
     plausibility,
 )
-from analysis.outputs.tables import TablesInFlight, write_csvs
-from analysis.records.load import During, Loaded, load_records, record_file
+from analysis.outputs.tables import write_csvs
+from analysis.records.load import Loaded, load_records, record_file
 from analysis.reference_data import load_bounds
 from analysis.stats.bimodality import COLUMNS as BIMODAL_COLUMNS
 from analysis.stats.bimodality import bimodality
@@ -79,47 +79,23 @@ class Analysis:
     disturbance_effect: pd.DataFrame = field(default_factory=pd.DataFrame)
     # how alike the repetitions of one kernel process are (the CIs take them for independent)
     process_correlation: ProcessCorrelation | None = None
-    tables_in_flight: TablesInFlight | None = None  # CSV tables started during the analysis
 
     @property
     def out_dir(self) -> Path:
         return layout.analysis_dir(self.campaign.path)
 
 
-def analyze(campaign_dir: Path, options: Options, in_flight: TablesInFlight | None = None) -> Analysis:
-    """Every table and statistic of the campaign. With `in_flight` (for a caller that then calls
-    write_tables), counters.csv, records.csv and the summary, speedup, models, comparisons and
-    completeness tables are written beside the statistics, each once it is final."""
+def analyze(campaign_dir: Path, options: Options) -> Analysis:
+    """Every table and statistic of the campaign (write_tables writes them)."""
     timings: dict[str, float] = {}
     lap = Laps(timings)
-    counters_csv = layout.analysis_dir(Path(campaign_dir)) / "counters.csv"
-    read: list[Campaign] = []
-    early: list[pd.DataFrame] = []
-
-    def write_early(counters: pd.DataFrame) -> None:
-        early.append(counters)
-        in_flight.start(counters_csv, counters)
-
-    during = During(
-        # cases.jsonl and the campaign's other files are read while the compiled reader parses the
-        # records: a second of Python on a big campaign that used to come before it
-        parsing=lambda: read.append(read_campaign(campaign_dir)),
-        # the counters table may be final before the records table is put together (on one CPU):
-        # then it is written meanwhile, on the other
-        counters_final=write_early if in_flight is not None else None,
-    )
-    loaded = load_records(campaign_dir, options.processes, options.use_cache, during)
-    campaign = read[0]
-    timings["load"] = lap("load")
-    if in_flight is not None and not (early and early[0] is loaded.counters):
-        # (also when the reader gave up after handing its table over: written again, after it)
-        in_flight.start(counters_csv, loaded.counters)
+    campaign = read_campaign(campaign_dir)
+    loaded = load_records(campaign_dir, options.processes, options.use_cache)
+    timings["load"] = lap("load")  # (with the campaign's other files)
 
     cases = case_table(campaign.cases, loaded.records)
     described = describe(loaded.records)
     described.records = flag_disturbed(described.records)
-    if in_flight is not None:  # the records table is final now: written beside the bootstrap and the rest
-        in_flight.start(layout.analysis_dir(campaign.path) / "records.csv", records_table(described.records))
     lap("describe, disturbance flags")
     case_stats = with_median_cis(described, options.n_resamples, options.seed, options.noise_threshold)
     lap("summarize (bootstrap)")
@@ -146,27 +122,16 @@ def analyze(campaign_dir: Path, options: Options, in_flight: TablesInFlight | No
     correlation = within_process_correlation(case_stats.records)
     lap("correlation within processes")
     timings["summary"] = lap.since_load()  # part of statistics (the scale benchmark's phases)
-    out_dir = layout.analysis_dir(campaign.path)
-
-    def final(name: str, table: pd.DataFrame) -> None:
-        """A table no later step changes: written now, beside the statistics (write_tables skips it)."""
-        if in_flight is not None:
-            in_flight.start(out_dir / name, table)
-
-    final("summary.csv", summary_csv(summary))
     rng = np.random.default_rng(options.seed + 1)
     speedup = speedups(summary, case_stats.dist, options.baseline, rng)
     lap("speedups")
     node_types = sorted(set(cases["node_type"].astype(str)))
     cores = {nt: cores_of(nt, campaign, loaded.records) for nt in node_types}
     speedup = attach_case_flags(plausibility(speedup, cores), summary)
-    final("speedup.csv", speedup_csv(speedup))
     lap("plausibility")
     models = fit_models(summary, case_stats.dist, {nt: c for nt, (c, _) in cores.items()})
-    final("models.csv", models)
     lap("models")
     comparisons = compare_variants(summary, case_stats.starts, case_stats.counts, case_stats.values)
-    final("comparisons.csv", comparisons)
     lap("variant comparisons")
     node_types = node_type_table(
         comparisons, summary, case_stats.dist, np.random.default_rng(options.seed + 2)
@@ -174,7 +139,6 @@ def analyze(campaign_dir: Path, options: Options, in_flight: TablesInFlight | No
     node_types_best = best_configurations(summary, speedup, case_stats.records, cores)
     lap("node types")
     done = completeness(cases, loaded.records, loaded.failed)
-    final("completeness.csv", done)
     lap("completeness")
     timings["statistics"] = lap.since_load()
     stats_end = time.perf_counter()
@@ -209,7 +173,6 @@ def analyze(campaign_dir: Path, options: Options, in_flight: TablesInFlight | No
         reference=campaign_comparison(campaign, loaded.records, options.seed),
         disturbance_effect=effect,
         process_correlation=correlation,
-        tables_in_flight=in_flight,
     )
     lap("efficiency, micro, reference")
     timings["checks and counter tables"] = time.perf_counter() - stats_end
@@ -318,12 +281,11 @@ def speedup_csv(speedup: pd.DataFrame) -> pd.DataFrame:
 
 def write_tables(result: Analysis) -> list[Path]:
     out = result.out_dir
-    in_flight = result.tables_in_flight.files if result.tables_in_flight is not None else {}
     tables = {
-        "records.csv": None if out / "records.csv" in in_flight else records_table(result.stats.records),
+        "records.csv": records_table(result.stats.records),
         "counters.csv": result.loaded.counters,
-        "summary.csv": None if out / "summary.csv" in in_flight else summary_csv(result.summary),
-        "speedup.csv": None if out / "speedup.csv" in in_flight else speedup_csv(result.speedup),
+        "summary.csv": summary_csv(result.summary),
+        "speedup.csv": speedup_csv(result.speedup),
         "models.csv": result.models,
         "comparisons.csv": result.comparisons,
         "node_types.csv": result.node_types,
@@ -337,7 +299,5 @@ def write_tables(result: Analysis) -> list[Path]:
     }
     if result.reference is not None:
         tables["reference.csv"] = result.reference[1]
-    write_csvs({out / name: table for name, table in tables.items() if out / name not in in_flight})
-    if result.tables_in_flight is not None:
-        result.tables_in_flight.wait()
+    write_csvs({out / name: table for name, table in tables.items()})
     return [out / name for name in tables]

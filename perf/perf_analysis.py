@@ -37,7 +37,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from analysis.outputs.tables import TablesInFlight  # noqa: E402
 from analysis.pipeline import Options, analyze, write_tables  # noqa: E402
 from analysis.records import native_library  # noqa: E402
 from analysis.records.decode import decode_lines  # noqa: E402
@@ -176,7 +175,7 @@ def cold_analysis(campaign: Path, resamples: int) -> None:
     start = time.perf_counter()
     options = Options(n_resamples=resamples, seed=1, use_cache=False)
     # as `analyze` writes them: the big tables and those final early beside the statistics, the rest after
-    result = timed("load cold + statistics", lambda: analyze(campaign, options, TablesInFlight()))
+    result = timed("load cold + statistics", lambda: analyze(campaign, options))
     loaded = result.loaded
     print(f"  {loaded.n_files} files, {len(loaded.records)} records, {len(loaded.counters)} counter rows")
     t = result.timings

@@ -21,7 +21,6 @@ import json
 import os
 import pickle
 import sys
-from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -278,31 +277,10 @@ def _parse_cases(args: tuple[Path, list[str]]) -> Parsed:
     return parse_files(campaign_dir, case_files(campaign_dir, case_ids))
 
 
-@dataclass
-class During:
-    """What a caller does while its load runs (analysis/pipeline.py), both optional.
-
-    `parsing()` runs on the loading thread while the compiled reader parses the records (without the
-    GIL), e.g. reading the campaign's other files; once per load_records, before it returns (without
-    the reader: before the parse). `counters_final(counters)`: see parse_native."""
-
-    parsing: Callable[[], None] | None = None
-    counters_final: Callable[[pd.DataFrame], None] | None = None
-
-    def parsing_once(self) -> None:
-        if self.parsing is not None:
-            parsing, self.parsing = self.parsing, None
-            parsing()
-
-
-def parse_parallel(
-    campaign_dir: Path, keys: dict[str, None], processes: int, during: During | None = None
-) -> list[Parsed]:
+def parse_parallel(campaign_dir: Path, keys: dict[str, None], processes: int) -> list[Parsed]:
     """These files: records.jsonl files by the compiled reader where it takes them, the rest by the
-    Python path in a process pool (`during`: see During)."""
-    native, keys = parse_native(campaign_dir, keys, processes, during)
-    if during is not None:
-        during.parsing_once()  # (before the Python path's worker processes are forked)
+    Python path in a process pool."""
+    native, keys = parse_native(campaign_dir, keys, processes)
     rest = parse_python(campaign_dir, keys, processes)
     if not native or not any(len(chunk.records) for chunk in rest):
         return native + rest
@@ -318,18 +296,10 @@ def parse_python(campaign_dir: Path, keys: dict[str, None], processes: int) -> l
         return list(pool.map(_parse_chunk, [(campaign_dir, chunk) for chunk in chunks]))
 
 
-def parse_native(
-    campaign_dir: Path, keys: dict[str, None], threads: int, during: During | None = None
-) -> tuple[list[Parsed], dict]:
+def parse_native(campaign_dir: Path, keys: dict[str, None], threads: int) -> tuple[list[Parsed], dict]:
     """([the records of the records.jsonl files the compiled reader takes] or [], the keys left for the
     Python path: files it refuses, failed attempts, and every file of a case that also has records of
-    the older layout, whose precedence rule is the Python path's).
-
-    `during.counters_final(counters)` is called, before the records table is put together, when the
-    reader takes every file that can hold records: its counters table is then the one these keys give
-    (the failed attempts left to the Python path add none), and a caller can start writing it while
-    the records table is still being assembled on one CPU. `during.parsing()` runs while the reader
-    parses."""
+    the older layout, whose precedence rule is the Python path's)."""
     older = {layout.key_case(k) for k in keys if layout.REP_FILE.match(k.rpartition("/")[2])}
     files = sorted(
         (relpath, case_dir, int(size or -1), key)
@@ -338,41 +308,30 @@ def parse_native(
         for _, case_dir, name in [relpath.split("/", 2)]
         if name == layout.RECORDS_FILE and case_dir not in older
     )
-    given = {f[3] for f in files}
-    early: list[pd.DataFrame] = []
-
-    def on_counters(taken: list[bool], case_ids: pd.Categorical, reps: np.ndarray, values: PerHwthread):
-        early.append(explode_counters(case_ids, reps, values))
-        final = during is not None and during.counters_final is not None
-        if final and all(taken) and all(map(layout.key_is_failed_attempt, set(keys) - given)):
-            during.counters_final(early[0])
-
-    parsing = during.parsing_once if during is not None else None
-    read = native_reader.read(campaign_dir, [f[:3] for f in files], threads, on_counters, parsing)
+    read = native_reader.read(campaign_dir, [f[:3] for f in files], threads)
     if read is None:
         return [], keys
     taken = {f[3]: None for f, took in zip(files, read.taken, strict=True) if took}
     if not taken:
         return [], keys
     records = pd.DataFrame(read.columns, copy=False)
-    parsed = Parsed(keys=taken, records=records, counters=early[0])  # (taken: rows, so on_counters ran)
+    counters = explode_counters(read.columns["case_id"], read.columns["rep"], read.per_hwthread)
+    parsed = Parsed(keys=taken, records=records, counters=counters)
     return [parsed], {k: None for k in keys if k not in taken}
 
 
-def parse_campaign(campaign_dir: Path, processes: int, during: During | None = None) -> list[Parsed]:
+def parse_campaign(campaign_dir: Path, processes: int) -> list[Parsed]:
     """Every file of the campaign, when nothing is cached. With the compiled reader: its records first,
     the files it leaves to the Python path after them. Without it, the Python path's workers list the
     case directories themselves (a million file names are never built, sent and matched in the main
-    process). `during`: see During."""
+    process)."""
     raw = Path(campaign_dir) / layout.RAW_DIR
     if not raw.is_dir():
         return []
     with os.scandir(raw) as entries:
         case_ids = sorted(entry.name for entry in entries if entry.is_dir())
     if native_reader.library() is not None:
-        return parse_parallel(campaign_dir, case_files(campaign_dir, case_ids), processes, during)
-    if during is not None:
-        during.parsing_once()
+        return parse_parallel(campaign_dir, case_files(campaign_dir, case_ids), processes)
     bytes_per_case = max(1, sum(map(_listed_bytes, case_files(campaign_dir, case_ids[:1]))))
     per_chunk = max(1, CHUNK_FILES * RECORD_BYTES // bytes_per_case)  # the first case stands for all
     chunks = [case_ids[i : i + per_chunk] for i in range(0, len(case_ids), per_chunk)]
@@ -431,11 +390,8 @@ def load_records(
     campaign_dir: Path,
     processes: int | None = None,
     use_cache: bool = True,
-    during: During | None = None,
 ) -> Loaded:
-    """The campaign's records, counter rows, failed attempts and problems. `during`: what the caller
-    does meanwhile (During); its counters_final is never called when part of the campaign comes from
-    the cache."""
+    """The campaign's records, counter rows, failed attempts and problems."""
     campaign_dir = Path(campaign_dir)
     notes: list[str] = []
     processes = processes or os.cpu_count() or 1
@@ -452,11 +408,10 @@ def load_records(
                 kept.append(_restrict(chunk, valid) if len(valid) < len(_by_case(chunk.keys)) else chunk)
                 fresh_cases |= valid
         new_keys = {k: v for k, v in on_disk.items() if layout.key_case(k) not in fresh_cases}
-        meanwhile = During(parsing=during.parsing_once) if during is not None else None
-        new_chunks = parse_parallel(campaign_dir, new_keys, processes, meanwhile)
+        new_chunks = parse_parallel(campaign_dir, new_keys, processes)
         n_files, n_parsed = len(on_disk), len(new_keys)
     else:  # everything is new
-        new_chunks = parse_campaign(campaign_dir, processes, during)
+        new_chunks = parse_campaign(campaign_dir, processes)
         n_files = n_parsed = sum(len(chunk.keys) for chunk in new_chunks)
     if use_cache and new_chunks:
         merged = _concat(new_chunks)
@@ -469,8 +424,6 @@ def load_records(
             cacheable = _restrict(merged, {layout.key_case(k) for k in good}) if bad else merged
             append_cache(cache_dir, cacheable, notes)
         new_chunks = [merged]
-    if during is not None:
-        during.parsing_once()
     everything = _concat(kept + new_chunks)
     return Loaded(
         records=everything.records,

@@ -1,11 +1,10 @@
-"""The analysis's compiled parts (analysis/native/, built by `make native` into build/lib/libsb_native.so),
-loaded once through ctypes with every function's signature: the records.jsonl reader (sbr_*, used by
-analysis/records/native_reader.py) and the CSV writer (sbw_*, used by analysis/outputs/tables.py).
+"""The analysis's compiled records.jsonl reader (analysis/native/, built by `make native` into
+build/lib/libsb_native.so), loaded once through ctypes with every function's signature (sbr_*, used by
+analysis/records/native_reader.py).
 
-Calls through ctypes release the GIL, so the reader's threads and two CSV writers run beside Python.
-Without the library, or with SCALEBENCH_NATIVE=0, `load()` returns None and the analysis uses its
-Python and Arrow paths, which give the same tables (tests/analysis/test_native_records.py,
-tests/analysis/test_csv_out.py).
+Calls through ctypes release the GIL, so the reader's threads run beside Python. Without the library,
+or with SCALEBENCH_NATIVE=0, `load()` returns None and the analysis reads records in Python, which
+gives the same tables (tests/analysis/test_native_records.py).
 """
 
 from __future__ import annotations
@@ -36,7 +35,6 @@ def load() -> ctypes.CDLL | None:
             _unloadable.add(LIBRARY)
             return None
         _declare_reader(lib)
-        _declare_writer(lib)
         _loaded = lib
     return _loaded
 
@@ -83,22 +81,4 @@ def _declare_reader(lib: ctypes.CDLL) -> None:
         ctypes.c_int,
         pointer,
         pointer,
-    ]
-
-
-def _declare_writer(lib: ctypes.CDLL) -> None:
-    pointer = ctypes.c_void_p
-    lib.sbw_write_csv.restype = ctypes.c_int
-    lib.sbw_write_csv.argtypes = [
-        ctypes.c_char_p,
-        ctypes.c_char_p,
-        ctypes.c_int64,
-        ctypes.c_int,
-        pointer,
-        pointer,
-        pointer,
-        pointer,
-        pointer,
-        ctypes.c_int,
-        ctypes.c_int,
     ]

@@ -19,10 +19,8 @@ from __future__ import annotations
 import ctypes
 import os
 import warnings
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 import msgspec
@@ -124,24 +122,14 @@ def listing(raw: str, case_ids: list[str], threads: int) -> tuple[list[int], lis
     return sizes.tolist(), plain.astype(bool).tolist()
 
 
-OnCounters = Callable[[list[bool], pd.Categorical, np.ndarray, PerHwthread], None]
-
-
 def read(
     base: Path,
     files: list[tuple[str, str, int]],
     threads: int,
-    on_counters: OnCounters | None = None,
-    meanwhile: Callable[[], None] | None = None,
 ) -> NativeRead | None:
     """The records of these records.jsonl files (relative path, case directory, bytes to read or -1),
     given in order of their case directories: one table, rows by case and repetition. None when the
-    reader is not available or the taken records hold a column it cannot type.
-
-    `on_counters(taken, case_ids, reps, per_hwthread)` is called once the per-hwthread counter values
-    are out, before the rest of the columns: which files were taken, the records' case ids and
-    repetitions, and the values. `meanwhile()` runs on this thread while the reader parses (it lets
-    go of the GIL)."""
+    reader is not available or the taken records hold a column it cannot type."""
     lib = library()
     if lib is None or not files:
         return None
@@ -149,21 +137,12 @@ def read(
     paths = (ctypes.c_char_p * n)(*(os.fsencode(f"{base}/{relpath}") for relpath, _, _ in files))
     dirs = (ctypes.c_char_p * n)(*(os.fsencode(case_dir) for _, case_dir, _ in files))
     sizes = (ctypes.c_int64 * n)(*(size for _, _, size in files))
-    with ThreadPoolExecutor(1) as pool:
-        parsing = pool.submit(lib.sbr_read, n, paths, sizes, dirs, max(1, threads))  # without the GIL
-        try:
-            if meanwhile is not None:
-                meanwhile()
-        except BaseException:
-            lib.sbr_free(parsing.result())
-            raise
-        handle = parsing.result()
+    handle = lib.sbr_read(n, paths, sizes, dirs, max(1, threads))  # (without the GIL)
     try:
         taken = np.ctypeslib.as_array(lib.sbr_taken(handle), shape=(n,)).astype(bool).tolist()
         rows = lib.sbr_rows(handle)
-        told = partial(on_counters, taken) if on_counters is not None else None
         try:
-            columns, per_hwthread = _columns(lib, handle, rows, told) if rows else ({}, None)
+            columns, per_hwthread = _columns(lib, handle, rows) if rows else ({}, None)
         except Unlike:
             return None
     finally:
@@ -293,22 +272,20 @@ def _python_values(cells: Cells) -> list:
     return out
 
 
-def _columns(lib, handle, n: int, on_counters=None) -> tuple[dict, PerHwthread]:
-    """The records table's columns in flatten.flatten_records' order, and the per-hwthread values
-    (given to `on_counters(case_ids, reps, per_hwthread)` as soon as they are out). The plain columns
-    two at a time: the reader copies one out (without the GIL) while numpy types the other."""
+def _columns(lib, handle, n: int) -> tuple[dict, PerHwthread]:
+    """The records table's columns in flatten.flatten_records' order, and the per-hwthread values.
+    The plain columns two at a time: the reader copies one out (without the GIL) while numpy types
+    the other."""
     with ThreadPoolExecutor(2) as pool:
-        return _columns_with(lib, handle, n, pool, on_counters)
+        return _columns_with(lib, handle, n, pool)
 
 
-def _columns_with(lib, handle, n: int, pool: ThreadPoolExecutor, on_counters) -> tuple[dict, PerHwthread]:
+def _columns_with(lib, handle, n: int, pool: ThreadPoolExecutor) -> tuple[dict, PerHwthread]:
     cell = _Columns(lib, handle, n)
     head = pool.map(cell.typed, _HEAD)  # (submitted at once: the counter values are copied meanwhile)
     entries = _entries(lib, handle)
     per_hwthread = _per_hwthread(lib, handle, entries)
     col: dict = dict(zip(_HEAD, head, strict=True))
-    if on_counters is not None:  # (its table can be written while the ctr_ columns are made)
-        on_counters(col["case_id"], col["rep"], per_hwthread)
     counter_columns = _counter_columns(lib, handle, n, entries)
     params_text = cell["params"]
     derived = [params_columns(text.encode()) for text in params_text.strings]

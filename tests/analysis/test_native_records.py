@@ -9,8 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.outputs.tables import TablesInFlight
-from analysis.pipeline import Options, analyze, write_tables
+from analysis.pipeline import Options, analyze
 from analysis.records import load, native_library, native_reader
 from jobs import probe_detail
 from tests.synthetic_campaigns import (
@@ -19,9 +18,6 @@ from tests.synthetic_campaigns import (
     make_record,
     plant_corrupt_files,
     standard_campaign,
-    standard_nodes,
-    standard_specs,
-    write_campaign,
 )
 
 
@@ -404,90 +400,3 @@ def test_the_compiled_lister_lists_as_the_layout_does(tmp_path, monkeypatch):
     python = load.case_files(tmp_path, case_ids)
     assert list(native) == list(python)
     assert "raw/with-probes/records.jsonl#6" in python and "raw/failed/records.jsonl#0" in python
-
-
-def _lines_only_campaign(root):
-    """The standard cases, every one in the records.jsonl layout (failed attempts included)."""
-    return write_campaign(root, "lines-only", standard_specs(6), standard_nodes(), seed=3)
-
-
-@pytest.mark.parametrize("use_cache", [False, True])
-def test_a_final_counters_table_is_handed_over_before_the_load_ends(tmp_path, use_cache):
-    """Every file taken by the reader (the failed attempts left to the Python path hold no counters):
-    the counters table is handed over once, before the records table is put together, equal to the
-    one the load returns; the analysis writes it from there (pipeline.analyze)."""
-    truth = _lines_only_campaign(tmp_path)
-    assert any(".failed-" in key for key in layout_keys(truth.campaign_dir))
-    handed: list[pd.DataFrame] = []
-    loaded = load.load_records(
-        truth.campaign_dir, use_cache=use_cache, during=load.During(counters_final=handed.append)
-    )
-    assert len(handed) == 1 and len(loaded.counters) > 0
-    assert handed[0] is loaded.counters  # the same table: the analysis does not write it twice
-    plain = load.load_records(truth.campaign_dir, use_cache=False)
-    pd.testing.assert_frame_equal(plain.counters, loaded.counters, check_exact=True)
-
-
-def test_a_counters_table_not_yet_final_is_not_handed_over(tmp_path):
-    """A file the reader refuses, a case of the older layout, or cases from the cache: the counters
-    table is only final when the load returns, and nothing is handed over before."""
-    refused = _lines_only_campaign(tmp_path / "refused")
-    first = next(k for k in layout_keys(refused.campaign_dir) if k.split("#")[0].endswith("/records.jsonl"))
-    with (refused.campaign_dir / first.split("#")[0]).open("a") as handle:
-        handle.write("not a record\n")
-    older = standard_campaign(tmp_path / "older", seed=2)  # three cases of the older layout
-    cached = _lines_only_campaign(tmp_path / "cached")
-    load.load_records(cached.campaign_dir, use_cache=True)
-    for campaign_dir, use_cache in (
-        (refused.campaign_dir, False),
-        (older.campaign_dir, False),
-        (cached.campaign_dir, True),
-    ):
-        handed: list[pd.DataFrame] = []
-        during = load.During(counters_final=handed.append)
-        loaded = load.load_records(campaign_dir, use_cache=use_cache, during=during)
-        assert handed == [] and len(loaded.counters) > 0, campaign_dir
-
-
-@pytest.mark.parametrize("how", ["reader", "cache", "python path"])
-def test_what_runs_during_the_parse_runs_once(tmp_path, monkeypatch, how):
-    """The pipeline reads cases.jsonl while the reader parses: once per load, whichever way the records
-    are read, and before the load returns."""
-    truth = _lines_only_campaign(tmp_path)
-    if how == "cache":
-        load.load_records(truth.campaign_dir, use_cache=True)
-    if how == "python path":
-        monkeypatch.setenv("SCALEBENCH_NATIVE", "0")
-        monkeypatch.setattr(native_library, "_loaded", None)
-    calls: list[int] = []
-    during = load.During(parsing=lambda: calls.append(len(calls)))
-    loaded = load.load_records(truth.campaign_dir, use_cache=how == "cache", during=during)
-    assert calls == [0] and len(loaded.records) > 0
-
-
-def test_a_counters_table_handed_over_and_then_dropped_is_written_again(tmp_path, monkeypatch):
-    """The reader hands its counters table over, then gives up on a later column (Unlike): the Python
-    path reads the campaign, and counters.csv holds the table the analysis loaded, written after the
-    one handed over (made to differ here: its values + 1)."""
-    truth = _lines_only_campaign(tmp_path)
-    explode = load.explode_counters
-    calls: list[pd.DataFrame] = []
-
-    def first_one_off(*args):
-        frame = explode(*args)
-        if not calls:
-            frame = frame.assign(value=frame["value"] + 1)
-        calls.append(frame)
-        return frame
-
-    def unlike(*_):
-        raise native_reader.Unlike("a column the reader cannot type")
-
-    monkeypatch.setattr(load, "explode_counters", first_one_off)
-    monkeypatch.setattr(native_reader, "scenario_columns", unlike)  # (a column after the counters)
-    result = analyze(truth.campaign_dir, Options(n_resamples=20, seed=1, use_cache=False), TablesInFlight())
-    write_tables(result)
-    assert len(calls) == 2 and calls[0] is not result.loaded.counters  # handed over, then dropped
-    written = pd.read_csv(truth.campaign_dir / "analysis" / "counters.csv")
-    expected = result.loaded.counters["value"].to_numpy()
-    assert len(written) == len(expected) > 0 and (written["value"].to_numpy() == expected).all()

@@ -176,21 +176,3 @@ def test_csv_tables_round_trip_and_failed_writes_leave_nothing(tmp_path):
         write_atomic_by(tmp_path / "out" / "t.csv", half_then_fail)
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["t.csv"]  # old file kept, no temp
     assert pd.read_csv(tmp_path / "out" / "t.csv").shape == (3, 4)
-
-
-def test_tables_in_flight_end_in_place_in_the_order_started_and_report_a_failed_write(tmp_path):
-    from analysis.outputs.tables import TablesInFlight
-
-    out = tmp_path / "out"
-    (tmp_path / "blocked").write_text("a file, not a directory")
-    first, second = pd.DataFrame({"x": np.arange(300_000)}), pd.DataFrame({"x": [7, 8]})
-    in_flight = TablesInFlight()
-    in_flight.start(out / "t.csv", first)  # long: still being written when the next one is started
-    in_flight.start(out / "t.csv", second)
-    in_flight.start(tmp_path / "blocked" / "u.csv", second)  # its directory cannot be made
-    in_flight.start(out / "v.csv", first)
-    with pytest.raises(OSError):
-        in_flight.wait()
-    assert pd.read_csv(out / "t.csv")["x"].tolist() == [7, 8]  # the later table, put in place last
-    assert pd.read_csv(out / "v.csv")["x"].tolist() == list(range(300_000))
-    assert sorted(p.name for p in out.iterdir()) == ["t.csv", "v.csv"]  # no temporary file left
