@@ -145,7 +145,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
     violations = placement_violations(loaded.records)
     counters = counter_status(loaded.records)
     lap("placement, counter status")
-    tables = counter_tables(loaded.records, loaded.counters, campaign.path)
+    tables = counter_tables(loaded.records, loaded.counters, campaign.hosts)
     lap("counter tables")
     result = Analysis(
         campaign=campaign,
@@ -167,7 +167,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         efficiency=efficiency(
             summary, case_stats.records, {nt: c for nt, (c, _) in cores.items()}, load_bounds()
         ),
-        micro=micro_tables(campaign_dir, micro_cases(loaded.records))
+        micro=micro_tables(campaign_dir, micro_cases(loaded.records), campaign.hosts)
         if has_micro(campaign_dir, loaded.records)
         else {},
         reference=campaign_comparison(campaign, loaded.records, options.seed),

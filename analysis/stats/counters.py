@@ -12,9 +12,7 @@ Which hardware threads are siblings comes from hosts/<hostname>.json (the topolo
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -191,13 +189,14 @@ def counter_cases(
     )
 
 
-def sibling_cores(campaign_dir: Path, hostnames) -> dict[str, dict[int, tuple]]:
-    """hostname -> {hwthread: (socket, core)} for hosts whose probed topology has SMT."""
+def sibling_cores(hosts: dict[str, dict], hostnames) -> dict[str, dict[int, tuple]]:
+    """hostname -> {hwthread: (socket, core)} for hosts whose probed topology (`hosts`:
+    campaign.read_hosts) has SMT."""
     out = {}
     for host in hostnames:
         try:
-            topology = json.loads((Path(campaign_dir) / "hosts" / f"{host}.json").read_text())["topology"]
-        except (OSError, ValueError, KeyError, TypeError):
+            topology = hosts[host]["topology"]
+        except (KeyError, TypeError):
             continue
         if topology.get("threads_per_core", 1) > 1:
             out[host] = {h["hwthread"]: (h["socket"], h["core"]) for h in topology["hwthreads"]}
@@ -205,13 +204,13 @@ def sibling_cores(campaign_dir: Path, hostnames) -> dict[str, dict[int, tuple]]:
 
 
 def counter_siblings(
-    records: pd.DataFrame, counters: pd.DataFrame, campaign_dir: Path, ok: pd.DataFrame | None = None
+    records: pd.DataFrame, counters: pd.DataFrame, hosts: dict[str, dict], ok: pd.DataFrame | None = None
 ) -> pd.DataFrame:
     """(`ok`: _ok_records(records), when the caller has it already.)"""
     ok = _ok_records(records) if ok is None else ok
     if counters.empty or ok.empty:
         return pd.DataFrame(columns=SIBLING_COLUMNS)
-    cores = sibling_cores(campaign_dir, ok["hostname"].dropna().astype(str).unique())
+    cores = sibling_cores(hosts, ok["hostname"].dropna().astype(str).unique())
     if not cores:  # no SMT host: nothing to pair (and no need to join millions of counter rows)
         return pd.DataFrame(columns=SIBLING_COLUMNS)
     on_smt = ok[ok["hostname"].astype(str).isin(cores)]
@@ -240,11 +239,11 @@ def counter_siblings(
 
 
 def counter_tables(
-    records: pd.DataFrame, counters: pd.DataFrame, campaign_dir: Path
+    records: pd.DataFrame, counters: pd.DataFrame, hosts: dict[str, dict]
 ) -> dict[str, pd.DataFrame]:
     """The CSV files of analysis/ this module writes, by name."""
     ok = _ok_records(records)
     return {
         "counter_cases.csv": counter_cases(records, counters, ok),
-        "counter_siblings.csv": counter_siblings(records, counters, campaign_dir, ok),
+        "counter_siblings.csv": counter_siblings(records, counters, hosts, ok),
     }

@@ -6,7 +6,6 @@ agreement verdict."""
 
 from __future__ import annotations
 
-import json
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
@@ -223,7 +222,7 @@ def tools_table(records: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def siblings_table(campaign_dir: Path, records: list[dict]) -> pd.DataFrame:
+def siblings_table(hosts: dict[str, dict], records: list[dict]) -> pd.DataFrame:
     """Per host: SMT pairs found by timing (smt cases with their own --cpus: one worker alone per CPU,
     two workers on a pair) against the sibling groups of the host's likwid topology (hosts/<host>.json)."""
     alone: dict[str, dict[int, list[float]]] = {}
@@ -245,8 +244,7 @@ def siblings_table(campaign_dir: Path, records: list[dict]) -> pd.DataFrame:
         if not p:
             continue
         found = siblings_by_timing(a, p)
-        path = campaign_dir / "hosts" / f"{host}.json"
-        groups = sibling_groups(json.loads(path.read_text())["topology"]) if path.is_file() else []
+        groups = sibling_groups(hosts[host]["topology"]) if host in hosts else []
         verdict = compare_with_topology(found, [g for g in groups if len(g) > 1])
         rows.append(
             {
@@ -261,15 +259,18 @@ def siblings_table(campaign_dir: Path, records: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def micro_tables(campaign_dir: Path, case_ids: Iterable[str]) -> dict[str, pd.DataFrame]:
-    """The CSV tables of this module for these cases, by file name (empty without micro records)."""
+def micro_tables(
+    campaign_dir: Path, case_ids: Iterable[str], hosts: dict[str, dict]
+) -> dict[str, pd.DataFrame]:
+    """The CSV tables of this module for these cases, by file name (empty without micro records);
+    `hosts`: campaign.read_hosts."""
     records = micro_records(campaign_dir, case_ids)
     cases = case_table(records)
     tables = {}
     if len(cases):
         tables["micro.csv"] = cases
         tables["micro_reference.csv"] = reference_table(cases[cases["kernel"].isin(MICRO_KERNELS)])
-    siblings = siblings_table(campaign_dir, records)
+    siblings = siblings_table(hosts, records)
     if len(siblings):
         tables["micro_siblings.csv"] = siblings
     tools_rows = tools_table(records)

@@ -7,7 +7,6 @@ Factors and shapes are compared, never seconds: the studies ran on other machine
 
 from __future__ import annotations
 
-import json
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -184,13 +183,6 @@ def compare(ref: Reference, cases: list[dict], records: pd.DataFrame, seed: int 
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def read_cases(campaign_dir: Path) -> list[dict]:
-    path = Path(campaign_dir) / "cases.jsonl"
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
 def reference_of(config: dict) -> str | None:
     """The experiment's `reference` from campaign.toml (None when it names none)."""
     value = config.get("reference")
@@ -204,4 +196,4 @@ def campaign_comparison(
     if spec is None:
         return None
     ref = load_reference(spec)
-    return ref, compare(ref, read_cases(campaign.path), records, seed)
+    return ref, compare(ref, campaign.case_lines, records, seed)
