@@ -10,7 +10,7 @@ from sbcore.argtypes import int_at_least
 from sbcore.errors import UsageError
 from sbcore.layout import RESULTS_ENV, resolve_campaign
 
-FORMATS = ("md", "html", "csv")
+FORMATS = ("md", "html", "csv", "records-csv")
 RESULTS_HELP = f"where campaigns live (default: ${RESULTS_ENV}, else results/)"
 
 
@@ -22,8 +22,9 @@ def register(sub) -> None:
             "Analyse a campaign: validity checks (checksums, placement, failed/missing, noise, bimodal, "
             "implausible speedups above min(workers, cores), counters), "
             "per-case median with bootstrap CI, speedup/efficiency against a named baseline, Amdahl fits, "
-            "variant comparisons (Mann-Whitney, Holm). Writes results/<campaign>/analysis/ (records.csv "
-            "summary.csv speedup.csv models.csv comparisons.csv, plots/, report.md, report.html) and prints "
+            "variant comparisons (Mann-Whitney, Holm). Writes results/<campaign>/analysis/ (records.parquet "
+            "counters.parquet summary.csv speedup.csv models.csv comparisons.csv, plots/, report.md, "
+            "report.html) and prints "
             "a short summary (best speedup per kernel by its CI lower bound, never an implausible one) "
             "and the path of report.html."
         ),
@@ -37,7 +38,12 @@ def register(sub) -> None:
         help="serial (best serial time of the same kernel, problem, language, node type; default), self (the "
         "same variant at one worker), a case_id, or a binary name (its best one-worker time)",
     )
-    analyze.add_argument("--format", default="md,html,csv", help="comma-separated subset of md,html,csv")
+    analyze.add_argument(
+        "--format",
+        default="md,html,csv",
+        help="comma-separated subset of md,html,csv,records-csv (csv: the tables, records and counters "
+        "in Parquet; records-csv: those two also as CSV)",
+    )
     analyze.add_argument(
         "--noise-threshold",
         type=float,
@@ -114,8 +120,8 @@ def run_analyze(args: argparse.Namespace) -> int:
         print(f"warning: {campaign_dir / file}: {reason}", file=sys.stderr)
     for file, reason in result.loaded.problems.itertuples(index=False):
         print(f"skipped: {campaign_dir / file}: {reason}", file=sys.stderr)
-    if "csv" in formats:
-        write_tables(result)
+    if {"csv", "records-csv"} & set(formats):
+        write_tables(result, big_csv="records-csv" in formats)
     plots = all_plots(result) if {"md", "html"} & set(formats) else []
     written = write_report(result, plots, formats)
     if args.seed_doc is not None:

@@ -22,7 +22,7 @@ from analysis.checks import (
     placement_violations,
     plausibility,
 )
-from analysis.outputs.tables import write_csvs
+from analysis.outputs.tables import write_files
 from analysis.records.load import Loaded, load_records, record_file
 from analysis.reference_data import load_bounds
 from analysis.stats.bimodality import COLUMNS as BIMODAL_COLUMNS
@@ -207,7 +207,7 @@ class Laps:
 
 def in_case_rep_order(records: pd.DataFrame) -> bool:
     """Whether the records are sorted by (case_id, rep) already (as a cold load delivers them): then
-    no sorted copy of a million rows is made for records.csv."""
+    no sorted copy of a million rows is made for the records table."""
     rep = records["rep"].to_numpy()
     if len(rep) < 2:
         return True
@@ -264,7 +264,7 @@ SUMMARY_ORDER = [
 
 
 def records_table(records: pd.DataFrame) -> pd.DataFrame:
-    """records.csv: the measured records with their flags, each with the file it came from, by case
+    """The records table: the measured records with their flags, each with the file it came from, by case
     and repetition."""
     records = records.drop(columns=["warmup"])
     records.insert(0, "file", record_file(records))
@@ -279,11 +279,17 @@ def speedup_csv(speedup: pd.DataFrame) -> pd.DataFrame:
     return speedup.sort_values(["node_type", "binary", "workers", "case_id"])
 
 
-def write_tables(result: Analysis) -> list[Path]:
+BIG_TABLES = ("records", "counters")  # Parquet; also CSV on request
+
+
+def write_tables(result: Analysis, big_csv: bool = False) -> list[Path]:
+    """Every table into the campaign's analysis directory: the records and counters tables in Parquet
+    (and CSV with `big_csv`), the others in CSV."""
     out = result.out_dir
+    big = {"records": records_table(result.stats.records), "counters": result.loaded.counters}
+    suffixes = (".parquet", ".csv") if big_csv else (".parquet",)
     tables = {
-        "records.csv": records_table(result.stats.records),
-        "counters.csv": result.loaded.counters,
+        **{f"{name}{suffix}": big[name] for name in BIG_TABLES for suffix in suffixes},
         "summary.csv": summary_csv(result.summary),
         "speedup.csv": speedup_csv(result.speedup),
         "models.csv": result.models,
@@ -299,5 +305,5 @@ def write_tables(result: Analysis) -> list[Path]:
     }
     if result.reference is not None:
         tables["reference.csv"] = result.reference[1]
-    write_csvs({out / name: table for name, table in tables.items()})
+    write_files({out / name: table for name, table in tables.items()})
     return [out / name for name in tables]

@@ -188,7 +188,7 @@ def cold_analysis(campaign: Path, resamples: int) -> None:
     for name, seconds in t.items():
         if name.startswith("step: "):
             print(f"    {name[6:]:<32} {seconds:6.2f} s wall, CPU {t['cpu: ' + name[6:]]:6.2f} s here")
-    timed("write CSV tables", lambda: write_tables(result))
+    timed("write tables", lambda: write_tables(result))
     seconds = time.perf_counter() - start
     print(f"  cold analysis: {seconds:.1f} s (load + statistics + CSV); host check after: {host_check()}")
     print(f"  {machine_share(machine, machine_seconds(), seconds)}")

@@ -1,7 +1,9 @@
-"""Tables as CSV files, written by Arrow and streamed to disk: pandas' to_csv formats every value in
-Python (about a minute for a million records with their counters). Same shape as pandas writes it
-(header, no index, empty field for a missing value); floats in their shortest round-trip form; booleans
-as true/false; text quoted."""
+"""Tables as files, written by Arrow: `<name>.parquet` (the big records and counters tables: typed,
+compressed, read back by pandas.read_parquet) or `<name>.csv`, streamed to disk (pandas' to_csv formats
+every value in Python: about a minute for a million records with their counters). The CSV has the shape
+pandas writes (header, no index, empty field for a missing value); floats in their shortest round-trip
+form; booleans as true/false; text quoted. Both hold the same values: tests/analysis/test_outputs.py
+writes one table both ways."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
 
 from sbcore.atomic import publish, write_temp_by
 
@@ -32,22 +35,27 @@ def _column(series: pd.Series) -> pa.Array:
         return pa.array(series.map(lambda v: None if v is None or v != v else str(v)), type=pa.string())
 
 
-def write_csv(frame: pd.DataFrame, path: Path) -> None:
-    """The table as CSV at `path`, atomically, streamed (a 15-million-row table never sits in memory
-    as text)."""
-    publish(write_csv_temp(frame, path), path)
+def arrow_table(frame: pd.DataFrame) -> pa.Table:
+    return pa.table([_column(frame[c]) for c in frame.columns], names=[str(c) for c in frame.columns])
 
 
-def write_csv_temp(frame: pd.DataFrame, path: Path) -> Path:
-    """The table as CSV in a temporary file beside `path`, for sbcore.atomic.publish."""
-    table = pa.table([_column(frame[c]) for c in frame.columns], names=[str(c) for c in frame.columns])
-    return write_temp_by(path, lambda tmp: pacsv.write_csv(table, str(tmp)), make_parents=True)
+WRITERS = {".csv": pacsv.write_csv, ".parquet": pq.write_table}  # by the file's suffix
 
 
-def write_csvs(tables: dict[Path, pd.DataFrame]) -> None:
+def write_table(frame: pd.DataFrame, path: Path) -> None:
+    """The table at `path` (CSV or Parquet, by its suffix), atomically, streamed (a 15-million-row
+    table never sits in memory as text)."""
+    write = WRITERS.get(Path(path).suffix)
+    if write is None:
+        raise ValueError(f"{path}: no table format for {Path(path).suffix!r} (one of {', '.join(WRITERS)})")
+    table = arrow_table(frame)
+    publish(write_temp_by(path, lambda tmp: write(table, str(tmp)), make_parents=True), path)
+
+
+def write_files(tables: dict[Path, pd.DataFrame]) -> None:
     """Several tables at once, biggest first, one thread per CPU: Arrow formats and writes without the
     GIL, so the records and counters tables of a big campaign are written side by side."""
     order = sorted(tables, key=lambda path: -len(tables[path]) * max(1, len(tables[path].columns)))
     with ThreadPoolExecutor(max(1, min(len(order), os.cpu_count() or 1))) as pool:
-        for done in [pool.submit(write_csv, tables[path], path) for path in order]:
+        for done in [pool.submit(write_table, tables[path], path) for path in order]:
             done.result()  # the first error (e.g. a full disk) is raised here

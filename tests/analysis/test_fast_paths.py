@@ -222,7 +222,7 @@ def test_campaign_without_microbenchmarks_is_read_once(standard, monkeypatch):
 
 
 def test_tables_written_side_by_side_equal_those_written_one_by_one(tmp_path):
-    from analysis.outputs.tables import write_csv, write_csvs
+    from analysis.outputs.tables import write_files, write_table
 
     rng = np.random.default_rng(2)
     tables = {
@@ -231,13 +231,13 @@ def test_tables_written_side_by_side_equal_those_written_one_by_one(tmp_path):
         )
         for i in range(5)
     }
-    write_csvs({tmp_path / "together" / name: t for name, t in tables.items()})
+    write_files({tmp_path / "together" / name: t for name, t in tables.items()})
     for name, table in tables.items():
-        write_csv(table, tmp_path / "alone" / name)
+        write_table(table, tmp_path / "alone" / name)
         assert (tmp_path / "together" / name).read_bytes() == (tmp_path / "alone" / name).read_bytes()
     with pytest.raises(OSError):
         (tmp_path / "file").write_text("")
-        write_csvs({tmp_path / "file" / "t.csv": tables["t0.csv"]})  # parent is a file: the error surfaces
+        write_files({tmp_path / "file" / "t.csv": tables["t0.csv"]})  # parent is a file: the error surfaces
 
 
 def test_per_record_counter_values_equal_a_groupby_of_every_row():

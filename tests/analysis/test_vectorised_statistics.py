@@ -240,12 +240,12 @@ def test_row_nanquantiles_equal_numpys_nanquantile_bit_for_bit():
 def test_never_filled_categorical_column_is_written_as_empty_fields(tmp_path):
     import pandas as pd
 
-    from analysis.outputs.tables import write_csv
+    from analysis.outputs.tables import write_table
 
     empty = pd.Series([None] * 4, dtype="category")
     frame = pd.DataFrame({"case_id": ["a", "b", "c", "d"], "probe": empty, "x": [1.5, 2, None, 4]})
-    write_csv(frame, tmp_path / "fast.csv")
-    write_csv(frame.astype({"probe": object}), tmp_path / "slow.csv")
+    write_table(frame, tmp_path / "fast.csv")
+    write_table(frame.astype({"probe": object}), tmp_path / "slow.csv")
     text = (tmp_path / "fast.csv").read_text()
     assert text == (tmp_path / "slow.csv").read_text()
     assert text.splitlines()[1] == '"a",,1.5'

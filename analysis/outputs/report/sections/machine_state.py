@@ -24,7 +24,8 @@ def disturbance_section(result) -> list[tuple[str, object]]:
             "vector pipes, which slows vector kernels and barely the scalar loops), or "
             f"their threads waited for a CPU {100 * WAIT_SHARE:.0f} % of the time more than is normal on "
             "that node, without being oversubscribed. They stay in every result above; the table shows "
-            "what the affected cases give without them (records.csv has the flag and reason per repetition).",
+            "what the affected cases give without them (records.parquet has the flag and reason per "
+            "repetition).",
         )
     )
     # A node shared all the time has a busy normal state: nothing stands out, everything is slower.
