@@ -6,7 +6,7 @@ rep-<k>.json per repetition, still read); failed attempts are files of their own
   listed is part of its key, and exactly that many bytes are read);
 - only cases not in the cache, or whose files changed, are parsed, by a process pool in chunks of
   cases (each worker builds a DataFrame, so only columnar data crosses the process boundary);
-- parsed chunks are appended to `analysis/.cache/chunk-<n>.pkl`: records are never rewritten
+- parsed chunks are appended to `analysis/.cache/chunk-<n>/` (records/cache.py): records are never rewritten
   (docs/formats.md), so a case parsed once stays parsed until it gets new lines or files; a vanished
   case drops its cached rows. Cases with problems are never cached: they are parsed (and reported)
   again on every run.
@@ -19,7 +19,6 @@ from __future__ import annotations
 import gc
 import json
 import os
-import pickle
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -32,12 +31,11 @@ from pandas.api.types import union_categoricals
 
 from analysis.records import native_reader
 from analysis.records.batches import CountedRecords, DecodedFiles, record_where
+from analysis.records.cache import read_chunks, write_chunk
 from analysis.records.flatten import PerHwthread, flatten_records
 from analysis.records.typed_columns import typed_frame
 from sbcore import layout
-from sbcore.atomic import write_atomic_by
 
-CACHE_VERSION = 5  # bump when the parsed-row layout changes
 PARALLEL_THRESHOLD = 4000  # records: below this, a process pool costs more than it saves
 # Records (or files) per parsing task: fewer, larger frames to join (at a million records, chunks of 5000
 # took 1.7x the main process's time of chunks of 20000, ~0.3 GB per worker).
@@ -357,31 +355,16 @@ def _listed_bytes(key: str) -> int:
     return int(size) if size else RECORD_BYTES
 
 
+TABLES = ("records", "counters", "failed", "problems")  # Parsed's tables, as the cache keeps them
+
+
 def read_cache(cache_dir: Path, notes: list[str]) -> list[Parsed]:
-    chunks = []
-    for path in sorted(cache_dir.glob("chunk-*.pkl")):
-        try:
-            with path.open("rb") as handle:
-                version, parsed = pickle.load(handle)
-            if version != CACHE_VERSION:
-                raise ValueError(f"cache version {version}, expected {CACHE_VERSION}")
-            chunks.append(parsed)
-        except Exception as err:  # a derived file: drop it and re-parse what it held
-            notes.append(f"{path}: ignoring unreadable cache chunk ({err}); its files are parsed again")
-            path.unlink(missing_ok=True)
-    return chunks
+    return [Parsed(keys, **tables) for keys, tables in read_chunks(cache_dir, TABLES, notes)]
 
 
 def append_cache(cache_dir: Path, parsed: Parsed, notes: list[str]) -> None:
-    existing = [int(p.stem.split("-")[1]) for p in cache_dir.glob("chunk-*.pkl")]
-    path = cache_dir / f"chunk-{max(existing, default=-1) + 1:06d}.pkl"
-
-    def dump(tmp: Path) -> None:  # streamed: the pickle of a million records is never held as bytes
-        with open(tmp, "wb") as handle:
-            pickle.dump((CACHE_VERSION, parsed), handle, protocol=pickle.HIGHEST_PROTOCOL)
-
     try:
-        write_atomic_by(path, dump, make_parents=True)
+        write_chunk(cache_dir, parsed.keys, {name: getattr(parsed, name) for name in TABLES})
     except OSError as err:
         notes.append(f"{cache_dir}: cache not written ({err}); the next run parses these files again")
 
