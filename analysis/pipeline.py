@@ -31,7 +31,7 @@ from analysis.stats.counters import counter_tables
 from analysis.stats.disturbance import SUMMARY_COLUMNS, clean_summary, flag_disturbed
 from analysis.stats.disturbance_effect import disturbance_effect
 from analysis.stats.efficiency import efficiency
-from analysis.stats.micro import MICRO_KERNELS, TOOL_KERNELS, micro_tables
+from analysis.stats.micro import micro_tables
 from analysis.stats.models import fit_models
 from analysis.stats.node_types import best_configurations, node_type_table
 from analysis.stats.per_case import CaseStats, describe, with_median_cis
@@ -167,9 +167,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         efficiency=efficiency(
             summary, case_stats.records, {nt: c for nt, (c, _) in cores.items()}, load_bounds()
         ),
-        micro=micro_tables(campaign_dir, micro_cases(loaded.records), campaign.hosts)
-        if has_micro(campaign_dir, loaded.records)
-        else {},
+        micro=micro_tables(loaded.records, campaign.hosts),
         reference=campaign_comparison(campaign, loaded.records, options.seed),
         disturbance_effect=effect,
         process_correlation=correlation,
@@ -218,22 +216,6 @@ def in_case_rep_order(records: pd.DataFrame) -> bool:
         case = cases.astype(str).to_numpy(dtype=object)
     same = case[1:] == case[:-1]
     return bool(((case[1:] > case[:-1]) | (same & (rep[1:] > rep[:-1]))).all())
-
-
-def micro_cases(records: pd.DataFrame) -> list[str]:
-    """The cases whose records micro_tables reads again (for their per-operation statistics)."""
-    if "kernel" not in records:
-        return []
-    return list(
-        records.loc[records["kernel"].isin(MICRO_KERNELS + TOOL_KERNELS), "case_id"].astype(str).unique()
-    )
-
-
-def has_micro(campaign_dir: Path, records: pd.DataFrame) -> bool:
-    """Whether the microbenchmark tables have anything to show: micro_tables reads the raw records of
-    the micro cases again."""
-    kernels = records["kernel"] if "kernel" in records else pd.Series(dtype=object)
-    return bool(kernels.isin(MICRO_KERNELS).any()) or (Path(campaign_dir) / "tools.jsonl").is_file()
 
 
 SUMMARY_ORDER = [

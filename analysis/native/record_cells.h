@@ -83,6 +83,7 @@ enum Slot : int {
     S_PLACEMENT,
     S_PIN_CPUS,
     S_SCHED,
+    S_RESULT,
     N_SLOTS
 };
 

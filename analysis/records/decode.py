@@ -102,6 +102,7 @@ class Record(msgspec.Struct, gc=False):
     sched: msgspec.Raw = NULL  # scheduling scenario asked and applied, one entry per worker: derived per
     # distinct value (analysis/flatten.scenario_columns)
     load: Any = None  # competing load and the CPU it got
+    result: msgspec.Raw = NULL  # a microbenchmark's or tool's own statistics (flatten.result_json)
 
 
 # What decoding bad bytes raises: invalid JSON or schema, and text that is not UTF-8.

@@ -183,7 +183,21 @@ def flatten_records(records: list[Record]) -> tuple[dict[str, Sequence], PerHwth
     slurm = [s if isinstance(s, dict) else _EMPTY for s in fields["slurm"]]
     col["slurm_job_id"] = [s.get("job_id") for s in slurm]
     col["slurm_array_task_id"] = [s.get("array_task_id") for s in slurm]
+    results = list(map(bytes, fields["result"]))
+    if results.count(NULL_TEXT) < n:  # (only microbenchmarks and tools write a result)
+        which, texts = distinct(results, result_json)
+        col["result_json"] = spread(which, texts)
     return col, PerHwthread.parse(hw_rows, hw_metrics, hw_raws)
+
+
+NULL_TEXT = b"null"
+
+
+def result_json(raw: bytes) -> str | None:
+    """A record's `result` (a kernel's own statistics: docs/formats.md) as compact JSON text, its keys
+    in the record's order (a tool's `compares_with` names our kernel's parameters in its order); None
+    without one."""
+    return None if raw == NULL_TEXT else msgspec.json.encode(msgspec.json.decode(raw)).decode()
 
 
 def _list_length(value) -> int:

@@ -36,6 +36,7 @@ from analysis.records.flatten import (
     distinct_cpus,
     metric_column,
     params_columns,
+    result_json,
     scenario_columns,
 )
 from analysis.records.machine_state import probe_columns
@@ -68,6 +69,7 @@ SLOTS = (
     "placement",
     "pin_cpus",
     "sched",
+    "result",
 )
 _SLOT = {name: number for number, name in enumerate(SLOTS)}
 STATS = ("sum", "min", "max", "avg")
@@ -323,6 +325,10 @@ def _columns_with(lib, handle, n: int, pool: ThreadPoolExecutor) -> tuple[dict, 
         col[key] = Spread(sched.values, [row[key] for row in scenarios])
     col["slurm_job_id"] = cell.typed("slurm_job_id")
     col["slurm_array_task_id"] = cell.typed("slurm_array_task_id")
+    results = cell["result"]
+    texts = [result_json(t.encode()) for t in results.strings]
+    if any(t is not None for t in texts):  # (only microbenchmarks and tools write a result)
+        col["result_json"] = Spread(results.values, texts)
     col["record_line"] = cell.typed("record_line")
     return {
         name: typed_column(v) if isinstance(v, Spread | list) else v for name, v in col.items()

@@ -6,15 +6,14 @@ agreement verdict."""
 
 from __future__ import annotations
 
+import json
 import tomllib
-from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
 
 from analysis.reference_data import REFERENCE_DIR
 from analysis.stats.smt import compare_with_topology, siblings_by_timing
-from sbcore import layout
 
 MICRO_KERNELS = ("osbench", "timing", "smt")
 TOOL_KERNELS = ("perfbench", "stressng", "cyclictest")  # the standard tools (lang "tool", jobs/tools.py)
@@ -23,15 +22,26 @@ UNIT = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "x": 1.0}
 STATS = ("min_s", "median_s", "mean_s", "p99_s", "max_s")
 
 
-def micro_records(campaign_dir: Path, case_ids: Iterable[str]) -> list[dict]:
-    """The measured (non-warm-up) records of these cases (the micro kernels' and the standard tools',
-    which the loaded table names) as stored: their per-operation statistics are not in the table.
-    Unreadable records are reported by the main loader; here they are simply not counted."""
+RECORD_FIELDS = ("case_id", "node_type", "kernel", "lang", "threads", "rep", "host")  # what is read here
+
+
+def micro_records(records: pd.DataFrame) -> list[dict]:
+    """The measured (non-warm-up) records of the micro kernels and the standard tools, by case and
+    repetition, as this module reads them: the fields it uses, with `params`, `result` (their own
+    statistics, from the records table's result_json) and the pinned `pin.cpus`."""
+    if "result_json" not in records or "kernel" not in records:
+        return []
+    mine = records[records["kernel"].isin(MICRO_KERNELS + TOOL_KERNELS) & ~records["warmup"].astype(bool)]
+    mine = mine.assign(case_id=mine["case_id"].astype(str)).sort_values(["case_id", "rep"], kind="stable")
     out = []
-    for case_id in sorted(case_ids):
-        for record in layout.case_records(campaign_dir, case_id).values():
-            if record.get("kernel") in MICRO_KERNELS + TOOL_KERNELS and not record.get("warmup", False):
-                out.append(record)
+    for row in mine.to_dict("records"):
+        record = {k: row[k] for k in RECORD_FIELDS if k in row and pd.notna(row[k])}
+        record["params"] = json.loads(row["params_json"])
+        record["result"] = json.loads(row["result_json"]) if isinstance(row["result_json"], str) else {}
+        cpus = row.get("pin_cpus")
+        if isinstance(cpus, str) and cpus:
+            record["pin"] = {"cpus": [int(c) for c in cpus.split(",")]}
+        out.append(record)
     return out
 
 
@@ -259,12 +269,12 @@ def siblings_table(hosts: dict[str, dict], records: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def micro_tables(
-    campaign_dir: Path, case_ids: Iterable[str], hosts: dict[str, dict]
-) -> dict[str, pd.DataFrame]:
-    """The CSV tables of this module for these cases, by file name (empty without micro records);
-    `hosts`: campaign.read_hosts."""
-    records = micro_records(campaign_dir, case_ids)
+def micro_tables(table: pd.DataFrame, hosts: dict[str, dict]) -> dict[str, pd.DataFrame]:
+    """The CSV tables of this module from the records table, by file name (none without a micro
+    kernel's record); `hosts`: campaign.read_hosts."""
+    if "kernel" not in table or not table["kernel"].isin(MICRO_KERNELS).any():
+        return {}
+    records = micro_records(table)
     cases = case_table(records)
     tables = {}
     if len(cases):

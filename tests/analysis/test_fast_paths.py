@@ -206,19 +206,25 @@ def test_unreadable_case_directory_is_reported_per_file(tmp_path, monkeypatch):
     assert isinstance(out[0], OSError) and isinstance(out[1], OSError) and out[2] == b"{}"
 
 
-def test_campaign_without_microbenchmarks_is_read_once(standard, monkeypatch):
-    """The microbenchmark tables read every raw file again: not done when there is nothing for them."""
-    from analysis import pipeline
+def test_the_analysis_reads_every_raw_file_once(standard, monkeypatch):
+    """The microbenchmark tables come from the records table (result_json): no raw file is read again
+    after the load."""
     from analysis.pipeline import Options, analyze
+    from analysis.records import load
+    from sbcore import layout
 
     truth, _ = standard
+    reads = []
+    real = load.load_records
 
-    def reading_again(campaign_dir, case_ids):
-        raise AssertionError("micro tables computed for a campaign without microbenchmarks")
+    def load_then_forbid(*args, **kwargs):
+        loaded = real(*args, **kwargs)
+        monkeypatch.setattr(layout, "case_records", lambda *a: reads.append(a))
+        return loaded
 
-    monkeypatch.setattr(pipeline, "micro_tables", reading_again)
+    monkeypatch.setattr("analysis.pipeline.load_records", load_then_forbid)
     result = analyze(truth.campaign_dir, Options(n_resamples=50, use_cache=False))
-    assert result.micro == {} and len(result.summary) > 10
+    assert reads == [] and result.micro == {} and len(result.summary) > 10
 
 
 def test_tables_written_side_by_side_equal_those_written_one_by_one(tmp_path):

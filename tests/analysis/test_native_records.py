@@ -136,6 +136,14 @@ ORDINARY = {
     "probe extremes as ints": _mutated("probe.min_s.int_mul", 1),
     "probe without cpus": _mutated("probe.before.cpus", None),
     "unknown field": _mutated("something_new", {"a": [1, 2]}),
+    "microbenchmark result": _mutated(
+        "result", {"op": "spawn", "median_s": 1.5e-5, "ops": 100, "p99_s": 2e-5}
+    ),
+    "tool result": _mutated(
+        "result",
+        {"compares_with": {"kernel": "osbench", "params": {"op": "x"}, "stat": "mean_s"}, "mean_s": 0.25},
+    ),
+    "result null": _mutated("result", None),
 }
 
 # Records whose shape the reader leaves to the Python path (which then reads or reports them).
@@ -195,6 +203,23 @@ def test_unusual_records_are_left_to_the_python_path(tmp_path, name):
     assert len(mixed) == 1
     pd.testing.assert_frame_equal(python.records, mixed[0].records, check_exact=True)
     pd.testing.assert_frame_equal(python.problems, mixed[0].problems)
+
+
+def test_the_result_is_in_the_table_as_json_text(tmp_path):
+    """A record's own statistics (`result`: a kernel's iterations, a microbenchmark's per-operation
+    times) become result_json, compact JSON text with its keys in the record's order, from both
+    readers; records without one (runners of old) have no such column."""
+    result = {"op": "spawn", "median_s": 1.5e-5, "ops": 100, "compares_with": {"z": 1, "a": 2}}
+    python, native = _both(tmp_path, _case_with(tmp_path, _mutated("result", result)))
+    assert native is not None
+    _assert_same(python, native)
+    texts = python.records["result_json"].astype(object).tolist()
+    assert json.loads(texts[1]) == result and list(json.loads(texts[1])["compares_with"]) == ["z", "a"]
+    assert json.loads(texts[0]) == _base_record("c1", 0)["result"]
+    without = _mutated("result", _DELETE)
+    lines = [json.dumps(without(_base_record("c2", rep))) for rep in range(2)]
+    python, native = _both(tmp_path, _write_case(tmp_path, "c2", lines))
+    assert "result_json" not in python.records and "result_json" not in native.records
 
 
 def test_text_in_the_first_counted_record_is_read(tmp_path):
