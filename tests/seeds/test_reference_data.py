@@ -138,7 +138,7 @@ def test_reference_loading_and_doc_sections():
 
 def test_scenario_table_of_knobs_without_load():
     """As the loader gives it: text columns categorical, no load anywhere (all None)."""
-    from analysis.outputs.report.sections.reference import scenario_table
+    from analysis.outputs.report.sections.scenario import scenario_table
 
     records = pd.DataFrame(
         {"case_id": ["a", "a", "b"], "sched_asked": ["worker_nice=5", "worker_nice=5", "-"],

@@ -45,3 +45,12 @@ def id_list(ids, limit: int = 6) -> str:
 
 def folded(summary: str, blocks: list[Block]) -> Block:
     return Block("details", (summary, blocks))
+
+
+def plot_blocks(plots, key: str) -> list[Block]:
+    """The plots of one section (`Plot.section`), each drawn or skipped with its reason."""
+    return [
+        Block("skip", f"Plot skipped: {p.skipped}") if p.skipped else Block("img", p)
+        for p in plots
+        if p.section == key
+    ]

@@ -12,14 +12,19 @@ from dataclasses import dataclass
 
 from analysis.outputs.report.sections import (
     checks,
+    counters,
     efficiency,
     findings,
+    image,
     machine_state,
     method,
     micro,
     node_types,
+    provenance,
     reference,
-    results,
+    scaling,
+    scenario,
+    variants,
 )
 
 
@@ -33,16 +38,16 @@ class Section:
 SECTIONS = [
     Section("findings", "Findings", findings.section),
     Section("node-types", "Node types", node_types.section),
-    Section("scenario", "Scheduling scenario and competing load", reference.scenario_section),
+    Section("scenario", "Scheduling scenario and competing load", scenario.section),
     Section("reference", "Published reference", reference.reference_section),
-    Section("scaling", "Scaling", results.scaling),
-    Section("variants", "Variants", results.variants),
-    Section("counters", "Hardware counters", results.counters),
+    Section("scaling", "Scaling", scaling.section),
+    Section("variants", "Variants", variants.section),
+    Section("counters", "Hardware counters", counters.section),
     Section("vectorisation", efficiency.TITLE, efficiency.efficiency_blocks),
     Section("micro", "Microbenchmarks: OS overhead, timing precision, SMT", micro.micro_blocks),
-    Section("image", "Mandelbrot image", results.image),
+    Section("image", "Mandelbrot image", image.section),
     Section("machine-state", "Machine state during the measurements", machine_state.section),
     Section("validity", "Validity details", checks.section),
     Section("method", "Method", method.method),
-    Section("provenance", "Provenance", method.provenance),
+    Section("provenance", "Provenance", provenance.section),
 ]

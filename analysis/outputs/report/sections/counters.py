@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.outputs.report.blocks import Block
+from analysis.outputs.report.blocks import Block, plot_blocks
 
 # Uncore metrics (memory controller) are counted once per socket, on its first hardware thread: comparing
 # them between siblings would compare a socket's total with zero.
@@ -81,3 +81,7 @@ def _number(value) -> str:
     if pd.isna(value):
         return ""
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
+def section(result, plots) -> list[Block]:
+    return [*counter_blocks(result), *plot_blocks(plots, "counters")]
