@@ -95,6 +95,12 @@ class CountedRecords:
         return True
 
     def _add_one(self, record, place: tuple) -> None:
+        # THE PLACE FOR THE SHARED CASE-STATE RULE: the one classification of a record line that
+        # status, resume and run-case also apply (ok / cut / garbage / duplicate / wrong case_id /
+        # wrong rep) belongs here, in place of the checks below, once sbcore has it. Every record of
+        # this path passes here or through _clean (its fast path for a file of ordinary lines); the
+        # compiled reader takes a file only when every line is ok (analysis/native/records_reader.cpp
+        # refuses the others, which then come here).
         _, case_dir, rep_by_name, line = place
         rep = record.rep
         counted = self._reps.setdefault(case_dir, set())
