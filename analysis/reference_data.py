@@ -4,6 +4,7 @@ figures (config/reference/seed-*.toml) and the throughput bound of each inner lo
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pandas as pd
@@ -13,6 +14,20 @@ from sbcore.layout import REPO_ROOT
 REFERENCE_DIR = REPO_ROOT / "config" / "reference"
 SIMD_BOUNDS = REFERENCE_DIR / "simd_bounds.csv"
 BOUND_KEYS = ["kernel", "inner_path", "uarch"]  # one bound per (kernel, inner loop, core design)
+# The studies whose microbenchmark figures the micro tables set beside ours.
+MICRO_REFERENCE_FILES = ("seed-001-osbench.toml", "seed-003-timing.toml", "seed-004-smt.toml")
+
+
+def read_seed(seed_id: str, directory: Path = REFERENCE_DIR) -> dict:
+    """config/reference/<seed_id>.toml: a published study's [seed] and its [cases.<case>] tables."""
+    with (directory / f"{seed_id}.toml").open("rb") as handle:
+        return tomllib.load(handle)
+
+
+def micro_references(directory: Path = REFERENCE_DIR) -> list[dict]:
+    """The microbenchmark studies' files that are there, each as its TOML tables (figures)."""
+    paths = [directory / name for name in MICRO_REFERENCE_FILES]
+    return [tomllib.loads(path.read_text()) for path in paths if path.is_file()]
 
 
 def load_bounds(path: Path = SIMD_BOUNDS) -> pd.DataFrame:

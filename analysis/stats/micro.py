@@ -7,17 +7,14 @@ agreement verdict."""
 from __future__ import annotations
 
 import json
-import tomllib
-from pathlib import Path
 
 import pandas as pd
 
-from analysis.reference_data import REFERENCE_DIR
+from analysis.reference_data import micro_references
 from analysis.stats.smt import compare_with_topology, siblings_by_timing
 
 MICRO_KERNELS = ("osbench", "timing", "smt")
 TOOL_KERNELS = ("perfbench", "stressng", "cyclictest")  # the standard tools (lang "tool", jobs/tools.py)
-REFERENCE_FILES = ("seed-001-osbench.toml", "seed-003-timing.toml", "seed-004-smt.toml")
 UNIT = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "x": 1.0}
 STATS = ("min_s", "median_s", "mean_s", "p99_s", "max_s")
 
@@ -126,17 +123,15 @@ def ours_for(table: pd.DataFrame, figure: dict) -> tuple[float | None, str]:
     return None, f"unknown stat '{stat}'"
 
 
-def reference_table(table: pd.DataFrame, reference_dir: Path = REFERENCE_DIR) -> pd.DataFrame:
-    """Every published figure with ours beside it (same unit) and ours / published, per node type."""
+def reference_table(table: pd.DataFrame, references: list[dict] | None = None) -> pd.DataFrame:
+    """Every published figure with ours beside it (same unit) and ours / published, per node type
+    (`references`: reference_data.micro_references())."""
+    references = micro_references() if references is None else references
     if len(table) and table["node_type"].nunique() > 1:
-        parts = [reference_table(part, reference_dir) for _, part in table.groupby("node_type")]
+        parts = [reference_table(part, references) for _, part in table.groupby("node_type")]
         return pd.concat(parts, ignore_index=True)
     rows = []
-    for name in REFERENCE_FILES:
-        path = reference_dir / name
-        if not path.is_file():
-            continue
-        ref = tomllib.loads(path.read_text())
+    for ref in references:
         for fig in ref.get("figure", []):
             ours, how = ours_for(table, fig) if len(table) else (None, "no micro records")
             rows.append(

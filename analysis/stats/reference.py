@@ -7,7 +7,6 @@ Factors and shapes are compared, never seconds: the studies ran on other machine
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from analysis.reference_data import REFERENCE_DIR
+from analysis.reference_data import REFERENCE_DIR, read_seed
 
 DEFAULT = "default"  # a kernel option or env variable the case does not set
 ALL_CPUS = "all"
@@ -49,8 +48,7 @@ class Reference:
 
 def load_reference(spec: str, directory: Path = REFERENCE_DIR) -> Reference:
     seed_id, _, case = spec.partition(":")
-    with (directory / f"{seed_id}.toml").open("rb") as fh:
-        data = tomllib.load(fh)
+    data = read_seed(seed_id, directory)
     return Reference(spec, data.get("seed", {}), data["cases"][case])
 
 
