@@ -1,4 +1,4 @@
-# The analysis's compiled parts, one library loaded by analysis/native_library.py through ctypes:
+# The analysis's compiled parts, one library loaded by analysis/records/native_library.py through ctypes:
 # the reader of records.jsonl files (records_reader.cpp: files and the C interface; record_cells.cpp:
 # one record into cells; json_text.cpp; simdjson; case_listing.cpp: the case directories).
 # Without it the analysis reads records in Python, slower.

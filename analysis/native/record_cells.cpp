@@ -1,5 +1,5 @@
 // One record (a line of records.jsonl, parsed by simdjson's DOM) into the reader's cells, exactly
-// as analysis/record_decode.py and analysis/flatten.py read it, or Refused.
+// as analysis/records/decode.py and analysis/records/flatten.py read it, or Refused.
 #include "record_cells.h"
 
 #include <algorithm>
@@ -559,7 +559,8 @@ void read_record(element rec, std::string_view case_dir, Cells &c, const Cells *
         throw Refused{};
     if (has_probe)
         read_probe(c, probe);
-    // The higher clock reading around the compute region, else clock_ghz (analysis/flatten.py).
+    // The higher clock reading around the compute region, else clock_ghz
+    // (analysis/records/flatten.py).
     c.tag[S_CLOCK_MAX_GHZ] = c.tag[S_CLOCK_GHZ];
     c.val[S_CLOCK_MAX_GHZ] = c.val[S_CLOCK_GHZ];
     c.text[S_CLOCK_MAX_GHZ] = c.text[S_CLOCK_GHZ];

@@ -100,7 +100,7 @@ class Record(msgspec.Struct, gc=False):
     in_process_rep: Any = None
     sampling: Any = None
     sched: msgspec.Raw = NULL  # scheduling scenario asked and applied, one entry per worker: derived per
-    # distinct value (analysis/flatten.scenario_columns)
+    # distinct value (flatten.scenario_columns)
     load: Any = None  # competing load and the CPU it got
     result: msgspec.Raw = NULL  # a microbenchmark's or tool's own statistics (flatten.result_json)
 

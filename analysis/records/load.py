@@ -161,7 +161,7 @@ def case_files(campaign_dir: Path, case_ids: list[str]) -> dict[str, None]:
 
 
 def parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
-    """Parse record and failed-attempt files: records are decoded together (record_decode), a file or
+    """Parse record and failed-attempt files: records are decoded together (decode.py), a file or
     line with a problem is reported (file + reason) and skipped."""
     collecting = gc.isenabled()
     gc.disable()  # tens of thousands of new objects per chunk, none in a cycle: no collection passes

@@ -1,7 +1,7 @@
 """The compiled reader of records.jsonl files (analysis/native/records_reader.cpp, simdjson): the columns of
 the records table straight from the files, without a Python object per value.
 
-It takes a file only when the Python path (record_decode + flatten) would read every line of it without
+It takes a file only when the Python path (decode + flatten) would read every line of it without
 a problem, and gives exactly the columns and types that path gives; every file it refuses is read by the
 Python path, which names the problems. Each JSON value comes back with its kind, and a column is typed
 as `typed_columns.typed_column` types the decoded values:

@@ -8,7 +8,7 @@ TITLE = "Vectorisation: work per cycle and % of bound"
 
 
 def efficiency_blocks(result, plots) -> list[Block]:
-    """The registered report section (its heading, TITLE, comes from analysis/sections)."""
+    """The registered report section (its heading, TITLE, comes from sections/__init__.py)."""
     table = getattr(result, "efficiency", None)
     b = []
     if table is None or not len(table):

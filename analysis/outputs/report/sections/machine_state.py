@@ -87,7 +87,7 @@ def effect_table(effect: pd.DataFrame) -> pd.DataFrame:
 
 
 def section(result, plots) -> list:
-    """The registered report section (its heading comes from analysis/sections)."""
+    """The registered report section (its heading comes from sections/__init__.py)."""
     from analysis.outputs.report.blocks import Block
 
     return [Block(kind, value) for kind, value in disturbance_section(result) if kind != "h2"]

@@ -20,7 +20,7 @@ NOISE_CAVEAT = (
 
 
 def micro_blocks(result, plots=()) -> list[Block]:
-    """Blocks of the section (its heading comes from analysis/sections); none without microbenchmarks."""
+    """Blocks of the section (its heading comes from sections/__init__.py); none without microbenchmarks."""
     tables = getattr(result, "micro", None) or {}
     if not tables:
         return []
