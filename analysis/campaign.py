@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.flatten import canonical_json
+from analysis.records.flatten import canonical_json
 from analysis.variants import VARIANT_PARAMS
 from sbcore import layout, sampling
 
@@ -22,13 +22,15 @@ class Campaign:
     manifest: dict
     config: dict  # campaign.toml
     problems: list[tuple[str, str]] = field(default_factory=list)  # (file, reason)
+    case_lines: list[dict] = field(default_factory=list)  # cases.jsonl's usable lines as written
+    hosts: dict[str, dict] = field(default_factory=dict)  # hostname -> hosts/<hostname>.json
 
 
 def read_campaign(path: Path) -> Campaign:
     problems: list[tuple[str, str]] = []
     manifest = _read_json(path / "manifest.json", problems)
     config = _read_toml(path / "campaign.toml", problems)
-    rows = []
+    rows, lines = [], []
     cases_file = layout.cases_path(path)
     if cases_file.is_file():
         for lineno, line in enumerate(cases_file.read_text(errors="replace").splitlines(), 1):
@@ -37,12 +39,25 @@ def read_campaign(path: Path) -> Campaign:
             try:
                 case = json.loads(line)
                 rows.append(case_row(case))
+                lines.append(case)
             except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as err:
                 problems.append((f"cases.jsonl:{lineno}", f"unusable case line: {err!r}"))
     else:
         problems.append(("cases.jsonl", "missing: failed/missing cases cannot be listed"))
     name = (config.get("campaign") or {}).get("name") or path.name
-    return Campaign(path, str(name), pd.DataFrame(rows, columns=CASE_COLUMNS), manifest, config, problems)
+    cases = pd.DataFrame(rows, columns=CASE_COLUMNS)
+    return Campaign(path, str(name), cases, manifest, config, problems, lines, read_hosts(path))
+
+
+def read_hosts(path: Path) -> dict[str, dict]:
+    """hostname -> what hosts/<hostname>.json holds (the node's probed topology), for every readable
+    file (an unreadable one counts as not probed)."""
+    hosts = {}
+    for host_file in sorted((Path(path) / "hosts").glob("*.json")):
+        probed = _read_json(host_file, [])
+        if isinstance(probed, dict) and probed:
+            hosts[host_file.stem] = probed
+    return hosts
 
 
 CASE_COLUMNS = [
@@ -135,7 +150,7 @@ def cores_of(node_type: str, campaign: Campaign, records: pd.DataFrame) -> tuple
     if not records.empty and "hostname" in records:
         hosts = records.loc[records["node_type"] == node_type, "hostname"].dropna().astype(str).unique()
         for host in sorted(hosts):
-            probed = _read_json(campaign.path / "hosts" / f"{host}.json", [])
+            probed = campaign.hosts.get(host, {})
             topology = probed.get("topology")
             cores = _cores_in(topology) if isinstance(topology, dict) else None
             if cores:

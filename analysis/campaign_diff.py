@@ -17,10 +17,10 @@ import pandas as pd
 from scipy import stats
 
 from analysis.campaign import read_campaign
-from analysis.load import load_records
-from analysis.speedup import key_strings
-from analysis.stats import ratio_ci, summarize
-from analysis.variant_tests import holm
+from analysis.records.load import load_records
+from analysis.stats.per_case import ratio_ci, summarize
+from analysis.stats.speedup import key_strings
+from analysis.stats.variant_tests import holm
 from analysis.variants import NODE_TYPE_MATCH
 from sbcore.atomic import write_atomic
 from sbcore.errors import ScalebenchError

@@ -13,7 +13,7 @@ from sbcore.campaign_files import nothing_measured, read_cases
 from sbcore.errors import UsageError
 from sbcore.layout import RESULTS_ENV, resolve_campaign
 
-FORMATS = ("md", "html", "csv")
+FORMATS = ("md", "html", "csv", "records-csv")
 RESULTS_HELP = f"where campaigns live (default: ${RESULTS_ENV}, else results/)"
 
 
@@ -25,8 +25,9 @@ def register(sub) -> None:
             "Analyse a campaign: validity checks (checksums, placement, failed/missing, noise, bimodal, "
             "implausible speedups above min(workers, cores), counters), "
             "per-case median with bootstrap CI, speedup/efficiency against a named baseline, Amdahl fits, "
-            "variant comparisons (Mann-Whitney, Holm). Writes results/<campaign>/analysis/ (records.csv "
-            "summary.csv speedup.csv models.csv comparisons.csv, plots/, report.md, report.html) and prints "
+            "variant comparisons (Mann-Whitney, Holm). Writes results/<campaign>/analysis/ (records.parquet "
+            "counters.parquet summary.csv speedup.csv models.csv comparisons.csv, plots/, report.md, "
+            "report.html) and prints "
             "a short summary (best speedup per kernel by its CI lower bound, never an implausible one) "
             "and the path of report.html."
         ),
@@ -40,7 +41,12 @@ def register(sub) -> None:
         help="serial (best serial time of the same kernel, problem, language, node type; default), self (the "
         "same variant at one worker), a case_id, or a binary name (its best one-worker time)",
     )
-    analyze.add_argument("--format", default="md,html,csv", help="comma-separated subset of md,html,csv")
+    analyze.add_argument(
+        "--format",
+        default="md,html,csv",
+        help="comma-separated subset of md,html,csv,records-csv (csv: the tables, records and counters "
+        "in Parquet; records-csv: those two also as CSV)",
+    )
     analyze.add_argument(
         "--noise-threshold",
         type=float,
@@ -97,11 +103,10 @@ def check_resamples(value: int) -> None:
 
 
 def run_analyze(args: argparse.Namespace) -> int:
-    from analysis.csv_out import TablesInFlight
+    from analysis.checks import headline
+    from analysis.outputs.plots import all_plots
+    from analysis.outputs.report.render import write_report
     from analysis.pipeline import Options, analyze, write_tables
-    from analysis.plots import all_plots
-    from analysis.report import write_report
-    from analysis.validity import headline
 
     formats = parse_formats(args.format)
     if not 0 < args.noise_threshold < 10:
@@ -117,19 +122,19 @@ def run_analyze(args: argparse.Namespace) -> int:
         print(f"{why}\nreport: {report}")
         return 0
     options = Options(args.baseline, formats, args.noise_threshold, args.resamples, args.seed, args.jobs)
-    result = analyze(campaign_dir, options, TablesInFlight() if "csv" in formats else None)
+    result = analyze(campaign_dir, options)
     for note in result.loaded.notes:
         print(f"note: {note}", file=sys.stderr)
     for file, reason in result.campaign.problems:
         print(f"warning: {campaign_dir / file}: {reason}", file=sys.stderr)
     for file, reason in result.loaded.problems.itertuples(index=False):
         print(f"skipped: {campaign_dir / file}: {reason}", file=sys.stderr)
-    if "csv" in formats:
-        write_tables(result)
+    if {"csv", "records-csv"} & set(formats):
+        write_tables(result, big_csv="records-csv" in formats)
     plots = all_plots(result) if {"md", "html"} & set(formats) else []
     written = write_report(result, plots, formats)
     if args.seed_doc is not None:
-        from analysis.seeddoc import update_doc
+        from analysis.outputs.reference_doc import update_doc
 
         print(f"seed doc: {args.seed_doc} ({update_doc(args.seed_doc, result)})")
     print_summary(result, headline(result.speedup), plots)
@@ -142,7 +147,7 @@ def run_analyze(args: argparse.Namespace) -> int:
 
 
 def print_summary(result, best, plots) -> None:
-    from analysis.report_blocks import variant_text
+    from analysis.outputs.report.blocks import variant_text
 
     """The console summary applies the report's rules: headline by CI lower bound, never implausible."""
     s, done, sp = result.summary, result.completeness, result.speedup

@@ -12,23 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.bimodality import COLUMNS as BIMODAL_COLUMNS
-from analysis.bimodality import bimodality
 from analysis.campaign import Campaign, cores_of, read_campaign
-from analysis.counter_tables import counter_tables
-from analysis.csv_out import TablesInFlight, write_csvs
-from analysis.disturbance import SUMMARY_COLUMNS, clean_summary, flag_disturbed
-from analysis.disturbance_effect import disturbance_effect
-from analysis.efficiency import efficiency, load_bounds
-from analysis.load import During, Loaded, load_records, record_file
-from analysis.micro import MICRO_KERNELS, TOOL_KERNELS, micro_tables
-from analysis.models import fit_models
-from analysis.node_types import best_configurations, node_type_table
-from analysis.process_correlation import ProcessCorrelation, within_process_correlation
-from analysis.seedref import campaign_comparison
-from analysis.speedup import speedups
-from analysis.stats import CaseStats, describe, with_median_cis
-from analysis.validity import (
+from analysis.checks import (
     attach_case_flags,
     case_table,
     checksum_check,
@@ -37,7 +22,23 @@ from analysis.validity import (
     placement_violations,
     plausibility,
 )
-from analysis.variant_tests import compare_variants
+from analysis.outputs.tables import write_files
+from analysis.records.load import Loaded, load_records, record_file
+from analysis.reference_data import load_bounds
+from analysis.stats.bimodality import COLUMNS as BIMODAL_COLUMNS
+from analysis.stats.bimodality import bimodality
+from analysis.stats.counters import counter_tables
+from analysis.stats.disturbance import SUMMARY_COLUMNS, clean_summary, flag_disturbed
+from analysis.stats.disturbance_effect import disturbance_effect
+from analysis.stats.efficiency import efficiency
+from analysis.stats.micro import micro_tables
+from analysis.stats.models import fit_models
+from analysis.stats.node_types import best_configurations, node_type_table
+from analysis.stats.per_case import CaseStats, describe, with_median_cis
+from analysis.stats.process_correlation import ProcessCorrelation, within_process_correlation
+from analysis.stats.reference import campaign_comparison
+from analysis.stats.speedup import speedups
+from analysis.stats.variant_tests import compare_variants
 from analysis.variants import CASE_DESCRIPTION
 from sbcore import layout
 
@@ -78,47 +79,23 @@ class Analysis:
     disturbance_effect: pd.DataFrame = field(default_factory=pd.DataFrame)
     # how alike the repetitions of one kernel process are (the CIs take them for independent)
     process_correlation: ProcessCorrelation | None = None
-    tables_in_flight: TablesInFlight | None = None  # CSV tables started during the analysis
 
     @property
     def out_dir(self) -> Path:
         return layout.analysis_dir(self.campaign.path)
 
 
-def analyze(campaign_dir: Path, options: Options, in_flight: TablesInFlight | None = None) -> Analysis:
-    """Every table and statistic of the campaign. With `in_flight` (for a caller that then calls
-    write_tables), counters.csv, records.csv and the summary, speedup, models, comparisons and
-    completeness tables are written beside the statistics, each once it is final."""
+def analyze(campaign_dir: Path, options: Options) -> Analysis:
+    """Every table and statistic of the campaign (write_tables writes them)."""
     timings: dict[str, float] = {}
     lap = Laps(timings)
-    counters_csv = layout.analysis_dir(Path(campaign_dir)) / "counters.csv"
-    read: list[Campaign] = []
-    early: list[pd.DataFrame] = []
-
-    def write_early(counters: pd.DataFrame) -> None:
-        early.append(counters)
-        in_flight.start(counters_csv, counters)
-
-    during = During(
-        # cases.jsonl and the campaign's other files are read while the compiled reader parses the
-        # records: a second of Python on a big campaign that used to come before it
-        parsing=lambda: read.append(read_campaign(campaign_dir)),
-        # the counters table may be final before the records table is put together (on one CPU):
-        # then it is written meanwhile, on the other
-        counters_final=write_early if in_flight is not None else None,
-    )
-    loaded = load_records(campaign_dir, options.processes, options.use_cache, during)
-    campaign = read[0]
-    timings["load"] = lap("load")
-    if in_flight is not None and not (early and early[0] is loaded.counters):
-        # (also when the reader gave up after handing its table over: written again, after it)
-        in_flight.start(counters_csv, loaded.counters)
+    campaign = read_campaign(campaign_dir)
+    loaded = load_records(campaign_dir, options.processes, options.use_cache)
+    timings["load"] = lap("load")  # (with the campaign's other files)
 
     cases = case_table(campaign.cases, loaded.records)
     described = describe(loaded.records)
     described.records = flag_disturbed(described.records)
-    if in_flight is not None:  # the records table is final now: written beside the bootstrap and the rest
-        in_flight.start(layout.analysis_dir(campaign.path) / "records.csv", records_table(described.records))
     lap("describe, disturbance flags")
     case_stats = with_median_cis(described, options.n_resamples, options.seed, options.noise_threshold)
     lap("summarize (bootstrap)")
@@ -145,27 +122,16 @@ def analyze(campaign_dir: Path, options: Options, in_flight: TablesInFlight | No
     correlation = within_process_correlation(case_stats.records)
     lap("correlation within processes")
     timings["summary"] = lap.since_load()  # part of statistics (the scale benchmark's phases)
-    out_dir = layout.analysis_dir(campaign.path)
-
-    def final(name: str, table: pd.DataFrame) -> None:
-        """A table no later step changes: written now, beside the statistics (write_tables skips it)."""
-        if in_flight is not None:
-            in_flight.start(out_dir / name, table)
-
-    final("summary.csv", summary_csv(summary))
     rng = np.random.default_rng(options.seed + 1)
     speedup = speedups(summary, case_stats.dist, options.baseline, rng)
     lap("speedups")
     node_types = sorted(set(cases["node_type"].astype(str)))
     cores = {nt: cores_of(nt, campaign, loaded.records) for nt in node_types}
     speedup = attach_case_flags(plausibility(speedup, cores), summary)
-    final("speedup.csv", speedup_csv(speedup))
     lap("plausibility")
     models = fit_models(summary, case_stats.dist, {nt: c for nt, (c, _) in cores.items()})
-    final("models.csv", models)
     lap("models")
     comparisons = compare_variants(summary, case_stats.starts, case_stats.counts, case_stats.values)
-    final("comparisons.csv", comparisons)
     lap("variant comparisons")
     node_types = node_type_table(
         comparisons, summary, case_stats.dist, np.random.default_rng(options.seed + 2)
@@ -173,14 +139,13 @@ def analyze(campaign_dir: Path, options: Options, in_flight: TablesInFlight | No
     node_types_best = best_configurations(summary, speedup, case_stats.records, cores)
     lap("node types")
     done = completeness(cases, loaded.records, loaded.failed)
-    final("completeness.csv", done)
     lap("completeness")
     timings["statistics"] = lap.since_load()
     stats_end = time.perf_counter()
     violations = placement_violations(loaded.records)
     counters = counter_status(loaded.records)
     lap("placement, counter status")
-    tables = counter_tables(loaded.records, loaded.counters, campaign.path)
+    tables = counter_tables(loaded.records, loaded.counters, campaign.hosts)
     lap("counter tables")
     result = Analysis(
         campaign=campaign,
@@ -202,13 +167,10 @@ def analyze(campaign_dir: Path, options: Options, in_flight: TablesInFlight | No
         efficiency=efficiency(
             summary, case_stats.records, {nt: c for nt, (c, _) in cores.items()}, load_bounds()
         ),
-        micro=micro_tables(campaign_dir, micro_cases(loaded.records))
-        if has_micro(campaign_dir, loaded.records)
-        else {},
+        micro=micro_tables(loaded.records, campaign.hosts),
         reference=campaign_comparison(campaign, loaded.records, options.seed),
         disturbance_effect=effect,
         process_correlation=correlation,
-        tables_in_flight=in_flight,
     )
     lap("efficiency, micro, reference")
     timings["checks and counter tables"] = time.perf_counter() - stats_end
@@ -243,7 +205,7 @@ class Laps:
 
 def in_case_rep_order(records: pd.DataFrame) -> bool:
     """Whether the records are sorted by (case_id, rep) already (as a cold load delivers them): then
-    no sorted copy of a million rows is made for records.csv."""
+    no sorted copy of a million rows is made for the records table."""
     rep = records["rep"].to_numpy()
     if len(rep) < 2:
         return True
@@ -254,22 +216,6 @@ def in_case_rep_order(records: pd.DataFrame) -> bool:
         case = cases.astype(str).to_numpy(dtype=object)
     same = case[1:] == case[:-1]
     return bool(((case[1:] > case[:-1]) | (same & (rep[1:] > rep[:-1]))).all())
-
-
-def micro_cases(records: pd.DataFrame) -> list[str]:
-    """The cases whose records micro_tables reads again (for their per-operation statistics)."""
-    if "kernel" not in records:
-        return []
-    return list(
-        records.loc[records["kernel"].isin(MICRO_KERNELS + TOOL_KERNELS), "case_id"].astype(str).unique()
-    )
-
-
-def has_micro(campaign_dir: Path, records: pd.DataFrame) -> bool:
-    """Whether the microbenchmark tables have anything to show: micro_tables reads the raw records of
-    the micro cases again."""
-    kernels = records["kernel"] if "kernel" in records else pd.Series(dtype=object)
-    return bool(kernels.isin(MICRO_KERNELS).any()) or (Path(campaign_dir) / "tools.jsonl").is_file()
 
 
 SUMMARY_ORDER = [
@@ -300,7 +246,7 @@ SUMMARY_ORDER = [
 
 
 def records_table(records: pd.DataFrame) -> pd.DataFrame:
-    """records.csv: the measured records with their flags, each with the file it came from, by case
+    """The records table: the measured records with their flags, each with the file it came from, by case
     and repetition."""
     records = records.drop(columns=["warmup"])
     records.insert(0, "file", record_file(records))
@@ -315,14 +261,19 @@ def speedup_csv(speedup: pd.DataFrame) -> pd.DataFrame:
     return speedup.sort_values(["node_type", "binary", "workers", "case_id"])
 
 
-def write_tables(result: Analysis) -> list[Path]:
+BIG_TABLES = ("records", "counters")  # Parquet; also CSV on request
+
+
+def write_tables(result: Analysis, big_csv: bool = False) -> list[Path]:
+    """Every table into the campaign's analysis directory: the records and counters tables in Parquet
+    (and CSV with `big_csv`), the others in CSV."""
     out = result.out_dir
-    in_flight = result.tables_in_flight.files if result.tables_in_flight is not None else {}
+    big = {"records": records_table(result.stats.records), "counters": result.loaded.counters}
+    suffixes = (".parquet", ".csv") if big_csv else (".parquet",)
     tables = {
-        "records.csv": None if out / "records.csv" in in_flight else records_table(result.stats.records),
-        "counters.csv": result.loaded.counters,
-        "summary.csv": None if out / "summary.csv" in in_flight else summary_csv(result.summary),
-        "speedup.csv": None if out / "speedup.csv" in in_flight else speedup_csv(result.speedup),
+        **{f"{name}{suffix}": big[name] for name in BIG_TABLES for suffix in suffixes},
+        "summary.csv": summary_csv(result.summary),
+        "speedup.csv": speedup_csv(result.speedup),
         "models.csv": result.models,
         "comparisons.csv": result.comparisons,
         "node_types.csv": result.node_types,
@@ -336,7 +287,5 @@ def write_tables(result: Analysis) -> list[Path]:
     }
     if result.reference is not None:
         tables["reference.csv"] = result.reference[1]
-    write_csvs({out / name: table for name, table in tables.items() if out / name not in in_flight})
-    if result.tables_in_flight is not None:
-        result.tables_in_flight.wait()
+    write_files({out / name: table for name, table in tables.items()})
     return [out / name for name in tables]

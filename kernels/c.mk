@@ -24,7 +24,7 @@ LIKWID_CFLAGS := -DLIKWID_PERFMON
 LIKWID_LIBS := -ldl
 endif
 
-HARNESS_NAMES := main sb_options sb_names sb_time sb_placement sb_ctx sb_record sb_pgm \
+HARNESS_NAMES := main sb_options sb_names sb_time sb_placement sb_ctx sb_fail sb_json sb_record sb_pgm \
                  sb_threads sb_workqueue sb_probe sb_pin sb_likwid sb_cpu sb_mandel_simd sb_pi_simd sb_clock sb_micro sb_sched
 HARNESS_OBJS := $(HARNESS_NAMES:%=$(OBJ_DIR)/common/%.o)
 

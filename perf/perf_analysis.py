@@ -27,6 +27,7 @@ import ctypes
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -37,11 +38,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from analysis import native_library  # noqa: E402
-from analysis.csv_out import TablesInFlight  # noqa: E402
-from analysis.load import load_records  # noqa: E402
 from analysis.pipeline import Options, analyze, write_tables  # noqa: E402
-from analysis.record_decode import decode_lines  # noqa: E402
+from analysis.records import native_library  # noqa: E402
+from analysis.records.decode import decode_lines  # noqa: E402
+from analysis.records.load import load_records  # noqa: E402
 from sbcore import layout  # noqa: E402
 from tests.synthetic_campaigns import bulk_specs, write_campaign  # noqa: E402
 
@@ -176,7 +176,7 @@ def cold_analysis(campaign: Path, resamples: int) -> None:
     start = time.perf_counter()
     options = Options(n_resamples=resamples, seed=1, use_cache=False)
     # as `analyze` writes them: the big tables and those final early beside the statistics, the rest after
-    result = timed("load cold + statistics", lambda: analyze(campaign, options, TablesInFlight()))
+    result = timed("load cold + statistics", lambda: analyze(campaign, options))
     loaded = result.loaded
     print(f"  {loaded.n_files} files, {len(loaded.records)} records, {len(loaded.counters)} counter rows")
     t = result.timings
@@ -189,7 +189,7 @@ def cold_analysis(campaign: Path, resamples: int) -> None:
     for name, seconds in t.items():
         if name.startswith("step: "):
             print(f"    {name[6:]:<32} {seconds:6.2f} s wall, CPU {t['cpu: ' + name[6:]]:6.2f} s here")
-    timed("write CSV tables", lambda: write_tables(result))
+    timed("write tables", lambda: write_tables(result))
     seconds = time.perf_counter() - start
     print(f"  cold analysis: {seconds:.1f} s (load + statistics + CSV); host check after: {host_check()}")
     print(f"  {machine_share(machine, machine_seconds(), seconds)}")
@@ -242,8 +242,7 @@ def main() -> int:
             lambda: write_campaign(root, "bulk", specs, nodes, processes=os.cpu_count()),
         )
     cache = campaign / "analysis" / ".cache"
-    for chunk in cache.glob("chunk-*.pkl"):
-        chunk.unlink()  # derived data: a cold load must parse every file
+    shutil.rmtree(cache, ignore_errors=True)  # derived data: a cold load must parse every file
     os.system("sync")
     # The files in the page cache, as right after a campaign ran: the figures are the analysis's, not the
     # disk's (the first read of a 5.9 GB campaign from this VM's disk takes ~10 s more).

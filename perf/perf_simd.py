@@ -9,12 +9,12 @@ per core cycle (the higher of the two probes: a probe can be slowed by other loa
   per cycle (wall)  work / (wall_s x clock x workers): what the run achieved
   per cycle (cpu)   work / (cpu seconds x clock): the same per cycle the process was on a core; on a
                     shared machine this shows the kernel's own speed, wall time shows the contention
-  % of bound        per cycle / the bound of the path that ran (analysis/simd_bounds.csv)
+  % of bound        per cycle / the bound of the path that ran (config/reference/simd_bounds.csv)
 
 The host has phases: for seconds to minutes at a time another tenant's thread shares the FP pipes of
 the physical core under a vCPU, and the vector kernels run up to a third slower (the latency-bound
 scalar loop barely notices). Each run's record carries the machine-state probe's FP-throughput block,
-timed on the run's CPUs right before and after it; analysis/disturbance.py classifies the run from it
+timed on the run's CPUs right before and after it; analysis/stats/disturbance.py classifies the run from it
 (not from the kernel's own speed): `fast` (the block ran within FAST_RATIO of the host's fast reference,
 before and after), `slow` (only the block was slow, > 1.3x: shared pipes), `between` (neither: the phase
 changed during the run) or `disturbed` (a latency chain was slow or the run waited for a CPU).
@@ -47,8 +47,9 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from analysis.disturbance import PIPES_REASON, flag_disturbed, probe_columns  # noqa: E402
-from analysis.efficiency import load_bounds  # noqa: E402
+from analysis.records.machine_state import probe_columns  # noqa: E402
+from analysis.reference_data import load_bounds  # noqa: E402
+from analysis.stats.disturbance import PIPES_REASON, flag_disturbed  # noqa: E402
 
 BIN_DIR = ROOT / "build" / "bin"
 PROBLEM = {

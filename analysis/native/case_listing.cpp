@@ -1,8 +1,8 @@
-// Lists the case directories of a campaign's raw/ for the analysis's loader (analysis/load.py:
-// case_files): twenty thousand directories listed from Python take a second, most of it the
-// interpreter's work per name. Here a directory is only sorted into "its records file and nothing
-// else the loader reads" (its listing is then that one file and its size) or "something else too",
-// which the loader lists itself by sbcore/layout.py's rules.
+// Lists the case directories of a campaign's raw/ for the analysis's loader
+// (analysis/records/load.py: case_files): twenty thousand directories listed from Python take a
+// second, most of it the interpreter's work per name. Here a directory is only sorted into "its
+// records file and nothing else the loader reads" (its listing is then that one file and its size)
+// or "something else too", which the loader lists itself by sbcore/layout.py's rules.
 #include "on_threads.h"
 
 #include <atomic>

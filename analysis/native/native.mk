@@ -1,10 +1,9 @@
-# The analysis's compiled parts, one library loaded by analysis/native_library.py through ctypes:
+# The analysis's compiled parts, one library loaded by analysis/records/native_library.py through ctypes:
 # the reader of records.jsonl files (records_reader.cpp: files and the C interface; record_cells.cpp:
-# one record into cells; json_text.cpp; simdjson; case_listing.cpp: the case directories) and the
-# CSV writer (csv_writer.cpp).
-# Without it the analysis reads records and writes tables through Python and Arrow, slower.
+# one record into cells; json_text.cpp; simdjson; case_listing.cpp: the case directories).
+# Without it the analysis reads records in Python, slower.
 NATIVE_LIB := build/lib/libsb_native.so
-NATIVE_SOURCES := $(addprefix analysis/native/,records_reader.cpp record_cells.cpp json_text.cpp case_listing.cpp csv_writer.cpp)
+NATIVE_SOURCES := $(addprefix analysis/native/,records_reader.cpp record_cells.cpp json_text.cpp case_listing.cpp)
 NATIVE_CXXFLAGS := -std=c++20 -O2 -fPIC -Wall -Wextra
 
 native: $(NATIVE_LIB)

@@ -1,5 +1,5 @@
 // One record (a line of records.jsonl, parsed by simdjson's DOM) into the reader's cells, exactly
-// as analysis/record_decode.py and analysis/flatten.py read it, or Refused.
+// as analysis/records/decode.py and analysis/records/flatten.py read it, or Refused.
 #include "record_cells.h"
 
 #include <algorithm>
@@ -261,6 +261,7 @@ enum Field : int {
     F_SAMPLING,
     F_SCHED,
     F_LOAD,
+    F_RESULT,
 };
 
 const std::unordered_map<std::string_view, FieldInfo> &fields() {
@@ -317,6 +318,7 @@ const std::unordered_map<std::string_view, FieldInfo> &fields() {
         add("sampling", F_SAMPLING, -1);
         add("sched", F_SCHED, S_SCHED);
         add("load", F_LOAD, -1);
+        add("result", F_RESULT, S_RESULT);
         return t;
     }();
     return table;
@@ -484,6 +486,7 @@ void read_record(element rec, std::string_view case_dir, Cells &c, const Cells *
             [[fallthrough]];
         case F_PLACEMENT:
         case F_SCHED:
+        case F_RESULT:
             json_cell(c, prev, info.slot, v);
             break;
         case F_OTHER_SCALAR:
@@ -556,7 +559,8 @@ void read_record(element rec, std::string_view case_dir, Cells &c, const Cells *
         throw Refused{};
     if (has_probe)
         read_probe(c, probe);
-    // The higher clock reading around the compute region, else clock_ghz (analysis/flatten.py).
+    // The higher clock reading around the compute region, else clock_ghz
+    // (analysis/records/flatten.py).
     c.tag[S_CLOCK_MAX_GHZ] = c.tag[S_CLOCK_GHZ];
     c.val[S_CLOCK_MAX_GHZ] = c.val[S_CLOCK_GHZ];
     c.text[S_CLOCK_MAX_GHZ] = c.text[S_CLOCK_GHZ];

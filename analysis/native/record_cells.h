@@ -1,6 +1,6 @@
 // Types shared by the compiled record reader's files: the columns it fills (in the order
-// analysis/native_records.py names them), the cells of one record, and the functions that read a
-// record (record_cells.cpp) and write JSON text (json_text.cpp).
+// analysis/records/native_reader.py names them), the cells of one record, and the functions that
+// read a record (record_cells.cpp) and write JSON text (json_text.cpp).
 #pragma once
 
 #include <simdjson.h>
@@ -19,7 +19,7 @@ using simdjson::dom::object;
 
 enum Tag : uint8_t { T_NULL = 0, T_FALSE, T_TRUE, T_INT, T_DBL, T_STR, T_UNSET };
 
-// The columns, in the order analysis/native_records.py names them (SLOTS there).
+// The columns, in the order analysis/records/native_reader.py names them (SLOTS there).
 enum Slot : int {
     S_CASE_ID,
     S_REP,
@@ -83,6 +83,7 @@ enum Slot : int {
     S_PLACEMENT,
     S_PIN_CPUS,
     S_SCHED,
+    S_RESULT,
     N_SLOTS
 };
 

@@ -1,11 +1,12 @@
 // Reads the records.jsonl files of a campaign into columns, in C++ with simdjson, for the
-// analysis's loader (analysis/native_records.py holds the Python side and the column rules).
+// analysis's loader (analysis/records/native_reader.py holds the Python side and the column rules).
 //
 // It is a fast path, never a judge: a file is either taken whole, exactly as
-// analysis/record_decode.py and analysis/flatten.py would read it, or refused, and the loader then
-// reads the refused files with the Python path, which names every problem. So anything out of the
-// ordinary refuses the file: a truncated or blank line, invalid JSON, a record the schema rejects,
-// a field of an unexpected shape, a repetition twice, a case_id that is not its directory's.
+// analysis/records/decode.py and analysis/records/flatten.py would read it, or refused, and the
+// loader then reads the refused files with the Python path, which names every problem. So anything
+// out of the ordinary refuses the file: a truncated or blank line, invalid JSON, a record the
+// schema rejects, a field of an unexpected shape, a repetition twice, a case_id that is not its
+// directory's.
 //
 // Values keep their JSON kind (tag) so that Python can type each column as pandas would have typed
 // the decoded values. simdjson's DOM parser validates the whole line (UTF-8, structure, every

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 
 from jobs.slurm import client
-from jobs.toml_write import _key, dumps
+from jobs.toml_write import dumps
 from sbcore.errors import ScalebenchError
 
 _FIELD = re.compile(r"(\w+)=(\S*)")
@@ -90,7 +90,7 @@ def render_blocks(configs: dict[NodeConfig, list[str]]) -> str:
             "threads_per_core": config.threads_per_core,
             "counters": False,
         }
-        body = f"[node_types.{_key(_type_name(config, taken))}]\n" + dumps(table)
+        body = dumps({"node_types": {_type_name(config, taken): table}})
         blocks.append(
             f"# {len(names)} node(s), RealMemory {config.memory_mb} MB each. Review and rename; set\n"
             "# counters = true where likwid-perfctr may read the counters; add what your site requires:\n"

@@ -107,11 +107,6 @@ void sb_set_hits(sb_ctx *ctx, int64_t hits) {
     ctx->hits_set = 1;
 }
 
-void sb_fail(sb_ctx *ctx, const char *message) {
-    fprintf(stderr, "%s: %s\n", ctx->prog, message);
-    exit(1);
-}
-
 void sb_check_team(sb_ctx *ctx, int32_t team) {
     if (team != ctx->cli.p.threads) {
         char msg[128];

@@ -74,7 +74,9 @@ void sb_ctx_free(sb_ctx *ctx);
 
 /* sb_record.c: one JSON line for the repetition just run. */
 void sb_record_print(const sb_ctx *ctx, int rep, int warmup);
-void sb_put_json_string(FILE *f, const char *s); /* a JSON string literal, escaped (sb_record.c) */
+
+/* sb_json.c: a JSON string literal, escaped */
+void sb_put_json_string(FILE *f, const char *s);
 
 /* sb_names.c: text <-> enum codes */
 const char *sb_schedule_name(int32_t schedule);

@@ -21,19 +21,6 @@
  * which holds the flags the harness itself was compiled with. */
 __attribute__((weak)) const char sb_build_flags[] = SB_CFLAGS;
 
-void sb_put_json_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        if (*c == '"' || *c == '\\')
-            fprintf(f, "\\%c", *c);
-        else if (*c < 0x20)
-            fprintf(f, "\\u%04x", *c);
-        else
-            fputc(*c, f);
-    }
-    fputc('"', f);
-}
-
 /* %.17g round-trips every double; JSON has no NaN/Inf, so those become null. */
 static void put_double(FILE *f, double v) {
     if (isfinite(v))

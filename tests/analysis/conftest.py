@@ -2,9 +2,9 @@
 
 import pytest
 
+from analysis.outputs.plots import all_plots
+from analysis.outputs.report.render import write_report
 from analysis.pipeline import Options, analyze, write_tables
-from analysis.plots import all_plots
-from analysis.report import write_report
 from tests.synthetic_campaigns import plant_corrupt_files, standard_campaign
 
 # Modest resampling keeps the suite fast; no assertion depends on the exact number.

@@ -36,6 +36,8 @@ def test_cores_come_from_the_probed_host_first_then_manifest(tmp_path):
     (truth.campaign_dir / "hosts" / "node7.json").write_text(
         json.dumps({"topology": {"sockets": 2, "cores": 12}})
     )
+    assert cores_of("n", campaign, records) == (4, "manifest.json")  # read with the campaign
+    campaign = read_campaign(truth.campaign_dir)
     assert cores_of("n", campaign, records) == (12, "hosts/node7.json")
     campaign.manifest, campaign.config = {}, {}
     assert cores_of("other", campaign, records.assign(node_type="other", hostname=None)) == (

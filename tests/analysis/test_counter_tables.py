@@ -8,8 +8,9 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from analysis.counter_tables import counter_cases, counter_siblings, counter_tables
-from analysis.counters_section import counter_blocks
+from analysis.campaign import read_hosts
+from analysis.outputs.report.sections.counters import counter_blocks
+from analysis.stats.counters import counter_cases, counter_siblings, counter_tables
 
 CASE = {
     "node_type": "smt",
@@ -78,7 +79,7 @@ def test_case_table_sums_bandwidth_and_averages_cpi_over_threads():
 
 
 def test_siblings_side_by_side_only_on_smt_hosts(campaign, tmp_path):
-    table = counter_siblings(records(), counters(), campaign)
+    table = counter_siblings(records(), counters(), read_hosts(campaign))
     cpi = table[table["metric"] == "CPI"].iloc[0]
     assert (cpi["core"], cpi["hwthreads"], cpi["sibling_0"], cpi["sibling_1"]) == ("S0C0", "0 / 1", 1.5, 3.5)
     no_smt = tmp_path / "nosmt"
@@ -86,13 +87,14 @@ def test_siblings_side_by_side_only_on_smt_hosts(campaign, tmp_path):
     (no_smt / "hosts" / "h.json").write_text(
         json.dumps({"topology": {"threads_per_core": 1, "hwthreads": []}})
     )
-    assert counter_siblings(records(), counters(), no_smt).empty
+    assert counter_siblings(records(), counters(), read_hosts(no_smt)).empty
 
 
 def test_report_section(campaign):
     recs = records()
     result = SimpleNamespace(
-        counter_tables=counter_tables(recs, counters(), campaign), loaded=SimpleNamespace(records=recs)
+        counter_tables=counter_tables(recs, counters(), read_hosts(campaign)),
+        loaded=SimpleNamespace(records=recs),
     )
     blocks = counter_blocks(result)
     texts = [b.value for b in blocks if b.kind == "p"]

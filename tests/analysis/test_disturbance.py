@@ -1,10 +1,11 @@
-"""analysis.disturbance on records with known probe values: the node's normal state is learnt from the
+"""analysis.stats.disturbance on records with known probe values: the node's normal state is learnt from the
 campaign, and only repetitions clearly worse than it are flagged."""
 
 import numpy as np
 import pandas as pd
 
-from analysis.disturbance import clean_summary, flag_disturbed, probe_columns
+from analysis.records.machine_state import probe_columns
+from analysis.stats.disturbance import clean_summary, flag_disturbed
 
 
 def probe(int_s, fp_s, wait, cpus=(0, 1), tput_s=0.0005):
@@ -119,7 +120,7 @@ def test_summary_without_the_flagged_repetitions():
 def test_report_says_when_a_node_was_shared_throughout():
     from types import SimpleNamespace
 
-    from analysis.report_disturbance import disturbance_section
+    from analysis.outputs.report.sections.machine_state import disturbance_section
 
     busy = pd.DataFrame([r | {"probe_runq_wait_s": 0.6 * 0.1 * 2} for r in rows()])
     quiet = pd.DataFrame(rows(slow={3}))

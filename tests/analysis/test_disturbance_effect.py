@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.disturbance_effect import COLUMNS, disturbance_effect
+from analysis.stats.disturbance_effect import COLUMNS, disturbance_effect
 
 
 def records(cases: dict[str, tuple[str, str, list[tuple[float, str]]]]) -> pd.DataFrame:
@@ -69,8 +69,8 @@ def test_nothing_to_compare_gives_an_empty_table(frame):
 def test_flags_from_the_probe_and_their_cost_reach_the_report():
     from types import SimpleNamespace
 
-    from analysis.disturbance import flag_disturbed
-    from analysis.report_disturbance import disturbance_section
+    from analysis.outputs.report.sections.machine_state import disturbance_section
+    from analysis.stats.disturbance import flag_disturbed
 
     from .test_disturbance import rows
 

@@ -1,11 +1,12 @@
-"""Work per cycle per core and % of bound (analysis/efficiency.py, simd_bounds.csv) and its report section."""
+"""Work per cycle per core and % of bound (stats/efficiency.py, simd_bounds.csv) and its report section."""
 
 import pandas as pd
 import pytest
 
-from analysis.efficiency import BOUNDS_FILE, COLUMNS, efficiency, load_bounds
-from analysis.flatten import flatten_record
-from analysis.report_efficiency import TITLE
+from analysis.outputs.report.sections.efficiency import TITLE
+from analysis.records.flatten import flatten_record
+from analysis.reference_data import SIMD_BOUNDS, load_bounds
+from analysis.stats.efficiency import COLUMNS, efficiency
 
 from ..kernel_records import run_records
 
@@ -128,7 +129,7 @@ def test_malformed_bounds_file_is_one_clear_error(tmp_path, text, message):
     with pytest.raises(ValueError, match=r"bounds\.csv: ") as err:
         load_bounds(path)
     assert message in str(err.value)
-    assert load_bounds(BOUNDS_FILE) is not None
+    assert load_bounds(SIMD_BOUNDS) is not None
 
 
 def test_report_has_the_section_and_says_why_it_is_empty(rendered):

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.disturbance import clean_summary
+from analysis.stats.disturbance import clean_summary
 from sbcore.sampling import median_ci
 
 
@@ -53,7 +53,7 @@ def amdahl_reference(workers: np.ndarray, medians: np.ndarray, replicates: np.nd
     pseudo-inverse of the design matrix."""
     from scipy.optimize import curve_fit
 
-    from analysis.models import amdahl
+    from analysis.stats.models import amdahl
 
     (t1, f), cov = curve_fit(
         amdahl,
@@ -117,7 +117,7 @@ def scaling_summary(rng: np.random.Generator, n_series: int, n_resamples: int):
 
 
 def test_closed_form_amdahl_fits_equal_curve_fit():
-    from analysis.models import fit_models
+    from analysis.stats.models import fit_models
 
     rng = np.random.default_rng(7)
     summary, dist = scaling_summary(rng, 40, 300)
@@ -140,7 +140,7 @@ def test_closed_form_amdahl_fits_equal_curve_fit():
 
 
 def test_row_quantiles_are_numpys_quantiles_bit_for_bit():
-    from analysis.stats import row_quantiles
+    from analysis.stats.per_case import row_quantiles
 
     rng = np.random.default_rng(3)
     for n in (1, 2, 7, 40, 2000, 2001):
@@ -153,7 +153,7 @@ def test_row_quantiles_are_numpys_quantiles_bit_for_bit():
 
 
 def test_ratio_ci_in_batches_equals_the_whole_matrix_at_once():
-    from analysis.stats import CONFIDENCE, RATIO_ROWS, ratio_ci
+    from analysis.stats.per_case import CONFIDENCE, RATIO_ROWS, ratio_ci
 
     rng = np.random.default_rng(9)
     num = rng.lognormal(0, 0.05, (RATIO_ROWS + 300, 500)).astype(np.float32)
@@ -174,7 +174,7 @@ def _sorted(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 def test_workers_listing_case_directories_load_what_the_file_list_loads(standard, monkeypatch):
     """The cold path (workers list and read whole case directories) against the path the cache uses
     (the main process lists every file, workers parse given files), in parallel chunks of a few cases."""
-    from analysis import load
+    from analysis.records import load
     from sbcore import layout
 
     truth, _ = standard
@@ -197,7 +197,7 @@ def test_workers_listing_case_directories_load_what_the_file_list_loads(standard
 
 def test_unreadable_case_directory_is_reported_per_file(tmp_path, monkeypatch):
     """A directory that cannot be opened yields an error per file, never a read relative to elsewhere."""
-    from analysis.load import read_files
+    from analysis.records.load import read_files
 
     (tmp_path / "raw" / "a").mkdir(parents=True)
     (tmp_path / "raw" / "a" / "rep-0.json").write_text("{}")
@@ -206,23 +206,29 @@ def test_unreadable_case_directory_is_reported_per_file(tmp_path, monkeypatch):
     assert isinstance(out[0], OSError) and isinstance(out[1], OSError) and out[2] == b"{}"
 
 
-def test_campaign_without_microbenchmarks_is_read_once(standard, monkeypatch):
-    """The microbenchmark tables read every raw file again: not done when there is nothing for them."""
-    from analysis import pipeline
+def test_the_analysis_reads_every_raw_file_once(standard, monkeypatch):
+    """The microbenchmark tables come from the records table (result_json): no raw file is read again
+    after the load."""
     from analysis.pipeline import Options, analyze
+    from analysis.records import load
+    from sbcore import layout
 
     truth, _ = standard
+    reads = []
+    real = load.load_records
 
-    def reading_again(campaign_dir, case_ids):
-        raise AssertionError("micro tables computed for a campaign without microbenchmarks")
+    def load_then_forbid(*args, **kwargs):
+        loaded = real(*args, **kwargs)
+        monkeypatch.setattr(layout, "case_records", lambda *a: reads.append(a))
+        return loaded
 
-    monkeypatch.setattr(pipeline, "micro_tables", reading_again)
+    monkeypatch.setattr("analysis.pipeline.load_records", load_then_forbid)
     result = analyze(truth.campaign_dir, Options(n_resamples=50, use_cache=False))
-    assert result.micro == {} and len(result.summary) > 10
+    assert reads == [] and result.micro == {} and len(result.summary) > 10
 
 
 def test_tables_written_side_by_side_equal_those_written_one_by_one(tmp_path):
-    from analysis.csv_out import write_csv, write_csvs
+    from analysis.outputs.tables import write_files, write_table
 
     rng = np.random.default_rng(2)
     tables = {
@@ -231,17 +237,17 @@ def test_tables_written_side_by_side_equal_those_written_one_by_one(tmp_path):
         )
         for i in range(5)
     }
-    write_csvs({tmp_path / "together" / name: t for name, t in tables.items()})
+    write_files({tmp_path / "together" / name: t for name, t in tables.items()})
     for name, table in tables.items():
-        write_csv(table, tmp_path / "alone" / name)
+        write_table(table, tmp_path / "alone" / name)
         assert (tmp_path / "together" / name).read_bytes() == (tmp_path / "alone" / name).read_bytes()
     with pytest.raises(OSError):
         (tmp_path / "file").write_text("")
-        write_csvs({tmp_path / "file" / "t.csv": tables["t0.csv"]})  # parent is a file: the error surfaces
+        write_files({tmp_path / "file" / "t.csv": tables["t0.csv"]})  # parent is a file: the error surfaces
 
 
 def test_per_record_counter_values_equal_a_groupby_of_every_row():
-    from analysis.counter_tables import per_record_values
+    from analysis.stats.counters import per_record_values
 
     rng = np.random.default_rng(6)
     rows = []
@@ -268,7 +274,7 @@ def test_per_record_counter_values_equal_a_groupby_of_every_row():
 
 
 def test_reps_by_case_equals_a_groupby_of_strings():
-    from analysis.validity import reps_by_case
+    from analysis.checks import reps_by_case
 
     rng = np.random.default_rng(8)
     frame = pd.DataFrame(
@@ -291,7 +297,7 @@ def test_records_in_case_rep_order_are_recognised():
 
 
 def test_per_hwthread_values_read_at_once_equal_those_read_one_by_one():
-    from analysis.flatten import PerHwthread
+    from analysis.records.flatten import PerHwthread
 
     rng = np.random.default_rng(8)
     raws = [

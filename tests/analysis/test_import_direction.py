@@ -34,3 +34,41 @@ def test_the_check_sees_nested_imports(tmp_path):
     module = tmp_path / "m.py"
     module.write_text("def f():\n    from jobs.campaign import load_cases\n    import jobs.status\n")
     assert imported_packages(module) == {"jobs"}
+
+
+FILE_ACCESS = {
+    "open",
+    "read_text",
+    "read_bytes",
+    "write_text",
+    "write_bytes",
+    "glob",
+    "rglob",
+    "scandir",
+    "is_file",
+}
+
+
+def file_access(path: Path) -> set[str]:
+    """Names of calls that read or list files (open(), Path.read_text(), .glob(), ...) in a module."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name in FILE_ACCESS:
+                found.add(name)
+    return found
+
+
+def test_statistics_and_checks_read_no_files():
+    """Numbers from tables: the campaign's files are read by analysis/campaign.py and records/, the
+    reference data by analysis/reference_data.py, and outputs/ writes."""
+    modules = sorted((ROOT / "analysis" / "stats").glob("*.py")) + [ROOT / "analysis" / "checks.py"]
+    assert len(modules) > 10
+    assert {str(p.relative_to(ROOT)): sorted(file_access(p)) for p in modules if file_access(p)} == {}
+
+
+def test_the_file_check_sees_method_calls(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("def f(p):\n    return p.read_text() + open(p).read()\n")
+    assert file_access(module) == {"read_text", "open"}

@@ -1,4 +1,4 @@
-"""The compiled reader of records.jsonl files (analysis/native_records.py) against the Python path it
+"""The compiled reader of records.jsonl files (analysis/records/native_reader.py) against the Python path it
 stands in for: where it takes a file, the records and counters tables are exactly the Python path's;
 where a file is anything but ordinary, it refuses it and the Python path reads (and reports) it."""
 
@@ -9,9 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import load, native_library, native_records
-from analysis.csv_out import TablesInFlight
-from analysis.pipeline import Options, analyze, write_tables
+from analysis.pipeline import Options, analyze
+from analysis.records import load, native_library, native_reader
 from jobs import probe_detail
 from tests.synthetic_campaigns import (
     CaseSpec,
@@ -19,15 +18,12 @@ from tests.synthetic_campaigns import (
     make_record,
     plant_corrupt_files,
     standard_campaign,
-    standard_nodes,
-    standard_specs,
-    write_campaign,
 )
 
 
 def test_the_reader_is_built_for_the_suite():
     """`make test` builds it: a suite that silently tested only the Python path would prove nothing."""
-    assert native_records.library() is not None, f"{native_library.LIBRARY} missing: run make native"
+    assert native_reader.library() is not None, f"{native_library.LIBRARY} missing: run make native"
 
 
 def test_a_library_that_does_not_load_leaves_the_python_path(tmp_path, monkeypatch):
@@ -44,9 +40,9 @@ def test_a_library_that_does_not_load_leaves_the_python_path(tmp_path, monkeypat
 
 
 def test_a_library_of_other_sources_leaves_the_python_path(tmp_path, monkeypatch):
-    monkeypatch.setattr(native_records, "SLOTS", native_records.SLOTS[:-1])
+    monkeypatch.setattr(native_reader, "SLOTS", native_reader.SLOTS[:-1])
     with pytest.warns(UserWarning, match="make native"):
-        assert native_records.library() is None
+        assert native_reader.library() is None
 
 
 def _base_record(case_id: str, rep: int, counters: bool = True) -> dict:
@@ -140,6 +136,14 @@ ORDINARY = {
     "probe extremes as ints": _mutated("probe.min_s.int_mul", 1),
     "probe without cpus": _mutated("probe.before.cpus", None),
     "unknown field": _mutated("something_new", {"a": [1, 2]}),
+    "microbenchmark result": _mutated(
+        "result", {"op": "spawn", "median_s": 1.5e-5, "ops": 100, "p99_s": 2e-5}
+    ),
+    "tool result": _mutated(
+        "result",
+        {"compares_with": {"kernel": "osbench", "params": {"op": "x"}, "stat": "mean_s"}, "mean_s": 0.25},
+    ),
+    "result null": _mutated("result", None),
 }
 
 # Records whose shape the reader leaves to the Python path (which then reads or reports them).
@@ -199,6 +203,23 @@ def test_unusual_records_are_left_to_the_python_path(tmp_path, name):
     assert len(mixed) == 1
     pd.testing.assert_frame_equal(python.records, mixed[0].records, check_exact=True)
     pd.testing.assert_frame_equal(python.problems, mixed[0].problems)
+
+
+def test_the_result_is_in_the_table_as_json_text(tmp_path):
+    """A record's own statistics (`result`: a kernel's iterations, a microbenchmark's per-operation
+    times) become result_json, compact JSON text with its keys in the record's order, from both
+    readers; records without one (runners of old) have no such column."""
+    result = {"op": "spawn", "median_s": 1.5e-5, "ops": 100, "compares_with": {"z": 1, "a": 2}}
+    python, native = _both(tmp_path, _case_with(tmp_path, _mutated("result", result)))
+    assert native is not None
+    _assert_same(python, native)
+    texts = python.records["result_json"].astype(object).tolist()
+    assert json.loads(texts[1]) == result and list(json.loads(texts[1])["compares_with"]) == ["z", "a"]
+    assert json.loads(texts[0]) == _base_record("c1", 0)["result"]
+    without = _mutated("result", _DELETE)
+    lines = [json.dumps(without(_base_record("c2", rep))) for rep in range(2)]
+    python, native = _both(tmp_path, _write_case(tmp_path, "c2", lines))
+    assert "result_json" not in python.records and "result_json" not in native.records
 
 
 def test_text_in_the_first_counted_record_is_read(tmp_path):
@@ -396,98 +417,11 @@ def test_the_compiled_lister_lists_as_the_layout_does(tmp_path, monkeypatch):
     (raw / "records-is-a-directory" / "records.jsonl").mkdir(parents=True)
     case_ids = [*sorted(contents), "records-is-a-directory", "vanished"]
     native = load.case_files(tmp_path, case_ids)
-    listed = native_records.listing(str(raw), case_ids, 2)
+    listed = native_reader.listing(str(raw), case_ids, 2)
     assert listed is not None and sum(listed[1]) == 4  # the first four kinds above, by the lister
     monkeypatch.setenv("SCALEBENCH_NATIVE", "0")
     monkeypatch.setattr(native_library, "_loaded", None)
-    assert native_records.library() is None
+    assert native_reader.library() is None
     python = load.case_files(tmp_path, case_ids)
     assert list(native) == list(python)
     assert "raw/with-probes/records.jsonl#6" in python and "raw/failed/records.jsonl#0" in python
-
-
-def _lines_only_campaign(root):
-    """The standard cases, every one in the records.jsonl layout (failed attempts included)."""
-    return write_campaign(root, "lines-only", standard_specs(6), standard_nodes(), seed=3)
-
-
-@pytest.mark.parametrize("use_cache", [False, True])
-def test_a_final_counters_table_is_handed_over_before_the_load_ends(tmp_path, use_cache):
-    """Every file taken by the reader (the failed attempts left to the Python path hold no counters):
-    the counters table is handed over once, before the records table is put together, equal to the
-    one the load returns; the analysis writes it from there (pipeline.analyze)."""
-    truth = _lines_only_campaign(tmp_path)
-    assert any(".failed-" in key for key in layout_keys(truth.campaign_dir))
-    handed: list[pd.DataFrame] = []
-    loaded = load.load_records(
-        truth.campaign_dir, use_cache=use_cache, during=load.During(counters_final=handed.append)
-    )
-    assert len(handed) == 1 and len(loaded.counters) > 0
-    assert handed[0] is loaded.counters  # the same table: the analysis does not write it twice
-    plain = load.load_records(truth.campaign_dir, use_cache=False)
-    pd.testing.assert_frame_equal(plain.counters, loaded.counters, check_exact=True)
-
-
-def test_a_counters_table_not_yet_final_is_not_handed_over(tmp_path):
-    """A file the reader refuses, a case of the older layout, or cases from the cache: the counters
-    table is only final when the load returns, and nothing is handed over before."""
-    refused = _lines_only_campaign(tmp_path / "refused")
-    first = next(k for k in layout_keys(refused.campaign_dir) if k.split("#")[0].endswith("/records.jsonl"))
-    with (refused.campaign_dir / first.split("#")[0]).open("a") as handle:
-        handle.write("not a record\n")
-    older = standard_campaign(tmp_path / "older", seed=2)  # three cases of the older layout
-    cached = _lines_only_campaign(tmp_path / "cached")
-    load.load_records(cached.campaign_dir, use_cache=True)
-    for campaign_dir, use_cache in (
-        (refused.campaign_dir, False),
-        (older.campaign_dir, False),
-        (cached.campaign_dir, True),
-    ):
-        handed: list[pd.DataFrame] = []
-        during = load.During(counters_final=handed.append)
-        loaded = load.load_records(campaign_dir, use_cache=use_cache, during=during)
-        assert handed == [] and len(loaded.counters) > 0, campaign_dir
-
-
-@pytest.mark.parametrize("how", ["reader", "cache", "python path"])
-def test_what_runs_during_the_parse_runs_once(tmp_path, monkeypatch, how):
-    """The pipeline reads cases.jsonl while the reader parses: once per load, whichever way the records
-    are read, and before the load returns."""
-    truth = _lines_only_campaign(tmp_path)
-    if how == "cache":
-        load.load_records(truth.campaign_dir, use_cache=True)
-    if how == "python path":
-        monkeypatch.setenv("SCALEBENCH_NATIVE", "0")
-        monkeypatch.setattr(native_library, "_loaded", None)
-    calls: list[int] = []
-    during = load.During(parsing=lambda: calls.append(len(calls)))
-    loaded = load.load_records(truth.campaign_dir, use_cache=how == "cache", during=during)
-    assert calls == [0] and len(loaded.records) > 0
-
-
-def test_a_counters_table_handed_over_and_then_dropped_is_written_again(tmp_path, monkeypatch):
-    """The reader hands its counters table over, then gives up on a later column (Unlike): the Python
-    path reads the campaign, and counters.csv holds the table the analysis loaded, written after the
-    one handed over (made to differ here: its values + 1)."""
-    truth = _lines_only_campaign(tmp_path)
-    explode = load.explode_counters
-    calls: list[pd.DataFrame] = []
-
-    def first_one_off(*args):
-        frame = explode(*args)
-        if not calls:
-            frame = frame.assign(value=frame["value"] + 1)
-        calls.append(frame)
-        return frame
-
-    def unlike(*_):
-        raise native_records.Unlike("a column the reader cannot type")
-
-    monkeypatch.setattr(load, "explode_counters", first_one_off)
-    monkeypatch.setattr(native_records, "scenario_columns", unlike)  # (a column after the counters)
-    result = analyze(truth.campaign_dir, Options(n_resamples=20, seed=1, use_cache=False), TablesInFlight())
-    write_tables(result)
-    assert len(calls) == 2 and calls[0] is not result.loaded.counters  # handed over, then dropped
-    written = pd.read_csv(truth.campaign_dir / "analysis" / "counters.csv")
-    expected = result.loaded.counters["value"].to_numpy()
-    assert len(written) == len(expected) > 0 and (written["value"].to_numpy() == expected).all()

@@ -92,9 +92,9 @@ def test_single_node_type_campaign_has_no_node_type_rows(tmp_path):
 
 
 def test_report_has_a_node_types_section_near_the_top(two_node_types):
+    from analysis.outputs.plots import all_plots
+    from analysis.outputs.report.render import write_report
     from analysis.pipeline import write_tables
-    from analysis.plots import all_plots
-    from analysis.report import write_report
 
     truth, result = two_node_types
     write_tables(result)
@@ -111,8 +111,8 @@ def test_report_has_a_node_types_section_near_the_top(two_node_types):
 
 
 def test_single_node_type_report_has_no_node_types_section(tmp_path):
-    from analysis.plots import all_plots
-    from analysis.report import write_report
+    from analysis.outputs.plots import all_plots
+    from analysis.outputs.report.render import write_report
 
     truth = write_campaign(tmp_path, "one-20261123T000000Z", specs()[:8], NODES[:1], seed=5)
     result = analyze(truth.campaign_dir, Options(n_resamples=200, seed=1))

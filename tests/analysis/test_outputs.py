@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.disturbance_effect import COLUMNS as DISTURBANCE_EFFECT_COLUMNS
-from analysis.plots import mpi_plot
+from analysis.outputs.plots.variants import mpi_plot
+from analysis.stats.disturbance_effect import COLUMNS as DISTURBANCE_EFFECT_COLUMNS
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
@@ -18,7 +18,8 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 def test_tables_are_written_with_their_key_columns(rendered):
     truth, result, _, _ = rendered
     out = result.out_dir
-    records = pd.read_csv(out / "records.csv")
+    assert not (out / "records.csv").exists() and not (out / "counters.csv").exists()  # on request only
+    records = pd.read_parquet(out / "records.parquet")
     assert len(records) == truth.n_records  # every measured record, one row each
     assert {
         "ctr_cpi_avg",
@@ -35,8 +36,9 @@ def test_tables_are_written_with_their_key_columns(rendered):
     speedup = pd.read_csv(out / "speedup.csv")
     named = speedup.dropna(subset=["speedup"])
     assert named["baseline_case_id"].notna().all() and (named["baseline_median_s"] > 0).all()
-    for name in ("models.csv", "comparisons.csv", "counters.csv"):
+    for name in ("models.csv", "comparisons.csv"):
         assert len(pd.read_csv(out / name)) > 0, name
+    assert len(pd.read_parquet(out / "counters.parquet")) > 0
     # no probe in these records: no flag, no cost of one, but the table and its columns are there
     assert (out / "disturbance_effect.csv").read_text().split("\n")[0].split(",") == [
         f'"{c}"' for c in DISTURBANCE_EFFECT_COLUMNS
@@ -131,7 +133,7 @@ def test_image_plot_from_a_real_kernel_dump(bin_dir, tmp_path):
     """`mandelbrot-c-serial --dump` PGM: decoded as the kernel definition says, and plotted."""
     import subprocess as sp
 
-    from analysis.plots import mandelbrot_plot, read_pgm
+    from analysis.outputs.plots.mandelbrot import mandelbrot_plot, read_pgm
     from tests.synthetic_campaigns import mandelbrot_pgm
 
     binary = bin_dir / "mandelbrot-c-serial"
@@ -149,8 +151,30 @@ def test_image_plot_from_a_real_kernel_dump(bin_dir, tmp_path):
     assert plot.skipped is None and matplotlib.image.imread(plot.png)[..., :3].std() > 0.05
 
 
+def test_the_records_and_counters_in_parquet_hold_what_their_csv_holds(standard, tmp_path):
+    """--format records-csv writes records.csv and counters.csv beside the Parquet files: the Parquet
+    files, read back and written as CSV by the same writer, are those CSV files byte for byte."""
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    from analysis.pipeline import write_tables
+
+    _, result = standard
+    written = write_tables(result, big_csv=True)
+    out = result.out_dir
+    assert {out / "records.csv", out / "counters.csv", out / "records.parquet"} <= set(written)
+    for name in ("records", "counters"):
+        pacsv.write_csv(pq.read_table(out / f"{name}.parquet"), tmp_path / f"{name}.csv")
+        csv = (out / f"{name}.csv").read_bytes()
+        assert csv.count(b"\n") > 10 and (tmp_path / f"{name}.csv").read_bytes() == csv, name
+        assert (out / f"{name}.parquet").stat().st_size < len(csv)
+    write_tables(result)  # (as the other tests find it)
+    for name in ("records", "counters"):
+        (out / f"{name}.csv").unlink()
+
+
 def test_csv_tables_round_trip_and_failed_writes_leave_nothing(tmp_path):
-    from analysis.csv_out import write_csv
+    from analysis.outputs.tables import write_table
     from sbcore.atomic import write_atomic_by
 
     frame = pd.DataFrame(
@@ -161,7 +185,7 @@ def test_csv_tables_round_trip_and_failed_writes_leave_nothing(tmp_path):
             "mixed": [1, "x", None],
         }
     )
-    write_csv(frame, tmp_path / "out" / "t.csv")
+    write_table(frame, tmp_path / "out" / "t.csv")
     back = pd.read_csv(tmp_path / "out" / "t.csv")
     assert list(back.columns) == ["case_id", "wall_s", "valid", "mixed"]
     assert back["case_id"].isna().tolist() == [False, False, True] and back["case_id"][0] == "b"
@@ -176,21 +200,3 @@ def test_csv_tables_round_trip_and_failed_writes_leave_nothing(tmp_path):
         write_atomic_by(tmp_path / "out" / "t.csv", half_then_fail)
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["t.csv"]  # old file kept, no temp
     assert pd.read_csv(tmp_path / "out" / "t.csv").shape == (3, 4)
-
-
-def test_tables_in_flight_end_in_place_in_the_order_started_and_report_a_failed_write(tmp_path):
-    from analysis.csv_out import TablesInFlight
-
-    out = tmp_path / "out"
-    (tmp_path / "blocked").write_text("a file, not a directory")
-    first, second = pd.DataFrame({"x": np.arange(300_000)}), pd.DataFrame({"x": [7, 8]})
-    in_flight = TablesInFlight()
-    in_flight.start(out / "t.csv", first)  # long: still being written when the next one is started
-    in_flight.start(out / "t.csv", second)
-    in_flight.start(tmp_path / "blocked" / "u.csv", second)  # its directory cannot be made
-    in_flight.start(out / "v.csv", first)
-    with pytest.raises(OSError):
-        in_flight.wait()
-    assert pd.read_csv(out / "t.csv")["x"].tolist() == [7, 8]  # the later table, put in place last
-    assert pd.read_csv(out / "v.csv")["x"].tolist() == list(range(300_000))
-    assert sorted(p.name for p in out.iterdir()) == ["t.csv", "v.csv"]  # no temporary file left

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from analysis.plots import _panels
+from analysis.outputs.plots.scaling import scaling_panels
 
 
 def rows(inners, schedules=("dynamic,1",)):
@@ -26,7 +26,7 @@ def rows(inners, schedules=("dynamic,1",)):
 
 
 def labels(frame):
-    return [[label for label, _ in series] for _, series in _panels(frame)]
+    return [[label for label, _ in series] for _, series in scaling_panels(frame)]
 
 
 def test_scalar_and_simd_lines_are_told_apart():

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.process_correlation import within_process_correlation
+from analysis.stats.process_correlation import within_process_correlation
 
 
 def campaign(rng, icc: float, cases=60, processes=6, reps=3, sd=0.05) -> pd.DataFrame:

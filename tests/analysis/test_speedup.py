@@ -51,7 +51,7 @@ def test_self_baseline_and_karp_flatt(tmp_path):
 
 def test_case_and_binary_baselines_and_unknown_baseline(standard):
     truth, result = standard
-    from analysis.speedup import speedups
+    from analysis.stats.speedup import speedups
 
     rng = np.random.default_rng(0)
     s, dist = result.summary, result.stats.dist

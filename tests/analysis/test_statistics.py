@@ -5,8 +5,8 @@ import pytest
 from scipy import stats
 
 from analysis.pipeline import Options, analyze
-from analysis.stats import bootstrap_medians
-from analysis.variant_tests import holm
+from analysis.stats.per_case import bootstrap_medians
+from analysis.stats.variant_tests import holm
 from tests.synthetic_campaigns import CaseSpec, NodeTypeSpec, write_campaign
 
 

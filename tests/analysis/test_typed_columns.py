@@ -1,4 +1,4 @@
-"""The records table's columns typed in C (analysis/typed_columns.py) are what pandas infers, and the
+"""The records table's columns typed in C (analysis/records/typed_columns.py) are what pandas infers, and the
 vectorised counter columns of flatten are what the per-record loop gave."""
 
 import math
@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.flatten import flatten_records, metric_column, scenario_columns
-from analysis.joined_parts import count_per_part
-from analysis.record_decode import Record
-from analysis.typed_columns import Spread, pandas_column, typed_column, typed_frame
+from analysis.records.decode import Record
+from analysis.records.flatten import flatten_records, metric_column, scenario_columns
+from analysis.records.joined_parts import count_per_part
+from analysis.records.typed_columns import Spread, pandas_column, typed_column, typed_frame
 
 VALUE_MIXES = {
     "whole numbers": [3, 1, 2],

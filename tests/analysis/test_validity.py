@@ -5,7 +5,7 @@ import shutil
 
 import numpy as np
 
-from analysis.load import load_records
+from analysis.records.load import load_records
 from sbcore import layout, record_store
 
 
@@ -93,12 +93,12 @@ def test_cache_is_reused_and_new_files_are_appended(standard, tmp_path):
     assert third.n_parsed == 1 + len(in_bad_cases)
     assert len(third.records) == len(first.records) + 1
     assert 99 in set(third.records.loc[third.records["case_id"] == case_dir.name, "rep"])
-    assert len(list((copy / "analysis" / ".cache").glob("chunk-*.pkl"))) == 2
+    assert len([p for p in (copy / "analysis" / ".cache").glob("chunk-*") if p.is_dir()]) == 2
 
 
 def test_parallel_and_serial_parsing_agree(standard, tmp_path):
     truth, _ = standard
-    from analysis import load
+    from analysis.records import load
 
     serial = load.parse_files(truth.campaign_dir, layout.raw_files(truth.campaign_dir))
     old = load.PARALLEL_THRESHOLD, load.CHUNK_FILES

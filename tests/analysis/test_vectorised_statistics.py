@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from analysis.stats import CONFIDENCE, bca_median_interval, jackknife_medians
+from analysis.stats.per_case import CONFIDENCE, bca_median_interval, jackknife_medians
 
 
 def _samples(rng, rows: int, n: int) -> np.ndarray:
@@ -54,7 +54,7 @@ def test_bca_interval_equals_scipys_bootstrap_bit_for_bit(rows, n):
 
 
 def test_ratio_ci_of_gathered_rows_equals_ratio_ci_of_the_gathered_matrices():
-    from analysis.stats import RATIO_ROWS, ratio_ci
+    from analysis.stats.per_case import RATIO_ROWS, ratio_ci
 
     rng = np.random.default_rng(5)
     dist = rng.lognormal(0, 0.05, (300, 400)).astype(np.float32)
@@ -70,7 +70,7 @@ def test_completeness_equals_one_state_per_case():
     call per case."""
     import pandas as pd
 
-    from analysis.validity import completeness
+    from analysis.checks import completeness
     from sbcore import layout
     from sbcore.sampling import Rule
 
@@ -107,7 +107,7 @@ def test_summary_by_case_codes_equals_a_groupby_of_strings():
     the ids as strings, with unsorted and unused categories and warm-up records in the input."""
     import pandas as pd
 
-    from analysis.stats import summarize
+    from analysis.stats.per_case import summarize
 
     rng = np.random.default_rng(11)
     sizes = rng.integers(1, 12, 40)
@@ -153,7 +153,7 @@ def test_summary_by_case_codes_equals_a_groupby_of_strings():
 def test_categorical_probe_columns_parse_as_to_numeric_and_isin_of_strings():
     import pandas as pd
 
-    from analysis.categorical import numeric, text_in
+    from analysis.stats.categorical import numeric, text_in
 
     values = ["0.5", "1e-3", None, "x", "7", "0.5", None, "mcpi", "nan"]
     column = pd.Series(values, dtype="category")
@@ -168,7 +168,7 @@ def test_categorical_probe_columns_parse_as_to_numeric_and_isin_of_strings():
 
 
 def test_replicate_fractions_gathered_by_batch_equal_the_per_series_fits():
-    from analysis.models import REPLICATE_POINTS, replicate_fractions
+    from analysis.stats.models import REPLICATE_POINTS, replicate_fractions
 
     rng = np.random.default_rng(12)
     sizes = rng.integers(3, 7, REPLICATE_POINTS // 3)  # series cross the batch boundaries
@@ -205,7 +205,7 @@ def test_replicate_fractions_gathered_by_batch_equal_the_per_series_fits():
 def test_binary_names_per_combination_equal_the_joined_strings():
     import pandas as pd
 
-    from analysis.counter_tables import binary_names
+    from analysis.stats.counters import binary_names
 
     rng = np.random.default_rng(13)
     frame = pd.DataFrame(
@@ -222,7 +222,7 @@ def test_binary_names_per_combination_equal_the_joined_strings():
 
 
 def test_row_nanquantiles_equal_numpys_nanquantile_bit_for_bit():
-    from analysis.models import row_nanquantiles
+    from analysis.stats.models import row_nanquantiles
 
     rng = np.random.default_rng(14)
     matrix = rng.normal(0.1, 0.05, (60, 301))
@@ -240,12 +240,12 @@ def test_row_nanquantiles_equal_numpys_nanquantile_bit_for_bit():
 def test_never_filled_categorical_column_is_written_as_empty_fields(tmp_path):
     import pandas as pd
 
-    from analysis.csv_out import write_csv
+    from analysis.outputs.tables import write_table
 
     empty = pd.Series([None] * 4, dtype="category")
     frame = pd.DataFrame({"case_id": ["a", "b", "c", "d"], "probe": empty, "x": [1.5, 2, None, 4]})
-    write_csv(frame, tmp_path / "fast.csv")
-    write_csv(frame.astype({"probe": object}), tmp_path / "slow.csv")
+    write_table(frame, tmp_path / "fast.csv")
+    write_table(frame.astype({"probe": object}), tmp_path / "slow.csv")
     text = (tmp_path / "fast.csv").read_text()
     assert text == (tmp_path / "slow.csv").read_text()
     assert text.splitlines()[1] == '"a",,1.5'
@@ -271,7 +271,7 @@ def _status_records(rng, size=400):
 def test_placement_and_counter_status_by_codes_equal_the_groupbys_of_objects():
     import pandas as pd
 
-    from analysis.validity import counter_status, placement_violations
+    from analysis.checks import counter_status, placement_violations
 
     records = _status_records(np.random.default_rng(15))
     r = records.astype({"case_id": str}).assign(violated=records["pin_violations"] > 0)
@@ -293,7 +293,7 @@ def test_placement_and_counter_status_by_codes_equal_the_groupbys_of_objects():
 def test_counter_cases_by_codes_equal_a_groupby_of_every_row_as_text(record_twice):
     import pandas as pd
 
-    from analysis.counter_tables import CASE_COLUMNS, aggregation, counter_cases, unit_of
+    from analysis.stats.counters import CASE_COLUMNS, aggregation, counter_cases, unit_of
 
     rng = np.random.default_rng(16)
     ids = [f"k{i:02d}" for i in range(12)]
@@ -357,7 +357,7 @@ def test_counter_cases_by_codes_equal_a_groupby_of_every_row_as_text(record_twic
 def test_reappearing_counter_keys_are_found_as_by_duplicated():
     import pandas as pd
 
-    from analysis.counter_tables import _reappears
+    from analysis.stats.counters import _reappears
 
     rng = np.random.default_rng(17)
     for _ in range(50):
@@ -372,7 +372,7 @@ def test_reappearing_counter_keys_are_found_as_by_duplicated():
 def test_key_strings_join_the_columns_as_text_with_missing_values_alike():
     import pandas as pd
 
-    from analysis.speedup import key_strings
+    from analysis.stats.speedup import key_strings
 
     frame = pd.DataFrame(
         {
@@ -392,27 +392,27 @@ def test_key_strings_join_the_columns_as_text_with_missing_values_alike():
 
 
 def test_batches_spread_over_threads_each_once(monkeypatch):
-    from analysis import threads
+    from analysis.stats import row_batches
 
-    monkeypatch.setattr(threads, "cpus", lambda: 64)
+    monkeypatch.setattr(row_batches, "cpus", lambda: 64)
     seen, calls = [], []
 
     def work(batches):
         calls.append(len(batches))
         seen.extend((b.start, b.stop) for b in batches)
 
-    threads.in_threads(work, 1000, 7)
+    row_batches.in_threads(work, 1000, 7)
     assert sorted(seen) == [(i, min(i + 7, 1000)) for i in range(0, 1000, 7)]
-    assert len(calls) == threads.MAX_THREADS  # one share per thread, never more threads than that
+    assert len(calls) == row_batches.MAX_THREADS  # one share per thread, never more threads than that
     seen.clear()
-    threads.in_threads(work, 0, 7)
+    row_batches.in_threads(work, 0, 7)
     assert seen == []
 
 
 def test_ratio_ci_of_a_subset_of_pairs_equals_those_pairs_in_the_full_set():
     """speedups leaves a case against itself out of the resampling (its CI is exactly 1): the other
     pairs' CIs must not change."""
-    from analysis.stats import ratio_ci
+    from analysis.stats.per_case import ratio_ci
 
     rng = np.random.default_rng(18)
     dist = rng.lognormal(0, 0.05, (200, 300)).astype(np.float32)
@@ -427,7 +427,7 @@ def test_ratio_ci_of_a_subset_of_pairs_equals_those_pairs_in_the_full_set():
 def test_clean_summary_of_records_in_case_order_equals_the_per_case_loop(shuffled):
     import pandas as pd
 
-    from analysis.disturbance import clean_summary
+    from analysis.stats.disturbance import clean_summary
     from tests.analysis.test_fast_paths import clean_summary_reference
 
     rng = np.random.default_rng(19)
@@ -450,7 +450,7 @@ def test_clean_summary_of_records_in_case_order_equals_the_per_case_loop(shuffle
 
 
 def test_model_worker_lists_equal_a_groupby_of_each_series():
-    from analysis.models import fit_models
+    from analysis.stats.models import fit_models
     from analysis.variants import SCALING_SERIES
     from tests.analysis.test_fast_paths import scaling_summary
 

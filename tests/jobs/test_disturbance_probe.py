@@ -8,8 +8,8 @@ import sys
 import pandas as pd
 import pytest
 
-from analysis.disturbance import PIPES_REASON, flag_disturbed
-from analysis.flatten import flatten_record
+from analysis.records.flatten import flatten_record
+from analysis.stats.disturbance import PIPES_REASON, flag_disturbed
 from jobs.campaign import create_campaign, load_cases
 from jobs.runcase import Context, run_invocation
 from tests.records import case_probe, case_record

@@ -6,7 +6,7 @@ from collections import defaultdict
 import pandas as pd
 import pytest
 
-from analysis import load
+from analysis.records import load
 from sbcore import layout
 from tests.records import case_probe, case_record
 

@@ -7,7 +7,7 @@ import pytest
 
 from jobs.campaign import create_campaign, load_cases
 from jobs.runcase import Context, build_command, run_case
-from jobs.toml_write import _value as toml_string
+from jobs.toml_write import value as toml_string
 
 
 @pytest.mark.parametrize("pin", ["none", "compact"])

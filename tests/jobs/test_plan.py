@@ -194,6 +194,17 @@ def test_toml_writer_round_trips():
     assert tomllib.loads(toml_write.dumps(data)) == data
 
 
+def test_toml_writer_round_trips_any_unicode():
+    """An emoji (outside the Basic Multilingual Plane: a surrogate pair in JSON escapes, which TOML
+    rejects), other scripts, control characters and a key that needs quoting read back as written."""
+    text = "speed 🚀 — Größe 速度 \u0007 tab\t \U0001f9ea"
+    data = {"description": text, "🔑 key": [text], "t": {"name": "naïve ✓"}, "arr": [{"x": "😀"}]}
+    written = toml_write.dumps(data)
+    assert "🚀" in written  # written as the character, not as an escape of its surrogate halves
+    assert tomllib.loads(written) == data
+    assert tomllib.loads(f"v = {toml_write.value(text)}") == {"v": text}
+
+
 def test_write_new_never_replaces(tmp_path):
     path = tmp_path / "rep-0.json"
     assert write_new(path, "first")

@@ -2,7 +2,7 @@
 
 import copy
 
-from analysis.disturbance import probe_columns
+from analysis.records.machine_state import probe_columns
 from jobs import probe_detail
 
 

@@ -152,8 +152,8 @@ def test_array_task_samples_its_own_case_to_its_target(tmp_path, fake_bin_dir):
 
 def test_analysis_completeness_uses_the_same_rule(tmp_path, bin_dir):
     from analysis.campaign import read_campaign
-    from analysis.load import load_records
-    from analysis.validity import case_table, completeness
+    from analysis.checks import case_table, completeness
+    from analysis.records.load import load_records
 
     experiment = tmp_path / "target.toml"
     experiment.write_text(

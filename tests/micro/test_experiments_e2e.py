@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from tests.records import campaign_records
+from tests.report_html import rendered_sections
 
 from .scaled import ROOT, scaled_experiment
 
@@ -54,3 +55,4 @@ def test_family_runs_end_to_end(tmp_path, bin_dir, experiment, kernel, tools, pu
         assert row["ours"] > 0 and row["ratio"] == pytest.approx(row["ours"] / row["published"], rel=1e-4)
     report = (campaign / "analysis" / "report.md").read_text()
     assert "## Microbenchmarks: OS overhead, timing precision, SMT" in report
+    assert "micro" in rendered_sections(campaign / "analysis" / "report.html")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from analysis.smt import compare_with_topology, siblings_by_timing, smt_gain
+from analysis.stats.smt import compare_with_topology, siblings_by_timing, smt_gain
 
 
 def test_smt_gain_matches_the_thesis_definition():
@@ -25,7 +25,7 @@ def test_siblings_found_by_timing_and_compared_with_topology():
 def test_reference_table_matches_params_and_skips_self_pinned_smt_cases(tmp_path):
     import pandas as pd
 
-    from analysis.micro import reference_table
+    from analysis.stats.micro import reference_table
 
     osb = {"node_type": "w", "kernel": "osbench", "threads": 1, "param_cpus": "same", "param_bytes": "1024"}
     smt = {"node_type": "w", "kernel": "smt", "param_load": "32", "param_nices": ""}
@@ -48,7 +48,8 @@ def test_reference_table_matches_params_and_skips_self_pinned_smt_cases(tmp_path
 def test_siblings_table_reads_self_pinned_records_and_the_hosts_topology(tmp_path):
     import json
 
-    from analysis.micro import siblings_table
+    from analysis.campaign import read_hosts
+    from analysis.stats.micro import siblings_table
 
     hw = [{"hwthread": i, "thread": i // 2, "core": i % 2, "die": 0, "socket": 0} for i in range(4)]
     (tmp_path / "hosts").mkdir()
@@ -62,7 +63,7 @@ def test_siblings_table_reads_self_pinned_records_and_the_hosts_topology(tmp_pat
                 "result": {"median_s": t, "max_s": t}}  # fmt: skip
 
     records = [rec("0", 1, 1.0), rec("1", 1, 1.0), rec("2", 1, 1.0), rec("0,2", 2, 1.8), rec("0,1", 2, 1.02)]
-    (row,) = siblings_table(tmp_path, records).to_dict("records")
+    (row,) = siblings_table(read_hosts(tmp_path), records).to_dict("records")
     assert row["siblings_by_timing"] == "0,2"
     assert row["siblings_by_likwid"] == "0,2 1,3"
     assert row["agree"]  # (1,3) was not timed, so it is not counted as missed

@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.micro import AGREEMENT, tools_table
-from analysis.report_micro import tool_blocks
+from analysis.outputs.report.sections.micro import tool_blocks
+from analysis.stats.micro import AGREEMENT, tools_table
 from jobs import tools
 from jobs.binaries import binary_options
 from sbcore.errors import ScalebenchError

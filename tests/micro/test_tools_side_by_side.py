@@ -16,7 +16,7 @@ import sys
 import pandas as pd
 import pytest
 
-from analysis.micro import AGREEMENT
+from analysis.stats.micro import AGREEMENT
 from tests.records import campaign_records
 
 from .scaled import ROOT

@@ -7,8 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.seeddoc import replace_section
-from analysis.seedref import REFERENCE_DIR, Reference, compare, load_reference, verdict
+from analysis.outputs.reference_doc import replace_section
+from analysis.reference_data import REFERENCE_DIR
+from analysis.stats.reference import Reference, compare, load_reference, verdict
 
 SEED = tomllib.loads((REFERENCE_DIR / "seed-000.toml").read_text())
 
@@ -137,7 +138,7 @@ def test_reference_loading_and_doc_sections():
 
 def test_scenario_table_of_knobs_without_load():
     """As the loader gives it: text columns categorical, no load anywhere (all None)."""
-    from analysis.seedreport import scenario_table
+    from analysis.outputs.report.sections.scenario import scenario_table
 
     records = pd.DataFrame(
         {"case_id": ["a", "a", "b"], "sched_asked": ["worker_nice=5", "worker_nice=5", "-"],

@@ -10,6 +10,7 @@ import pytest
 
 from jobs import toml_write
 from tests.records import campaign_records
+from tests.report_html import rendered_sections
 
 from ..jobs.conftest import ROOT, run_cli
 from ..jobs.test_load import group_members
@@ -44,6 +45,7 @@ def run_and_analyze(experiment: Path, tmp_path: Path) -> tuple[Path, pd.DataFram
     table = pd.read_csv(results / "c" / "analysis" / "reference.csv")
     report = (results / "c" / "analysis" / "report.md").read_text()
     assert "## Published reference\n\n### seed-000:" in report
+    assert "reference" in rendered_sections(results / "c" / "analysis" / "report.html")
     return results / "c", table, doc.read_text()
 
 
@@ -97,6 +99,7 @@ def test_tc05_competing_load_is_started_measured_and_gone(tmp_path):
         report.index("## Scheduling scenario and competing load") : report.index("## Published")
     ]
     assert scenario.count("| nice=-5 worker_nice=0 |") == 3 and scenario.count("| large |") == 2
+    assert "scenario" in rendered_sections(campaign / "analysis" / "report.html")
 
 
 @pytest.mark.slow

@@ -1,0 +1,179 @@
+"""Findings: what a reader can act on, first. Per kernel and node type the speedup and efficiency at
+all cores with CIs, the headline (chosen by the CI's lower bound, never implausible), the significant
+differences between variants, and every validity warning in one line."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.checks import PLAUSIBILITY_TOLERANCE, caveats, headline
+from analysis.outputs.report.blocks import Block, ci_text, id_list, variant_text
+
+
+def at_all_cores(result) -> pd.DataFrame:
+    """Per variant, the row at workers == cores; where the cores are unknown, the most workers."""
+    sp = result.speedup
+    sp = sp[sp["speedup"].notna() & (sp["model"] != "serial")].copy()
+    if sp.empty:
+        return sp
+    sp["cores"] = sp["node_type"].map(lambda nt: result.cores.get(nt, (None,))[0])
+    sp = sp[sp["cores"].isna() | (sp["workers"] == sp["cores"])]
+    key = ["node_type", "kernel", "binary", "schedule", "sync", "inner", "pin", "problem"]
+    top = sp.sort_values("workers").groupby(key, dropna=False).tail(1)
+    return top.sort_values(["node_type", "kernel", "speedup_ci_low"], ascending=[True, True, False])
+
+
+def findings_table(rows: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "node type": rows["node_type"],
+            "kernel": rows["kernel"],
+            "variant": [variant_text(r) for _, r in rows.iterrows()],
+            "workers": rows["workers"],
+            "cores": rows["cores"].astype("Int64"),
+            "speedup [95 % CI]": [
+                ci_text(v, lo, hi)
+                for v, lo, hi in rows[["speedup", "speedup_ci_low", "speedup_ci_high"]].itertuples(
+                    index=False
+                )
+            ],
+            "efficiency [95 % CI]": [
+                ci_text(v, lo, hi, digits=2)
+                for v, lo, hi in rows[["efficiency", "efficiency_ci_low", "efficiency_ci_high"]].itertuples(
+                    index=False
+                )
+            ],
+            "warnings": [caveats(r) for _, r in rows.iterrows()],
+        }
+    )
+
+
+def headline_lines(result) -> list[str]:
+    lines = []
+    for _, h in headline(result.speedup).iterrows():
+        where = f"{h['kernel']} on {h['node_type']}"
+        skipped = int(h["implausible_left_out"]) if pd.notna(h["implausible_left_out"]) else 0
+        left_out = f"; {skipped} implausible speedup(s) left out" if skipped else ""
+        if pd.isna(h["binary"]):
+            lines.append(f"{where}: no plausible speedup{left_out}.")
+            continue
+        ranks = f" x {int(h['ranks'])} ranks" if h["ranks"] > 1 else ""
+        note = f" — {h['caveats']}" if h["caveats"] else ""
+        lines.append(
+            f"{where}: best {variant_text(h)} at {int(h['threads'])} threads{ranks}: speedup "
+            f"{ci_text(h['speedup'], h['speedup_ci_low'], h['speedup_ci_high'])}, efficiency "
+            f"{ci_text(h['efficiency'], h['efficiency_ci_low'], h['efficiency_ci_high'], digits=2)} "
+            f"vs {h['baseline_binary']} ({h['baseline_median_s']:.4g} s){note}{left_out}."
+        )
+    return lines
+
+
+def difference_lines(result, rows: pd.DataFrame) -> list[str]:
+    """Significant variant differences at the all-cores worker count of each node type."""
+    comp = result.comparisons
+    if comp is None or comp.empty or rows.empty:
+        return []
+    at = rows.groupby("node_type")["workers"].max()
+    comp = comp[comp["threads"] * comp["ranks"] == comp["node_type"].map(at)]
+    lines = []
+    for _, c in comp[comp["significant"]].iterrows():
+        slower = c["variant_b"] if c["faster"] == c["variant_a"] else c["variant_a"]
+        ratio = max(c["ratio_b_over_a"], 1 / c["ratio_b_over_a"])
+        lines.append(
+            f"{c['binary']} on {c['node_type']} at {c['threads'] * c['ranks']} workers: {c['dimension']} "
+            f"{c['faster']} is {ratio:.2f}x faster than {slower} (Holm p = {c['p_holm']:.2g}, "
+            f"Cliff's delta {c['cliffs_delta']:+.2f})"
+        )
+    if not lines and len(comp):
+        lines.append(f"No significant difference among {len(comp)} variant comparisons at all cores.")
+    return lines
+
+
+CORRELATED_NARROWING = 1.2  # CIs this many times too narrow are worth a validity warning
+
+
+def warning_lines(result) -> list[str]:
+    s, done, sp = result.summary, result.completeness, result.speedup
+    lines = []
+
+    def add(cases, text):
+        if len(cases):
+            lines.append(f"{len(cases)} {text}: {id_list(cases)}")
+
+    add(s.loc[~s["valid"], "case_id"], "case(s) with a wrong checksum (excluded)")
+    add(result.violations["case_id"], "case(s) ran on other CPUs than planned")
+    for state in ("failed", "partial", "missing"):
+        add(done.loc[done["state"] == state, "case_id"], f"{state} case(s)")
+    add(result.loaded.problems["file"] if len(result.loaded.problems) else [], "unreadable record file(s)")
+    for verdict, text in (
+        (
+            "implausible",
+            f"implausible speedup(s) (over {PLAUSIBILITY_TOLERANCE:.0%} above min(workers, cores), "
+            "CI reaches below)",
+        ),
+        (
+            "superlinear",
+            f"superlinear speedup(s) (over {PLAUSIBILITY_TOLERANCE:.0%} above min(workers, cores), CI "
+            "above it: needs an explanation)",
+        ),
+    ):
+        bad = sp[sp["plausibility"] == verdict]
+        add([f"{variant_text(r)} x{r['workers']} = {r['speedup']:.2f}" for _, r in bad.iterrows()], text)
+    bimodal = s[s["bimodal"].astype(bool)]
+    add(
+        [
+            f"{r['case_id']} {variant_text(r)} x{r['threads']} ({r['mode_fast_s']:.3g} s / "
+            f"{r['mode_slow_s']:.3g} s)"
+            for _, r in bimodal.iterrows()
+        ],
+        "bimodal case(s), two clusters of times",
+    )
+    noisy = s[s["noisy"].astype(bool)]
+    if len(noisy):
+        lines.append(
+            f"{len(noisy)} of {len(s)} cases noisy (95 % CI of the median wider than "
+            f"{result.options.noise_threshold:.0%} of it)"
+        )
+    c = getattr(result, "process_correlation", None)
+    if c is not None and c.ci_narrowing >= CORRELATED_NARROWING:
+        lines.append(
+            f"repetitions within one kernel process are correlated (intraclass correlation {c.icc:.2f}, "
+            f"{c.reps_per_process:.1f} per process): every CI here takes them for independent and is about "
+            f"{c.ci_narrowing:.2f}x too narrow; more processes with fewer repetitions each measure "
+            "the spread between processes"
+        )
+    ctr = result.counters
+    if len(ctr) and (ctr["counters_status"] == "unavailable").any():
+        reason = ctr.loc[ctr["counters_status"] == "unavailable", "counters_reason"].iloc[0]
+        lines.append(f"hardware counters unavailable: {reason}")
+    return lines
+
+
+def section(result, plots) -> list[Block]:
+    rows = at_all_cores(result)
+    b = [
+        Block(
+            "p",
+            "Speedup = baseline median time / case median time, efficiency = speedup / workers "
+            "(threads x ranks); brackets are 95 % bootstrap CIs. The best variant is the one with the "
+            "highest CI lower bound; a speedup more than "
+            f"{PLAUSIBILITY_TOLERANCE:.0%} above min(workers, cores) whose CI reaches below that bound is "
+            "implausible and never chosen, one whose CI lies above it (superlinear) only when no "
+            f"plausible one exists; within {PLAUSIBILITY_TOLERANCE:.0%} of the bound it is taken as "
+            "perfect scaling measured with noise.",
+        )
+    ]
+    lines = headline_lines(result)
+    b.append(Block("ul", lines) if lines else Block("p", "No speedup could be computed (no valid baseline)."))
+    b.append(Block("h3", "Speedup and efficiency at all cores"))
+    b.append(
+        Block("table", findings_table(rows)) if len(rows) else Block("p", "No parallel case with a baseline.")
+    )
+    diffs = difference_lines(result, rows)
+    if diffs:
+        b.append(Block("h3", "Significant differences between variants (at all cores)"))
+        b.append(Block("ul", diffs))
+    b.append(Block("h3", "Validity warnings"))
+    warnings = warning_lines(result)
+    b.append(Block("ul", warnings) if warnings else Block("p", "No validity warning."))
+    return b

@@ -1,0 +1,104 @@
+"""The report's microbenchmark section: OS overhead, timing precision and SMT figures beside the
+seeds' published ones, and ours beside the standard tools (tables from analysis/stats/micro.py)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.outputs.report.blocks import Block
+
+SMT_CAVEAT = (
+    "SMT cases planned for the test cluster's node type tc-smt run on an emulated SMT node: its two "
+    "'sibling' hardware threads are two vCPUs of a KVM guest without SMT, so the gains measured there "
+    "are not SMT gains. Only the placement checks (each worker on the planned logical CPU) hold there."
+)
+NOISE_CAVEAT = (
+    "Means of OS operations are dominated by rare long stalls on a shared machine; the median column of "
+    "micro.csv is the typical cost. Published figures come from other machines and OS versions: compare "
+    "orders of magnitude and ratios, not absolute values."
+)
+
+
+def micro_blocks(result, plots=()) -> list[Block]:
+    """Blocks of the section (its heading comes from sections/__init__.py); none without microbenchmarks."""
+    tables = getattr(result, "micro", None) or {}
+    if not tables:
+        return []
+    b = []
+    cases = tables.get("micro.csv")
+    if cases is not None and len(cases):
+        b.append(
+            Block("p", "Per case, median over repetitions of each record's per-operation statistics (s):")
+        )
+        keep = [
+            c
+            for c in ("kernel", "threads", "op", "reps", "median_s", "mean_s", "p99_s", "max_s")
+            if c in cases
+        ]
+        params = [c for c in cases.columns if c.startswith("param_")]
+        b.append(Block("table", cases[keep[:3] + params + keep[3:]]))
+        if (cases["kernel"] == "smt").any():
+            b.append(Block("p", SMT_CAVEAT))
+    siblings = tables.get("micro_siblings.csv")
+    if siblings is not None and len(siblings):
+        b.append(Block("h3", "SMT siblings found by timing vs likwid's topology"))
+        b.append(Block("table", siblings))
+    ref = tables.get("micro_reference.csv")
+    if ref is not None and len(ref):
+        b.append(Block("h3", "Beside the seeds' published figures"))
+        b.append(Block("p", NOISE_CAVEAT))
+        b.append(Block("table", ref))
+    b.extend(tool_blocks(tables.get("micro_tools.csv")))
+    return b
+
+
+TOOLS_HEADING = "Beside the standard tools (perf bench sched pipe, stress-ng --switch, cyclictest)"
+TOOLS_INTRO = (
+    "The tools ran as cases of this campaign, in the same shuffled order and pinned to the same CPUs as "
+    "ours. Each figure is the median over a case's repetitions, in our definition of one operation (one "
+    "context switch; one wake-up); 'their op' says how many of ours one operation of the tool is, and for "
+    "the switch benchmarks the context switches counted per tool operation confirm it. Where both measure "
+    "the same thing, ours / theirs is expected in [0.75, 1.33]; where the tool's operation leaves out part "
+    "of ours, the list below the table says which range the definitions predict and why. Under SCHED_OTHER "
+    "any other runnable task on the CPU can take a turn at every switch, which disturbs means of the "
+    "context-switch benchmarks (perf bench and stress-ng report only a mean); the SCHED_FIFO pairs are "
+    "immune to that."
+)
+
+
+def tool_blocks(tools) -> list[Block]:
+    b = [Block("h3", TOOLS_HEADING)]
+    if tools is None or not len(tools):
+        b.append(
+            Block(
+                "skip",
+                "No standard-tool cases in this campaign: add a [[sweep]] with perfbench-tool-pipe, "
+                "stressng-tool-switch or cyclictest-tool-nanosleep (as config/experiments/seed-001-*.toml).",
+            )
+        )
+        return b
+    agree = int(tools["agrees"].sum())
+    b.append(Block("p", f"{TOOLS_INTRO} {agree} of {len(tools)} pairs lie in the expected range."))
+    switches = tools["switches_per_their_op"]
+    shown = pd.DataFrame(
+        {
+            "ours": tools["ours"],
+            "theirs": tools["theirs"],
+            "CPUs": tools["cpus"],
+            "statistic": tools["stat"],
+            "ours (µs)": tools["ours_us"].map(lambda v: f"{v:.3g}"),
+            "theirs (µs)": tools["theirs_us"].map(lambda v: f"{v:.3g}"),
+            "ours / theirs": tools["ratio"].map(lambda v: f"{v:.2f}"),
+            "expected": tools["expected_low"].map(lambda v: f"{v:.2f}")
+            + "–"
+            + tools["expected_high"].map(lambda v: f"{v:.2f}"),
+            "as expected": tools["agrees"].map(lambda a: "yes" if a else "NO"),
+            "n ours / theirs": tools["reps_ours"].astype(str) + " / " + tools["reps_theirs"].astype(str),
+            "their op = our ops": tools["our_ops_per_their_op"].map(lambda v: f"{v:g}"),
+            "switches counted per their op": switches.map(lambda v: "" if pd.isna(v) else f"{v:.2f}"),
+        }
+    )
+    b.append(Block("table", shown))
+    # the definitions differ per tool (and perf bench's per mode): each once
+    b.append(Block("ul", list(dict.fromkeys(tools["definition"]))))
+    return b

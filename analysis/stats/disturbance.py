@@ -1,0 +1,184 @@
+"""Repetitions measured while the machine was disturbed, from the kernels' machine-state probe.
+
+Each measured record carries `probe` (docs/formats.md): fixed-work integer-multiply and FP-latency
+chains and an FP-throughput block timed on every CPU of the case right before and after the repetition,
+and the run-queue wait of the process's threads during it. A node's normal probe time is learnt from the
+campaign itself: a low quantile of every chain time measured on that host (its CPUs are taken to be
+alike). A repetition is flagged as disturbed when
+- a latency chain around it took clearly longer than normal (SLOW_RATIO): the core was slower or taken
+  away (another process, the hypervisor, a lower clock), or
+- the throughput block around it took clearly longer than normal (SLOW_RATIO) while the latency chains
+  did not: something else issued to the core's FP pipes, typically another tenant's thread on the SMT
+  sibling of the host core under our vCPU. Vector kernels lose up to a third of their speed then
+  (docs/simd-bounds.md, "Host phases"); latency-bound loops barely notice. Its normal time is a lower
+  quantile (TPUT_NORMAL_QUANTILE): on a host shared this way the slow state is the common one, and the
+  block cannot run faster than the pipes allow, so the fastest times are the core's own, or
+- its threads waited for a CPU for a clearly larger share of the run than is normal on that host
+  (WAIT_SHARE more than the host's low quantile) although the case has no more threads than CPUs
+  (scaling kernels only: a microbenchmark's partner thread or process waits for its CPU by design):
+  something else ran on its CPUs. On a quiet node the normal share is about 0; on a node that is
+  always shared the normal state is shared, and only what comes on top of it is flagged.
+Summary columns then give each case's median with and without its flagged repetitions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis.records.machine_state import LATENCY_CHAINS, TPUT_CHAINS
+from analysis.stats.categorical import case_categories, numeric, text_in
+from sbcore.sampling import median_ci
+
+SLOW_RATIO = 1.3  # probe time / node's normal probe time
+PIPES_REASON = "shared FP pipes"
+WAIT_SHARE = 0.2  # run-queue wait / (run time x threads), above the host's normal share
+NORMAL_QUANTILE = 0.1
+TPUT_NORMAL_QUANTILE = 0.02
+SCALING_KERNELS = ("mandelbrot", "mcpi")  # the run-queue rule applies to these
+RECORD_COLUMNS = [
+    "probe_slowdown",
+    "probe_tput_slowdown",
+    "runq_wait_share",
+    "normal_runq_share",
+    "disturbed",
+    "disturbed_reason",
+]
+SUMMARY_COLUMNS = ["n_disturbed", "n_clean", "median_clean_s", "ci_low_clean_s", "ci_high_clean_s"]
+
+
+def _host(records: pd.DataFrame) -> pd.Series:
+    """Each record's host name (hostname, else host, else "unknown"): the loaded categorical itself
+    when every record has a hostname (grouping a million strings instead costs ~0.3 s)."""
+    name = records.get("hostname")
+    if (
+        name is not None
+        and isinstance(name.dtype, pd.CategoricalDtype)
+        and not name.isna().any()
+        and all(isinstance(c, str) for c in name.cat.categories)
+    ):
+        return name
+    host = records["hostname"] if "hostname" in records else pd.Series(None, index=records.index)
+    if "host" in records:
+        host = host.fillna(records["host"])
+    return host.fillna("unknown").astype(str)
+
+
+def _slowdown(out: pd.DataFrame, host, chains: tuple, quantile: float) -> pd.Series:
+    """Per record: the slowest time of the chains around it / the host's normal time of that chain
+    (`host()`: each record's host)."""
+    slowdown = pd.Series(np.nan, index=out.index)
+    for chain in chains:
+        lo, hi = f"probe_{chain}_min_s", f"probe_{chain}_max_s"
+        if lo not in out:
+            continue
+        fastest = numeric(out[lo])
+        if fastest.isna().all():  # no probe in any record: nothing to learn (and a million-row groupby less)
+            continue
+        normal = fastest.groupby(host(), observed=True).transform(lambda s: s.quantile(quantile))
+        ratio = numeric(out[hi]) / normal
+        slowdown = pd.concat([slowdown, ratio], axis=1).max(axis=1)
+    return slowdown
+
+
+def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
+    """The records with RECORD_COLUMNS added (records without a probe are never flagged)."""
+    out = records.copy(deep=False)  # copy-on-write: the new columns never reach `records`
+    hosts = []
+
+    def host() -> pd.Series:  # a million host names only when a probe needs them
+        if not hosts:
+            hosts.append(_host(out))
+        return hosts[0]
+
+    out["probe_slowdown"] = _slowdown(out, host, LATENCY_CHAINS, NORMAL_QUANTILE)
+    out["probe_tput_slowdown"] = _slowdown(out, host, TPUT_CHAINS, TPUT_NORMAL_QUANTILE)
+    wait = numeric(out.get("probe_runq_wait_s"))
+    run = (out["wall_s"] + out.get("setup_s", 0).fillna(0)) * out["threads"]
+    out["runq_wait_share"] = wait / run
+    cpus = numeric(out.get("probe_cpus"))
+    # Oversubscribed cases wait by design, and so do the microbenchmarks, whose ping-pong partners and
+    # periodic threads are not counted as workers: only the scaling kernels' threads are all workers.
+    scaling = text_in(out["kernel"], SCALING_KERNELS) if "kernel" in out else True
+    fits = (out["threads"] <= cpus) & scaling
+    share = out["runq_wait_share"].where(fits)
+    if share.isna().all():
+        normal_share = pd.Series(np.nan, index=out.index)
+    else:
+        normal_share = share.groupby(host(), observed=True).transform(lambda s: s.quantile(NORMAL_QUANTILE))
+    out["normal_runq_share"] = normal_share
+    slow = out["probe_slowdown"] > SLOW_RATIO
+    # A core taken away slows the throughput block too: only a slow block beside normal latency chains
+    # says that the pipes, not the core, were shared.
+    pipes = (out["probe_tput_slowdown"] > SLOW_RATIO) & ~slow
+    waited = fits & (share > normal_share.fillna(0) + WAIT_SHARE)
+    out["disturbed"] = slow | pipes | waited
+    out["disturbed_reason"] = _reasons([slow, pipes, waited], ["slow probe", PIPES_REASON, "run-queue wait"])
+    return out
+
+
+def _reasons(flags: list[pd.Series], names: list[str]) -> pd.Categorical:
+    """Per record, the names of its raised flags joined by " + " ("" for none), as a categorical: one
+    code per combination of flags (a million strings written into a column take seconds, and again to
+    write them out)."""
+    combination = np.zeros(len(flags[0]), np.int64)
+    for bit, flag in enumerate(flags):
+        combination |= flag.fillna(False).to_numpy(dtype=bool).astype(np.int64) << bit
+    labels = [" + ".join(n for bit, n in enumerate(names) if c >> bit & 1) for c in range(1 << len(names))]
+    present = np.unique(combination)
+    codes = np.searchsorted(present, combination)
+    return pd.Categorical.from_codes(codes, categories=pd.Index([labels[c] for c in present], dtype="str"))
+
+
+def _sorted_within_cases(wall: np.ndarray, codes: np.ndarray, starts: np.ndarray, counts: np.ndarray):
+    """The times sorted by case code, then by time. Records arrive grouped by case (a cold load
+    delivers them in case order): then the cases with n times are sorted as one (cases x n) matrix,
+    row by row, instead of a lexsort of a million (code, time) pairs."""
+    if len(codes) and (np.diff(codes) < 0).any():
+        return wall[np.lexsort((wall, codes))]
+    values = np.empty_like(wall)
+    for n in np.unique(counts[counts > 0]):
+        at = starts[counts == n, None] + np.arange(n)
+        values[at] = np.sort(wall[at], axis=1)
+    return values
+
+
+def clean_summary(flagged: pd.DataFrame) -> pd.DataFrame:
+    """Per case: how many repetitions were disturbed, and the median (distribution-free 95 % CI of
+    the median, NaN when too few remain) of the others.
+
+    Vectorised over cases (a million records: no loop over groups): the clean times sorted within each
+    case, the median and the CI are gathers of order statistics; which order statistics bound the CI
+    depends only on the count and comes from sbcore.sampling.median_ci on the ranks themselves."""
+    if flagged.empty:
+        return pd.DataFrame(columns=["case_id", *SUMMARY_COLUMNS])
+    case = case_categories(flagged["case_id"])
+    codes, case_ids = case.cat.codes.to_numpy(), case.cat.categories
+    n_cases = len(case_ids)
+    disturbed = flagged["disturbed"].to_numpy(dtype=bool)
+    wall = pd.to_numeric(flagged["wall_s"], errors="coerce").to_numpy(dtype=float)
+    clean = ~disturbed & ~np.isnan(wall)
+    counts = np.bincount(codes[clean], minlength=n_cases)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    values = _sorted_within_cases(wall[clean], codes[clean], starts, counts)
+    median = np.full(n_cases, np.nan)
+    low = np.full(n_cases, np.nan)
+    high = np.full(n_cases, np.nan)
+    for n in np.unique(counts[counts > 0]):
+        rows = np.flatnonzero(counts == n)
+        first = starts[rows]
+        median[rows] = 0.5 * (values[first + (n - 1) // 2] + values[first + n // 2])
+        ranks = median_ci(range(n))  # (lower, upper) 0-based ranks of the CI's bounds, or None
+        if ranks is not None:
+            low[rows] = values[first + ranks[0]]
+            high[rows] = values[first + ranks[1]]
+    return pd.DataFrame(
+        {
+            "case_id": case_ids,
+            "n_disturbed": np.bincount(codes, weights=disturbed, minlength=n_cases).astype(int),
+            "n_clean": counts.astype(int),
+            "median_clean_s": median,
+            "ci_low_clean_s": low,
+            "ci_high_clean_s": high,
+        }
+    )

@@ -1,0 +1,296 @@
+"""Microbenchmark tables (osbench, timing, smt kernels and the standard tools): per case the median
+over repetitions of each record's per-operation statistics, the seeds' published figures beside ours
+(config/reference/seed-00{1,3,4}-*.toml) and ours next to the standard tools run as kernels in the same
+campaign (perf bench sched pipe, stress-ng --switch, cyclictest: jobs/tools.py) with the ratio and the
+agreement verdict."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from analysis.reference_data import micro_references
+from analysis.stats.smt import compare_with_topology, siblings_by_timing
+
+MICRO_KERNELS = ("osbench", "timing", "smt")
+TOOL_KERNELS = ("perfbench", "stressng", "cyclictest")  # the standard tools (lang "tool", jobs/tools.py)
+UNIT = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "x": 1.0}
+STATS = ("min_s", "median_s", "mean_s", "p99_s", "max_s")
+
+
+RECORD_FIELDS = ("case_id", "node_type", "kernel", "lang", "threads", "rep", "host")  # what is read here
+
+
+def micro_records(records: pd.DataFrame) -> list[dict]:
+    """The measured (non-warm-up) records of the micro kernels and the standard tools, by case and
+    repetition, as this module reads them: the fields it uses, with `params`, `result` (their own
+    statistics, from the records table's result_json) and the pinned `pin.cpus`."""
+    if "result_json" not in records or "kernel" not in records:
+        return []
+    mine = records[records["kernel"].isin(MICRO_KERNELS + TOOL_KERNELS) & ~records["warmup"].astype(bool)]
+    mine = mine.assign(case_id=mine["case_id"].astype(str)).sort_values(["case_id", "rep"], kind="stable")
+    out = []
+    for row in mine.to_dict("records"):
+        record = {k: row[k] for k in RECORD_FIELDS if k in row and pd.notna(row[k])}
+        record["params"] = json.loads(row["params_json"])
+        record["result"] = json.loads(row["result_json"]) if isinstance(row["result_json"], str) else {}
+        cpus = row.get("pin_cpus")
+        if isinstance(cpus, str) and cpus:
+            record["pin"] = {"cpus": [int(c) for c in cpus.split(",")]}
+        out.append(record)
+    return out
+
+
+def case_table(records: list[dict]) -> pd.DataFrame:
+    """One row per case: kernel, threads, params, and the median over repetitions of each statistic."""
+    rows = []
+    for r in records:
+        row = {
+            "case_id": r.get("case_id", ""),
+            "node_type": r.get("node_type", ""),
+            "kernel": r["kernel"],
+            "threads": r["threads"],
+            "rep": r["rep"],
+        }
+        row.update({f"param_{k}": str(v) for k, v in r["params"].items()})
+        row["op"] = r["result"].get("op", "")
+        row.update(
+            {k: v for k, v in r["result"].items() if isinstance(v, int | float) and not isinstance(v, bool)}
+        )
+        rows.append(row)
+    if not rows:
+        return pd.DataFrame()
+    df = pd.DataFrame(rows)
+    keys = [
+        c
+        for c in df.columns
+        if c in ("case_id", "node_type", "kernel", "threads", "op") or c.startswith("param_")
+    ]
+    numeric = [c for c in df.columns if c not in keys and c != "rep"]
+    table = df.groupby(keys, dropna=False)[numeric].median().reset_index()
+    table.insert(len(keys), "reps", df.groupby(keys, dropna=False).size().to_numpy())
+    return table
+
+
+def _matching(table: pd.DataFrame, match: dict, threads: int | None = None) -> pd.DataFrame:
+    sel = table
+    for key, value in match.items():
+        column = f"param_{key.replace('_', '-')}" if f"param_{key}" not in table.columns else f"param_{key}"
+        if column not in sel.columns:
+            return sel.iloc[0:0]
+        sel = sel[sel[column] == str(value)]
+    if threads is not None:
+        sel = sel[sel["threads"] == threads]
+    # smt cases pinned by their own CPU list or prioritised by --nices answer another question (P3)
+    if "cpus" not in match and "param_cpus" in sel.columns:
+        sel = sel[~sel["param_cpus"].fillna("").str.match(r"^\d")]
+    if "nices" not in match and "param_nices" in sel.columns:
+        sel = sel[sel["param_nices"].fillna("").isin(["", "0,0", "nan"])]
+    return sel
+
+
+def ours_for(table: pd.DataFrame, figure: dict) -> tuple[float | None, str]:
+    """Our value for one reference figure (in the figure's unit) and how it was formed."""
+    stat, match, scale = figure["stat"], figure.get("match", {}), UNIT.get(figure.get("unit", "s"), 1.0)
+    if stat in ("mean", "min", "max") or stat == "smallest_step":
+        column = "smallest_step_s" if stat == "smallest_step" else f"{stat}_s"
+        sel = _matching(table, match)
+        if column not in sel.columns or sel[column].dropna().empty:
+            return None, "no matching case"
+        value = sel[column].min() if stat in ("min", "smallest_step") else sel[column].median()
+        typical = (
+            f", median {sel['median_s'].median() / scale:.4g} {figure.get('unit', '')}"
+            if stat == "mean"
+            else ""
+        )
+        return value / scale, f"{column} over {len(sel)} case(s){typical}"
+    if stat in ("ht_speedup", "slowdown"):
+        base_match = {k: v.split(",")[0] for k, v in match.items()}
+        alone = _matching(table, base_match, threads=1)
+        other = _matching(table, match, threads=2)
+        if alone.empty or other.empty:
+            return None, "needs the 1-worker and the 2-worker case"
+        t1, t2 = alone["median_s"].median(), other["median_s"].median()
+        if stat == "slowdown":
+            return t2 / t1, "t(next to sibling) / t(alone)"
+        return 2 * t1 / t2, "2 t(alone) / t(pair)"
+    if stat == "period":
+        sel = _matching(table, match)
+        return (None, "no matching case") if sel.empty else (sel["period_s"].median() / scale, "our period")
+    if stat == "ratio":
+        return None, "a ratio between two systems the seed compared; not reproducible here"
+    return None, f"unknown stat '{stat}'"
+
+
+def reference_table(table: pd.DataFrame, references: list[dict] | None = None) -> pd.DataFrame:
+    """Every published figure with ours beside it (same unit) and ours / published, per node type
+    (`references`: reference_data.micro_references())."""
+    references = micro_references() if references is None else references
+    if len(table) and table["node_type"].nunique() > 1:
+        parts = [reference_table(part, references) for _, part in table.groupby("node_type")]
+        return pd.concat(parts, ignore_index=True)
+    rows = []
+    for ref in references:
+        for fig in ref.get("figure", []):
+            ours, how = ours_for(table, fig) if len(table) else (None, "no micro records")
+            rows.append(
+                {
+                    "seed": ref.get("seed", ""),
+                    "node_type": table["node_type"].iloc[0] if len(table) else "",
+                    "what": fig["what"],
+                    "published": fig["value"],
+                    "unit": fig.get("unit", ""),
+                    "ours": ours,
+                    "ratio": ours / fig["value"] if ours is not None and fig["value"] else None,
+                    "how": how,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _case_medians(records: list[dict]) -> dict[str, dict]:
+    """Per case: its first record (for kernel, params, node type, placement) and the median over its
+    repetitions of each numeric result statistic, with the repetition count."""
+    by_case: dict[str, list[dict]] = {}
+    for r in records:
+        by_case.setdefault(r.get("case_id", ""), []).append(r)
+    out = {}
+    for case_id, reps in by_case.items():
+        numbers = pd.DataFrame(
+            [{k: v for k, v in r["result"].items() if isinstance(v, int | float) and not isinstance(v, bool)}
+             for r in reps]
+        )  # fmt: skip
+        out[case_id] = {"first": reps[0], "median": numbers.median().to_dict(), "reps": len(reps)}
+    return out
+
+
+def _pinned_to(record: dict) -> tuple[int, ...] | None:
+    cpus = (record.get("pin") or {}).get("cpus")
+    return tuple(cpus) if cpus else None
+
+
+def _params_text(params: dict, keys) -> str:
+    return " ".join(f"{k}={params[k]}" for k in keys if k in params)
+
+
+def tools_table(records: list[dict]) -> pd.DataFrame:
+    """Ours next to the standard tools measured in the same campaign: for every tool case, every case of
+    ours that measures the same quantity (the tool record's `compares_with`: kernel and params) on the same
+    node type pinned to the same CPUs; the compared statistic is the median over each case's repetitions.
+    Columns: ratio = ours / theirs in our definition of the operation; `agrees`: the ratio lies in the
+    range the definitions predict (`expected_low`..`expected_high`, from the tool record; AGREEMENT where
+    both measure the same thing)."""
+    cases = _case_medians(records)
+    tools = [c for c in cases.values() if c["first"].get("lang") == "tool"]
+    rows = []
+    for theirs in sorted(tools, key=lambda c: (c["first"]["kernel"], sorted(c["first"]["params"].items()))):
+        t = theirs["first"]
+        want = t["result"]["compares_with"]
+        stat = want["stat"]
+        for ours in cases.values():
+            o = ours["first"]
+            if (
+                o.get("lang") == "tool"
+                or o["kernel"] != want["kernel"]
+                or o.get("node_type") != t.get("node_type")
+                or _pinned_to(o) != _pinned_to(t)
+                or any(str(o["params"].get(k)) != str(v) for k, v in want["params"].items())
+            ):
+                continue
+            ours_s, theirs_s = ours["median"].get(stat), theirs["median"].get(stat)
+            if not (pd.notna(ours_s) and pd.notna(theirs_s) and ours_s > 0 and theirs_s > 0):
+                continue
+            r = ours_s / theirs_s
+            low, high = t["result"].get("expected_ratio", AGREEMENT)
+            factor = theirs["median"].get("our_ops_per_their_op", 1)
+            rows.append(
+                {
+                    "node_type": t.get("node_type", ""),
+                    "cpus": ",".join(map(str, _pinned_to(t) or ())) or "unpinned",
+                    "ours": f"{o['kernel']} {_params_text(o['params'], want['params'])}",
+                    "theirs": f"{t['kernel']} {_params_text(t['params'], t['params'])}",
+                    "stat": stat.removesuffix("_s"),
+                    "ours_us": ours_s * 1e6,
+                    "theirs_us": theirs_s * 1e6,
+                    "reps_ours": ours["reps"],
+                    "reps_theirs": theirs["reps"],
+                    "ratio": r,
+                    "expected_low": low,
+                    "expected_high": high,
+                    "agrees": low <= r <= high,
+                    "our_ops_per_their_op": factor,
+                    "switches_per_their_op": theirs["median"].get("switches_per_their_op"),
+                    "definition": t["result"].get("definition", ""),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def siblings_table(hosts: dict[str, dict], records: list[dict]) -> pd.DataFrame:
+    """Per host: SMT pairs found by timing (smt cases with their own --cpus: one worker alone per CPU,
+    two workers on a pair) against the sibling groups of the host's likwid topology (hosts/<host>.json)."""
+    alone: dict[str, dict[int, list[float]]] = {}
+    pairs: dict[str, dict[tuple[int, int], list[float]]] = {}
+    for r in records:
+        cpus = str(r["params"].get("cpus", ""))
+        if r["kernel"] != "smt" or not cpus or str(r["params"].get("nices", "")) not in ("", "0,0"):
+            continue
+        ids = [int(c) for c in cpus.split(",")][: r["threads"]]
+        host = r.get("host", "")
+        if len(ids) == 1:
+            alone.setdefault(host, {}).setdefault(ids[0], []).append(r["result"]["median_s"])
+        elif len(ids) == 2 and ids[0] != ids[1]:
+            pairs.setdefault(host, {}).setdefault(tuple(sorted(ids)), []).append(r["result"]["max_s"])
+    rows = []
+    for host, host_pairs in sorted(pairs.items()):
+        a = {cpu: float(pd.Series(t).median()) for cpu, t in alone.get(host, {}).items()}
+        p = {pair: float(pd.Series(t).median()) for pair, t in host_pairs.items() if set(pair) <= set(a)}
+        if not p:
+            continue
+        found = siblings_by_timing(a, p)
+        groups = sibling_groups(hosts[host]["topology"]) if host in hosts else []
+        verdict = compare_with_topology(found, [g for g in groups if len(g) > 1])
+        rows.append(
+            {
+                "host": host,
+                "pairs_timed": " ".join(f"{x},{y}" for x, y in sorted(p)),
+                "slowdowns": " ".join(f"{t / max(a[x], a[y]):.2f}" for (x, y), t in sorted(p.items())),
+                "siblings_by_timing": " ".join(f"{x},{y}" for x, y in found) or "none",
+                "siblings_by_likwid": " ".join(",".join(map(str, g)) for g in groups if len(g) > 1) or "none",
+                "agree": not verdict["invented"] and not [m for m in verdict["missed"] if m in p],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def micro_tables(table: pd.DataFrame, hosts: dict[str, dict]) -> dict[str, pd.DataFrame]:
+    """The CSV tables of this module from the records table, by file name (none without a micro
+    kernel's record); `hosts`: campaign.read_hosts."""
+    if "kernel" not in table or not table["kernel"].isin(MICRO_KERNELS).any():
+        return {}
+    records = micro_records(table)
+    cases = case_table(records)
+    tables = {}
+    if len(cases):
+        tables["micro.csv"] = cases
+        tables["micro_reference.csv"] = reference_table(cases[cases["kernel"].isin(MICRO_KERNELS)])
+    siblings = siblings_table(hosts, records)
+    if len(siblings):
+        tables["micro_siblings.csv"] = siblings
+    tools_rows = tools_table(records)
+    if len(tools_rows):
+        tables["micro_tools.csv"] = tools_rows
+    return tables
+
+
+# Agreement: ours / theirs within [0.75, 1/0.75]: "within 25 %" whichever of the two is taken as the base.
+AGREEMENT = (0.75, 1 / 0.75)
+
+
+def sibling_groups(topology: dict) -> list[list[int]]:
+    """Hardware threads sharing a core (same socket and core id) in a host file's `topology`."""
+    groups: dict[tuple[int, int], list[int]] = {}
+    for h in topology.get("hwthreads", []):
+        groups.setdefault((h["socket"], h["core"]), []).append(h["hwthread"])
+    return [sorted(g) for _, g in sorted(groups.items())]
