@@ -1,6 +1,7 @@
 """Fixtures shared by every test suite: where the repository and the kernel binaries are."""
 
 import json
+import os
 from pathlib import Path
 
 import jsonschema
@@ -17,10 +18,12 @@ def repo_root() -> Path:
 
 @pytest.fixture(scope="session")
 def bin_dir() -> Path:
-    """The kernel binaries; `make test` builds them before pytest starts."""
-    if not BIN_DIR.is_dir():
-        pytest.fail(f"{BIN_DIR} does not exist: run the tests with `make test`, which builds the kernels")
-    return BIN_DIR
+    """The kernel binaries: build/bin (`make test` builds them before pytest starts), or
+    $SCALEBENCH_BIN_DIR (the same tests then check another build, e.g. one made with clang)."""
+    path = Path(os.environ.get("SCALEBENCH_BIN_DIR") or BIN_DIR).resolve()
+    if not path.is_dir():
+        pytest.fail(f"{path} does not exist: run the tests with `make test`, which builds the kernels")
+    return path
 
 
 @pytest.fixture(scope="session")
