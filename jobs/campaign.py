@@ -68,6 +68,7 @@ def create_campaign(experiment_path, node_types=None, name=None, results_dir=Non
 
     from jobs import toml_write
     from jobs.manifest import collect_manifest
+    from jobs.plan import skipped_kernels
     from jobs.topology import detect_topology
 
     exp, cases = plan_experiment(experiment_path, node_types)
@@ -100,6 +101,7 @@ def create_campaign(experiment_path, node_types=None, name=None, results_dir=Non
         )
         write_atomic(layout.cases_path(staging), "".join(json.dumps(c) + "\n" for c in cases))
         manifest = collect_manifest(campaign, [c["binary"] for c in cases], topology)
+        manifest["unavailable"] = {"kernels": skipped_kernels(exp)}
         write_atomic(staging / "manifest.json", dump_json(manifest))
         os.rename(staging, results / campaign)
     except BaseException:

@@ -67,3 +67,5 @@ F_MODEL_FLAGS_serial :=
 F_MODEL_FLAGS_omp := -fopenmp
 $(foreach k,mandelbrot mcpi,$(foreach m,serial omp,\
     $(eval $(call f_kernel,$(k),$(m),$(F_MODEL_FLAGS_$(m))))))
+$(eval $(call kernels_need,$(foreach k,mandelbrot mcpi,$(foreach m,serial omp,$(BIN_DIR)/$(k)-f-$(m))),$(FC),\
+    a Fortran 2008 compiler for the Fortran kernels: set FC or load one))

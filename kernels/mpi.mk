@@ -29,3 +29,5 @@ KERNEL_BINS += $(BIN_DIR)/$(1)-c-mpi
 endef
 
 $(foreach k,mandelbrot mcpi,$(eval $(call mpi_kernel,$(k))))
+$(eval $(call kernels_need,$(foreach k,mandelbrot mcpi,$(BIN_DIR)/$(k)-c-mpi),$(MPICC),\
+    an MPI C compiler wrapper for the MPI kernels: set MPICC or load an MPI))
