@@ -27,7 +27,7 @@ def probe_counters(timeout_s: float = 30) -> dict:
     try:
         out = subprocess.run(PERFCTR_PROBE, capture_output=True, text=True, timeout=timeout_s, check=False)
     except FileNotFoundError:
-        return {"available": False, "reason": "likwid-perfctr not found (install the Debian package likwid)"}
+        return {"available": False, "reason": "likwid-perfctr not found: likwid not installed or not loaded"}
     except subprocess.TimeoutExpired:
         return {"available": False, "reason": f"{command} did not finish within {timeout_s} s"}
     if out.returncode == 0:
