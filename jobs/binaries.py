@@ -8,8 +8,9 @@ import subprocess
 from pathlib import Path
 
 from sbcore.errors import ScalebenchError
+from sbcore.install import source_root
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = source_root()  # the clone, or the one a pip install was made from
 BIN_DIR = ROOT / "build" / "bin"
 OPTION = re.compile(r"(?<![\w-])--([a-z][a-z0-9-]*)")
 # Written by `make kernels`: one "<binary>\t<why>" line per kernel a missing optional compiler kept

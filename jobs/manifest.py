@@ -9,8 +9,9 @@ import subprocess
 from pathlib import Path
 
 from jobs.binaries import binary_path
+from sbcore.install import source_root
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = source_root()  # the clone, or the one a pip install was made from
 
 
 def _run(argv: list[str], cwd: Path = ROOT) -> subprocess.CompletedProcess | None:

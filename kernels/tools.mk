@@ -3,7 +3,7 @@
 # experiment's [[sweep]] runs them beside our microkernels. Each binary is a two-line script that runs
 # jobs/tools.py with this repository's Python; the kernels' working directory is the campaign's.
 TOOL_KERNELS := perfbench-tool-pipe stressng-tool-switch cyclictest-tool-nanosleep
-TOOL_PYTHON := $(CURDIR)/$(PY)
+TOOL_PYTHON := $(abspath $(PY))  # .venv/bin/python of the clone, or the PY given (scalebench build)
 
 $(TOOL_KERNELS:%=$(BIN_DIR)/%): $(BIN_DIR)/%: jobs/tools.py kernels/tools.mk
 	@mkdir -p $(@D)

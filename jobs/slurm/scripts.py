@@ -13,10 +13,10 @@ from jobs.config import NodeType
 from jobs.slurm.site import site_lines
 from sbcore.atomic import write_atomic
 from sbcore.errors import ScalebenchError
+from sbcore.install import entry_command
 
-ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-SCALEBENCH = ROOT / "scalebench"
+SCALEBENCH = shlex.join(entry_command())  # the clone's script, or python -m jobs.entry of a pip install
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ def _common(
         "created": created,
         "script_q": shlex.quote(str(script)),
         "placement": "".join(f"#SBATCH {line}\n" for line in lines),
-        "scalebench": shlex.quote(str(SCALEBENCH)),
+        "scalebench": SCALEBENCH,
         "campaign_dir": shlex.quote(str(campaign_dir)),
     }
 
