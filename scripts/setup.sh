@@ -160,3 +160,12 @@ if [ "$want" != "$have" ] || [ ! -x .venv/bin/python ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt || exit 3
   echo "$want" >.venv/.requirements.sha256
 fi
+
+# ---- make test: the pinned wheels, for the tests that install scalebench into fresh venvs offline
+# (pip install --no-index --find-links build/wheels) -------------------------------------------------
+if [ "$target" = test ] && [ "$(cat build/wheels/.requirements.sha256 2>/dev/null || true)" != "$want" ]; then
+  echo "setup: downloading the pinned wheels into build/wheels" >&2
+  mkdir -p build/wheels
+  .venv/bin/python -m pip download -q --disable-pip-version-check -r requirements.txt -d build/wheels || exit 3
+  echo "$want" >build/wheels/.requirements.sha256
+fi
