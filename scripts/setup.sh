@@ -24,6 +24,13 @@ case "$target" in bench | test | lint) ;; *)
   ;;
 esac
 
+# An executable on PATH (bash's `command -v` also names a non-executable file when nothing better is
+# found, e.g. a tool an administrator disabled with chmod or a bind mount of /dev/null).
+have() {
+  local path
+  path=$(command -v "$1") && [ -f "$path" ] && [ -x "$path" ]
+}
+
 # ---- root on Debian: install the Debian packages (the machines the tests run on) -----------------
 debian_packages=(
   gcc make gfortran              # C11 and Fortran 2008 kernels
@@ -40,7 +47,7 @@ debian_packages=(
   rt-tests linux-perf            # cyclictest, perf bench beside the microbenchmarks
   python3-venv                   # venv and ensurepip for the .venv
 )
-if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null && command -v dpkg-query >/dev/null; then
+if [ "$(id -u)" -eq 0 ] && have apt-get && have dpkg-query; then
   missing=()
   for p in "${debian_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -69,21 +76,21 @@ has_fortran() {
 }
 has_mpi() {
   printf '#include <mpi.h>\nint main(int c,char**v){MPI_Init(&c,&v);MPI_Finalize();return 0;}\n' >"$scratch/mpi.c"
-  $MPICC "$scratch/mpi.c" -o "$scratch/mpi" 2>/dev/null && command -v mpirun >/dev/null
+  $MPICC "$scratch/mpi.c" -o "$scratch/mpi" 2>/dev/null && have mpirun
 }
 has_simdjson() {
   printf '#include <simdjson.h>\nint main(){simdjson::ondemand::parser p; return 0;}\n' >"$scratch/sj.cpp"
   $CXX -std=c++20 "$scratch/sj.cpp" -o "$scratch/sj" -lsimdjson 2>/dev/null
 }
-has_clang_archer() { command -v clang >/dev/null && compgen -G '/usr/lib/llvm-*/lib/libarcher.so' >/dev/null; }
-has_slurm_daemons() { command -v slurmctld >/dev/null && command -v slurmd >/dev/null; }
+has_clang_archer() { have clang && compgen -G '/usr/lib/llvm-*/lib/libarcher.so' >/dev/null; }
+has_slurm_daemons() { have slurmctld && have slurmd; }
 
 # A Python >= 3.11 with venv and ensurepip (a bare Debian python3 lacks python3-venv).
 python_ok() { "$1" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; }
 find_python() {
   local p
   for p in ${PYTHON:-} python3 python3.13 python3.12 python3.11; do
-    if command -v "$p" >/dev/null && python_ok "$p"; then
+    if have "$p" && python_ok "$p"; then
       echo "$p"
       return 0
     fi
@@ -94,22 +101,22 @@ find_python() {
 # name | check | what it is for | apt | dnf | module / Spack
 capabilities=(
   "C compiler with OpenMP ($CC)|has_c_openmp|the C kernels and their harness|gcc|gcc|module load gcc / spack install gcc"
-  "make|command -v make|building the kernels|make|make|module load make / spack install gmake"
+  "make|have make|building the kernels|make|make|module load make / spack install gmake"
   "Python >= 3.11 with venv|find_python|the scalebench command (.venv)|python3 python3-venv|python3.11|module load python/3.11 / spack install python@3.11"
   "Fortran compiler ($FC)|has_fortran|the Fortran kernels (*-f-*)|gfortran|gcc-gfortran|module load gcc / spack install gcc"
   "MPI ($MPICC, mpirun)|has_mpi|the MPI kernels (*-c-mpi)|libopenmpi-dev openmpi-bin|openmpi-devel (then module load mpi/openmpi-x86_64)|module load openmpi / spack install openmpi"
   "C++20 compiler with simdjson ($CXX)|has_simdjson|the analysis's compiled reader (without it: the pure-Python path)|g++ libsimdjson-dev|gcc-c++ simdjson-devel (EPEL)|spack install simdjson"
-  "likwid|command -v likwid-perfctr|hardware counters and pin_tool = likwid-pin (topology then comes from sysfs)|likwid|likwid (EPEL)|module load likwid / spack install likwid"
-  "stress-ng|command -v stress-ng|competing load of a case ([load.<name>])|stress-ng|stress-ng (EPEL)|spack install stress-ng"
-  "Slurm client (sbatch)|command -v sbatch|scalebench submit|slurm-client|slurm (EPEL)|module load slurm"
-  "perf|command -v perf|the perfbench-tool-pipe microbenchmark|linux-perf|perf|-"
-  "cyclictest|command -v cyclictest|the cyclictest-tool-nanosleep microbenchmark|rt-tests|rt-tests|spack install rt-tests"
+  "likwid|have likwid-perfctr|hardware counters and pin_tool = likwid-pin (topology then comes from sysfs)|likwid|likwid (EPEL)|module load likwid / spack install likwid"
+  "stress-ng|have stress-ng|competing load of a case ([load.<name>])|stress-ng|stress-ng (EPEL)|spack install stress-ng"
+  "Slurm client (sbatch)|have sbatch|scalebench submit|slurm-client|slurm (EPEL)|module load slurm"
+  "perf|have perf|the perfbench-tool-pipe microbenchmark|linux-perf|perf|-"
+  "cyclictest|have cyclictest|the cyclictest-tool-nanosleep microbenchmark|rt-tests|rt-tests|spack install rt-tests"
   "Slurm daemons (slurmctld, slurmd)|has_slurm_daemons|the one-host test cluster (make test)|slurm-wlm|slurm-slurmctld slurm-slurmd (EPEL)|-"
-  "munge|command -v munged|authentication of the test cluster (make test)|munge|munge|-"
-  "chromium|command -v chromium|the headless rendering test of the HTML report (make test)|chromium|chromium (EPEL)|-"
+  "munge|have munged|authentication of the test cluster (make test)|munge|munge|-"
+  "chromium|have chromium|the headless rendering test of the HTML report (make test)|chromium|chromium (EPEL)|-"
   "clang with LLVM Archer|has_clang_archer|the clang build and ThreadSanitizer test of the OpenMP kernels (make test)|clang libomp-14-dev|clang libomp-devel|module load llvm / spack install llvm"
-  "jq|command -v jq|the records.jsonl-by-hand test (make test)|jq|jq|spack install jq"
-  "clang-format|command -v clang-format|the C formatting check (make lint)|clang-format|clang-tools-extra|module load llvm / spack install llvm"
+  "jq|have jq|the records.jsonl-by-hand test (make test)|jq|jq|spack install jq"
+  "clang-format|have clang-format|the C formatting check (make lint)|clang-format|clang-tools-extra|module load llvm / spack install llvm"
 )
 # What each target requires (by name prefix): bench its three and the optional list; test everything but
 # the lint-only tools; lint the .venv and clang-format.
