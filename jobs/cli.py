@@ -90,8 +90,9 @@ def register(sub) -> None:
     p = sub.add_parser(
         "probe",
         help="topology, SMT siblings, counters and pinning on this node",
-        description="Report this node's topology (likwid-topology), SMT siblings, whether likwid-perfctr can "
-        "read hardware counters (and why not) and whether pinning holds: by the kernel harness (the "
+        description="Report this node's topology (likwid-topology, else Linux sysfs), SMT siblings, "
+        "whether likwid-perfctr can read hardware counters (and why not) and whether pinning holds: by "
+        "the kernel harness (the "
         "default), likwid's preload library and likwid-pin.",
     )
     p.add_argument("--campaign", metavar="CAMPAIGN", help="also cache this host's verdict in the campaign")
