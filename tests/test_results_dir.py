@@ -125,4 +125,4 @@ def test_manifest_unavailable_is_empty_when_everything_was_built(tmp_path, exper
     proc = scalebench("plan", experiment, "--write", "--results-dir", tmp_path / "m", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     manifest = json.loads((tmp_path / "m" / "latest" / "manifest.json").read_text())
-    assert manifest["unavailable"] == {"kernels": {}}
+    assert manifest["unavailable"]["kernels"] == {}

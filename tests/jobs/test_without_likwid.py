@@ -54,7 +54,12 @@ def test_topology_comes_from_sysfs(campaign):
     directory, _ = campaign
     (host,) = (directory / "hosts").glob("*.json")
     assert json.loads(host.read_text())["topology"]["source"] == "sysfs"
-    assert json.loads((directory / "manifest.json").read_text())["topology"]["source"] == "sysfs"
+    manifest = json.loads((directory / "manifest.json").read_text())
+    assert manifest["topology"]["source"] == "sysfs"
+    assert set(manifest["unavailable"]["tools"]) >= {"likwid-perfctr", "likwid-pin", "likwid-topology"}
+    assert manifest["unavailable"]["tools"]["likwid-perfctr"].startswith(
+        "not found on PATH: hardware counters"
+    )
 
 
 def test_harness_pins_as_planned(campaign):
@@ -75,3 +80,13 @@ def test_likwid_pin_case_fails_with_a_clear_message(campaign):
     (failure,) = failed_attempts(directory, cases["mcpi-c-serial"]["case_id"]).values()
     reason = json.loads(failure.read_text())["reason"]
     assert reason.startswith("pin_tool likwid-pin: not found: likwid is not installed"), reason
+
+
+def test_report_says_what_was_unavailable_and_why(campaign):
+    directory, _ = campaign
+    proc = run_cli("analyze", directory)
+    assert proc.returncode == 0, proc.stderr
+    report = (directory / "analysis" / "report.md").read_text()
+    provenance = report[report.index("## Provenance") :]
+    assert "### unavailable" in provenance and "likwid-perfctr" in provenance
+    assert "not found on PATH: hardware counters" in provenance
