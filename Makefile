@@ -10,13 +10,13 @@ KERNEL_BINS :=
 KERNEL_TEST_TARGETS :=
 
 # Kernels that need an optional tool: $(eval $(call kernels_need,<binaries>,<tool command>,<what>)) in a
-# fragment. When the tool is not found the binaries are not built: `make kernels` says so in one line
+# fragment. When the tool is not found (or not executable) the binaries are not built: `make kernels` says so in one line
 # per tool and lists them with the reason in build/bin/unavailable.tsv, and planning leaves their cases
 # out (jobs/binaries.py, jobs/plan.py) and the campaign's manifest names them.
 UNAVAILABLE_BINS :=
 UNAVAILABLE_TOOLS :=
 define kernels_need
-ifeq ($$(shell command -v $(firstword $(2)) 2>/dev/null),)
+ifeq ($$(shell p=$$$$(command -v $(firstword $(2))) && [ -f "$$$$p" ] && [ -x "$$$$p" ] && echo "$$$$p"),)
 UNAVAILABLE_BINS += $(1)
 UNAVAILABLE_TOOLS += $(firstword $(2))
 UNAVAILABLE_WHY_$(firstword $(2)) := $(firstword $(2)) not found ($(strip $(3)))
