@@ -9,22 +9,55 @@ PY := .venv/bin/python
 KERNEL_BINS :=
 KERNEL_TEST_TARGETS :=
 
+# Kernels that need an optional tool: $(eval $(call kernels_need,<binaries>,<tool command>,<what>)) in a
+# fragment. When the tool is not found (or not executable) the binaries are not built: `make kernels` says so in one line
+# per tool and lists them with the reason in build/bin/unavailable.tsv, and planning leaves their cases
+# out (jobs/binaries.py, jobs/plan.py) and the campaign's manifest names them.
+UNAVAILABLE_BINS :=
+UNAVAILABLE_TOOLS :=
+define kernels_need
+ifeq ($$(shell p=$$$$(command -v $(firstword $(2))) && [ -f "$$$$p" ] && [ -x "$$$$p" ] && echo "$$$$p"),)
+UNAVAILABLE_BINS += $(1)
+UNAVAILABLE_TOOLS += $(firstword $(2))
+UNAVAILABLE_WHY_$(firstword $(2)) := $(firstword $(2)) not found ($(strip $(3)))
+UNAVAILABLE_BINS_$(firstword $(2)) := $(notdir $(1))
+endif
+endef
+
 -include $(sort $(wildcard kernels/*.mk))
 include analysis/native/native.mk
 
-.PHONY: all setup kernels native bench seeds test test-c test-py perf lint format clean slurm-up slurm-down
+.PHONY: all setup kernels native native-optional bench seeds test test-c test-py perf lint format clean \
+        slurm-up slurm-down
 
 all: kernels native
 
-# Installs missing Debian packages and the pinned .venv (cheap when nothing is missing).
+# Checks what the target needs by trying it (scripts/setup.sh bench|test|lint; root on Debian installs
+# missing Debian packages first) and installs the pinned .venv (cheap when nothing is missing).
+# `make setup` alone checks for `make bench`.
+SETUP_TARGET := bench
+test slurm-up: SETUP_TARGET := test
+lint format: SETUP_TARGET := lint
 setup:
-	@bash scripts/setup.sh
+	@bash scripts/setup.sh $(SETUP_TARGET)
 
-kernels: $(KERNEL_BINS)
+kernels: $(filter-out $(UNAVAILABLE_BINS),$(KERNEL_BINS))
+	@mkdir -p $(BIN_DIR)
+	@printf '%s\n' $(foreach t,$(UNAVAILABLE_TOOLS),"kernels: not built: $(UNAVAILABLE_BINS_$(t)): $(UNAVAILABLE_WHY_$(t))") \
+	    | grep -v '^$$' >&2 || true
+	@printf '%s\t%s\n' $(foreach t,$(UNAVAILABLE_TOOLS),$(foreach b,$(UNAVAILABLE_BINS_$(t)),'$(b)' '$(UNAVAILABLE_WHY_$(t))')) \
+	    | grep -v '^\s*$$' > $(BIN_DIR)/unavailable.tsv.tmp || true
+	@mv $(BIN_DIR)/unavailable.tsv.tmp $(BIN_DIR)/unavailable.tsv
+
+# The analysis's compiled reader is optional for `make bench`: without a C++20 compiler and simdjson,
+# analyze reads the records through its pure-Python path.
+native-optional:
+	@$(MAKE) --no-print-directory native 2>/dev/null || echo "native: the analysis's compiled reader was \
+	not built (needs $(CXX) with C++20 and simdjson): analyze uses its pure-Python path" >&2
 
 # Main job: build, run the default workstation campaign, analyse it and print where the report is.
 bench: setup
-	@$(MAKE) --no-print-directory kernels native
+	@$(MAKE) --no-print-directory kernels native-optional
 	$(PY) ./scalebench run config/experiments/workstation.toml
 	$(PY) ./scalebench analyze latest
 
@@ -33,7 +66,7 @@ bench: setup
 # (e.g. SCHED_FIFO without CAP_SYS_NICE) is recorded as failed and the next experiment still runs.
 SEED_EXPERIMENTS := $(sort $(wildcard config/experiments/seed-000-tc*.toml))
 seeds: setup
-	@$(MAKE) --no-print-directory kernels native
+	@$(MAKE) --no-print-directory kernels native-optional
 	@for exp in $(SEED_EXPERIMENTS); do \
 	  $(PY) ./scalebench run $$exp --no-progress || echo "seeds: $$exp: some repetitions failed (see status)"; \
 	  $(PY) ./scalebench analyze latest --seed-doc docs/seed-reproductions.md || exit 1; \
@@ -51,7 +84,7 @@ test-py:
 
 # Benchmarks: print figures (medians, ratios measured side by side in one run), assert nothing.
 perf: setup
-	@$(MAKE) --no-print-directory kernels native
+	@$(MAKE) --no-print-directory kernels native-optional
 	@set -e; for f in $(sort $(wildcard perf/perf_*.py)); do echo "== $$f"; $(PY) $$f; done
 
 lint: setup

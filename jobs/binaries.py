@@ -1,4 +1,5 @@
-"""The kernel binaries in build/bin: which exist and which options each one takes (from its --help)."""
+"""The kernel binaries in build/bin: which exist, which the build skipped and why, and which options each
+one takes (from its --help)."""
 
 import functools
 import os
@@ -7,11 +8,15 @@ import subprocess
 from pathlib import Path
 
 from sbcore.errors import ScalebenchError
+from sbcore.install import source_root
 from sbcore.names import name_problem
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = source_root()  # the clone, or the one a pip install was made from
 BIN_DIR = ROOT / "build" / "bin"
 OPTION = re.compile(r"(?<![\w-])--([a-z][a-z0-9-]*)")
+# Written by `make kernels`: one "<binary>\t<why>" line per kernel a missing optional compiler kept
+# from being built (the Makefile's kernels_need).
+UNAVAILABLE_FILE = "unavailable.tsv"
 
 
 def bin_dir() -> Path:
@@ -22,6 +27,20 @@ def bin_dir() -> Path:
 
 def binary_path(name: str) -> Path:
     return bin_dir() / name
+
+
+def unavailable_kernels() -> dict[str, str]:
+    """Binary name -> why the build skipped it (empty when everything was built)."""
+    try:
+        text = (bin_dir() / UNAVAILABLE_FILE).read_text()
+    except OSError:
+        return {}
+    found = {}
+    for line in text.splitlines():
+        name, sep, why = line.partition("\t")
+        if sep and not binary_path(name).is_file():
+            found[name] = why
+    return found
 
 
 def split_name(name: str) -> tuple[str, str, str]:

@@ -70,7 +70,8 @@ def create_campaign(experiment_path, node_types=None, name=None, results_dir=Non
     import shutil
 
     from jobs import toml_write
-    from jobs.manifest import collect_manifest
+    from jobs.manifest import collect_manifest, unavailable_tools
+    from jobs.plan import skipped_kernels
     from jobs.topology import detect_topology
 
     if name is not None:
@@ -105,6 +106,7 @@ def create_campaign(experiment_path, node_types=None, name=None, results_dir=Non
         )
         write_atomic(layout.cases_path(staging), "".join(json.dumps(c) + "\n" for c in cases))
         manifest = collect_manifest(campaign, [c["binary"] for c in cases], topology)
+        manifest["unavailable"] = {"kernels": skipped_kernels(exp), "tools": unavailable_tools()}
         write_atomic(staging / "manifest.json", dump_json(manifest))
         try:
             os.rename(staging, results / campaign)

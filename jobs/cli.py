@@ -1,18 +1,19 @@
-"""Subcommands of the campaign engine: plan, run, run-case, status, probe.
+"""Subcommands of the campaign engine: plan, run, run-case, status, probe, build.
 
 Each handler imports its machinery lazily: `run-case` is what every Slurm array task starts, so its
 start-up must not pay for modules other commands need.
 """
 
 import argparse
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 from sbcore.argtypes import int_at_least
-from sbcore.errors import EXIT_FINDING, EXIT_OK, UsageError
+from sbcore.errors import EXIT_FINDING, EXIT_OK, EnvironmentProblem, UsageError
+from sbcore.install import entry_command, source_root
 
-ROOT = Path(__file__).resolve().parent.parent
 LIST_LIMIT = 20
 
 
@@ -95,12 +96,27 @@ def register(sub) -> None:
     p = sub.add_parser(
         "probe",
         help="topology, SMT siblings, counters and pinning on this node",
-        description="Report this node's topology (likwid-topology), SMT siblings, whether likwid-perfctr can "
-        "read hardware counters (and why not) and whether pinning holds: by the kernel harness (the "
+        description="Report this node's topology (likwid-topology, else Linux sysfs), SMT siblings, "
+        "whether likwid-perfctr can read hardware counters (and why not) and whether pinning holds: by "
+        "the kernel harness (the "
         "default), likwid's preload library and likwid-pin.",
     )
     p.add_argument("--campaign", metavar="CAMPAIGN", help="also cache this host's verdict in the campaign")
     p.set_defaults(func=cmd_probe)
+
+    p = sub.add_parser(
+        "build",
+        help="build the kernels with the site's compilers (CC, CXX, FC, MPICC)",
+        description="Build the kernel binaries and, when a C++20 compiler and simdjson are there, the\n"
+        "analysis's compiled reader: `make kernels native-optional` in scalebench's source tree (the\n"
+        "clone, or the clone a pip install was made from) with the compilers CC, CXX, FC and MPICC of the\n"
+        "environment (e.g. after `module load gcc openmpi`). The binaries go to build/bin of the source\n"
+        "tree, or to $SCALEBENCH_BIN_DIR; kernels whose compiler is missing are left out, one line each.",
+        epilog="example:\n  CC=clang FC=gfortran scalebench build",
+        formatter_class=fmt,
+    )
+    p.add_argument("-j", "--jobs", type=int_at_least(1), default=os.cpu_count() or 1, help="parallel jobs")
+    p.set_defaults(func=cmd_build)
 
 
 def _node_type_option(p) -> None:
@@ -114,7 +130,11 @@ def _node_type_option(p) -> None:
 
 def _campaign_options(p) -> None:
     p.add_argument("--name", help="campaign name (default: <experiment>-<UTC time>)")
-    p.add_argument("--results-dir", type=Path, help="where campaigns live (default: results/)")
+    p.add_argument(
+        "--results-dir",
+        type=Path,
+        help="where campaigns live (default: $SCALEBENCH_RESULTS_DIR, else ./results)",
+    )
 
 
 def cmd_plan(args) -> int:
@@ -178,10 +198,8 @@ def cmd_run(args) -> int:
     if bool(args.experiment) == bool(args.resume):
         raise UsageError("run: give either EXP (a new campaign) or --resume CAMPAIGN, not both or neither")
     if args.resume:
-        if args.node_type or args.name or args.results_dir:
-            raise UsageError(
-                "run --resume: --node-type, --name and --results-dir only apply to a new campaign"
-            )
+        if args.node_type or args.name:
+            raise UsageError("run --resume: --node-type and --name only apply to a new campaign")
         campaign = resolve_campaign(args.resume)
     else:
         campaign = create_campaign(args.experiment, args.node_type, args.name, args.results_dir)
@@ -199,10 +217,36 @@ def cmd_run(args) -> int:
         print(f"see why: ./scalebench status {campaign}; retry: ./scalebench run --resume {campaign}")
     status = 0
     if args.analyze:
-        status = subprocess.call([sys.executable, str(ROOT / "scalebench"), "analyze", str(campaign)])
+        status = subprocess.call([*entry_command(), "analyze", str(campaign)])
     else:
         print(f"analyse it with: ./scalebench analyze {campaign}")
     return status or (1 if counts["failed"] else 0)
+
+
+def cmd_build(args) -> int:
+    from jobs.binaries import bin_dir
+
+    root = source_root()
+    if not (root / "Makefile").is_file():
+        raise EnvironmentProblem(
+            f"{root}: no Makefile: `scalebench build` needs scalebench's source tree (install with "
+            "`pip install .` from a clone)"
+        )
+    binaries = bin_dir()
+    argv = [
+        "make",
+        "-C",
+        str(root),
+        f"-j{args.jobs}",
+        f"BIN_DIR={binaries}",
+        f"OBJ_DIR={binaries.parent / 'obj'}",
+    ]
+    # The tool kernels (jobs/tools.py behind a script) run with the python running this command.
+    argv += [f"PY={sys.executable}", "kernels", "native-optional"]
+    status = subprocess.call(argv)
+    if status == 0:
+        print(f"kernels in {binaries}")
+    return status
 
 
 def cmd_run_case(args) -> int:

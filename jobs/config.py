@@ -13,9 +13,10 @@ from jobs import load as load_config
 from jobs.pinning import PIN_TOOLS, STRATEGIES
 from jobs.slurm.site import SITE_KEYS, SiteOptions, check_site
 from sbcore.errors import UsageError
+from sbcore.install import source_root
 from sbcore.names import has_control, name_problem
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = source_root()  # the clone, or the one a pip install was made from
 NODES_TOML = ROOT / "config" / "nodes.toml"
 
 NODE_KEYS = {

@@ -26,8 +26,9 @@ def probe_counters(timeout_s: float = 30) -> dict:
     command = " ".join(PERFCTR_PROBE)
     try:
         out = subprocess.run(PERFCTR_PROBE, capture_output=True, text=True, timeout=timeout_s, check=False)
-    except FileNotFoundError:
-        return {"available": False, "reason": "likwid-perfctr not found (install the Debian package likwid)"}
+    except OSError as err:  # not found, or not executable (a disabled tool)
+        why = "not found" if isinstance(err, FileNotFoundError) else f"cannot run ({err.strerror})"
+        return {"available": False, "reason": f"likwid-perfctr {why}: likwid not installed or not loaded"}
     except subprocess.TimeoutExpired:
         return {"available": False, "reason": f"{command} did not finish within {timeout_s} s"}
     if out.returncode == 0:

@@ -9,8 +9,10 @@ import subprocess
 from pathlib import Path
 
 from jobs.binaries import binary_path
+from sbcore.commands import on_path
+from sbcore.install import source_root
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = source_root()  # the clone, or the one a pip install was made from
 
 
 def _run(argv: list[str], cwd: Path = ROOT) -> subprocess.CompletedProcess | None:
@@ -77,6 +79,23 @@ def binary_digests(names: list[str]) -> dict:
         except OSError:
             digests[name] = None
     return digests
+
+
+# Optional tools a campaign may use -> what is unavailable without them (the manifest says which were
+# missing when the campaign was planned; the report shows it under provenance).
+OPTIONAL_TOOLS = {
+    "likwid-perfctr": "hardware counters (counter_group): counters are 'unavailable' in the records",
+    "likwid-pin": "pin_tool = 'likwid-pin' (the default harness pinning needs no likwid)",
+    "likwid-topology": "likwid's topology reader (the topology is read from sysfs instead)",
+    "stress-ng": "competing load ([load.<name>]): such cases fail",
+    "mpirun": "local runs of the MPI kernels",
+    "sbatch": "scalebench submit",
+}
+
+
+def unavailable_tools() -> dict[str, str]:
+    """Optional tools not on PATH -> what that makes unavailable."""
+    return {tool: f"not found on PATH: {what}" for tool, what in OPTIONAL_TOOLS.items() if not on_path(tool)}
 
 
 def collect_manifest(campaign: str, binaries: list[str], topology: dict | None) -> dict:

@@ -85,6 +85,11 @@ def harness_env(cpus: list[int], threads: int, env: dict) -> dict:
 # likwid-pin pins the process itself, which the runner does with sched_setaffinity in the child.
 
 PIN_TOOLS = ("harness", "preload", "likwid-pin")
+# Why a likwid tool is missing, for the messages of cases and probes that need one.
+LIKWID_MISSING = (
+    "not found: likwid is not installed or its module not loaded "
+    "(pin_tool = 'harness', the default, needs no likwid)"
+)
 # harness: the kernel pins each worker itself from SB_PIN_CPUS (kernels/common/sb_pin.h), the same
 # list and worker -> entry mapping as below; no library is preloaded and no thread creation intercepted.
 HARNESS_ENV = "SB_PIN_CPUS"
@@ -127,7 +132,7 @@ def preload_env(cpus: list[int], threads: int, library: str | None, env: dict) -
         pinned["CILK_NWORKERS"] = str(threads)
     if len(cpus) > 1:
         if library is None:
-            raise ValueError("liblikwidpin not found (install the Debian package likwid)")
+            raise ValueError(f"pin_tool preload: liblikwidpin {LIKWID_MISSING}")
         pinned["LD_PRELOAD"] = ":".join(filter(None, [library, env.get("LD_PRELOAD")]))
         libdir = library.rsplit("/", 1)[0]
         ldpath = env.get("LD_LIBRARY_PATH")

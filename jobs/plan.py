@@ -8,9 +8,10 @@ import hashlib
 import itertools
 import json
 import os
+import sys
 
 from jobs import load as load_config
-from jobs.binaries import binary_options, binary_path, is_mpi, split_name
+from jobs.binaries import binary_options, binary_path, is_mpi, split_name, unavailable_kernels
 from jobs.config import ALL_CPUS, NO_COUNTERS, Checker, Experiment, NodeType, resolve_threads
 from jobs.counter_groups import check_planned_groups
 from jobs.kernel_args import kernel_refusal, refused_option
@@ -52,13 +53,17 @@ def plan_cases(exp: Experiment, node_types: dict[str, NodeType], selected: list[
     for name in names:
         if name not in node_types:
             raise UsageError(f"--node-type {name!r}: unknown node type (known: {', '.join(node_types)})")
-    _check_binaries(check, exp)
+    skipped = skipped_kernels(exp)
+    for why in dict.fromkeys(skipped.values()):
+        binaries = ", ".join(name for name, reason in skipped.items() if reason == why)
+        print(f"plan: skipping the cases of {binaries}: {why}", file=sys.stderr)
+    _check_binaries(check, exp, skipped)
     cases, seen, checked = [], set(), {}
     for name in names:
         shape = node_shape(node_types[name])
         check_planned_groups(check, exp, node_types[name], NO_COUNTERS)
         for s, sweep in enumerate(exp.sweeps):
-            for case in _sweep_cases(check, exp, sweep, f"sweep[{s}]", name, shape):
+            for case in _sweep_cases(check, exp, sweep, f"sweep[{s}]", name, shape, skipped):
                 _check_kernel_args(check, case, f"sweep[{s}]", checked)
                 if case["case_id"] not in seen:
                     seen.add(case["case_id"])
@@ -87,10 +92,20 @@ def _check_kernel_args(check: Checker, case: dict, where: str, checked: dict) ->
     check.fail(f"{where}.binary", case["binary"], f"refuses the options {case['argv']}: {reason}")
 
 
-def _check_binaries(check: Checker, exp: Experiment) -> None:
+def skipped_kernels(exp: Experiment) -> dict[str, str]:
+    """The experiment's binaries the build skipped for a missing optional tool -> why (their cases are
+    left out of the plan; the manifest lists them)."""
+    unavailable = unavailable_kernels()
+    wanted = dict.fromkeys(name for sweep in exp.sweeps for name in sweep.axes["binary"])
+    return {name: unavailable[name] for name in wanted if name in unavailable}
+
+
+def _check_binaries(check: Checker, exp: Experiment, skipped: dict[str, str]) -> None:
     for s, sweep in enumerate(exp.sweeps):
         for i, name in enumerate(sweep.axes["binary"]):
             key = f"sweep[{s}].binary[{i}]"
+            if name in skipped:
+                continue
             try:
                 split_name(name)
             except ValueError:
@@ -126,11 +141,15 @@ def _matches(rule: dict, combo: dict, shape: dict) -> bool:
     return True
 
 
-def _sweep_cases(check: Checker, exp: Experiment, sweep, where: str, node: str, shape: dict):
+def _sweep_cases(
+    check: Checker, exp: Experiment, sweep, where: str, node: str, shape: dict, skipped: dict[str, str]
+):
     param_names = list(sweep.params)
     axes = [sweep.axes[a] for a in ("binary", "threads", "ranks", "pin", "counter_group", "load", "cpus")]
     for values in itertools.product(*axes, *(sweep.params[p] for p in param_names)):
         binary, threads_raw, ranks_raw, pin, group, load, cpus_raw = values[:7]
+        if binary in skipped:
+            continue
         params = dict(zip(param_names, values[7:], strict=True))
         threads = resolve_threads(threads_raw, shape["cores"], shape["hwthreads"], shape["sockets"])
         ranks = resolve_threads(ranks_raw, shape["cores"], shape["hwthreads"], shape["sockets"])

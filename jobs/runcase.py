@@ -24,6 +24,7 @@ from jobs.load import LoadError, LoadRun
 from jobs.measure_lock import measuring
 from jobs.pinning import (
     HARNESS_ENV,
+    LIKWID_MISSING,
     confinement_violations,
     find_pin_library,
     format_cpulist,
@@ -35,6 +36,7 @@ from jobs.pinning import (
 from jobs.status import next_invocations, ok_records
 from sbcore import layout, record_lines, record_store, sampling
 from sbcore.atomic import dump_json, write_new
+from sbcore.commands import on_path
 from sbcore.errors import UsageError
 
 SCHEMA = "scalebench.run/1"
@@ -132,6 +134,8 @@ def build_command(ctx: Context, case: dict, k: int, env=os.environ, nreps: int =
         pin["command"] = wrapper
         argv = wrapper + kernel
     elif case["pin"] != "none" and tool == "likwid-pin":
+        if not on_path("likwid-pin", env.get("PATH")):
+            raise CaseError(f"pin_tool likwid-pin: {LIKWID_MISSING}")
         pin["command"] = ["likwid-pin", "-q", "-c", pin_list]
         argv = pin["command"] + kernel
     elif case["pin"] != "none" and tool == "harness":

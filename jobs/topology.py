@@ -1,58 +1,18 @@
-"""Hardware-thread topology from `likwid-topology -O` (the CSV-ish output).
+"""This host's hardware-thread topology: from `likwid-topology -O` (what likwid-pin itself uses) when
+likwid is there, else from Linux sysfs (jobs/sysfs_topology.py), which gives the same CPU lists.
 
-The `TABLE,Topology` rows are whitespace-padded text, not comma-separated, so they are split on
-whitespace. SMT siblings are the hardware threads sharing (socket, core).
+The `TABLE,Topology` rows of likwid-topology are whitespace-padded text, not comma-separated, so they
+are split on whitespace. SMT siblings are the hardware threads sharing (socket, core).
 """
 
 import subprocess
-from typing import NamedTuple
 
+from jobs.sysfs_topology import read_sysfs_topology
+from jobs.topology_types import HwThread, Topology
+from sbcore.commands import on_path
 from sbcore.errors import ScalebenchError
 
-# NamedTuple rather than dataclasses: run-case imports this module, and dataclasses pulls in `inspect`,
-# ~8 ms of start-up per Slurm array task.
-
-
-class HwThread(NamedTuple):
-    hwthread: int
-    thread: int  # index of this hardware thread within its core (0 = first sibling)
-    core: int
-    die: int
-    socket: int
-
-
-class Topology(NamedTuple):
-    hwthreads: tuple[HwThread, ...]
-
-    @property
-    def sockets(self) -> int:
-        return len({h.socket for h in self.hwthreads})
-
-    @property
-    def cores(self) -> int:
-        return len({(h.socket, h.core) for h in self.hwthreads})
-
-    @property
-    def threads_per_core(self) -> int:
-        return max(h.thread for h in self.hwthreads) + 1
-
-    def siblings(self) -> list[list[int]]:
-        groups: dict[tuple[int, int], list[int]] = {}
-        for h in self.hwthreads:
-            groups.setdefault((h.socket, h.core), []).append(h.hwthread)
-        return [sorted(g) for _, g in sorted(groups.items())]
-
-    def to_json(self) -> dict:
-        return {
-            "sockets": self.sockets,
-            "cores": self.cores,
-            "threads_per_core": self.threads_per_core,
-            "hwthreads": [h._asdict() for h in self.hwthreads],
-        }
-
-    @classmethod
-    def from_json(cls, data: dict) -> "Topology":
-        return cls(tuple(HwThread(**h) for h in data["hwthreads"]))
+__all__ = ["HwThread", "Topology", "detect_topology", "parse_likwid_topology"]
 
 
 def parse_likwid_topology(text: str, source: str = "likwid-topology -O") -> Topology:
@@ -87,13 +47,15 @@ def parse_likwid_topology(text: str, source: str = "likwid-topology -O") -> Topo
 
 
 def detect_topology() -> Topology:
-    """This host's topology, read through likwid-topology (what likwid-pin itself will use)."""
+    """This host's topology: through likwid-topology when it is on PATH, else from sysfs."""
+    if not on_path("likwid-topology"):
+        return read_sysfs_topology()
     try:
         out = subprocess.run(
             ["likwid-topology", "-O"], capture_output=True, text=True, timeout=60, check=False
         )
-    except FileNotFoundError:
-        raise ScalebenchError("likwid-topology not found: install the Debian package 'likwid'") from None
+    except OSError as err:
+        raise ScalebenchError(f"likwid-topology -O: cannot run it ({err.strerror})") from None
     if out.returncode != 0:
         tail = out.stderr.strip().splitlines()[-1:] or [""]
         raise ScalebenchError(f"likwid-topology -O failed with exit status {out.returncode}: {tail[0]}")

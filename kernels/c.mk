@@ -1,7 +1,10 @@
 # C kernels and the shared C harness. Included by the top Makefile.
 #
 # Exported for other fragments (kernels/fortran.mk and kernels/mpi.mk reuse them):
-#   CC, CFLAGS_REF      gcc and the reference flags (-std=c11 -O2 -ffp-contract=off, no fast-math)
+#   CC, CFLAGS_REF      the C compiler (gcc unless CC is set in the environment or on make's command
+#                       line: a site's `module load` compilers) and the reference flags
+#                       (-std=c11 -O2 -ffp-contract=off, no fast-math, no -march: SIMD is chosen at run time)
+#   C_OPENMP_LINK       how a binary links the C compiler's OpenMP runtime (for the Fortran kernels)
 #   OBJ_DIR             build/obj (harness objects in build/obj/common/)
 #   HARNESS_INC         -Ikernels/common (harness.h is the kernel interface)
 #   HARNESS_OBJS        every harness object, including main(); link them with ONE kernel object
@@ -14,7 +17,10 @@
 # of the pthreads kernels in build/tsan/, ASan+UBSan build of all six in build/asan/), and
 # test-kernels-c (C-level unit tests; in KERNEL_TEST_TARGETS).
 
+# make's built-in default `cc` is replaced by gcc; a CC from the environment or the command line is kept.
+ifeq ($(origin CC),default)
 CC := gcc
+endif
 OBJ_DIR := build/obj
 CFLAGS_REF := -std=c11 -O2 -ffp-contract=off -g -Wall -Wextra -pthread
 HARNESS_INC := -Ikernels/common

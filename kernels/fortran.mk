@@ -5,9 +5,19 @@
 #
 # Fortran kernel = a C descriptor file (<kernel>_f_<model>.c) + a Fortran module whose bind(C) run()
 # the descriptor points to + the shared compute module (mandelbrot_rows / mcpi_hits) + harness_f.f90
-# (the iso_c_binding view of harness.h). Linked with gfortran (libgfortran) and -pthread.
+# (the iso_c_binding view of harness.h).
+#
+# Linked by the C compiler (main() is the C harness's) with the Fortran runtime library: the OpenMP
+# kernels then have one OpenMP runtime, the C compiler's, for both languages (libgomp under gcc; libomp
+# under clang, which also implements the GOMP_* entry points gfortran emits). Linking with gfortran
+# would pull libgomp beside clang's __kmpc_* calls and fail.
 
+# make's built-in default f77 is replaced by gfortran; an FC from the environment or the command line
+# is kept (a gfortran-compatible compiler: the flags below are gfortran's).
+ifeq ($(origin FC),default)
 FC := gfortran
+endif
+FORTRAN_RUNTIME := $(or $(filter /%,$(shell $(FC) -print-file-name=libgfortran.so 2>/dev/null)),-lgfortran)
 # Reference build: no FMA contraction (bit-identical to C), -fwrapv so integer(int64) products wrap
 # modulo 2**64 like uint64_t in the pi generator.
 FFLAGS_REF := -std=f2008 -O2 -ffp-contract=off -fwrapv -g -Wall -Wextra
@@ -49,7 +59,7 @@ $(BIN_DIR)/$(1)-f-$(2): $(F_OBJ_DIR)/$(1)_f_$(2).o $(F_OBJ_DIR)/$(1)_f_$(2)_desc
     $(call sb_buildinfo_obj,$(1)-f-$(2),$(strip $(FC) $(FC_VERSION) $(FFLAGS_REF) $(3) / C harness $(CFLAGS_REF) $(LIKWID_CFLAGS))) \
     $$(HARNESS_OBJS)
 	@mkdir -p $$(@D)
-	$$(FC) $$^ -o $$@ -pthread $(3) $$(LIKWID_LIBS) -lm
+	$$(CC) $$(CFLAGS_REF) $(3) $$^ -o $$@ $$(FORTRAN_RUNTIME) $$(LIKWID_LIBS) -lm
 KERNEL_BINS += $(BIN_DIR)/$(1)-f-$(2)
 endef
 
@@ -57,3 +67,5 @@ F_MODEL_FLAGS_serial :=
 F_MODEL_FLAGS_omp := -fopenmp
 $(foreach k,mandelbrot mcpi,$(foreach m,serial omp,\
     $(eval $(call f_kernel,$(k),$(m),$(F_MODEL_FLAGS_$(m))))))
+$(eval $(call kernels_need,$(foreach k,mandelbrot mcpi,$(foreach m,serial omp,$(BIN_DIR)/$(k)-f-$(m))),$(FC),\
+    a Fortran 2008 compiler for the Fortran kernels: set FC or load one))

@@ -3,7 +3,8 @@
 # experiment's [[sweep]] runs them beside our microkernels. Each binary is a two-line script that runs
 # jobs/tools.py with this repository's Python; the kernels' working directory is the campaign's.
 TOOL_KERNELS := perfbench-tool-pipe stressng-tool-switch cyclictest-tool-nanosleep
-TOOL_PYTHON := $(CURDIR)/$(PY)
+# The clone's .venv/bin/python, or the PY given (`scalebench build` passes the python running it).
+TOOL_PYTHON := $(abspath $(PY))
 
 $(TOOL_KERNELS:%=$(BIN_DIR)/%): $(BIN_DIR)/%: jobs/tools.py kernels/tools.mk
 	@mkdir -p $(@D)

@@ -2,7 +2,7 @@
 files inside it, and when a case counts as done. Every command (run, run-case, status, submit, resume,
 analyze, compare) finds campaign files through this module only.
 
-    $SCALEBENCH_RESULTS_DIR (default results/)
+    --results-dir / $SCALEBENCH_RESULTS_DIR (default ./results of the current directory)
       latest -> <campaign>                       symlink to the newest campaign
       <campaign>/cases.jsonl                     one planned case per line
       <campaign>/raw/<case_id>/records.jsonl     the case's records, one per line (appended, never rewritten;
@@ -29,7 +29,6 @@ from sbcore.clock import utc_stamp
 from sbcore.errors import UsageError
 
 RESULTS_ENV = "SCALEBENCH_RESULTS_DIR"
-REPO_ROOT = Path(__file__).resolve().parent.parent
 LATEST = "latest"
 CASES_FILE = "cases.jsonl"
 RAW_DIR = "raw"
@@ -48,8 +47,10 @@ CASE_STATES = ("done", "failed", "partial", "missing")
 
 
 def results_root() -> Path:
-    """The directory holding the campaigns: $SCALEBENCH_RESULTS_DIR, else results/ in the repository."""
-    return Path(os.environ.get(RESULTS_ENV) or REPO_ROOT / "results")
+    """The directory holding the campaigns: $SCALEBENCH_RESULTS_DIR (the global --results-dir sets it),
+    else results/ of the current directory (a clone's results/ when run from the clone, as `make bench`
+    does)."""
+    return Path(os.environ.get(RESULTS_ENV) or Path.cwd() / "results")
 
 
 def resolve_campaign(spec: str | os.PathLike, results_dir: Path | None = None) -> Path:

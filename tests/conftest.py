@@ -1,6 +1,8 @@
 """Fixtures shared by every test suite: where the repository and the kernel binaries are."""
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import jsonschema
@@ -17,10 +19,12 @@ def repo_root() -> Path:
 
 @pytest.fixture(scope="session")
 def bin_dir() -> Path:
-    """The kernel binaries; `make test` builds them before pytest starts."""
-    if not BIN_DIR.is_dir():
-        pytest.fail(f"{BIN_DIR} does not exist: run the tests with `make test`, which builds the kernels")
-    return BIN_DIR
+    """The kernel binaries: build/bin (`make test` builds them before pytest starts), or
+    $SCALEBENCH_BIN_DIR (the same tests then check another build, e.g. one made with clang)."""
+    path = Path(os.environ.get("SCALEBENCH_BIN_DIR") or BIN_DIR).resolve()
+    if not path.is_dir():
+        pytest.fail(f"{path} does not exist: run the tests with `make test`, which builds the kernels")
+    return path
 
 
 @pytest.fixture(scope="session")
@@ -42,3 +46,23 @@ def record_validator() -> jsonschema.Draft202012Validator:
     schema = json.loads((ROOT / "kernels" / "record.schema.json").read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
+
+
+@pytest.fixture(scope="session")
+def user_clone():
+    """A non-root user's fresh clone after `make setup` and the kernel build, made in a namespace where
+    dpkg, apt, likwid, stress-ng and chromium are hidden (tests/install/cluster_user.py): shared by the
+    tests of that user's clone, pip install and Slurm submission. -> (work dir, clone, setup's stderr)"""
+    from tests.install.cluster_user import as_user, can_be_the_user, fresh_clone, make_home
+
+    why_not = can_be_the_user()
+    if why_not:
+        pytest.skip(why_not)
+    base = make_home()
+    clone = fresh_clone(base)
+    try:
+        proc = as_user("make setup && make -j2 kernels native-optional", base, clone)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        yield base, clone, proc.stderr
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -1,6 +1,7 @@
 """`scalebench submit` and `scalebench resume`: campaigns as Slurm job arrays (see README, section Slurm)."""
 
 import argparse
+import sys
 from pathlib import Path
 
 from jobs.slurm.submit import DEFAULT_THROTTLE
@@ -166,7 +167,9 @@ def register(subparsers) -> None:
 
 
 def run_submit(args) -> int:
+    from jobs.slurm.shared_fs import shared_fs_warning
     from jobs.slurm.submit import submit_experiment
+    from sbcore.layout import results_root
 
     submit_experiment(
         args.experiment,
@@ -178,6 +181,9 @@ def run_submit(args) -> int:
         site=site_from_args(args),
         max_array_size=args.max_array_size,
     )
+    warning = shared_fs_warning(args.results_dir or results_root())
+    if warning:
+        print(warning, file=sys.stderr)
     return 0
 
 

@@ -13,11 +13,12 @@ from jobs.config import NodeType
 from jobs.slurm.site import site_lines
 from sbcore.atomic import write_atomic
 from sbcore.errors import ScalebenchError
+from sbcore.install import entry_command
 from sbcore.names import check_name, script_value
 
-ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-SCALEBENCH = ROOT / "scalebench"
+# the clone's script, or python -m jobs.entry of a pip install
+SCALEBENCH = " ".join(script_value(word, "scalebench's command") for word in entry_command())
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ def _common(
         "created": created,
         "script_q": script_value(str(script)),
         "placement": "".join(f"#SBATCH {line}\n" for line in lines),
-        "scalebench": script_value(str(SCALEBENCH)),
+        "scalebench": SCALEBENCH,
         "campaign_dir": script_value(str(campaign_dir)),
     }
 
