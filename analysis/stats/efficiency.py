@@ -68,3 +68,16 @@ def efficiency(
     node_cores = out["node_type"].astype(str).map(lambda nt: cores.get(nt))
     out["oversubscribed"] = node_cores.notna() & (out["workers"] > node_cores.fillna(0))
     return out[COLUMNS].sort_values(["kernel", "inner_path", "workers", "binary"]).reset_index(drop=True)
+
+
+def clock_by_path(table: pd.DataFrame) -> pd.DataFrame:
+    """Per core design and inner loop: the median clock its cases ran at and how far below the scalar
+    loop's clock on the same core design (an AVX-512 frequency licence shows here: the AVX-512 path's
+    clock is read beside 512-bit code, kernels/common/sb_clock.c). Columns: uarch, inner_path,
+    clock_ghz, below_scalar_pct (NaN without scalar cases on that core)."""
+    if table is None or not len(table):
+        return pd.DataFrame(columns=["uarch", "inner_path", "clock_ghz", "below_scalar_pct"])
+    clocks = table.groupby(["uarch", "inner_path"], observed=True)["clock_ghz"].median().reset_index()
+    scalar = clocks[clocks["inner_path"] == "scalar"].set_index("uarch")["clock_ghz"]
+    clocks["below_scalar_pct"] = 100.0 * (1.0 - clocks["clock_ghz"] / clocks["uarch"].map(scalar))
+    return clocks

@@ -138,3 +138,26 @@ def test_report_has_the_section_and_says_why_it_is_empty(rendered):
     assert TITLE in text
     assert "No record carries a measured core clock" in text
     assert (result.out_dir / "efficiency.csv").is_file()
+
+
+def test_the_report_states_the_clock_each_path_ran_at_and_a_licence_drop():
+    from analysis.outputs.report.sections.efficiency import clock_sentence
+    from analysis.stats.efficiency import clock_by_path
+
+    table = pd.DataFrame(
+        {
+            "uarch": ["intel-avx512"] * 3 + ["zen5"] * 2,
+            "inner_path": ["scalar", "avx2", "avx512", "scalar", "avx512"],
+            "clock_ghz": [3.1, 3.05, 2.5, 4.3, 4.29],
+        }
+    )
+    clocks = clock_by_path(table).set_index(["uarch", "inner_path"])
+    assert clocks.loc[("intel-avx512", "avx512"), "below_scalar_pct"] == pytest.approx(100 * (1 - 2.5 / 3.1))
+    text = clock_sentence(clock_by_path(table))
+    assert (
+        "intel-avx512: avx2 3.05 GHz, avx512 2.50 GHz (19 % below the scalar loop's), scalar 3.10 GHz" in text
+    )
+    # within 2 %: no drop claimed
+    assert "zen5: avx512 4.29 GHz, scalar 4.30 GHz" in text
+    # no scalar cases on a core: the clock alone
+    assert "below" not in clock_sentence(clock_by_path(table[table["inner_path"] != "scalar"]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from analysis.outputs.report.blocks import Block
+from analysis.stats.efficiency import clock_by_path
 
 TITLE = "Vectorisation: work per cycle and % of bound"
 
@@ -23,6 +24,7 @@ def efficiency_blocks(result, plots) -> list[Block]:
             "Empty bound = no bound known for that core.",
         )
     )
+    b.append(Block("p", clock_sentence(clock_by_path(table))))
     shown = table.drop(columns=["case_id", "limited_by"]).rename(columns={"pct_of_bound": "% of bound"})
     b.append(Block("table", shown))
     if table["oversubscribed"].any():
@@ -30,3 +32,21 @@ def efficiency_blocks(result, plots) -> list[Block]:
             Block("p", "Oversubscribed cases (more workers than cores) share cores: per-core figures drop.")
         )
     return b
+
+
+def clock_sentence(clocks) -> str:
+    """Which clock each inner loop ran at, per core design, and any drop below the scalar loop's."""
+    parts = []
+    for uarch, group in clocks.groupby("uarch", sort=True):
+        paths = []
+        for row in group.sort_values("inner_path").itertuples():
+            text = f"{row.inner_path} {row.clock_ghz:.2f} GHz"
+            # NaN (no scalar cases on that core) compares False
+            if row.inner_path != "scalar" and row.below_scalar_pct >= 2.0:
+                text += f" ({row.below_scalar_pct:.0f} % below the scalar loop's)"
+            paths.append(text)
+        parts.append(f"{uarch}: " + ", ".join(paths))
+    return (
+        "Clock each inner loop ran at (median of its cases; the AVX-512 path's is read beside 512-bit "
+        "code, so a core that lowers its clock for it shows the drop here): " + "; ".join(parts) + "."
+    )
