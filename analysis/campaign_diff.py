@@ -10,19 +10,17 @@ compare; cases that cannot be matched are listed, never silently dropped.
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from analysis.campaign import read_campaign
+from analysis.outputs.tables import write_table
 from analysis.records.load import load_records
 from analysis.stats.per_case import ratio_ci, summarize
 from analysis.stats.speedup import key_strings
 from analysis.stats.variant_tests import holm
 from analysis.variants import NODE_TYPE_MATCH
-from sbcore.atomic import write_atomic
 from sbcore.errors import ScalebenchError
 
 CONTENT = NODE_TYPE_MATCH  # what a case is, apart from where it ran
@@ -135,7 +133,5 @@ def compare_campaigns(dir_a, dir_b, n_resamples: int = 2000, seed: int = 0) -> t
 
 def write_comparison(table: pd.DataFrame, dir_a, dir_b):
     path = dir_b / "analysis" / f"compare-{dir_a.name}-vs-{dir_b.name}.csv"
-    buffer = io.StringIO()
-    table.to_csv(buffer, index=False, float_format="%.6g")
-    write_atomic(path, buffer.getvalue(), make_parents=True)
+    write_table(table, path)
     return path

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from analysis.records.fields import schema_problem
+from analysis.records.fields import RAW_NUMERIC, RAW_TEXT, schema_problem
 
 UNSET = msgspec.UNSET
 NULL = msgspec.Raw(b"null")  # the default of an absent raw field (msgspec.Raw takes part in no union)
@@ -47,62 +47,50 @@ class Counters(msgspec.Struct, gc=False):
     metrics: dict[str, Metric] | None = None
 
 
-class Record(msgspec.Struct, gc=False):
-    # Required by RECORD_SCHEMA, with its constraints.
-    schema: Literal["scalebench.run/1"]
-    kernel: str
-    lang: str
-    model: str
-    threads: Annotated[int, msgspec.Meta(ge=1)]
-    ranks: Annotated[int, msgspec.Meta(ge=1)]
-    params: msgspec.Raw  # a JSON object (checked when its columns are derived)
-    rep: Annotated[int, msgspec.Meta(ge=0)]
-    wall_s: Annotated[float, msgspec.Meta(gt=0)]
-    checksum: str
-    case_id: str
-    status: Literal["ok"]
-    # Optional, any JSON value (the analysis copies them).
-    campaign: Any = None
-    node_type: Any = None
-    hostname: Any = None
-    host: Any = None
-    started: Any = None
-    setup_s: Any = None
-    cpu_user_s: Any = None
-    cpu_sys_s: Any = None
-    ctx_voluntary: Any = None
-    ctx_involuntary: Any = None
-    os_threads: Any = None
-    work: Any = None
-    timer_res_s: Any = None
-    runner_wall_s: Any = None
-    exit_status: Any = None
-    schedule: Any = UNSET
-    sync: Any = UNSET
-    inner: Any = UNSET
-    warmup: Any = False
-    case_index: Any = None
-    warmup_wall_s: Any = None
-    build: Any = None
-    rank_wall_s: Any = None
-    placement: msgspec.Raw = NULL
-    pin: Pin | None = None
-    counters: Counters | None = None
-    slurm: Any = None
-    clock_ghz: Any = None  # core clock measured around the compute region
-    clock: Any = None  # {before_ghz, after_ghz, method}
-    inner_path: Any = None
-    uarch: Any = None
-    probe: msgspec.Raw = (
-        NULL  # machine-state probe: one time per CPU, read for all records at once (machine_state_columns)
-    )
-    invocation: Any = None
-    in_process_rep: Any = None
-    sampling: Any = None
-    sched: msgspec.Raw = NULL  # scheduling scenario asked and applied, one entry per worker: derived per
-    # distinct value (flatten.scenario_columns)
-    load: Any = None  # competing load and the CPU it got
-    result: msgspec.Raw = NULL  # a microbenchmark's or tool's own statistics (flatten.result_json)
+# Required by RECORD_SCHEMA, with its constraints (tests/analysis/test_record_fields.py checks them).
+_REQUIRED = [
+    ("schema", Literal["scalebench.run/1"]),
+    ("kernel", str),
+    ("lang", str),
+    ("model", str),
+    ("threads", Annotated[int, msgspec.Meta(ge=1)]),
+    ("ranks", Annotated[int, msgspec.Meta(ge=1)]),
+    ("params", msgspec.Raw),  # a JSON object (checked when its columns are derived)
+    ("rep", Annotated[int, msgspec.Meta(ge=0)]),
+    ("wall_s", Annotated[float, msgspec.Meta(gt=0)]),
+    ("checksum", str),
+    ("case_id", str),
+    ("status", Literal["ok"]),
+]
+_NAMES = {name for name, _ in _REQUIRED}
+# Optional, any JSON value, copied into a column of its own name (fields.RAW_TEXT, RAW_NUMERIC).
+_COPIED = [(name, Any, None) for name in (*RAW_TEXT, *RAW_NUMERIC) if name not in _NAMES]
+# Optional, of a structure of their own, each read by flatten.py as it says.
+_STRUCTURED = [
+    ("schedule", Any, UNSET),  # (unset: the case's params say it)
+    ("sync", Any, UNSET),
+    ("inner", Any, UNSET),
+    ("warmup", Any, False),
+    ("case_index", Any, None),
+    ("warmup_wall_s", Any, None),
+    ("build", Any, None),
+    ("rank_wall_s", Any, None),
+    ("placement", msgspec.Raw, NULL),
+    ("pin", Pin | None, None),
+    ("counters", Counters | None, None),
+    ("slurm", Any, None),
+    ("clock", Any, None),  # {before_ghz, after_ghz, method}
+    # machine-state probe: one time per CPU, read for all records at once (machine_state_columns)
+    ("probe", msgspec.Raw, NULL),
+    ("sampling", Any, None),
+    # scheduling scenario asked and applied, one entry per worker: derived per distinct value
+    # (flatten.scenario_columns)
+    ("sched", msgspec.Raw, NULL),
+    ("load", Any, None),  # competing load and the CPU it got
+    ("result", msgspec.Raw, NULL),  # the kernel's own statistics (flatten.result_json)
+]
+# What a record is decoded into: the fields the analysis reads, every other one skipped in C.
+Record = msgspec.defstruct("Record", [*_REQUIRED, *_COPIED, *_STRUCTURED], gc=False)
 
 
 # What decoding bad bytes raises: invalid JSON or schema, and text that is not UTF-8.

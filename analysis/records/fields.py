@@ -1,9 +1,15 @@
-"""The part of a raw record (docs/formats.md, `raw/<case_id>/rep-<k>.json`) the analysis relies on.
+"""The record's fields as the analysis reads them, declared once (docs/formats.md; the kernels'
+side is kernels/record.schema.json, and tests/analysis/test_record_fields.py keeps the two in step):
 
-A JSON Schema (checked with jsonschema) so that a bad file gets a precise reason. Checking a million
-files with jsonschema costs tens of seconds, so `looks_valid` is a fast pre-check derived from the same
-schema: files that pass it are valid by construction; only the others go through jsonschema for the
-message.
+- RECORD_SCHEMA: what a record must hold to be read at all. A JSON Schema (checked with jsonschema)
+  so that a bad file gets a precise reason. Checking a million files with jsonschema costs tens of
+  seconds, so `looks_valid` is a fast pre-check derived from the same schema: files that pass it are
+  valid by construction; only the others go through jsonschema for the message.
+- RAW_TEXT, RAW_NUMERIC: the fields copied as they are into a column of their own name. A new plain
+  field is one name here: decode.Record decodes it and flatten.py gives its column (the compiled
+  reader, analysis/native/record_cells.*, needs its slot too, or it leaves such files to Python).
+Fields of a structure of their own (params, placement, pin, counters, probe, ...) are declared where
+they are decoded (decode.py).
 """
 
 import jsonschema
@@ -43,6 +49,25 @@ RECORD_SCHEMA = {
         "status": {"const": "ok"},
     },
 }
+
+RAW_TEXT = ("campaign", "node_type", "hostname", "host", "kernel", "lang", "model", "checksum", "started")
+RAW_TEXT += ("inner_path", "uarch")  # which inner loop ran, on which core design (stats/efficiency.py)
+RAW_NUMERIC = (
+    "wall_s",
+    "setup_s",
+    "cpu_user_s",
+    "cpu_sys_s",
+    "ctx_voluntary",
+    "ctx_involuntary",
+    "os_threads",
+    "work",
+    "timer_res_s",
+    "runner_wall_s",
+    "exit_status",
+    "clock_ghz",
+    "invocation",
+    "in_process_rep",
+)
 
 _VALIDATOR = jsonschema.Draft202012Validator(RECORD_SCHEMA)
 _PY_TYPES = {"number": (int, float), "integer": int, "string": str, "object": dict}

@@ -23,32 +23,11 @@ import pyarrow.csv as pacsv
 from msgspec.structs import astuple
 
 from analysis.records.decode import UNSET, Counters, Pin, Record, decode_one
+from analysis.records.fields import RAW_NUMERIC, RAW_TEXT
 from analysis.records.joined_parts import count_per_part
 from analysis.records.machine_state import NO_PROBE, machine_state_columns, probe_columns
 from analysis.records.typed_columns import distinct, spread
 from analysis.variants import VARIANT_PARAMS
-
-RAW_NUMERIC = (
-    "wall_s",
-    "setup_s",
-    "cpu_user_s",
-    "cpu_sys_s",
-    "ctx_voluntary",
-    "ctx_involuntary",
-    "os_threads",
-    "work",
-    "timer_res_s",
-    "runner_wall_s",
-    "exit_status",
-    "clock_ghz",
-    "invocation",
-    "in_process_rep",
-)
-RAW_TEXT = ("campaign", "node_type", "hostname", "host", "kernel", "lang", "model", "checksum", "started")
-RAW_TEXT += (
-    "inner_path",
-    "uarch",
-)  # which inner loop ran, on which core design (analysis/stats/efficiency.py)
 
 
 @lru_cache(maxsize=4096)

@@ -28,9 +28,8 @@ import numpy as np
 import pandas as pd
 
 from analysis.records import native_library
+from analysis.records.fields import RAW_NUMERIC, RAW_TEXT
 from analysis.records.flatten import (
-    RAW_NUMERIC,
-    RAW_TEXT,
     PerHwthread,
     cpu_list,
     distinct_cpus,

@@ -11,8 +11,7 @@ from pathlib import Path
 import msgspec
 
 from analysis.records.decode import Record
-from analysis.records.fields import RECORD_SCHEMA
-from analysis.records.flatten import RAW_NUMERIC, RAW_TEXT
+from analysis.records.fields import RAW_NUMERIC, RAW_TEXT, RECORD_SCHEMA
 from analysis.records.native_reader import SLOTS
 
 ROOT = Path(__file__).resolve().parent.parent.parent
