@@ -5,10 +5,17 @@
 NATIVE_LIB := build/lib/libsb_native.so
 NATIVE_SOURCES := $(addprefix analysis/native/,records_reader.cpp record_cells.cpp json_text.cpp case_listing.cpp)
 NATIVE_CXXFLAGS := -std=c++20 -O2 -fPIC -Wall -Wextra
+# The record's plain fields, generated from their one declaration (analysis/records/fields.py).
+NATIVE_GEN := build/gen/record_plain_fields.h
 
 native: $(NATIVE_LIB)
 
-$(NATIVE_LIB): $(NATIVE_SOURCES) $(wildcard analysis/native/*.h) analysis/native/native.mk
+$(NATIVE_GEN): analysis/records/fields.py analysis/records/native_fields.py
 	@mkdir -p $(@D)
-	$(CXX) $(NATIVE_CXXFLAGS) -shared -o $@.tmp $(NATIVE_SOURCES) -lsimdjson
+	$(PY) -m analysis.records.native_fields > $@.tmp
+	mv $@.tmp $@
+
+$(NATIVE_LIB): $(NATIVE_SOURCES) $(wildcard analysis/native/*.h) $(NATIVE_GEN) analysis/native/native.mk
+	@mkdir -p $(@D)
+	$(CXX) $(NATIVE_CXXFLAGS) -I$(dir $(NATIVE_GEN)) -shared -o $@.tmp $(NATIVE_SOURCES) -lsimdjson
 	mv $@.tmp $@

@@ -281,24 +281,6 @@ const std::unordered_map<std::string_view, FieldInfo> &fields() {
         add("checksum", F_CHECKSUM, S_CHECKSUM);
         add("case_id", F_CASE_ID, S_CASE_ID);
         add("status", F_STATUS, -1);
-        add("campaign", F_OTHER_SCALAR, S_CAMPAIGN);
-        add("node_type", F_OTHER_SCALAR, S_NODE_TYPE);
-        add("hostname", F_OTHER_SCALAR, S_HOSTNAME);
-        add("host", F_OTHER_SCALAR, S_HOST);
-        add("started", F_OTHER_SCALAR, S_STARTED);
-        add("setup_s", F_OTHER_SCALAR, S_SETUP_S);
-        add("cpu_user_s", F_OTHER_SCALAR, S_CPU_USER_S);
-        add("cpu_sys_s", F_OTHER_SCALAR, S_CPU_SYS_S);
-        add("ctx_voluntary", F_OTHER_SCALAR, S_CTX_VOLUNTARY);
-        add("ctx_involuntary", F_OTHER_SCALAR, S_CTX_INVOLUNTARY);
-        add("os_threads", F_OTHER_SCALAR, S_OS_THREADS);
-        add("work", F_OTHER_SCALAR, S_WORK);
-        add("timer_res_s", F_OTHER_SCALAR, S_TIMER_RES_S);
-        add("runner_wall_s", F_OTHER_SCALAR, S_RUNNER_WALL_S);
-        add("exit_status", F_OTHER_SCALAR, S_EXIT_STATUS);
-        add("clock_ghz", F_OTHER_SCALAR, S_CLOCK_GHZ);
-        add("invocation", F_OTHER_SCALAR, S_INVOCATION);
-        add("in_process_rep", F_OTHER_SCALAR, S_IN_PROCESS_REP);
         add("schedule", F_OTHER_SCALAR, S_SCHEDULE);
         add("sync", F_OTHER_SCALAR, S_SYNC);
         add("inner", F_OTHER_SCALAR, S_INNER);
@@ -319,6 +301,13 @@ const std::unordered_map<std::string_view, FieldInfo> &fields() {
         add("sched", F_SCHED, S_SCHED);
         add("load", F_LOAD, -1);
         add("result", F_RESULT, S_RESULT);
+        // every other plain field of analysis/records/fields.py: copied as it is into its slot (the
+        // ones above with a field kind of their own are checked while they are copied)
+#define SB_PLAIN_FIELD(key, slot)                                                                  \
+    if (!t.contains(#key))                                                                         \
+        add(#key, F_OTHER_SCALAR, slot);
+#include "record_plain_fields.h"
+#undef SB_PLAIN_FIELD
         return t;
     }();
     return table;

@@ -23,31 +23,12 @@ enum Tag : uint8_t { T_NULL = 0, T_FALSE, T_TRUE, T_INT, T_DBL, T_STR, T_UNSET }
 enum Slot : int {
     S_CASE_ID,
     S_REP,
-    S_CAMPAIGN,
-    S_NODE_TYPE,
-    S_HOSTNAME,
-    S_HOST,
-    S_KERNEL,
-    S_LANG,
-    S_MODEL,
-    S_CHECKSUM,
-    S_STARTED,
-    S_INNER_PATH,
-    S_UARCH,
-    S_WALL_S,
-    S_SETUP_S,
-    S_CPU_USER_S,
-    S_CPU_SYS_S,
-    S_CTX_VOLUNTARY,
-    S_CTX_INVOLUNTARY,
-    S_OS_THREADS,
-    S_WORK,
-    S_TIMER_RES_S,
-    S_RUNNER_WALL_S,
-    S_EXIT_STATUS,
-    S_CLOCK_GHZ,
-    S_INVOCATION,
-    S_IN_PROCESS_REP,
+// the plain fields of analysis/records/fields.py (RAW_TEXT, RAW_NUMERIC), generated: one line there
+// gives a field its slot here (analysis/records/native_fields.py, built by
+// analysis/native/native.mk)
+#define SB_PLAIN_FIELD(key, slot) slot,
+#include "record_plain_fields.h"
+#undef SB_PLAIN_FIELD
     S_SCHEDULE,
     S_SYNC,
     S_INNER,

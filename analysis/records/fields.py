@@ -6,8 +6,9 @@ side is kernels/record.schema.json, and tests/analysis/test_record_fields.py kee
   seconds, so `looks_valid` is a fast pre-check derived from the same schema: files that pass it are
   valid by construction; only the others go through jsonschema for the message.
 - RAW_TEXT, RAW_NUMERIC: the fields copied as they are into a column of their own name. A new plain
-  field is one name here: decode.Record decodes it and flatten.py gives its column (the compiled
-  reader, analysis/native/record_cells.*, needs its slot too, or it leaves such files to Python).
+  field is one name here: decode.Record decodes it, flatten.py gives its column, and the compiled
+  reader (analysis/native/record_cells.*) takes its slot from the header generated from this list
+  (records/native_fields.py, built by analysis/native/native.mk).
 Fields of a structure of their own (params, placement, pin, counters, probe, ...) are declared where
 they are decoded (decode.py).
 """
