@@ -145,3 +145,16 @@ def test_analyze_and_status_without_a_usable_cases_file(tmp_path, bin_dir, conte
     cases.unlink() if content is None else cases.write_bytes(content)
     for command in ("analyze", "status"):
         _one_line(run_cli(command, tmp_path / "r" / "c"), 2, str(cases), where)
+
+
+@pytest.mark.parametrize(
+    ("content", "why"), [(None, "cannot read"), (b"{cut", "not valid JSON"), (b"[]", "not a JSON")]
+)
+def test_analyze_without_a_usable_manifest(tmp_path, bin_dir, content, why):
+    experiment = tmp_path / "small.toml"
+    experiment.write_text(SMALL)
+    run = run_cli("run", experiment, "--results-dir", tmp_path / "r", "--name", "m", "--no-progress")
+    assert run.returncode == 0, run.stderr
+    manifest = tmp_path / "r" / "m" / "manifest.json"
+    manifest.unlink() if content is None else manifest.write_bytes(content)
+    _one_line(run_cli("analyze", tmp_path / "r" / "m"), 2, str(manifest), why)
