@@ -9,7 +9,7 @@ from pathlib import Path
 from sbcore import layout
 from sbcore.argtypes import int_at_least
 from sbcore.atomic import write_atomic
-from sbcore.campaign_files import nothing_measured, read_cases
+from sbcore.campaign_files import check_manifest, nothing_measured, read_cases
 from sbcore.errors import UsageError
 from sbcore.layout import RESULTS_ENV, resolve_campaign
 
@@ -115,7 +115,8 @@ def run_analyze(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: must be >= 1")
     campaign_dir = resolve_campaign(args.campaign, args.results_dir)
-    why = nothing_measured(campaign_dir, read_cases(campaign_dir))  # guard: usable cases.jsonl, records
+    check_manifest(campaign_dir)  # guard: a usable manifest.json and cases.jsonl, and records
+    why = nothing_measured(campaign_dir, read_cases(campaign_dir))
     if why:  # an empty or all-failed campaign: a report that says so instead of tables of nothing
         report = layout.analysis_dir(campaign_dir) / "report.md"
         write_atomic(report, f"# {campaign_dir.name}\n\n{why}\n", make_parents=True)

@@ -392,6 +392,7 @@ def usage(name: str) -> str:
         "Common options:",
         "  --reps K           measured runs, 1..1000000 (default 1)",
         "  --warmup W         warm-up runs before them, 0..1000000 (default 0)",
+        "  --check-args       validate the options and exit: 0, or 2 with the reason (runs nothing)",
         "  -h, --help         this text",
         "",
         "Tool options:",
@@ -442,11 +443,14 @@ def main(argv: list[str] | None = None) -> int:
     if "-h" in args or "--help" in args:
         print(usage(name))
         return 0
+    check_only = "--check-args" in args
     try:
-        opts, reps, warmup = parse_args(name, args)
+        opts, reps, warmup = parse_args(name, [a for a in args if a != "--check-args"])
     except UsageError as err:
         print(f"{name}: {err}", file=sys.stderr)
         return 2
+    if check_only:
+        return 0
     try:
         for k in range(warmup + reps):
             record = run_tool(name, opts, rep=k - warmup if k >= warmup else k, warmup=k < warmup)

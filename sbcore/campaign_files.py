@@ -1,9 +1,10 @@
 """A campaign's own files read without pandas, each problem one UsageError naming file (and line):
-cases.jsonl (the plan every command starts from) and whether anything was measured at all.
+cases.jsonl (the plan every command starts from), manifest.json (the provenance) and whether anything
+was measured at all.
 
-`analyze` checks both before its pipeline starts: a campaign without a usable cases.jsonl cannot be
-analysed, and one where nothing was measured (no case ran, or every repetition failed) gets a report
-that says so and why instead of tables of nothing.
+`analyze` checks them before its pipeline starts: a campaign without a usable cases.jsonl or
+manifest.json cannot be analysed, and one where nothing was measured (no case ran, or every repetition
+failed) gets a report that says so and why instead of tables of nothing.
 """
 
 from __future__ import annotations
@@ -34,6 +35,19 @@ def read_cases(campaign_dir: Path) -> list[dict]:
             raise UsageError(f"{path}:{lineno}: not a case (needs case_id and index {lineno - 1})")
         cases.append(case)
     return cases
+
+
+def check_manifest(campaign_dir: Path) -> None:
+    """manifest.json (the provenance every report states) must be a readable JSON object."""
+    path = Path(campaign_dir) / "manifest.json"
+    try:
+        manifest = json.loads(path.read_bytes())
+    except OSError as err:
+        raise UsageError(f"{path}: cannot read: {err.strerror}") from None
+    except ValueError as err:  # not JSON, or not UTF-8
+        raise UsageError(f"{path}: not valid JSON ({err})") from None
+    if not isinstance(manifest, dict):
+        raise UsageError(f"{path}: not a JSON object")
 
 
 def nothing_measured(campaign_dir: Path, cases: list[dict]) -> str | None:

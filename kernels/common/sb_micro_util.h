@@ -7,11 +7,13 @@
 #include <inttypes.h>
 #include <math.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static inline double sbm_now(void) {
     struct timespec t;
@@ -76,8 +78,13 @@ static inline void sbm_pin_self(int cpu) {
     } else {
         errno = EINVAL;
     }
+    int why = errno;
+    static atomic_int failing;
+    if (atomic_exchange(&failing, 1)) /* another worker was refused too: one line, from the first */
+        for (;;)
+            pause();
     fprintf(stderr, "%s: pinning to CPU %d refused by the OS: %s\n", program_invocation_short_name,
-            cpu, strerror(errno));
+            cpu, strerror(why));
     exit(1);
 }
 

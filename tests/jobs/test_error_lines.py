@@ -137,11 +137,25 @@ def test_analyze_of_an_all_failed_campaign_says_why(tmp_path, injection_bin_dir)
 
 @pytest.mark.parametrize(("content", "where"), [(None, "cannot read"), (b'{"index": 0}\n', ":1: not a case")])
 def test_analyze_and_status_without_a_usable_cases_file(tmp_path, bin_dir, content, where):
+    cases = _ran_and_spoilt(tmp_path, "cases.jsonl", content)
+    for command in ("analyze", "status"):
+        _one_line(run_cli(command, cases.parent), 2, str(cases), where)
+
+
+@pytest.mark.parametrize(
+    ("content", "why"), [(None, "cannot read"), (b"{cut", "not valid JSON"), (b"[]", "not a JSON")]
+)
+def test_analyze_without_a_usable_manifest(tmp_path, bin_dir, content, why):
+    manifest = _ran_and_spoilt(tmp_path, "manifest.json", content)
+    _one_line(run_cli("analyze", manifest.parent), 2, str(manifest), why)
+
+
+def _ran_and_spoilt(tmp_path, name: str, content: bytes | None):
+    """A small campaign, run completely, whose file `name` is then deleted (None) or overwritten."""
     experiment = tmp_path / "small.toml"
     experiment.write_text(SMALL)
-    run = run_cli("run", experiment, "--results-dir", tmp_path / "r", "--name", "c", "--no-progress")
+    run = run_cli("run", experiment, "--results-dir", tmp_path / "r", "--name", "s", "--no-progress")
     assert run.returncode == 0, run.stderr
-    cases = tmp_path / "r" / "c" / "cases.jsonl"
-    cases.unlink() if content is None else cases.write_bytes(content)
-    for command in ("analyze", "status"):
-        _one_line(run_cli(command, tmp_path / "r" / "c"), 2, str(cases), where)
+    path = tmp_path / "r" / "s" / name
+    path.unlink() if content is None else path.write_bytes(content)
+    return path

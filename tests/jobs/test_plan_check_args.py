@@ -78,3 +78,14 @@ def test_run_and_status_print_the_kernels_reason(tmp_path, injection_bin_dir):
     assert status.returncode == 1
     assert kernel_line in status.stdout and holdout in status.stdout, status.stdout
     assert "timeout" not in status.stdout
+
+
+def test_plan_asks_the_standard_tool_wrappers_too(tmp_path, bin_dir):
+    experiment = tmp_path / "tool.toml"
+    experiment.write_text(
+        'description = "t"\n[[sweep]]\nbinary = ["perfbench-tool-pipe"]\nparams = { loops = [0] }\n'
+    )
+    proc = run_cli("plan", experiment)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert "sweep[0].params.loops = 0: perfbench-tool-pipe refuses it: perfbench-tool-pipe: --loops:" in line

@@ -70,7 +70,7 @@ def test_unparsable_output_is_one_clear_error(parse):
 def test_help_documents_the_options_the_planner_reads(kernel, name):
     proc = run_raw(kernel(name), "--help")
     assert proc.returncode == 0 and proc.stderr == ""
-    want = {o.name for o in tools.TOOLS[name].options} | {"reps", "warmup", "help"}
+    want = {o.name for o in tools.TOOLS[name].options} | {"reps", "warmup", "help", "check-args"}
     assert set(binary_options(kernel(name))) == want
 
 
