@@ -5,7 +5,8 @@ with the fields the analysis relies on (RECORD_FIELDS: type, constant, minimum),
 directory's, and no earlier counted line holds the same `rep`. Every other line is a problem, named as
 `file:line` with the reason; a last line without its newline is a write in progress or one a crash cut
 short. A repetition no line counts for is measured again by resume. Pure Python (no pandas): `status`
-stays light. The analysis applies the same rule in its fast reader (analysis/record_batches.py).
+stays light. The analysis applies the same rule (analysis/records/batches.py; its RECORD_SCHEMA is built from
+RECORD_FIELDS in analysis/records/fields.py).
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ import msgspec
 from analysis.records.decode import DECODE_ERRORS, decode_batch, decode_lines, decode_one
 from analysis.records.flatten import NotAnObject, params_columns
 from sbcore import layout, record_store
+from sbcore.record_lines import placement_problem
 
 
 class DecodedFiles:
@@ -95,24 +96,21 @@ class CountedRecords:
         return True
 
     def _add_one(self, record, place: tuple) -> None:
-        # THE PLACE FOR THE SHARED CASE-STATE RULE: the one classification of a record line that
-        # status, resume and run-case also apply (ok / cut / garbage / duplicate / wrong case_id /
-        # wrong rep) belongs here, in place of the checks below, once sbcore has it. Every record of
-        # this path passes here or through _clean (its fast path for a file of ordinary lines); the
-        # compiled reader takes a file only when every line is ok (analysis/native/records_reader.cpp
-        # refuses the others, which then come here).
+        """One record line by the rule status, resume and run-case apply (sbcore/record_lines.py:
+        another case's line, or a repetition already counted, does not count); then what only this
+        path can see: an old rep-<k>.json file's name, params that are not an object. Every record of
+        this path passes here or through _clean (its fast path for a file of ordinary lines); the
+        compiled reader takes a file only when every line counts (analysis/native/records_reader.cpp
+        refuses the others, which then come here)."""
         _, case_dir, rep_by_name, line = place
         rep = record.rep
         counted = self._reps.setdefault(case_dir, set())
-        if record.case_id != case_dir:
-            why = f"case_id {record.case_id!r} does not match its directory {case_dir!r}"
-        elif rep_by_name is not None and rep != rep_by_name:
+        why = placement_problem({"case_id": record.case_id, "rep": rep}, case_dir, counted)
+        if why is None and rep_by_name is not None and rep != rep_by_name:
             why = f"rep {rep} does not match the file name"
-        elif rep in counted:
-            why = f"rep {rep} is recorded twice; the first record counts"
-        elif not self._params_are_object(bytes(record.params)):
+        if why is None and not self._params_are_object(bytes(record.params)):
             why = "schema: params: not an object"
-        else:
+        if why is None:
             counted.add(rep)
             self.records.append(record)
             self.lines.append(line)

@@ -15,40 +15,30 @@ they are decoded (decode.py).
 
 import jsonschema
 
+from sbcore.record_lines import RECORD_FIELDS
+
 NUMBER = {"type": "number"}
 INTEGER = {"type": "integer"}
 STRING = {"type": "string"}
 
+# The JSON Schema form of the fields every counted record line holds, built from their one
+# declaration (sbcore/record_lines.py, the rule status, resume and run-case apply too).
+_JSON_TYPES = {(str,): "string", (int,): "integer", (int, float): "number", (dict,): "object"}
+
+
+def _property(types: tuple, const, minimum, exclusive: bool) -> dict:
+    if const is not None:
+        return {"const": const}
+    spec = {"type": _JSON_TYPES[types]}
+    if minimum is not None:
+        spec["exclusiveMinimum" if exclusive else "minimum"] = minimum
+    return spec
+
+
 RECORD_SCHEMA = {
     "type": "object",
-    "required": [
-        "schema",
-        "kernel",
-        "lang",
-        "model",
-        "threads",
-        "ranks",
-        "params",
-        "rep",
-        "wall_s",
-        "checksum",
-        "case_id",
-        "status",
-    ],
-    "properties": {
-        "schema": {"const": "scalebench.run/1"},
-        "kernel": STRING,
-        "lang": STRING,
-        "model": STRING,
-        "threads": {"type": "integer", "minimum": 1},
-        "ranks": {"type": "integer", "minimum": 1},
-        "params": {"type": "object"},
-        "rep": {"type": "integer", "minimum": 0},
-        "wall_s": {"type": "number", "exclusiveMinimum": 0},
-        "checksum": STRING,
-        "case_id": STRING,
-        "status": {"const": "ok"},
-    },
+    "required": list(RECORD_FIELDS),
+    "properties": {key: _property(*spec) for key, spec in RECORD_FIELDS.items()},
 }
 
 RAW_TEXT = ("campaign", "node_type", "hostname", "host", "kernel", "lang", "model", "checksum", "started")
