@@ -241,7 +241,8 @@ def cmd_build(args) -> int:
         f"BIN_DIR={binaries}",
         f"OBJ_DIR={binaries.parent / 'obj'}",
     ]
-    # The tool kernels (jobs/tools.py behind a script) run with the python running this command.
+    # The tool kernels (kernels/tools/standard_tools.py behind a script) run with the python running
+    # this command.
     argv += [f"PY={sys.executable}", "kernels", "native-optional"]
     status = subprocess.call(argv)
     if status == 0:
@@ -362,7 +363,7 @@ def _queue_states(campaign: Path) -> dict:
 
 
 def cmd_probe(args) -> int:
-    from jobs.probe import report
+    from jobs.capabilities import report
 
     print(report())
     if args.campaign:

@@ -9,7 +9,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jobs import load as load_config
+from jobs import competing_load as load_config
 from jobs.pinning import PIN_TOOLS, STRATEGIES
 from jobs.slurm.site import SITE_KEYS, SiteOptions, check_site
 from sbcore.errors import UsageError
@@ -105,7 +105,9 @@ class Experiment:
     run: dict
     sweeps: list[Sweep] = field(default_factory=list)
     excludes: list[dict] = field(default_factory=list)
-    loads: dict = field(default_factory=dict)  # load profile name -> resolved profile (jobs/load.py)
+    loads: dict = field(
+        default_factory=dict
+    )  # load profile name -> resolved profile (jobs/competing_load.py)
     reference: str | None = None  # "<seed>:<case>" in config/reference/<seed>.toml
 
 

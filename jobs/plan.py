@@ -10,7 +10,7 @@ import json
 import os
 import sys
 
-from jobs import load as load_config
+from jobs import competing_load as load_config
 from jobs.binaries import binary_options, binary_path, is_mpi, split_name, unavailable_kernels
 from jobs.config import ALL_CPUS, NO_COUNTERS, Checker, Experiment, NodeType, resolve_threads
 from jobs.counter_groups import check_planned_groups

@@ -18,9 +18,9 @@ from jobs import probe_detail
 from jobs.binaries import binary_path, is_mpi
 from jobs.campaign import load_cases
 from jobs.child import die_with_parent
+from jobs.competing_load import LoadError, LoadRun
 from jobs.counter_record import counters_from_csv, group_problem
 from jobs.hostinfo import host_info, host_topology, hostname
-from jobs.load import LoadError, LoadRun
 from jobs.measure_lock import measuring
 from jobs.pinning import (
     HARNESS_ENV,

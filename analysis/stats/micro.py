@@ -1,8 +1,8 @@
 """Microbenchmark tables (osbench, timing, smt kernels and the standard tools): per case the median
 over repetitions of each record's per-operation statistics, the seeds' published figures beside ours
 (config/reference/seed-00{1,3,4}-*.toml) and ours next to the standard tools run as kernels in the same
-campaign (perf bench sched pipe, stress-ng --switch, cyclictest: jobs/tools.py) with the ratio and the
-agreement verdict."""
+campaign (perf bench sched pipe, stress-ng --switch, cyclictest: kernels/tools/standard_tools.py) with
+the ratio and the agreement verdict."""
 
 from __future__ import annotations
 
@@ -14,7 +14,11 @@ from analysis.reference_data import micro_references
 from analysis.stats.smt import compare_with_topology, siblings_by_timing
 
 MICRO_KERNELS = ("osbench", "timing", "smt")
-TOOL_KERNELS = ("perfbench", "stressng", "cyclictest")  # the standard tools (lang "tool", jobs/tools.py)
+TOOL_KERNELS = (
+    "perfbench",
+    "stressng",
+    "cyclictest",
+)  # the standard tools (lang "tool", kernels/tools/standard_tools.py)
 UNIT = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "x": 1.0}
 STATS = ("min_s", "median_s", "mean_s", "p99_s", "max_s")
 

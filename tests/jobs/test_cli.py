@@ -92,12 +92,12 @@ def test_probe_reports_topology_counters_and_pinning():
 
 def test_probe_says_when_harness_pinning_does_not_hold(monkeypatch, tmp_path):
     """A harness that ignores its pin list (here: a stand-in kernel printing a fixed placement) is named."""
-    import jobs.probe
+    import jobs.capabilities
     from jobs.topology import detect_topology
 
     fake = tmp_path / "mcpi-c-omp"
     fake.write_text("#!/bin/sh\necho '{\"placement\": [[7, 7], [7, 7]]}'\n")
     fake.chmod(0o755)
     monkeypatch.setenv("SCALEBENCH_BIN_DIR", str(tmp_path))
-    line = jobs.probe.harness_pinning_holds(detect_topology())
+    line = jobs.capabilities.harness_pinning_holds(detect_topology())
     assert "DOES NOT HOLD" in line and "[[7, 7], [7, 7]]" in line

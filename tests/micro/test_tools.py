@@ -1,8 +1,10 @@
-"""The standard tools as kernels (jobs/tools.py behind build/bin/*-tool-*): their outputs parse into our
-definition of one operation, the binaries speak the kernel protocol (help, bad input exit 2, records that
-validate), the context switches they cause per operation confirm the definition, and the analysis pairs
-each tool case with ours (same kernel params, node type and CPUs) and judges the ratio."""
+"""The standard tools as kernels (kernels/tools/standard_tools.py behind build/bin/*-tool-*): their
+outputs parse into our definition of one operation, the binaries speak the kernel protocol (help, bad
+input exit 2, records that validate), the context switches they cause per operation confirm the
+definition, and the analysis pairs each tool case with ours (same kernel params, node type and CPUs) and
+judges the ratio."""
 
+import importlib.util
 import shutil
 from pathlib import Path
 
@@ -11,11 +13,17 @@ import pytest
 
 from analysis.outputs.report.sections.micro import tool_blocks
 from analysis.stats.micro import AGREEMENT, tools_table
-from jobs import tools
 from jobs.binaries import binary_options
 from sbcore.errors import ScalebenchError
 
 from ..kernel_records import assert_usage_error, run_raw, run_records
+
+# A kernel, not a module of a package: loaded from its file, as its build/bin wrapper runs it.
+_SPEC = importlib.util.spec_from_file_location(
+    "standard_tools", Path(__file__).resolve().parents[2] / "kernels" / "tools" / "standard_tools.py"
+)
+tools = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(tools)
 
 PERF_OUT = """# Running 'sched/pipe' benchmark:
 # Executed 2000 pipe operations between two processes

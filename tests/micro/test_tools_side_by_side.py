@@ -2,7 +2,7 @@
 tools run as cases of the same run, shuffled among ours and pinned to the same CPU, and each of ours /
 theirs lies in the range its definitions predict: [0.75, 1.33] where both measure the same thing (perf
 bench sched pipe per switch, cyclictest's wake-up lateness), [1, 2] for stress-ng's switch stressor,
-whose one-way stream makes half our pipe calls per switch (jobs/tools.py says why).
+whose one-way stream makes half our pipe calls per switch (kernels/tools/standard_tools.py says why).
 
 Context switches are compared under SCHED_FIFO: under SCHED_OTHER any other runnable task on the CPU may
 take a turn at every switch, and perf bench and stress-ng report only a mean, which such turns move

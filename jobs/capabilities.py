@@ -1,5 +1,7 @@
-"""`scalebench probe`: what this node offers for measurement — topology, SMT siblings, whether hardware
-counters work (and why not), and whether likwid-pin's pinning actually holds."""
+"""`scalebench probe`: the node's capabilities — what this node offers for measurement: topology, SMT
+siblings, whether hardware counters work (and why not), and whether likwid-pin's pinning actually holds.
+(Not the machine-state probe timed around every repetition: jobs/probe_detail.py and the kernels'
+harness, kernels/common/sb_probe.c.)"""
 
 import json
 import os

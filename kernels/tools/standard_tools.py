@@ -387,7 +387,8 @@ def usage(name: str) -> str:
     lines = [
         f"Usage: {name} [OPTION]...",
         f"scalebench kernel: {tool.kernel}, language tool, model {tool.model}: the standard tool run by",
-        "jobs/tools.py; prints one JSON record per run on stdout (schema scalebench.run/1).",
+        "kernels/tools/standard_tools.py; prints one JSON record per run on stdout",
+        "(schema scalebench.run/1).",
         "",
         "Common options:",
         "  --reps K           measured runs, 1..1000000 (default 1)",
@@ -437,7 +438,7 @@ def parse_args(name: str, argv: list[str]) -> tuple[dict, int, int]:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] not in TOOLS:
-        print(f"python -m jobs.tools: first argument: one of {', '.join(TOOLS)}", file=sys.stderr)
+        print(f"standard_tools.py: first argument: one of {', '.join(TOOLS)}", file=sys.stderr)
         return 2
     name, args = argv[0], argv[1:]
     if "-h" in args or "--help" in args:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from jobs.competing_load import LoadError, LoadRun, check_profiles, group_alive
 from jobs.config import Checker
-from jobs.load import LoadError, LoadRun, check_profiles, group_alive
 from sbcore.errors import UsageError
 from tests.records import campaign_records
 
