@@ -13,7 +13,7 @@ from tests.records import campaign_records
 from tests.report_html import rendered_sections
 
 from ..jobs.conftest import ROOT, run_cli
-from ..jobs.test_load import group_members
+from ..jobs.test_competing_load import group_members
 
 EXPERIMENTS = ROOT / "config" / "experiments"
 TINY = {"width": 64, "height": 48, "max_iter": 100}
