@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from sbcore.layout import REPO_ROOT
+from sbcore.install import source_root
 
-REFERENCE_DIR = REPO_ROOT / "config" / "reference"
+REFERENCE_DIR = source_root() / "config" / "reference"
 SIMD_BOUNDS = REFERENCE_DIR / "simd_bounds.csv"
 BOUND_KEYS = ["kernel", "inner_path", "uarch"]  # one bound per (kernel, inner loop, core design)
 # The studies whose microbenchmark figures the micro tables set beside ours.

@@ -14,9 +14,9 @@ import os
 import warnings
 from pathlib import Path
 
-from sbcore.layout import REPO_ROOT
+from sbcore.install import source_root
 
-LIBRARY = REPO_ROOT / "build" / "lib" / "libsb_native.so"
+LIBRARY = source_root() / "build" / "lib" / "libsb_native.so"
 
 _loaded: ctypes.CDLL | None = None
 _unloadable: set[Path] = set()  # libraries that failed to load: warned about once
