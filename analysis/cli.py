@@ -6,11 +6,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from analysis.fail_on import DEFAULT_FAIL_ON, FAIL_ON_KINDS, finding_counts, parse_fail_on
 from sbcore import layout
 from sbcore.argtypes import int_at_least
 from sbcore.atomic import write_atomic
 from sbcore.campaign_files import nothing_measured, read_cases
-from sbcore.errors import UsageError
+from sbcore.errors import EXIT_FINDING, EXIT_OK, UsageError
 from sbcore.layout import RESULTS_ENV, resolve_campaign
 
 FORMATS = ("md", "html", "csv", "records-csv")
@@ -53,6 +54,14 @@ def register(sub) -> None:
         default=0.05,
         metavar="F",
         help="flag a case as noisy when its CI of the median is wider than F x median (default 0.05)",
+    )
+    analyze.add_argument(
+        "--fail-on",
+        default=",".join(DEFAULT_FAIL_ON),
+        metavar="KINDS",
+        help="exit status 1 when the analysis finds any of these (comma-separated subset of "
+        f"{','.join(FAIL_ON_KINDS)}, or 'none'; default {','.join(DEFAULT_FAIL_ON)}): the report is "
+        "written either way (docs/exit-codes.md)",
     )
     analyze.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
     analyze.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the bootstrap (default 0)")
@@ -109,6 +118,7 @@ def run_analyze(args: argparse.Namespace) -> int:
     from analysis.pipeline import Options, analyze, write_tables
 
     formats = parse_formats(args.format)
+    fail_on = parse_fail_on(args.fail_on)
     if not 0 < args.noise_threshold < 10:
         raise UsageError(f"--noise-threshold {args.noise_threshold}: expected a fraction such as 0.05")
     check_resamples(args.resamples)
@@ -143,7 +153,15 @@ def run_analyze(args: argparse.Namespace) -> int:
             print(f"report: {written[kind]}")
     if "csv" in formats and not written:
         print(f"tables: {result.out_dir}")
-    return 0
+    return gate(finding_counts(result), fail_on)
+
+
+def gate(counts: dict[str, int], fail_on: tuple[str, ...]) -> int:
+    """Exit status of `analyze`: 1 (a finding) when a kind of --fail-on was found, each named on stderr."""
+    found = [kind for kind in fail_on if counts[kind]]
+    for kind in found:
+        print(f"fail-on {kind}: {counts[kind]} {FAIL_ON_KINDS[kind]}", file=sys.stderr)
+    return EXIT_FINDING if found else EXIT_OK
 
 
 def print_summary(result, best, plots) -> None:
