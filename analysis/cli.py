@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from sbcore.atomic import write_atomic
 from sbcore.campaign_files import nothing_measured, read_cases
 from sbcore.errors import EXIT_FINDING, EXIT_OK, UsageError
 from sbcore.layout import RESULTS_ENV, resolve_campaign
+from sbcore.output_json import document, print_document
 
 FORMATS = ("md", "html", "csv", "records-csv")
 RESULTS_HELP = f"where campaigns live (default: ${RESULTS_ENV}, else results/)"
@@ -63,6 +65,7 @@ def register(sub) -> None:
         f"{','.join(FAIL_ON_KINDS)}, or 'none'; default {','.join(DEFAULT_FAIL_ON)}): the report is "
         "written either way (docs/exit-codes.md)",
     )
+    json_option(analyze, " (also written as analysis/summary.json)")
     analyze.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
     analyze.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the bootstrap (default 0)")
     analyze.add_argument(
@@ -98,6 +101,15 @@ def register(sub) -> None:
     compare.set_defaults(func=run_compare)
 
 
+def json_option(parser, more: str = "") -> None:
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one versioned JSON document on stdout, the text lines going to stderr "
+        f"(docs/json-output.md){more}",
+    )
+
+
 def parse_formats(text: str) -> tuple[str, ...]:
     formats = tuple(f.strip() for f in text.split(",") if f.strip())
     unknown = [f for f in formats if f not in FORMATS]
@@ -112,10 +124,8 @@ def check_resamples(value: int) -> None:
 
 
 def run_analyze(args: argparse.Namespace) -> int:
-    from analysis.checks import headline
-    from analysis.outputs.plots import all_plots
-    from analysis.outputs.report.render import write_report
-    from analysis.pipeline import Options, analyze, write_tables
+    from analysis.outputs.json_documents import analyze_document, write_summary_json
+    from analysis.pipeline import Options, analyze
 
     formats = parse_formats(args.format)
     fail_on = parse_fail_on(args.fail_on)
@@ -129,10 +139,29 @@ def run_analyze(args: argparse.Namespace) -> int:
     if why:  # an empty or all-failed campaign: a report that says so instead of tables of nothing
         report = layout.analysis_dir(campaign_dir) / "report.md"
         write_atomic(report, f"# {campaign_dir.name}\n\n{why}\n", make_parents=True)
-        print(f"{why}\nreport: {report}")
+        print(f"{why}\nreport: {report}", file=sys.stderr if args.json else sys.stdout)
+        if args.json:
+            print_document(document("analyze", campaign=str(campaign_dir), nothing_measured=why))
         return 0
     options = Options(args.baseline, formats, args.noise_threshold, args.resamples, args.seed, args.jobs)
     result = analyze(campaign_dir, options)
+    with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
+        best, counts = _report(args, result, formats)
+    doc = analyze_document(result, best, counts, fail_on)
+    print(f"summary: {write_summary_json(result, doc)}", file=sys.stderr if args.json else sys.stdout)
+    if args.json:
+        print_document(doc)
+    return gate(counts, fail_on)
+
+
+def _report(args, result, formats):
+    """Writes the tables, plots and report and prints the summary: (headline table, finding counts)."""
+    from analysis.checks import headline
+    from analysis.outputs.plots import all_plots
+    from analysis.outputs.report.render import write_report
+    from analysis.pipeline import write_tables
+
+    campaign_dir = result.campaign.path
     for note in result.loaded.notes:
         print(f"note: {note}", file=sys.stderr)
     for file, reason in result.campaign.problems:
@@ -147,13 +176,14 @@ def run_analyze(args: argparse.Namespace) -> int:
         from analysis.outputs.reference_doc import update_doc
 
         print(f"seed doc: {args.seed_doc} ({update_doc(args.seed_doc, result)})")
-    print_summary(result, headline(result.speedup), plots)
+    best = headline(result.speedup)
+    print_summary(result, best, plots)
     for kind in ("md", "html"):
         if kind in written:
             print(f"report: {written[kind]}")
     if "csv" in formats and not written:
         print(f"tables: {result.out_dir}")
-    return gate(finding_counts(result), fail_on)
+    return best, finding_counts(result)
 
 
 def gate(counts: dict[str, int], fail_on: tuple[str, ...]) -> int:

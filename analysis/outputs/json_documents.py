@@ -1,0 +1,96 @@
+"""The `--json` documents of `analyze` and `compare` (sbcore/output_json.py; schema
+docs/output.schema.json): everything their text output says, as data. `analyze` also writes its
+document as analysis/summary.json."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.fail_on import FAIL_ON_KINDS
+from sbcore.atomic import write_atomic
+from sbcore.output_json import document, dumps
+
+CASE_FIELDS = [
+    "case_id",
+    "node_type",
+    "binary",
+    "kernel",
+    "schedule",
+    "sync",
+    "inner",
+    "threads",
+    "ranks",
+    "pin",
+    "n",
+    "median_s",
+    "ci_low_s",
+    "ci_high_s",
+    "noisy",
+    "bimodal",
+    "checksum_status",
+]
+HEADLINE_FIELDS = [
+    "node_type",
+    "kernel",
+    "binary",
+    "schedule",
+    "sync",
+    "inner",
+    "threads",
+    "ranks",
+    "speedup",
+    "speedup_ci_low",
+    "speedup_ci_high",
+    "efficiency",
+    "baseline_binary",
+    "baseline_median_s",
+    "plausibility",
+    "caveats",
+    "case_id",
+]
+
+
+def records(table: pd.DataFrame, fields: list[str]) -> list[dict]:
+    present = [f for f in fields if f in table]
+    return table[present].astype(object).where(table[present].notna(), None).to_dict("records")
+
+
+def analyze_document(result, best: pd.DataFrame, counts: dict[str, int], fail_on: tuple[str, ...]) -> dict:
+    s, done, sp = result.summary, result.completeness, result.speedup
+    states = done["state"].value_counts()
+    validity = {
+        "checksum_mismatches": counts["checksum"],
+        "placement_violations": counts["placement"],
+        "failed": int(states.get("failed", 0)),
+        "partial": int(states.get("partial", 0)),
+        "missing": int(states.get("missing", 0)),
+        "unreadable": len(result.loaded.problems),
+        "noisy": counts["noisy"],
+        "bimodal": int(s["bimodal"].sum()),
+        "implausible": counts["implausible"],
+        "superlinear": int((sp["plausibility"] == "superlinear").sum()),
+    }
+    unfinished = done[done["state"] != "done"]
+    return document(
+        "analyze",
+        campaign=str(result.campaign.path),
+        cases_with_records=len(s),
+        records=len(result.stats.records),
+        baseline=result.options.baseline,
+        validity=validity,
+        fail_on={
+            "kinds": list(fail_on),
+            "found": {k: counts[k] for k in FAIL_ON_KINDS if counts[k]},
+            "failed": any(counts[k] for k in fail_on),
+        },
+        unfinished_cases=records(unfinished, ["case_id", "node_type", "state", "reason"]),
+        unreadable=[f"{file}: {reason}" for file, reason in result.loaded.problems.itertuples(index=False)],
+        headlines=records(best[best["binary"].notna()], HEADLINE_FIELDS) if len(best) else [],
+        cases=records(s, CASE_FIELDS),
+    )
+
+
+def write_summary_json(result, doc: dict):
+    path = result.out_dir / "summary.json"
+    write_atomic(path, dumps(doc), make_parents=True)
+    return path
