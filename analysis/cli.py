@@ -88,8 +88,10 @@ def register(sub) -> None:
             "Cases are matched by content (binary, parameters, pinning, counter group, threads, ranks): "
             "first with the same node type, then, for what is left, across node types where the match is "
             "unambiguous, so campaigns of one experiment on different clusters compare. Per matched case: "
-            "ratio of medians B/A with bootstrap 95 %% CI and the Mann-Whitney p-value (Holm-corrected). "
-            "Cases without a match are listed on stderr. Prints a table and writes "
+            "ratio of medians B/A with bootstrap 95 %% CI, the Mann-Whitney p-value (Holm-corrected; a "
+            "warning when the repetitions are too few for it ever to be significant) and the verdict of "
+            "the CI against --tolerance. The table names each case by the parameters that differ between "
+            "cases. Cases without a match are listed on stderr. Prints a table and writes "
             "compare-<A>-vs-<B>.csv into B's analysis/."
         ),
     )
@@ -97,8 +99,21 @@ def register(sub) -> None:
     compare.add_argument("b", metavar="B", help="campaign compared with A")
     compare.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
     compare.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    tolerance_option(compare, "B/A")
+    json_option(compare)
     compare.add_argument("--results-dir", type=Path, help=RESULTS_HELP)
     compare.set_defaults(func=run_compare)
+
+
+def tolerance_option(parser, ratio: str) -> None:
+    parser.add_argument(
+        "--tolerance",
+        default="0.1",
+        metavar="F|LOWER,UPPER",
+        help=f"the band {ratio} may lie in: 0.1 (default) = [0.9, 1.1]; 0.05,0.1 = 5 %% faster to 10 %% "
+        "slower. A case is regressed only when the whole 95 %% CI of the ratio lies above the band, improved "
+        "when below, within when inside, else inconclusive (docs/performance-gate.md)",
+    )
 
 
 def json_option(parser, more: str = "") -> None:
@@ -234,42 +249,66 @@ def print_summary(result, best, plots) -> None:
 
 
 def run_compare(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from analysis.campaign_diff import compare_campaigns, write_comparison
+    from analysis.outputs import console_table as ct
+    from analysis.outputs.json_documents import compare_document
 
     check_resamples(args.resamples)
+    band = tolerance_band(args.tolerance)
     dir_a = resolve_campaign(args.a, args.results_dir)
     dir_b = resolve_campaign(args.b, args.results_dir)
-    table, notes = compare_campaigns(dir_a, dir_b, args.resamples, args.seed)
-    for note in notes:
-        print(f"note: {note}", file=sys.stderr)
-    shown = table.assign(
-        ratio=[
-            f"{r:.3f} [{lo:.3f}-{hi:.3f}]"
-            for r, lo, hi in table[["ratio_b_over_a", "ratio_ci_low", "ratio_ci_high"]].itertuples(
-                index=False
-            )
-        ]
-    )[
+    table, notes, unmatched = compare_campaigns(dir_a, dir_b, args.resamples, args.seed, band)
+    text = sys.stderr if args.json else sys.stdout
+    warning = ct.rank_test_warning(table["n_a"], table["n_b"])
+    for note in notes + ([warning] if warning else []):
+        print(f"{'warning' if note is warning else 'note'}: {note}", file=sys.stderr)
+    nodes = table["node_type_a"].where(
+        table["node_type_a"] == table["node_type_b"], table["node_type_a"] + "->" + table["node_type_b"]
+    )
+    shown = pd.concat(
         [
-            "case_a",
-            "node_type_a",
-            "node_type_b",
-            "binary",
-            "threads",
-            "ranks",
-            "median_a_s",
-            "median_b_s",
-            "ratio",
-        ]
-        + ["p_holm"]
-    ]
-    with_pd_options(lambda: print(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}")))
-    print(f"comparison: {write_comparison(table, dir_a, dir_b)}")
+            pd.DataFrame({"node_type": nodes, "binary": table["binary"]}),
+            ct.varying_params(table["params_json"]),
+            table[["threads", "ranks", "n_a", "n_b", "median_a_s", "median_b_s"]],
+            pd.DataFrame(
+                {
+                    "B/A [95% CI]": ct.ratio_text(
+                        table["ratio_b_over_a"], table["ratio_ci_low"], table["ratio_ci_high"]
+                    ),
+                    "p_holm": table["p_holm"],
+                    "verdict": table["verdict"],
+                    "reps to decide": ct.reps_needed_text(table["reps_needed"]),
+                    "case_a": table["case_a"],
+                }
+            ),
+        ],
+        axis=1,
+    )
+    print(ct.show(shown), file=text)
+    print(
+        f"verdict: B/A's CI against [{band.low:g}, {band.high:g}] (--tolerance): "
+        + ", ".join(f"{n} {v}" for v, n in table["verdict"].value_counts().items()),
+        file=text,
+    )
+    print(f"comparison: {write_comparison(table, dir_a, dir_b)}", file=text)
+    if args.json:
+        print_document(compare_document(dir_a, dir_b, band, table, unmatched, [warning] if warning else []))
     return 0
 
 
-def with_pd_options(fn) -> None:
-    import pandas as pd
+def tolerance_band(text: str):
+    """--tolerance F or LOWER,UPPER (fractions) -> the band of ratios [1 - LOWER, 1 + UPPER]."""
+    from analysis.stats.verdicts import Band
 
-    with pd.option_context("display.max_rows", 200, "display.width", 200):
-        fn()
+    try:
+        parts = [float(x) for x in text.split(",")]
+        if len(parts) not in (1, 2):
+            raise ValueError
+        return Band.around_one(parts[0], parts[-1])
+    except ValueError:
+        raise UsageError(
+            f"--tolerance {text!r}: expected a fraction (0.1 = 10 % either way) or LOWER,UPPER with "
+            "0 <= LOWER < 1 <= ... e.g. 0.05,0.10"
+        ) from None

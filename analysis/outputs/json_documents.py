@@ -4,6 +4,8 @@ document as analysis/summary.json."""
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 
 from analysis.fail_on import FAIL_ON_KINDS
@@ -94,3 +96,28 @@ def write_summary_json(result, doc: dict):
     path = result.out_dir / "summary.json"
     write_atomic(path, dumps(doc), make_parents=True)
     return path
+
+
+def params_of(params_json: pd.Series) -> list[dict]:
+    return [json.loads(p) if isinstance(p, str) else {} for p in params_json]
+
+
+def band_of(band) -> dict:
+    return {"low": band.low, "high": band.high}
+
+
+def compare_document(
+    dir_a, dir_b, band, table: pd.DataFrame, unmatched: list[str], warnings: list[str]
+) -> dict:
+    pairs = records(table.drop(columns=["params_json"]), list(table.columns))
+    for pair, params in zip(pairs, params_of(table["params_json"]), strict=True):
+        pair["params"] = params
+    return document(
+        "compare",
+        campaign_a=str(dir_a),
+        campaign_b=str(dir_b),
+        band=band_of(band),
+        pairs=pairs,
+        unmatched=unmatched,
+        warnings=warnings,
+    )

@@ -66,5 +66,27 @@ def equivalence(ratio, ci90_low, ci90_high, margin: float, n=1) -> tuple[np.ndar
     """(agrees|differs|inconclusive, repetitions needed) of ratios and their 90 % CIs against
     [1 - margin, 1 + margin]: the engine of `judge`, named for a reproduction."""
     verdict, needed = judge(ratio, ci90_low, ci90_high, Band.around_one(margin, margin), n)
-    names = {"within": "agrees", "regressed": "differs", "improved": "differs", "inconclusive": "inconclusive"}
+    names = {
+        "within": "agrees",
+        "regressed": "differs",
+        "improved": "differs",
+        "inconclusive": "inconclusive",
+    }
     return np.array([names[v] for v in verdict], dtype=object).reshape(verdict.shape), needed
+
+
+def smallest_rank_test_p(n_a: int, n_b: int) -> float:
+    """The smallest two-sided p-value a Mann–Whitney test of n_a against n_b repetitions can give
+    (exact, no ties: every repetition of one side below every one of the other): 2 / C(n_a + n_b, n_a).
+    With 3 and 3 it is 0.1: no difference is ever significant at 5 %, however large."""
+    if min(n_a, n_b) < 1:
+        return 1.0
+    return min(1.0, 2 / math.comb(int(n_a) + int(n_b), int(n_a)))
+
+
+def reps_for_rank_test(alpha: float = 0.05) -> int:
+    """The fewest repetitions per side (equal sides) at which the rank test can reach alpha."""
+    n = 1
+    while smallest_rank_test_p(n, n) >= alpha:
+        n += 1
+    return n

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from analysis.stats.verdicts import Band, equivalence, judge
+from analysis.stats.verdicts import Band, equivalence, judge, reps_for_rank_test, smallest_rank_test_p
 
 BAND = Band.around_one(0.1, 0.1)  # [0.9, 1.1]
 
@@ -43,3 +43,12 @@ def test_equivalence_is_the_same_engine_on_a_90_percent_interval():
 def test_a_band_must_contain_one():
     with pytest.raises(ValueError, match="band"):
         Band(1.1, 1.2)
+
+
+def test_rank_test_floor():
+    assert smallest_rank_test_p(3, 3) == pytest.approx(0.1)  # 2 / C(6, 3)
+    assert reps_for_rank_test(0.05) == 4  # 2 / C(8, 4) = 0.029
+    # scipy's exact test agrees with the floor on completely separated samples
+    from scipy.stats import mannwhitneyu
+
+    assert mannwhitneyu([1, 2, 3], [4, 5, 6]).pvalue == pytest.approx(smallest_rank_test_p(3, 3))
