@@ -24,6 +24,7 @@ config/performance-references/<cluster>.toml). The format (docs/performance-gate
 
 from __future__ import annotations
 
+import json
 import math
 import tomllib
 from pathlib import Path
@@ -53,6 +54,7 @@ _TYPES = {
     "lower": float,
     "upper": float,
 }
+_KIND_NAMES = {str: "a string", int: "an integer", float: "a number", dict: "a table"}
 _OPTIONAL = {"counter_group": "", "ranks": 1, "pin": ""}
 
 
@@ -88,7 +90,7 @@ def _entry(path: Path, number: int, entry: dict) -> dict:
             raise UsageError(f"{where}: {key} is missing")
         ok = isinstance(value, int | float) and not isinstance(value, bool) if kind is float else None
         if not (ok if ok is not None else isinstance(value, kind) and not isinstance(value, bool)):
-            raise UsageError(f"{where}: {key} = {value!r}: expected a {kind.__name__}")
+            raise UsageError(f"{where}: {key} = {value!r}: expected {_KIND_NAMES[kind]}")
         row[key] = float(value) if kind is float else value
     if not (row["median_s"] > 0 and math.isfinite(row["median_s"])):
         raise UsageError(f"{where}: median_s = {row['median_s']!r}: expected a time > 0")
@@ -106,6 +108,7 @@ def _entry(path: Path, number: int, entry: dict) -> dict:
 def key_frame(cases: pd.DataFrame) -> pd.DataFrame:
     """The case key columns of a case table, as strings the reference file's read back as."""
     out = cases[KEY].copy()
+    out["params_json"] = [canonical_json(_json_to_toml(p)) for p in out["params_json"]]
     for column in ("pin", "counter_group"):
         out[column] = out[column].astype(object).where(out[column].notna(), "").astype(str)
     return out
@@ -131,8 +134,8 @@ def write_references(path: Path, cases: pd.DataFrame, source: str, lower: float,
             "counter_group": key["counter_group"],
             "params": _json_to_toml(key["params_json"]),
             "median_s": float(f"{median:.6g}"),
-            "lower": lower,
-            "upper": upper,
+            "lower": round(lower, 6),
+            "upper": round(upper, 6),
         }
         entries.append(entry)
     doc = {"format": FORMAT, "version": VERSION, "written_from": source, "case": entries}
@@ -142,6 +145,5 @@ def write_references(path: Path, cases: pd.DataFrame, source: str, lower: float,
 
 
 def _json_to_toml(params_json: str) -> dict:
-    import json
-
+    """The params without null values (TOML has none: a reference file cannot hold them)."""
     return {k: v for k, v in json.loads(params_json).items() if v is not None}

@@ -121,3 +121,22 @@ def compare_document(
         unmatched=unmatched,
         warnings=warnings,
     )
+
+
+def check_document(campaign_dir, against: dict, check) -> dict:
+    table = check.table
+    cases = records(table.drop(columns=["params_json", "band_low", "band_high"]), list(table.columns))
+    for case, params, low, high in zip(
+        cases, params_of(table["params_json"]), table["band_low"], table["band_high"], strict=True
+    ):
+        case["params"] = params
+        case["band"] = {"low": low, "high": high}
+    return document(
+        "check",
+        campaign=str(campaign_dir),
+        against=against,
+        verdicts={k: int(v) for k, v in table["verdict"].value_counts().items()},
+        regressed=check.regressed,
+        cases=cases,
+        unmatched=check.unmatched,
+    )
