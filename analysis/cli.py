@@ -210,6 +210,7 @@ def gate(counts: dict[str, int], fail_on: tuple[str, ...]) -> int:
 
 
 def print_summary(result, best, plots) -> None:
+    from analysis.checks import no_baseline_text
     from analysis.outputs.report.blocks import variant_text
 
     """The console summary applies the report's rules: headline by CI lower bound, never implausible."""
@@ -228,7 +229,7 @@ def print_summary(result, best, plots) -> None:
         f"{int((sp['plausibility'] == 'superlinear').sum())} superlinear"
     )
     if best.empty:
-        print("speedup: none computed (no valid baseline)")
+        print(f"speedup: {no_baseline_text(result.options.baseline)}")
     for row in best.itertuples(index=False):
         skipped = int(row.implausible_left_out) if row.implausible_left_out == row.implausible_left_out else 0
         left_out = f" ({skipped} implausible left out)" if skipped else ""
