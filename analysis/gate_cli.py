@@ -46,6 +46,7 @@ def register(sub) -> None:
     check.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
     check.add_argument("--results-dir", type=Path, help=RESULTS_HELP)
     check.set_defaults(func=run_check, tolerance=None)
+    register_history(sub)
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -132,3 +133,98 @@ def print_verdicts(table, out) -> None:
         + (" -> exit 1 (a regression)" if counts.get("regressed", 0) else ""),
         file=out,
     )
+
+
+def register_history(sub) -> None:
+    history = sub.add_parser(
+        "history",
+        help="one case across every campaign of the results directory: a table and a plot over time",
+        description="Gather the cases the filters select from every analysed campaign of the results\n"
+        "directory (their analysis tables, not raw records; run `analyze` first), one series per case\n"
+        "key, ordered by the campaign's date, with its git commit and node type: median time (or\n"
+        "speedup) with its 95 % CI, and the verdict `check --against` the previous campaign would give\n"
+        "(the ratio's CI approximated from the two CIs). Writes a plot (PNG and SVG).",
+        epilog="example:\n  ./scalebench history --binary mcpi-c-omp --threads 4 --param samples=100000000",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    for option in ("kernel", "binary", "node-type", "threads", "ranks", "schedule", "sync", "inner", "pin"):
+        history.add_argument(f"--{option}", metavar="VALUE", help=f"only cases of this {option}")
+    history.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="only cases with this problem parameter",
+    )
+    history.add_argument(
+        "--metric", choices=("median_s", "speedup"), default="median_s", help="(default median_s)"
+    )
+    tolerance_option(history, "a campaign's value / the previous one's")
+    history.add_argument(
+        "--plot", metavar="FILE.png", type=Path, help="where the plot goes (default: RESULTS/history.png)"
+    )
+    json_option(history)
+    history.add_argument("--results-dir", type=Path, help=RESULTS_HELP)
+    history.set_defaults(func=run_history)
+
+
+def history_filters(args: argparse.Namespace) -> dict[str, str]:
+    filters = {}
+    for option in ("kernel", "binary", "node_type", "threads", "ranks", "schedule", "sync", "inner", "pin"):
+        if getattr(args, option) is not None:
+            filters[option] = getattr(args, option)
+    for item in args.param:
+        key, equals, value = item.partition("=")
+        if not equals or not key:
+            raise UsageError(f"--param {item!r}: expected KEY=VALUE, e.g. samples=1000000")
+        filters[key] = value
+    return filters
+
+
+def run_history(args: argparse.Namespace) -> int:
+    from analysis.history import METRICS, gather
+    from analysis.outputs import console_table as ct
+    from analysis.outputs.plots.history import history_plot
+    from analysis.stats.history_trend import trend
+    from sbcore.layout import results_root
+
+    band = tolerance_band(args.tolerance or "0.1")
+    results = Path(args.results_dir) if args.results_dir else results_root()
+    if not results.is_dir():
+        raise UsageError(f"--results-dir {results}: not a directory")
+    found = gather(results, args.metric, history_filters(args))
+    out = sys.stderr if args.json else sys.stdout
+    for name in found.not_analysed:
+        print(
+            f"note: {name}: not analysed (no analysis tables): run `scalebench analyze {name}`",
+            file=sys.stderr,
+        )
+    for line in found.unreadable:
+        print(f"warning: {line}", file=sys.stderr)
+    if found.points.empty:
+        raise UsageError(f"history: no analysed campaign in {results} holds a case the filters select")
+    points = trend(found.points, band, METRICS[args.metric][3])
+    for key, rows in points.groupby("series", sort=False):
+        print(f"{key}:", file=out)
+        to_previous = ct.ratio_text(rows["ratio_to_previous"], rows["ratio_ci_low"], rows["ratio_ci_high"])
+        shown = rows[["date", "campaign", "commit", "n"]].assign(
+            value=ct.ratio_text(rows["value"], rows["ci_low"], rows["ci_high"]),
+            vs_previous=[
+                "" if r != r else t for r, t in zip(rows["ratio_to_previous"], to_previous, strict=True)
+            ],
+            verdict=rows["verdict"].fillna(""),
+        )
+        print(ct.show(shown.rename(columns={"value": f"{args.metric} [95% CI]"})), file=out)
+    plot = history_plot(points, args.metric, args.plot or results / "history.png")
+    print(f"plot: {plot.png}" if plot.png else f"plot skipped: {plot.skipped}", file=out)
+    print(
+        f"verdicts against the previous campaign (band [{band.low:g}, {band.high:g}], CI of the ratio "
+        "approximated from the two CIs): "
+        + ", ".join(f"{n} {v}" for v, n in points["verdict"].dropna().value_counts().items()),
+        file=out,
+    )
+    if args.json:
+        from analysis.outputs.json_documents import history_document
+
+        print_document(history_document(args.metric, band, points, found.not_analysed))
+    return EXIT_OK

@@ -23,6 +23,8 @@ CASE_FIELDS = [
     "threads",
     "ranks",
     "pin",
+    "counter_group",
+    "problem",
     "n",
     "median_s",
     "ci_low_s",
@@ -139,4 +141,28 @@ def check_document(campaign_dir, against: dict, check) -> dict:
         regressed=check.regressed,
         cases=cases,
         unmatched=check.unmatched,
+    )
+
+
+def history_document(metric: str, band, points: pd.DataFrame, not_analysed: list[str]) -> dict:
+    """value, ci_low and ci_high are of `metric` (median_s in seconds, or speedup)."""
+    columns = [
+        "series",
+        "campaign",
+        "date",
+        "commit",
+        "node_type",
+        "binary",
+        "threads",
+        "ranks",
+        "n",
+        "value",
+    ]
+    columns += ["ci_low", "ci_high", "ratio_to_previous", "ratio_ci_low", "ratio_ci_high", "verdict"]
+    return document(
+        "history",
+        metric=metric,
+        band=band_of(band),
+        points=records(points, columns),
+        not_analysed=not_analysed,
     )
