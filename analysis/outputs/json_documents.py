@@ -8,6 +8,7 @@ import json
 
 import pandas as pd
 
+from analysis.checks import HEADLINE_COLUMNS
 from analysis.fail_on import FAIL_ON_KINDS
 from sbcore.atomic import write_atomic
 from sbcore.output_json import document, dumps
@@ -32,25 +33,6 @@ CASE_FIELDS = [
     "noisy",
     "bimodal",
     "checksum_status",
-]
-HEADLINE_FIELDS = [
-    "node_type",
-    "kernel",
-    "binary",
-    "schedule",
-    "sync",
-    "inner",
-    "threads",
-    "ranks",
-    "speedup",
-    "speedup_ci_low",
-    "speedup_ci_high",
-    "efficiency",
-    "baseline_binary",
-    "baseline_median_s",
-    "plausibility",
-    "caveats",
-    "case_id",
 ]
 
 
@@ -89,7 +71,7 @@ def analyze_document(result, best: pd.DataFrame, counts: dict[str, int], fail_on
         },
         unfinished_cases=records(unfinished, ["case_id", "node_type", "state", "reason"]),
         unreadable=[f"{file}: {reason}" for file, reason in result.loaded.problems.itertuples(index=False)],
-        headlines=records(best[best["binary"].notna()], HEADLINE_FIELDS) if len(best) else [],
+        headlines=records(best[best["binary"].notna()], HEADLINE_COLUMNS) if len(best) else [],
         cases=records(s, CASE_FIELDS),
     )
 
