@@ -3,7 +3,9 @@ by the CI of its ratio to the expected value (analysis/stats/verdicts.py); a tab
 
 Against a campaign: the ratio of medians campaign / baseline with its two-sample bootstrap CI, pairs
 matched by content as `compare` matches them (analysis/campaign_diff.py). Against references: the
-case's median and its 95 % CI divided by the reference's median_s, each with the band of its entry.
+case's median and its 95 % CI divided by the reference's median_s, each with the band of its entry; for
+a speedup entry, the reference's speedup divided by the case's and its CI (from the campaign's
+analysis/speedup.csv: `analyze` first), so that above 1 is slower either way.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from analysis.performance_references import KEY, key_frame
 from analysis.records.load import load_records
 from analysis.stats.per_case import summarize
 from analysis.stats.verdicts import Band, judge
-from sbcore.errors import ScalebenchError
+from sbcore import layout
+from sbcore.errors import ScalebenchError, UsageError
 
 COLUMNS = [
     "case_id",
@@ -80,8 +83,25 @@ def against_campaign(campaign_dir, baseline_dir, band: Band, n_resamples: int, s
     return Check(table[COLUMNS], renamed, notes)
 
 
-def measured_cases(campaign_dir, n_resamples: int, seed: int) -> tuple[pd.DataFrame, list[str]]:
-    """The campaign's cases with records: case table columns plus n, median_s and its 95 % CI."""
+SPEEDUP = ["speedup", "speedup_ci_low", "speedup_ci_high"]
+
+
+def analysed_speedups(campaign_dir) -> pd.DataFrame:
+    """case_id and SPEEDUP of the campaign's analysis (analysis/speedup.csv, as `analyze` wrote it); a
+    case that is its own baseline (1 by definition) has none."""
+    path = layout.analysis_dir(campaign_dir) / "speedup.csv"
+    if not path.is_file():
+        raise UsageError(f"{path}: missing: speedups come from the analysis; run `scalebench analyze` first")
+    table = pd.read_csv(path, usecols=["case_id", "baseline_case_id", *SPEEDUP]).astype({"case_id": str})
+    table.loc[table["case_id"] == table["baseline_case_id"].astype(str), SPEEDUP] = float("nan")
+    return table.drop(columns="baseline_case_id")
+
+
+def measured_cases(
+    campaign_dir, n_resamples: int, seed: int, speedups: bool = False
+) -> tuple[pd.DataFrame, list[str]]:
+    """The campaign's cases with records: case table columns plus n, median_s and its 95 % CI (and, with
+    `speedups`, the analysis's speedup and its CI)."""
     data = load_records(campaign_dir)
     notes = [
         f"{campaign_dir.name}/{file}: skipped: {reason}"
@@ -92,14 +112,15 @@ def measured_cases(campaign_dir, n_resamples: int, seed: int) -> tuple[pd.DataFr
         raise ScalebenchError(f"check: {campaign_dir.name} has no readable records")
     cases = read_campaign(campaign_dir).cases
     merged = cases.merge(stats[["case_id", "n", "median_s", "ci_low_s", "ci_high_s"]], on="case_id")
+    if speedups:
+        merged = merged.merge(analysed_speedups(campaign_dir), on="case_id", how="left")
     return merged, notes
 
 
 def against_references(campaign_dir, references: pd.DataFrame, n_resamples: int, seed: int) -> Check:
-    cases, notes = measured_cases(campaign_dir, n_resamples, seed)
+    cases, notes = measured_cases(campaign_dir, n_resamples, seed, (references["metric"] == "speedup").any())
     keyed = pd.concat([cases.drop(columns=KEY), key_frame(cases)], axis=1)
-    expected = references.rename(columns={"median_s": "median_s_ref"})
-    matched = keyed.merge(expected, on=KEY, how="outer", indicator=True)
+    matched = keyed.merge(references, on=KEY, how="outer", indicator=True)
     unmatched = [
         f"campaign: {r.case_id} ({r.node_type} {r.binary} threads={r.threads} ranks={r.ranks}): no reference"
         for r in matched[matched["_merge"] == "left_only"].itertuples()
@@ -111,9 +132,16 @@ def against_references(campaign_dir, references: pd.DataFrame, n_resamples: int,
     both = matched[matched["_merge"] == "both"].reset_index(drop=True)
     verdict = np.full(len(both), "inconclusive", dtype=object)
     needed = np.zeros(len(both))
-    ratio = (both["median_s"] / both["median_s_ref"]).to_numpy()
-    low = (both["ci_low_s"] / both["median_s_ref"]).to_numpy()
-    high = (both["ci_high_s"] / both["median_s_ref"]).to_numpy()
+    # Time-like ratios (above 1 = slower): measured / expected of a time, expected / measured of a speedup.
+    time = (both["metric"] == "median_s").to_numpy()
+    ref = both["expected"].to_numpy(float)
+    measured = np.where(time, both["median_s"], both.get("speedup", np.nan)).astype(float)
+    m_low = np.where(time, both["ci_low_s"], both.get("speedup_ci_low", np.nan)).astype(float)
+    m_high = np.where(time, both["ci_high_s"], both.get("speedup_ci_high", np.nan)).astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(time, measured / ref, ref / measured)
+        low = np.where(time, m_low / ref, ref / m_high)
+        high = np.where(time, m_high / ref, ref / m_low)
     for (lower, upper), rows in both.groupby(["lower", "upper"]).groups.items():
         band = Band.around_one(lower, upper)
         idx = np.asarray(rows)
@@ -126,9 +154,9 @@ def against_references(campaign_dir, references: pd.DataFrame, n_resamples: int,
             "threads": both["threads"],
             "ranks": both["ranks"],
             "params_json": both["params_json"],
-            "metric": "median_s",
-            "reference": both["median_s_ref"],
-            "measured": both["median_s"],
+            "metric": both["metric"],
+            "reference": ref,
+            "measured": measured,
             "ratio": ratio,
             "ratio_ci_low": low,
             "ratio_ci_high": high,

@@ -22,6 +22,7 @@ def register(sub) -> None:
         "within (inside it) or inconclusive (straddling an edge; with the repetitions it would take).\n"
         "Expected is the matching case of --against CAMPAIGN (matched by content as `compare` does)\n"
         "or the case's entry in --references FILE (per node type; docs/performance-gate.md).\n"
+        "An entry may expect a speedup instead (judged from the campaign's analysis: `analyze` first).\n"
         "--write-references FILE turns CAMPAIGN into such a file. Unmatched cases are listed.\n"
         "Exit status 1 when a case regressed, else 0 (docs/exit-codes.md).",
         epilog="examples:\n  ./scalebench check latest --against smoke-20261120T080000Z --junit check.xml\n"
@@ -39,6 +40,13 @@ def register(sub) -> None:
         type=Path,
         help="write CAMPAIGN's medians as a new performance-reference file with --tolerance as each band",
     )
+    check.add_argument(
+        "--metric",
+        choices=("median_s", "speedup"),
+        default="median_s",
+        help="what --write-references expects of each case: its median time (default) or its speedup "
+        "against the analysis's baseline (read from analysis/speedup.csv: run `analyze` first)",
+    )
     tolerance_option(check, "campaign / expected (with --references: each entry's own lower and upper)")
     check.add_argument("--junit", metavar="FILE", type=Path, help="also write the verdicts as JUnit XML")
     json_option(check)
@@ -54,6 +62,10 @@ def run_check(args: argparse.Namespace) -> int:
     from analysis.performance_references import read_references, write_references
 
     check_resamples(args.resamples)
+    if args.write_references is None and args.metric != "median_s":
+        raise UsageError(
+            "check --metric: applies to --write-references (a reference file's entries say theirs)"
+        )
     if args.references is not None and args.tolerance is not None:
         raise UsageError(
             "check --references: the bands are each entry's lower and upper; --tolerance does not apply"
@@ -63,10 +75,13 @@ def run_check(args: argparse.Namespace) -> int:
     if args.write_references is not None:
         if args.junit or args.json:
             raise UsageError("check --write-references: writes a file; --junit and --json need a check")
-        cases, notes = gate.measured_cases(campaign_dir, args.resamples, args.seed)
+        speedups = args.metric == "speedup"
+        cases, notes = gate.measured_cases(campaign_dir, args.resamples, args.seed, speedups)
         for note in notes:
             print(f"note: {note}", file=sys.stderr)
-        n = write_references(args.write_references, cases, campaign_dir.name, 1 - band.low, band.high - 1)
+        n = write_references(
+            args.write_references, cases, campaign_dir.name, 1 - band.low, band.high - 1, args.metric
+        )
         print(
             f"references: {args.write_references} ({n} cases of {campaign_dir.name}, "
             f"band [{band.low:g}, {band.high:g}])"

@@ -17,9 +17,10 @@ config/performance-references/<cluster>.toml). The format (docs/performance-gate
     pin = "compact"
     counter_group = ""                           # "" or omitted: no counters
     params = { samples = 1000000, seed = 1, schedule = "static", sync = "none", inner = "scalar" }
-    median_s = 0.2841                            # the expected median time [s]
+    median_s = 0.2841                            # the expected median time [s], or instead
+                                                 # speedup = 3.6 (against the analysis's baseline)
     lower = 0.10                                 # tolerated: 10 % faster ...
-    upper = 0.10                                 # ... and 10 % slower than median_s
+    upper = 0.10                                 # ... and 10 % slower than expected
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ from sbcore.errors import UsageError
 FORMAT = "scalebench-performance-references"
 VERSION = 1
 KEY = ["node_type", "binary", "threads", "ranks", "pin", "counter_group", "params_json"]
-COLUMNS = [*KEY, "median_s", "lower", "upper"]
+METRICS = ("median_s", "speedup")  # what an entry expects: one of them
+COLUMNS = [*KEY, "metric", "expected", "lower", "upper"]
 DEFAULT_TOLERANCE = 0.10
 _TYPES = {
     "node_type": str,
@@ -51,6 +53,7 @@ _TYPES = {
     "counter_group": str,
     "params": dict,
     "median_s": float,
+    "speedup": float,
     "lower": float,
     "upper": float,
 }
@@ -84,7 +87,13 @@ def _entry(path: Path, number: int, entry: dict) -> dict:
     if unknown:
         raise UsageError(f"{where}: unknown key {unknown[0]!r} (expected {', '.join(_TYPES)})")
     row = {}
+    given = [m for m in METRICS if m in entry]
+    if len(given) != 1:
+        raise UsageError(f"{where}: expected exactly one of median_s and speedup, found {len(given)}")
+    metric = given[0]
     for key, kind in _TYPES.items():
+        if key in METRICS and key != metric:
+            continue
         value = entry.get(key, _OPTIONAL.get(key))
         if value is None:
             raise UsageError(f"{where}: {key} is missing")
@@ -92,8 +101,9 @@ def _entry(path: Path, number: int, entry: dict) -> dict:
         if not (ok if ok is not None else isinstance(value, kind) and not isinstance(value, bool)):
             raise UsageError(f"{where}: {key} = {value!r}: expected {_KIND_NAMES[kind]}")
         row[key] = float(value) if kind is float else value
-    if not (row["median_s"] > 0 and math.isfinite(row["median_s"])):
-        raise UsageError(f"{where}: median_s = {row['median_s']!r}: expected a time > 0")
+    row["metric"], row["expected"] = metric, row.pop(metric)
+    if not (row["expected"] > 0 and math.isfinite(row["expected"])):
+        raise UsageError(f"{where}: {metric} = {row['expected']!r}: expected a finite value > 0")
     try:
         Band.around_one(row["lower"], row["upper"])
     except ValueError:
@@ -114,8 +124,11 @@ def key_frame(cases: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def write_references(path: Path, cases: pd.DataFrame, source: str, lower: float, upper: float) -> int:
-    """Writes the reference file of `cases` (a case table with median_s); returns the entries written.
+def write_references(
+    path: Path, cases: pd.DataFrame, source: str, lower: float, upper: float, metric: str = "median_s"
+) -> int:
+    """Writes the reference file of `cases` (a case table with the `metric` column); returns the entries
+    written (cases without a value of it are left out).
     An existing file is never overwritten (a reference is a measurement)."""
     path = Path(path)
     if path.exists():
@@ -124,7 +137,9 @@ def write_references(path: Path, cases: pd.DataFrame, source: str, lower: float,
         )
     keys = key_frame(cases)
     entries = []
-    for (_, key), median in zip(keys.iterrows(), cases["median_s"], strict=True):
+    for (_, key), value in zip(keys.iterrows(), cases[metric], strict=True):
+        if pd.isna(value):  # no value (a case without a baseline has no speedup)
+            continue
         entry = {
             "node_type": key["node_type"],
             "binary": key["binary"],
@@ -133,13 +148,13 @@ def write_references(path: Path, cases: pd.DataFrame, source: str, lower: float,
             "pin": key["pin"],
             "counter_group": key["counter_group"],
             "params": _json_to_toml(key["params_json"]),
-            "median_s": float(f"{median:.6g}"),
+            metric: float(f"{value:.6g}"),
             "lower": round(lower, 6),
             "upper": round(upper, 6),
         }
         entries.append(entry)
     doc = {"format": FORMAT, "version": VERSION, "written_from": source, "case": entries}
-    header = "# scalebench performance references (docs/performance-gate.md); edit median_s, lower, upper\n"
+    header = "# scalebench performance references (docs/performance-gate.md); edit the values and bands\n"
     write_atomic(path, header + tomli_w.dumps(doc), make_parents=True)
     return len(entries)
 

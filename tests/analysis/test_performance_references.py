@@ -25,7 +25,7 @@ def test_round_trip(tmp_path):
     path = tmp_path / "refs.toml"
     assert write_references(path, CASES, "c1", 0.05, 0.1) == 2
     back = read_references(path)
-    assert back["median_s"].tolist() == [0.5, 0.25]
+    assert back["expected"].tolist() == [0.5, 0.25] and set(back["metric"]) == {"median_s"}
     assert back["lower"].tolist() == [0.05, 0.05] and back["upper"].tolist() == [0.1, 0.1]
     assert back["counter_group"].tolist() == ["", "FLOPS_DP"]
     assert back["params_json"].tolist() == CASES["params_json"].tolist()
@@ -56,6 +56,8 @@ upper = 0.1
         (("median_s = 0.5", "median_s = 0.5\nmedain = 1"), "unknown key 'medain'"),
         (('binary = "mcpi-c-omp"\n', ""), "binary is missing"),
         (("[[case]]", "[[case"), "not a readable TOML file"),
+        (("median_s = 0.5", "median_s = 0.5\nspeedup = 2.0"), "exactly one of median_s and speedup, found 2"),
+        (("median_s = 0.5", "speedup = 0.0"), "speedup = 0.0: expected a finite value > 0"),
     ],
 )
 def test_bad_files_are_named(tmp_path, change, message):
