@@ -1,6 +1,7 @@
 """Two campaigns (before/after a change, or the same experiment on two clusters or node types): per
-matched case, ratio of medians B/A with a bootstrap CI and the Mann–Whitney p-value (Holm-corrected over
-all matched cases).
+matched case, ratio of medians B/A with a bootstrap CI, the Mann–Whitney p-value (Holm-corrected over
+all matched cases) and the verdict of the CI against a tolerance band (analysis/stats/verdicts.py, the
+engine `check --against` uses).
 
 Cases are matched by their content, not their case_id (which includes the node type): first on content
 and node type, then, among what is left, on content alone where that is unambiguous on both sides (one
@@ -20,6 +21,7 @@ from analysis.records.load import load_records
 from analysis.stats.per_case import ratio_ci, summarize
 from analysis.stats.speedup import key_strings
 from analysis.stats.variant_tests import holm
+from analysis.stats.verdicts import Band, judge
 from analysis.variants import NODE_TYPE_MATCH
 from sbcore.errors import ScalebenchError
 
@@ -33,6 +35,10 @@ COLUMNS = [
     "binary",
     "threads",
     "ranks",
+    "schedule",
+    "sync",
+    "inner",
+    "params_json",
     "n_a",
     "n_b",
     "median_a_s",
@@ -42,7 +48,10 @@ COLUMNS = [
     "ratio_ci_high",
     "p_value",
     "p_holm",
+    "verdict",
+    "reps_needed",
 ]
+DEFAULT_BAND = Band.around_one(0.10, 0.10)
 
 
 def match_cases(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -63,6 +72,13 @@ def match_cases(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.Data
     return pairs, a[~a["case_id"].isin(pairs["case_a"])], b[~b["case_id"].isin(pairs["case_b"])]
 
 
+def unmatched_cases(label: str, rows: pd.DataFrame) -> list[str]:
+    return [
+        f"{label}: {r.case_id} ({r.node_type} {r.binary} threads={r.threads} ranks={r.ranks})"
+        for r in rows.itertuples()
+    ]
+
+
 def _unmatched_note(label: str, path, rows: pd.DataFrame) -> str:
     shown = ", ".join(
         f"{r.case_id} ({r.node_type} {r.binary} threads={r.threads} ranks={r.ranks})"
@@ -72,7 +88,10 @@ def _unmatched_note(label: str, path, rows: pd.DataFrame) -> str:
     return f"{len(rows)} case(s) of {label} ({path.name}) have no match in the other campaign: {shown}{more}"
 
 
-def compare_campaigns(dir_a, dir_b, n_resamples: int = 2000, seed: int = 0) -> tuple[pd.DataFrame, list[str]]:
+def compare_campaigns(
+    dir_a, dir_b, n_resamples: int = 2000, seed: int = 0, band: Band = DEFAULT_BAND
+) -> tuple[pd.DataFrame, list[str], list[str]]:
+    """(one row per matched pair, notes, the unmatched cases as 'A: case_id (...)' lines)."""
     notes = []
     stats_of, cases_of = [], []
     for path in (dir_a, dir_b):
@@ -89,9 +108,11 @@ def compare_campaigns(dir_a, dir_b, n_resamples: int = 2000, seed: int = 0) -> t
     cases_a = cases_of[0][cases_of[0]["case_id"].isin(ta["case_id"])]
     cases_b = cases_of[1][cases_of[1]["case_id"].isin(tb["case_id"])]
     pairs, only_a, only_b = match_cases(cases_a, cases_b)
+    unmatched = []
     for label, path, rows in (("A", dir_a, only_a), ("B", dir_b, only_b)):
         if len(rows):
             notes.append(_unmatched_note(label, path, rows))
+            unmatched += unmatched_cases(label, rows)
     if pairs.empty:
         raise ScalebenchError(f"compare: no case of {dir_a.name} matches a case of {dir_b.name} by content")
     matched = pairs.merge(ta.rename(columns={"case_id": "case_a"}), on="case_a").merge(
@@ -117,6 +138,7 @@ def compare_campaigns(dir_a, dir_b, n_resamples: int = 2000, seed: int = 0) -> t
             "binary": matched["case_a"].map(info_a["binary"]),
             "threads": matched["case_a"].map(info_a["threads"]),
             "ranks": matched["case_a"].map(info_a["ranks"]),
+            **{c: matched["case_a"].map(info_a[c]) for c in ("schedule", "sync", "inner", "params_json")},
             "n_a": matched["n_a"],
             "n_b": matched["n_b"],
             "median_a_s": matched["median_s_a"],
@@ -128,7 +150,11 @@ def compare_campaigns(dir_a, dir_b, n_resamples: int = 2000, seed: int = 0) -> t
         }
     )
     out["p_holm"] = holm(out["p_value"].fillna(1.0).to_numpy())
-    return out[COLUMNS].sort_values(["node_type_a", "binary", "threads", "case_a"], ignore_index=True), notes
+    out["verdict"], out["reps_needed"] = judge(
+        out["ratio_b_over_a"], low, high, band, np.fmin(out["n_a"], out["n_b"])
+    )
+    order = ["node_type_a", "binary", "threads", "params_json", "case_a"]
+    return out[COLUMNS].sort_values(order, ignore_index=True), notes, unmatched
 
 
 def write_comparison(table: pd.DataFrame, dir_a, dir_b):

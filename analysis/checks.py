@@ -274,7 +274,13 @@ def headline(speedup: pd.DataFrame) -> pd.DataFrame:
     ranks after every case with one. `caveats` says when the case or its baseline is noisy or bimodal;
     `implausible_left_out` counts what was passed over."""
     columns = HEADLINE_COLUMNS
-    ok = speedup[speedup["speedup"].notna() & (speedup["model"] != "serial")]
+    # A case against itself (the one-worker case of --baseline self) is 1 by definition, not a result.
+    itself = (
+        speedup["case_id"].astype(str) == speedup["baseline_case_id"].astype(str)
+        if {"case_id", "baseline_case_id"} <= set(speedup)
+        else pd.Series(False, index=speedup.index)
+    )
+    ok = speedup[speedup["speedup"].notna() & (speedup["model"] != "serial") & ~itself]
     if ok.empty:
         return pd.DataFrame(columns=columns)
     rows = []
@@ -296,6 +302,22 @@ def headline(speedup: pd.DataFrame) -> pd.DataFrame:
             best["caveats"] = f"{best['caveats']}, {listed}" if best["caveats"] else listed
         rows.append(best)
     return pd.DataFrame(rows).reindex(columns=columns)
+
+
+def no_baseline_text(spec: str) -> str:
+    """Why no speedup could be computed with --baseline `spec`, and the choices that would give one."""
+    choices = (
+        "`--baseline self` (each variant against itself at one worker; needs threads = 1 in the sweep), "
+        "`--baseline BINARY` (a binary's best one-worker time) or a serial binary of the kernel in the "
+        "sweep (e.g. `mcpi-c-serial`, the default `--baseline serial`)"
+    )
+    if spec == "serial":
+        why = "no valid serial case of the same kernel, problem, language and inner loop on that node type"
+    elif spec == "self":
+        why = "no variant was measured at one worker"
+    else:
+        why = f"no valid case of baseline {spec} matches"
+    return f"no speedup computed ({why}); choose {choices}"
 
 
 HEADLINE_COLUMNS = [

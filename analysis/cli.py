@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
+from analysis.fail_on import DEFAULT_FAIL_ON, FAIL_ON_KINDS, finding_counts, parse_fail_on
 from sbcore import layout
 from sbcore.argtypes import int_at_least
 from sbcore.atomic import write_atomic
 from sbcore.campaign_files import check_manifest, nothing_measured, read_cases
-from sbcore.errors import UsageError
+from sbcore.errors import EXIT_FINDING, EXIT_OK, UsageError
 from sbcore.layout import RESULTS_ENV, resolve_campaign
+from sbcore.output_json import document, print_document
 
 FORMATS = ("md", "html", "csv", "records-csv")
 RESULTS_HELP = f"where campaigns live (default: ${RESULTS_ENV}, else results/)"
@@ -54,6 +57,15 @@ def register(sub) -> None:
         metavar="F",
         help="flag a case as noisy when its CI of the median is wider than F x median (default 0.05)",
     )
+    analyze.add_argument(
+        "--fail-on",
+        default=",".join(DEFAULT_FAIL_ON),
+        metavar="KINDS",
+        help="exit status 1 when the analysis finds any of these (comma-separated subset of "
+        f"{','.join(FAIL_ON_KINDS)}, or 'none'; default {','.join(DEFAULT_FAIL_ON)}): the report is "
+        "written either way (docs/exit-codes.md)",
+    )
+    json_option(analyze, " (also written as analysis/summary.json)")
     analyze.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
     analyze.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the bootstrap (default 0)")
     analyze.add_argument(
@@ -76,8 +88,10 @@ def register(sub) -> None:
             "Cases are matched by content (binary, parameters, pinning, counter group, threads, ranks): "
             "first with the same node type, then, for what is left, across node types where the match is "
             "unambiguous, so campaigns of one experiment on different clusters compare. Per matched case: "
-            "ratio of medians B/A with bootstrap 95 %% CI and the Mann-Whitney p-value (Holm-corrected). "
-            "Cases without a match are listed on stderr. Prints a table and writes "
+            "ratio of medians B/A with bootstrap 95 %% CI, the Mann-Whitney p-value (Holm-corrected; a "
+            "warning when the repetitions are too few for it ever to be significant) and the verdict of "
+            "the CI against --tolerance. The table names each case by the parameters that differ between "
+            "cases. Cases without a match are listed on stderr. Prints a table and writes "
             "compare-<A>-vs-<B>.csv into B's analysis/."
         ),
     )
@@ -85,8 +99,30 @@ def register(sub) -> None:
     compare.add_argument("b", metavar="B", help="campaign compared with A")
     compare.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
     compare.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    tolerance_option(compare, "B/A")
+    json_option(compare)
     compare.add_argument("--results-dir", type=Path, help=RESULTS_HELP)
     compare.set_defaults(func=run_compare)
+
+
+def tolerance_option(parser, ratio: str) -> None:
+    parser.add_argument(
+        "--tolerance",
+        default="0.1",
+        metavar="F|LOWER,UPPER",
+        help=f"the band {ratio} may lie in: 0.1 (default) = [0.9, 1.1]; 0.05,0.1 = 5 %% faster to 10 %% "
+        "slower. A case is regressed only when the whole 95 %% CI of the ratio lies above the band, improved "
+        "when below, within when inside, else inconclusive (docs/performance-gate.md)",
+    )
+
+
+def json_option(parser, more: str = "") -> None:
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one versioned JSON document on stdout, the text lines going to stderr "
+        f"(docs/json-output.md){more}",
+    )
 
 
 def parse_formats(text: str) -> tuple[str, ...]:
@@ -103,12 +139,11 @@ def check_resamples(value: int) -> None:
 
 
 def run_analyze(args: argparse.Namespace) -> int:
-    from analysis.checks import headline
-    from analysis.outputs.plots import all_plots
-    from analysis.outputs.report.render import write_report
-    from analysis.pipeline import Options, analyze, write_tables
+    from analysis.outputs.json_documents import analyze_document, write_summary_json
+    from analysis.pipeline import Options, analyze
 
     formats = parse_formats(args.format)
+    fail_on = parse_fail_on(args.fail_on)
     if not 0 < args.noise_threshold < 10:
         raise UsageError(f"--noise-threshold {args.noise_threshold}: expected a fraction such as 0.05")
     check_resamples(args.resamples)
@@ -120,10 +155,29 @@ def run_analyze(args: argparse.Namespace) -> int:
     if why:  # an empty or all-failed campaign: a report that says so instead of tables of nothing
         report = layout.analysis_dir(campaign_dir) / "report.md"
         write_atomic(report, f"# {campaign_dir.name}\n\n{why}\n", make_parents=True)
-        print(f"{why}\nreport: {report}")
+        print(f"{why}\nreport: {report}", file=sys.stderr if args.json else sys.stdout)
+        if args.json:
+            print_document(document("analyze", campaign=str(campaign_dir), nothing_measured=why))
         return 0
     options = Options(args.baseline, formats, args.noise_threshold, args.resamples, args.seed, args.jobs)
     result = analyze(campaign_dir, options)
+    with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
+        best, counts = _report(args, result, formats)
+    doc = analyze_document(result, best, counts, fail_on)
+    print(f"summary: {write_summary_json(result, doc)}", file=sys.stderr if args.json else sys.stdout)
+    if args.json:
+        print_document(doc)
+    return gate(counts, fail_on)
+
+
+def _report(args, result, formats):
+    """Writes the tables, plots and report and prints the summary: (headline table, finding counts)."""
+    from analysis.checks import headline
+    from analysis.outputs.plots import all_plots
+    from analysis.outputs.report.render import write_report
+    from analysis.pipeline import write_tables
+
+    campaign_dir = result.campaign.path
     for note in result.loaded.notes:
         print(f"note: {note}", file=sys.stderr)
     for file, reason in result.campaign.problems:
@@ -138,16 +192,26 @@ def run_analyze(args: argparse.Namespace) -> int:
         from analysis.outputs.reference_doc import update_doc
 
         print(f"seed doc: {args.seed_doc} ({update_doc(args.seed_doc, result)})")
-    print_summary(result, headline(result.speedup), plots)
+    best = headline(result.speedup)
+    print_summary(result, best, plots)
     for kind in ("md", "html"):
         if kind in written:
             print(f"report: {written[kind]}")
     if "csv" in formats and not written:
         print(f"tables: {result.out_dir}")
-    return 0
+    return best, finding_counts(result)
+
+
+def gate(counts: dict[str, int], fail_on: tuple[str, ...]) -> int:
+    """Exit status of `analyze`: 1 (a finding) when a kind of --fail-on was found, each named on stderr."""
+    found = [kind for kind in fail_on if counts[kind]]
+    for kind in found:
+        print(f"fail-on {kind}: {counts[kind]} {FAIL_ON_KINDS[kind]}", file=sys.stderr)
+    return EXIT_FINDING if found else EXIT_OK
 
 
 def print_summary(result, best, plots) -> None:
+    from analysis.checks import no_baseline_text
     from analysis.outputs.report.blocks import variant_text
 
     """The console summary applies the report's rules: headline by CI lower bound, never implausible."""
@@ -166,7 +230,7 @@ def print_summary(result, best, plots) -> None:
         f"{int((sp['plausibility'] == 'superlinear').sum())} superlinear"
     )
     if best.empty:
-        print("speedup: none computed (no valid baseline)")
+        print(f"speedup: {no_baseline_text(result.options.baseline)}")
     for row in best.itertuples(index=False):
         skipped = int(row.implausible_left_out) if row.implausible_left_out == row.implausible_left_out else 0
         left_out = f" ({skipped} implausible left out)" if skipped else ""
@@ -187,42 +251,66 @@ def print_summary(result, best, plots) -> None:
 
 
 def run_compare(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from analysis.campaign_diff import compare_campaigns, write_comparison
+    from analysis.outputs import console_table as ct
+    from analysis.outputs.json_documents import compare_document
 
     check_resamples(args.resamples)
+    band = tolerance_band(args.tolerance)
     dir_a = resolve_campaign(args.a, args.results_dir)
     dir_b = resolve_campaign(args.b, args.results_dir)
-    table, notes = compare_campaigns(dir_a, dir_b, args.resamples, args.seed)
-    for note in notes:
-        print(f"note: {note}", file=sys.stderr)
-    shown = table.assign(
-        ratio=[
-            f"{r:.3f} [{lo:.3f}-{hi:.3f}]"
-            for r, lo, hi in table[["ratio_b_over_a", "ratio_ci_low", "ratio_ci_high"]].itertuples(
-                index=False
-            )
-        ]
-    )[
+    table, notes, unmatched = compare_campaigns(dir_a, dir_b, args.resamples, args.seed, band)
+    text = sys.stderr if args.json else sys.stdout
+    warning = ct.rank_test_warning(table["n_a"], table["n_b"])
+    for note in notes + ([warning] if warning else []):
+        print(f"{'warning' if note is warning else 'note'}: {note}", file=sys.stderr)
+    nodes = table["node_type_a"].where(
+        table["node_type_a"] == table["node_type_b"], table["node_type_a"] + "->" + table["node_type_b"]
+    )
+    shown = pd.concat(
         [
-            "case_a",
-            "node_type_a",
-            "node_type_b",
-            "binary",
-            "threads",
-            "ranks",
-            "median_a_s",
-            "median_b_s",
-            "ratio",
-        ]
-        + ["p_holm"]
-    ]
-    with_pd_options(lambda: print(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}")))
-    print(f"comparison: {write_comparison(table, dir_a, dir_b)}")
+            pd.DataFrame({"node_type": nodes, "binary": table["binary"]}),
+            ct.varying_params(table["params_json"]),
+            table[["threads", "ranks", "n_a", "n_b", "median_a_s", "median_b_s"]],
+            pd.DataFrame(
+                {
+                    "B/A [95% CI]": ct.ratio_text(
+                        table["ratio_b_over_a"], table["ratio_ci_low"], table["ratio_ci_high"]
+                    ),
+                    "p_holm": table["p_holm"],
+                    "verdict": table["verdict"],
+                    "reps to decide": ct.reps_needed_text(table["reps_needed"]),
+                    "case_a": table["case_a"],
+                }
+            ),
+        ],
+        axis=1,
+    )
+    print(ct.show(shown), file=text)
+    print(
+        f"verdict: B/A's CI against [{band.low:g}, {band.high:g}] (--tolerance): "
+        + ", ".join(f"{n} {v}" for v, n in table["verdict"].value_counts().items()),
+        file=text,
+    )
+    print(f"comparison: {write_comparison(table, dir_a, dir_b)}", file=text)
+    if args.json:
+        print_document(compare_document(dir_a, dir_b, band, table, unmatched, [warning] if warning else []))
     return 0
 
 
-def with_pd_options(fn) -> None:
-    import pandas as pd
+def tolerance_band(text: str):
+    """--tolerance F or LOWER,UPPER (fractions) -> the band of ratios [1 - LOWER, 1 + UPPER]."""
+    from analysis.stats.verdicts import Band
 
-    with pd.option_context("display.max_rows", 200, "display.width", 200):
-        fn()
+    try:
+        parts = [float(x) for x in text.split(",")]
+        if len(parts) not in (1, 2):
+            raise ValueError
+        return Band.around_one(parts[0], parts[-1])
+    except ValueError:
+        raise UsageError(
+            f"--tolerance {text!r}: expected a fraction (0.1 = 10 % either way) or LOWER,UPPER with "
+            "0 <= LOWER < 1 <= ... e.g. 0.05,0.10"
+        ) from None

@@ -91,6 +91,7 @@ def register(sub) -> None:
         action="store_true",
         help=f"list every unfinished case and uncounted line (default: first {LIST_LIMIT})",
     )
+    _json_option(p)
     p.set_defaults(func=cmd_status)
 
     p = sub.add_parser(
@@ -125,6 +126,14 @@ def _node_type_option(p) -> None:
         action="append",
         metavar="NAME",
         help="plan for this node type (repeatable; default: the experiment's node_types)",
+    )
+
+
+def _json_option(p) -> None:
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one versioned JSON document instead of the text (docs/json-output.md)",
     )
 
 
@@ -281,6 +290,14 @@ def cmd_status(args) -> int:
     states = case_states(campaign)
     cases = {c["index"]: c for c in load_cases(campaign)}
     queue = _queue_states(campaign)
+    complete = all(s["state"] == "done" for s in states)
+    status = EXIT_OK if complete else EXIT_FINDING  # an incomplete campaign is a finding (docs/exit-codes.md)
+    if args.json:
+        from jobs.status_json import status_document
+        from sbcore.output_json import print_document
+
+        print_document(status_document(campaign, states, queue))
+        return status
     print(f"campaign {campaign} ({len(states)} cases)")
     queue_columns = f"{'pending':>9}{'running':>9}" if queue else ""
     header = f"{'node type':<16}{'done':>6}{'partial':>9}{'missing':>9}{'failed':>8}{'reps done':>14}"
@@ -333,8 +350,7 @@ def cmd_status(args) -> int:
             print(f"  {line}")
         if len(problems) > LIST_LIMIT and not args.all:
             print(f"  ... {len(problems) - LIST_LIMIT} more (--all lists them)")
-    complete = all(s["state"] == "done" for s in states)
-    return EXIT_OK if complete else EXIT_FINDING  # an incomplete campaign is a finding (docs/exit-codes.md)
+    return status
 
 
 def _describe(case: dict, state: dict) -> str:

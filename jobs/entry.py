@@ -19,6 +19,7 @@ COMMAND_MODULES = {
     "jobs.cli": ["plan", "run", "run-case", "status", "probe", "build"],
     "jobs.slurm.cli": ["submit", "resume", "nodes"],
     "analysis.cli": ["analyze", "compare"],
+    "analysis.gate_cli": ["check", "history"],
 }
 RESULTS_DIR_HELP = (
     "where campaigns live, for every command (default: $SCALEBENCH_RESULTS_DIR, else ./results of the "

@@ -23,7 +23,24 @@ UNAVAILABLE = "tests/jobs/test_unavailable_kernels.py"
 THIS = "tests/test_readme.py"
 SELF = (THIS, "test_first_experiment_runs_as_written")
 # Command as written in the README (comment stripped, `a && b` split) -> (file, test) exercising it.
+GATE = "tests/test_performance_gate.py"
 EXERCISED_BY = {
+    "./scalebench check accepted --write-references config/performance-references/mycluster.toml": (
+        GATE,
+        "gate",
+    ),
+    "./scalebench check latest --references config/performance-references/mycluster.toml --junit check.xml": (
+        GATE,
+        "test_fifteen_percent_slower_is_a_regression_named_in_junit",
+    ),
+    "./scalebench check latest --against accepted --json": (
+        GATE,
+        "test_against_the_previous_campaign_gives_the_same_verdicts",
+    ),
+    "./scalebench history --binary mcpi-c-omp --threads 2": (
+        "tests/analysis/test_history.py",
+        "test_history_orders_by_date_and_marks_the_regression",
+    ),
     "make bench": (USER, "test_a_fresh_clone_runs_and_analyses_a_small_campaign"),
     "make test": (SETUP, "test_test_target_requires_the_test_only_tools"),
     "make setup": (USER, "test_setup_names_the_missing_optional_tools_and_goes_on"),

@@ -57,7 +57,9 @@ def test_analyze_latest_prints_summary_and_report_path(repo_root, tmp_path):
     truth = standard_campaign(tmp_path, reps=6)
     (tmp_path / "latest").symlink_to(truth.campaign_dir.name)
     run = scalebench(repo_root, "analyze", "latest", "--results-dir", str(tmp_path), "--resamples", "200")
-    assert run.returncode == 0, run.stderr
+    # The planted checksum mismatch is a finding of the default --fail-on: exit 1, report written.
+    assert run.returncode == 1, run.stderr
+    assert "fail-on checksum: 1 cases" in run.stderr
     assert "validity: 1 checksum mismatches" in run.stdout
     assert "best mandelbrot on synth16" in run.stdout and "vs mandelbrot-c-serial" in run.stdout
     assert f"report: {truth.campaign_dir}/analysis/report.html" in run.stdout

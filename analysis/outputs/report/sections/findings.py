@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.checks import PLAUSIBILITY_TOLERANCE, caveats, headline
+from analysis.checks import PLAUSIBILITY_TOLERANCE, caveats, headline, no_baseline_text
 from analysis.outputs.report.blocks import Block, ci_text, id_list, variant_text
 
 
@@ -164,7 +164,8 @@ def section(result, plots) -> list[Block]:
         )
     ]
     lines = headline_lines(result)
-    b.append(Block("ul", lines) if lines else Block("p", "No speedup could be computed (no valid baseline)."))
+    no_speedup = Block("p", no_baseline_text(result.options.baseline).capitalize() + ".")
+    b.append(Block("ul", lines) if lines else no_speedup)
     b.append(Block("h3", "Speedup and efficiency at all cores"))
     b.append(
         Block("table", findings_table(rows)) if len(rows) else Block("p", "No parallel case with a baseline.")
