@@ -1,0 +1,108 @@
+"""Paired speedups from trials (analysis/stats/paired.py) on a synthetic host with planted slow phases:
+a deterministic stand-in for the kernels whose every process takes twice as long inside planted
+windows of the host's timeline (one process per second)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.stats.paired import paired_speedups
+
+EPOCH = pd.Timestamp("2026-01-01", tz="UTC")
+
+
+def slow_phase(slot: int, windows) -> float:
+    """The host's factor at one process slot: 2 inside a planted window, 1 outside."""
+    return 2.0 if any(a <= slot < b for a, b in windows) else 1.0
+
+
+def records_for(schedule, true_s, windows, noise=None) -> pd.DataFrame:
+    """schedule: (case_id, invocation, slot) of each kernel process; one repetition per process."""
+    rows = []
+    for i, (case_id, invocation, slot) in enumerate(schedule):
+        wall = true_s[case_id] * slow_phase(slot, windows) * (1.0 if noise is None else noise[i])
+        started = (EPOCH + pd.Timedelta(seconds=slot)).isoformat()
+        rows.append({"case_id": case_id, "invocation": invocation, "wall_s": wall, "started": started})
+    return pd.DataFrame(rows).assign(disturbed=False)
+
+
+def trial_schedule(cases, trials, rng) -> list:
+    """Trials: one process of each case back to back in a fresh random order."""
+    schedule, slot = [], 0
+    for t in range(trials):
+        for case_id in rng.permutation(cases):
+            schedule.append((str(case_id), t, slot))
+            slot += 1
+    return schedule
+
+
+def speedup_rows(pairs) -> pd.DataFrame:
+    return pd.DataFrame(pairs, columns=["case_id", "baseline_case_id"])
+
+
+WINDOWS = [(6, 22), (31, 33), (40, 47)]  # slow phases from 2 s to 16 s long
+
+
+def test_paired_speedup_stays_on_the_truth_where_unpaired_does_not():
+    true_s = {"serial": 1.0, "omp2": 0.5}  # the truth: 2.00x
+    families = {"serial": "f", "omp2": "f"}
+    paired = records_for(trial_schedule(list(true_s), 24, np.random.default_rng(1)), true_s, WINDOWS)
+    table = paired_speedups(speedup_rows([("omp2", "serial")]), paired, families, np.random.default_rng(2))
+    row = table.iloc[0]
+    assert row["trials"] == 24
+    assert abs(row["paired_speedup"] / 2.0 - 1) <= 0.02
+    assert row["paired_ci_low"] <= 2.0 <= row["paired_ci_high"]
+    assert row["paired_halfwidth_rel"] <= 0.02
+    # The same processes in the shuffled order across a campaign: the baseline's 24 processes met the
+    # first window, the case's came minutes later in a quiet phase. Ratio of medians: far off.
+    unpaired_schedule = [("serial", t, t) for t in range(24)] + [("omp2", t, 100 + t) for t in range(24)]
+    unpaired = records_for(unpaired_schedule, true_s, [(0, 16)])
+    medians = unpaired.groupby("case_id")["wall_s"].median()
+    assert abs(medians["serial"] / medians["omp2"] / 2.0 - 1) > 0.02
+
+
+def test_disturbed_and_far_apart_trials_are_left_out_and_counted():
+    true_s = {"a": 1.0, "b": 1.0}
+    schedule = trial_schedule(["a", "b"], 12, np.random.default_rng(3))
+    records = records_for(schedule, true_s, [])
+    records.loc[(records["case_id"] == "b") & (records["invocation"] == 2), "disturbed"] = True
+    late = (records["case_id"] == "b") & (records["invocation"].isin([5, 6]))
+    records.loc[late, "started"] = (EPOCH + pd.Timedelta(hours=1)).isoformat()  # a resumed trial
+    records.loc[late, "wall_s"] = 3.0  # would drag the ratio if it were paired
+    row = paired_speedups(
+        speedup_rows([("b", "a")]), records, {"a": "f", "b": "f"}, np.random.default_rng(4)
+    ).iloc[0]
+    assert (row["trials"], row["left_out_disturbed"], row["left_out_apart"]) == (9, 1, 2)
+    assert row["paired_speedup"] == pytest.approx(1.0)
+
+
+def test_no_pairing_across_families_or_without_one():
+    records = records_for(
+        trial_schedule(["a", "b", "c"], 6, np.random.default_rng(5)), {"a": 1, "b": 1, "c": 1}, []
+    )
+    table = paired_speedups(
+        speedup_rows([("b", "a"), ("c", "a"), ("a", "a")]),
+        records,
+        {"a": "f", "b": "f", "c": "g"},
+        np.random.default_rng(6),
+    )
+    assert list(table["case_id"]) == ["b"]
+
+
+def test_a_a_false_difference_rate_within_the_binomial_bound():
+    """40 families of two identical configurations under planted slow phases and 3 % process noise:
+    at alpha = 5 % a CI that excludes 1 is a false difference; the binomial bound allows 5 of 40
+    (P(X >= 6) < 0.05 for X ~ Binomial(40, 0.05))."""
+    rng = np.random.default_rng(7)
+    false = 0
+    for family in range(40):
+        start = int(rng.integers(0, 20))
+        windows = [(start, start + int(rng.integers(3, 15))), (start + 25, start + 30)]
+        schedule = trial_schedule(["a", "b"], 20, rng)
+        noise = np.exp(rng.normal(0.0, 0.03, len(schedule)))
+        records = records_for(schedule, {"a": 1.0, "b": 1.0}, windows, noise)
+        row = paired_speedups(
+            speedup_rows([("b", "a")]), records, {"a": f"f{family}", "b": f"f{family}"}, rng
+        ).iloc[0]
+        false += not (row["paired_ci_low"] <= 1.0 <= row["paired_ci_high"])
+    assert false <= 5
