@@ -106,3 +106,39 @@ def test_a_a_false_difference_rate_within_the_binomial_bound():
         ).iloc[0]
         false += not (row["paired_ci_low"] <= 1.0 <= row["paired_ci_high"])
     assert false <= 5
+
+
+def test_a_campaign_planned_in_families_gets_paired_speedups_and_a_report_section(tmp_path):
+    """Wiring: cases.jsonl naming families -> analyze -> paired_speedup.csv and the report's section."""
+    import json
+
+    from analysis.outputs.report.render import write_report
+    from analysis.pipeline import Options, analyze, write_tables
+    from jobs.families import family_of
+    from sbcore import layout
+    from tests.synthetic_campaigns import standard_campaign
+
+    truth = standard_campaign(tmp_path, reps=6, seed=4)
+    cases_file = layout.cases_path(truth.campaign_dir)
+    cases = [json.loads(line) for line in cases_file.read_text().splitlines() if line.strip()]
+    cases_file.write_text("".join(json.dumps(c | {"family": family_of(c)}) + "\n" for c in cases))
+    for records in truth.campaign_dir.glob("raw/*/records.jsonl"):  # trials of 3 repetitions each
+        lines = [json.loads(line) for line in records.read_text().splitlines() if line.strip()]
+        records.write_text("".join(json.dumps(r | {"invocation": r["rep"] // 3}) + "\n" for r in lines))
+    result = analyze(truth.campaign_dir, Options(n_resamples=100, seed=1))
+    paired = result.paired_speedup
+    speedup = result.speedup.set_index("case_id")
+    records = result.stats.records
+    in_trials = set(records.loc[records["invocation"].notna(), "case_id"].astype(str))
+    measured = speedup["speedup"].notna() & speedup.index.isin(in_trials)
+    measured &= speedup["baseline_case_id"].isin(in_trials)  # (the old rep-<k>.json cases: no trials)
+    compared = speedup[measured & (speedup.index != speedup["baseline_case_id"])]
+    assert len(paired) == len(compared) > 0
+    # Same trials, same records: the paired and the unpaired speedups agree within the (wide: 2 trials of 3) noise.
+    unpaired = speedup.loc[paired["case_id"], "speedup"].to_numpy()
+    assert np.allclose(paired["paired_speedup"].to_numpy(), unpaired, rtol=0.5)
+    write_tables(result)
+    assert (result.out_dir / "paired_speedup.csv").is_file()
+    report = write_report(result, [], ("md",))
+    text = next(p for p in report.values() if str(p).endswith(".md")).read_text()
+    assert "Paired speedups (trials)" in text and "paired speedups have a CI half-width" in text
