@@ -36,17 +36,17 @@ COLUMNS = [
 def trial_times(records: pd.DataFrame) -> pd.DataFrame:
     """Per (case_id, invocation): the median wall time, whether any repetition was disturbed, and
     when the process started (seconds since the epoch; NaN when unknown)."""
+    disturbed = records["disturbed"] if "disturbed" in records else pd.Series(False, index=records.index)
+    started = (
+        records["started"].astype(object) if "started" in records else pd.Series(None, index=records.index)
+    )
     df = pd.DataFrame(
         {
             "case_id": records["case_id"].astype(str),
             "invocation": records["invocation"],
             "wall_s": records["wall_s"].astype(float),
-            "disturbed": records["disturbed"].astype(bool)
-            if "disturbed" in records
-            else np.zeros(len(records), bool),
-            "started": pd.to_datetime(records["started"], utc=True, errors="coerce")
-            if "started" in records
-            else pd.NaT,
+            "disturbed": disturbed.astype(bool).to_numpy(),
+            "started": pd.to_datetime(started, utc=True, errors="coerce"),
         }
     ).dropna(subset=["invocation", "wall_s"])
     grouped = df.groupby(["case_id", "invocation"], sort=True)

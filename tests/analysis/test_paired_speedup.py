@@ -134,7 +134,7 @@ def test_a_campaign_planned_in_families_gets_paired_speedups_and_a_report_sectio
     measured &= speedup["baseline_case_id"].isin(in_trials)  # (the old rep-<k>.json cases: no trials)
     compared = speedup[measured & (speedup.index != speedup["baseline_case_id"])]
     assert len(paired) == len(compared) > 0
-    # Same trials, same records: the paired and the unpaired speedups agree within the (wide: 2 trials of 3) noise.
+    # Same records: paired and unpaired speedups agree within the noise (wide: 2 trials of 3 reps).
     unpaired = speedup.loc[paired["case_id"], "speedup"].to_numpy()
     assert np.allclose(paired["paired_speedup"].to_numpy(), unpaired, rtol=0.5)
     write_tables(result)
