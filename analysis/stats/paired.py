@@ -4,8 +4,8 @@ trials and a bootstrap CI over trials. A slow phase of the host that lasts longe
 both members of it alike, so it cancels in the ratio instead of widening the interval.
 
 A trial is one invocation number of the two cases (a record's `invocation`); one kernel process's
-repetitions count as one time (their median). A trial is left out when either member's repetitions
-were flagged as disturbed (stats/disturbance.py) or when the two processes started more than
+repetitions count as one time: the median of those not flagged as disturbed (stats/disturbance.py).
+A trial is left out when a member has no such repetition, or when the two processes started more than
 MAX_APART_S apart (measured in different host phases: a resumed campaign, or Slurm array tasks);
 the table says how many of each. Cases without a family, or whose baseline is in another family,
 get no paired speedup (the unpaired one in speedup.csv stays, as do all summaries of absolute times).
@@ -34,8 +34,8 @@ COLUMNS = [
 
 
 def trial_times(records: pd.DataFrame) -> pd.DataFrame:
-    """Per (case_id, invocation): the median wall time, whether any repetition was disturbed, and
-    when the process started (seconds since the epoch; NaN when unknown)."""
+    """Per (case_id, invocation): the median wall time of the clean repetitions (of all when none is
+    clean: `disturbed`), and when the process started (seconds since the epoch; NaN when unknown)."""
     disturbed = records["disturbed"] if "disturbed" in records else pd.Series(False, index=records.index)
     started = (
         records["started"].astype(object) if "started" in records else pd.Series(None, index=records.index)
@@ -49,10 +49,16 @@ def trial_times(records: pd.DataFrame) -> pd.DataFrame:
             "started": pd.to_datetime(started, utc=True, errors="coerce"),
         }
     ).dropna(subset=["invocation", "wall_s"])
+    # A process's time: the median of its clean repetitions; disturbed when it has none.
+    df["clean_wall_s"] = df["wall_s"].where(~df["disturbed"])
     grouped = df.groupby(["case_id", "invocation"], sort=True)
-    out = grouped.agg(wall_s=("wall_s", "median"), disturbed=("disturbed", "any"), started=("started", "min"))
+    out = grouped.agg(
+        clean=("clean_wall_s", "median"), all_s=("wall_s", "median"), started=("started", "min")
+    )
+    out["disturbed"] = out["clean"].isna()
+    out["wall_s"] = out["clean"].fillna(out["all_s"])
     out["started_s"] = (out["started"] - pd.Timestamp(0, tz="UTC")) / pd.Timedelta(seconds=1)
-    return out.drop(columns="started")
+    return out[["wall_s", "disturbed", "started_s"]]
 
 
 def median_ci(ratios: np.ndarray, rng: np.random.Generator, n_resamples: int) -> tuple[float, float]:

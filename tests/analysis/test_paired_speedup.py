@@ -142,3 +142,21 @@ def test_a_campaign_planned_in_families_gets_paired_speedups_and_a_report_sectio
     report = write_report(result, [], ("md",))
     text = next(p for p in report.values() if str(p).endswith(".md")).read_text()
     assert "Paired speedups (trials)" in text and "paired speedups have a CI half-width" in text
+
+
+def test_a_process_counts_its_clean_repetitions():
+    """Three repetitions per process: one disturbed and slow repetition does not move the trial's time;
+    a process with all three disturbed leaves its trial out."""
+    rows = []
+    for case_id, true_s in (("a", 1.0), ("b", 0.5)):
+        for t in range(6):
+            for k in range(3):
+                slow = case_id == "b" and k == 0 and t < 4
+                rows.append({"case_id": case_id, "invocation": t, "wall_s": true_s * (3 if slow else 1)})
+    records = pd.DataFrame(rows).assign(disturbed=lambda d: d["wall_s"] == 1.5)
+    records.loc[(records["case_id"] == "b") & (records["invocation"] == 5), "disturbed"] = True
+    row = paired_speedups(
+        speedup_rows([("b", "a")]), records, {"a": "f", "b": "f"}, np.random.default_rng(8)
+    ).iloc[0]
+    assert (row["trials"], row["left_out_disturbed"]) == (5, 1)
+    assert row["paired_speedup"] == pytest.approx(2.0)

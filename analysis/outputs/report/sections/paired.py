@@ -45,7 +45,8 @@ def section(result, plots=()) -> list[Block]:
         "baseline's time over the case's within a trial, with a bootstrap 95 % CI over trials "
         f"(paired_speedup.csv). {precise} of {len(paired)} paired speedups have a CI half-width within "
         f"±{100 * PRECISE:g} % (unpaired, from the same records: {int((unpaired_hw <= PRECISE).sum())}). "
-        f"Left out: {disturbed} trials with a disturbed member (machine-state probe) and {apart} whose "
+        f"Left out: {disturbed} trials with a member whose every repetition was disturbed (machine-state "
+        f"probe; otherwise a process counts its clean repetitions only) and {apart} whose "
         f"members started more than {MAX_APART_S:g} s apart (resumed, or run as separate Slurm tasks)."
     )
     return [Block("p", text), Block("table", paired_table(result.speedup, paired))]
