@@ -5,9 +5,10 @@ the host's timeline (a counter in --timeline FILE) and its wall_s is the true ti
 window of slots (--slow "a-b,c-d": slots a..b-1 and c..d-1). Deterministic; `work` is its slot."""
 
 import argparse
-import json
 import sys
 from pathlib import Path
+
+from fake_record import print_records
 
 parser = argparse.ArgumentParser(description="fake kernel: --reps --warmup --threads --timeline --slow")
 parser.add_argument("--reps", type=int, default=1)
@@ -23,21 +24,5 @@ windows = [tuple(map(int, w.split("-"))) for w in args.slow.split(",") if w]
 factor = 2.0 if any(a <= slot < b for a, b in windows) else 1.0
 model = Path(sys.argv[0]).name.rsplit("-", 1)[-1]
 true_s = 1.0 if model == "serial" else 1.0 / args.threads
-for r in range(args.warmup + args.reps):
-    warm = r < args.warmup
-    record = {
-        "schema": "scalebench.run/1",
-        "kernel": "fakephase",
-        "lang": "py",
-        "model": model,
-        "threads": args.threads,
-        "ranks": 1,
-        "params": {},
-        "rep": r if warm else r - args.warmup,
-        "warmup": warm,
-        "wall_s": true_s * factor,
-        "work": slot,
-        "placement": [[0, 0]] * args.threads,
-        "checksum": "fnv1a64:0000000000000000",
-    }
-    sys.stdout.write(json.dumps(record) + "\n")
+walls = [true_s * factor] * (args.warmup + args.reps)
+print_records("fakephase", model, args.threads, args.warmup, walls, work=slot)
