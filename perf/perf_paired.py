@@ -119,13 +119,12 @@ def is_aa(table: pd.DataFrame, cases: pd.DataFrame) -> pd.Series:
     return table["case_id"].isin(serial) & table["baseline_case_id"].isin(serial)
 
 
-def figures(campaign: Path, paired: bool) -> pd.DataFrame:
-    """Per compared case: half-width (relative), and whether it is the A/A pair with 1 outside its CI."""
-    result = analyze(campaign, Options(n_resamples=2000, seed=1, use_cache=False))
-    if paired:
-        trials_kept.append(result.paired_speedup[["trials", "left_out_disturbed", "left_out_apart"]])
+def figures(result, paired: str | None) -> pd.DataFrame:
+    """Per compared case: half-width (relative), and whether it is the A/A pair with 1 outside its CI.
+    paired: the column prefix in paired_speedup.csv, or None for the unpaired speedups."""
+    if paired is not None:
         t = result.paired_speedup.rename(
-            columns={"paired_speedup": "s", "paired_ci_low": "lo", "paired_ci_high": "hi"}
+            columns={f"{paired}speedup": "s", f"{paired}ci_low": "lo", f"{paired}ci_high": "hi"}
         )
     else:
         t = result.speedup.rename(columns={"speedup": "s", "speedup_ci_low": "lo", "speedup_ci_high": "hi"})
@@ -150,7 +149,8 @@ def main() -> None:
     stop = threading.Event()
     if stress:
         threading.Thread(target=stress_phases, args=(stop, 7), daemon=True).start()
-    rows = {"paired": [], "unpaired": []}
+    methods = {"paired": "paired_", "paired, disturbed too": "paired_together_", "unpaired": None}
+    rows = {method: [] for method in methods}
     started = time.monotonic()
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -161,7 +161,13 @@ def main() -> None:
                     interleave = "family" if method == "paired" else "none"
                     text = experiment(interleave, args.processes, seed=100 + r)
                     campaign = run_campaign(Path(tmp), f"{method}-{r}", text)
-                    rows[method].append(figures(campaign, method == "paired"))
+                    result = analyze(campaign, Options(n_resamples=2000, seed=1, use_cache=False))
+                    if method == "paired":
+                        kept = result.paired_speedup[["trials", "left_out_disturbed", "left_out_apart"]]
+                        trials_kept.append(kept)
+                    for name, prefix in methods.items():
+                        if (prefix is None) == (method == "unpaired"):
+                            rows[name].append(figures(result, prefix))
     finally:
         stop.set()
     load = os.getloadavg()
@@ -176,7 +182,7 @@ def main() -> None:
         # A speedup without a CI (fewer than 3 paired trials kept) counts as wider than anything.
         width = ratios["halfwidth"].fillna(np.inf)
         print(
-            f"  {method:8s}: median CI half-width {100 * np.median(width):.2f} %, "
+            f"  {method:21s}: median CI half-width {100 * np.median(width):.2f} %, "
             f"within +-{100 * PRECISE:g} %: {int((width <= PRECISE).sum())} of {len(ratios)} "
             f"({int(ratios['halfwidth'].isna().sum())} without a CI); "
             f"A/A false differences: {int(aa['false_difference'].sum())} of {len(aa)}"

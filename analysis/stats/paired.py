@@ -7,8 +7,10 @@ A trial is one invocation number of the two cases (a record's `invocation`); one
 repetitions count as one time: the median of those not flagged as disturbed (stats/disturbance.py).
 A trial is left out when a member has no such repetition, or when the two processes started more than
 MAX_APART_S apart (measured in different host phases: a resumed campaign, or Slurm array tasks);
-the table says how many of each. Cases without a family, or whose baseline is in another family,
-get no paired speedup (the unpaired one in speedup.csv stays, as do all summaries of absolute times).
+the table says how many of each, and gives the paired ratio over every trial measured together
+(disturbed ones too: `paired_together_*`) separately, for a host disturbed all the time. Cases
+without a family, or whose baseline is in another family, get no paired speedup (the unpaired one in
+speedup.csv stays, as do all summaries of absolute times).
 """
 
 from __future__ import annotations
@@ -30,6 +32,11 @@ COLUMNS = [
     "paired_ci_low",
     "paired_ci_high",
     "paired_halfwidth_rel",
+    "trials_together",
+    "paired_together_speedup",
+    "paired_together_ci_low",
+    "paired_together_ci_high",
+    "paired_together_halfwidth_rel",
 ]
 
 
@@ -70,27 +77,38 @@ def median_ci(ratios: np.ndarray, rng: np.random.Generator, n_resamples: int) ->
     return float(low), float(high)
 
 
+def ratio_summary(ratios: np.ndarray, rng: np.random.Generator, n_resamples: int, prefix: str) -> dict:
+    """{prefix}speedup (median of the per-trial ratios), its CI and relative half-width."""
+    median = float(np.median(ratios)) if len(ratios) else np.nan
+    low = high = np.nan
+    if len(ratios) >= MIN_TRIALS:
+        low, high = median_ci(ratios, rng, n_resamples)
+    return {
+        f"{prefix}speedup": median,
+        f"{prefix}ci_low": low,
+        f"{prefix}ci_high": high,
+        f"{prefix}halfwidth_rel": (high - low) / 2 / median,
+    }
+
+
 def paired_ratio(
     base: pd.DataFrame, case: pd.DataFrame, rng: np.random.Generator, n_resamples: int = 2000
 ) -> dict:
-    """base, case: trial_times rows of two cases (index: invocation). The paired ratio base/case."""
+    """base, case: trial_times rows of two cases (index: invocation). The paired ratio base/case over
+    the clean trials, and shown separately over every trial measured together (disturbed ones too)."""
     both = base.merge(case, left_index=True, right_index=True, suffixes=("_base", "_case"))
     disturbed = both["disturbed_base"] | both["disturbed_case"]
     apart = (both["started_s_base"] - both["started_s_case"]).abs() > MAX_APART_S
-    kept = both[~disturbed & ~apart]
-    ratios = (kept["wall_s_base"] / kept["wall_s_case"]).to_numpy(dtype=float)
-    row = {
-        "trials": len(ratios),
+    ratios = (both["wall_s_base"] / both["wall_s_case"]).to_numpy(dtype=float)
+    clean = (~disturbed & ~apart).to_numpy()
+    return {
+        "trials": int(clean.sum()),
         "left_out_disturbed": int(disturbed.sum()),
         "left_out_apart": int((apart & ~disturbed).sum()),
-        "paired_speedup": float(np.median(ratios)) if len(ratios) else np.nan,
-        "paired_ci_low": np.nan,
-        "paired_ci_high": np.nan,
+        **ratio_summary(ratios[clean], rng, n_resamples, "paired_"),
+        "trials_together": int((~apart).sum()),
+        **ratio_summary(ratios[(~apart).to_numpy()], rng, n_resamples, "paired_together_"),
     }
-    if len(ratios) >= MIN_TRIALS:
-        row["paired_ci_low"], row["paired_ci_high"] = median_ci(ratios, rng, n_resamples)
-    row["paired_halfwidth_rel"] = (row["paired_ci_high"] - row["paired_ci_low"]) / 2 / row["paired_speedup"]
-    return row
 
 
 def paired_speedups(

@@ -73,6 +73,7 @@ def test_disturbed_and_far_apart_trials_are_left_out_and_counted():
         speedup_rows([("b", "a")]), records, {"a": "f", "b": "f"}, np.random.default_rng(4)
     ).iloc[0]
     assert (row["trials"], row["left_out_disturbed"], row["left_out_apart"]) == (9, 1, 2)
+    assert row["trials_together"] == 10  # the disturbed trial counts there, the apart ones nowhere
     assert row["paired_speedup"] == pytest.approx(1.0)
 
 
@@ -160,3 +161,5 @@ def test_a_process_counts_its_clean_repetitions():
     ).iloc[0]
     assert (row["trials"], row["left_out_disturbed"]) == (5, 1)
     assert row["paired_speedup"] == pytest.approx(2.0)
+    # Shown separately: every trial measured together, the disturbed one too.
+    assert row["trials_together"] == 6 and row["paired_together_speedup"] == pytest.approx(2.0)

@@ -23,6 +23,10 @@ def paired_table(speedup: pd.DataFrame, paired: pd.DataFrame) -> pd.DataFrame:
                 ci_text(r.paired_speedup, r.paired_ci_low, r.paired_ci_high) for r in rows.itertuples()
             ],
             "trials": rows["trials"],
+            "paired, disturbed trials too": [
+                ci_text(r.paired_together_speedup, r.paired_together_ci_low, r.paired_together_ci_high)
+                for r in rows.itertuples()
+            ],
             "left out (disturbed / apart)": rows["left_out_disturbed"].astype(str)
             + " / "
             + rows["left_out_apart"].astype(str),
@@ -37,6 +41,7 @@ def section(result, plots=()) -> list[Block]:
     precise = int((paired["paired_halfwidth_rel"] <= PRECISE).sum())
     unpaired = result.speedup.set_index("case_id").loc[paired["case_id"]]
     unpaired_hw = (unpaired["speedup_ci_high"] - unpaired["speedup_ci_low"]) / 2 / unpaired["speedup"]
+    together = int((paired["paired_together_halfwidth_rel"] <= PRECISE).sum())
     disturbed, apart = int(paired["left_out_disturbed"].sum()), int(paired["left_out_apart"].sum())
     text = (
         f'The campaign ran its cases in trials of their comparison family (`interleave = "family"`): '
@@ -47,6 +52,8 @@ def section(result, plots=()) -> list[Block]:
         f"±{100 * PRECISE:g} % (unpaired, from the same records: {int((unpaired_hw <= PRECISE).sum())}). "
         f"Left out: {disturbed} trials with a member whose every repetition was disturbed (machine-state "
         f"probe; otherwise a process counts its clean repetitions only) and {apart} whose "
-        f"members started more than {MAX_APART_S:g} s apart (resumed, or run as separate Slurm tasks)."
+        f"members started more than {MAX_APART_S:g} s apart (resumed, or run as separate Slurm tasks). "
+        "The column beside pairs every trial measured together, disturbed ones too: on a host disturbed "
+        f"all the time it is the one to read ({together} of {len(paired)} within ±{100 * PRECISE:g} %)."
     )
     return [Block("p", text), Block("table", paired_table(result.speedup, paired))]
