@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from analysis.stats.paired import paired_speedups
+from tests.report_html import rendered_sections
 
 EPOCH = pd.Timestamp("2026-01-01", tz="UTC")
 
@@ -140,9 +141,10 @@ def test_a_campaign_planned_in_families_gets_paired_speedups_and_a_report_sectio
     assert np.allclose(paired["paired_speedup"].to_numpy(), unpaired, rtol=0.5)
     write_tables(result)
     assert (result.out_dir / "paired_speedup.csv").is_file()
-    report = write_report(result, [], ("md",))
-    text = next(p for p in report.values() if str(p).endswith(".md")).read_text()
+    report = write_report(result, [], ("md", "html"))
+    text = report["md"].read_text()
     assert "Paired speedups (trials)" in text and "paired speedups have a CI half-width" in text
+    assert "paired" in rendered_sections(report["html"])
 
 
 def test_a_process_counts_its_clean_repetitions():
