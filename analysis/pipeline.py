@@ -34,6 +34,7 @@ from analysis.stats.efficiency import efficiency
 from analysis.stats.micro import micro_tables
 from analysis.stats.models import fit_models
 from analysis.stats.node_types import best_configurations, node_type_table
+from analysis.stats.paired import paired_speedups
 from analysis.stats.per_case import CaseStats, describe, with_median_cis
 from analysis.stats.process_correlation import ProcessCorrelation, within_process_correlation
 from analysis.stats.reference import campaign_comparison
@@ -79,6 +80,8 @@ class Analysis:
     disturbance_effect: pd.DataFrame = field(default_factory=pd.DataFrame)
     # how alike the repetitions of one kernel process are (the CIs take them for independent)
     process_correlation: ProcessCorrelation | None = None
+    # speedups from trials of a comparison family: per-trial ratios, CI over trials (stats/paired.py)
+    paired_speedup: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def out_dir(self) -> Path:
@@ -129,6 +132,9 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
     cores = {nt: cores_of(nt, campaign, loaded.records) for nt in node_types}
     speedup = attach_case_flags(plausibility(speedup, cores), summary)
     lap("plausibility")
+    families = {c["case_id"]: c["family"] for c in campaign.case_lines if c.get("family")}
+    paired = paired_speedups(speedup, case_stats.records, families, np.random.default_rng(options.seed + 3))
+    lap("paired speedups")
     models = fit_models(summary, case_stats.dist, {nt: c for nt, (c, _) in cores.items()})
     lap("models")
     comparisons = compare_variants(summary, case_stats.starts, case_stats.counts, case_stats.values)
@@ -171,6 +177,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         reference=campaign_comparison(campaign, loaded.records, options.seed),
         disturbance_effect=effect,
         process_correlation=correlation,
+        paired_speedup=paired,
     )
     lap("efficiency, micro, reference")
     timings["checks and counter tables"] = time.perf_counter() - stats_end
@@ -283,6 +290,7 @@ def write_tables(result: Analysis, big_csv: bool = False) -> list[Path]:
         **result.counter_tables,
         "efficiency.csv": result.efficiency,
         "disturbance_effect.csv": result.disturbance_effect,
+        "paired_speedup.csv": result.paired_speedup,
         **result.micro,
     }
     if result.reference is not None:

@@ -39,7 +39,8 @@ def register(sub) -> None:
         help="plan and run a campaign on this machine, or resume one",
         description="Create a campaign from EXP and run it on this machine: kernel processes interleaved\n"
         "in a seeded random order across cases (cases with a precision target get more processes,\n"
-        "round after round, until it holds), with a progress bar (ETA) on stderr. Ctrl-C stops\n"
+        'pass after pass, until it holds; with interleave = "family" in trials: one process of\n'
+        "each case of a comparison family back to back), with a progress bar (ETA) on stderr. Ctrl-C stops\n"
         "cleanly and keeps what finished; `run --resume CAMPAIGN` runs only what is missing.\n"
         "Cases of Slurm node types are left for `submit`. At the end it prints the campaign\n"
         "directory and how to analyse it.",

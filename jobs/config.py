@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jobs import competing_load as load_config
+from jobs.families import INTERLEAVE
 from jobs.pinning import PIN_TOOLS, STRATEGIES
 from jobs.slurm.site import SITE_KEYS, SiteOptions, check_site
 from sbcore.errors import UsageError
@@ -47,6 +48,7 @@ EXPERIMENT_KEYS = {
     "exclude",
     "load",
     "reference",
+    "interleave",
 } | RUN_KEYS
 AXES = ("binary", "threads", "ranks", "pin", "counter_group")
 SCENARIO_AXES = ("load", "cpus")  # competing load profile; CPUs the pin strategy may use
@@ -109,6 +111,7 @@ class Experiment:
         default_factory=dict
     )  # load profile name -> resolved profile (jobs/competing_load.py)
     reference: str | None = None  # "<seed>:<case>" in config/reference/<seed>.toml
+    interleave: str = INTERLEAVE[0]  # "family": cases measured in trials of their family (jobs/families.py)
 
 
 class Checker:
@@ -275,8 +278,22 @@ def load_experiment(path: Path, node_types: dict[str, NodeType]) -> Experiment:
     sweeps = [_sweep(check, raw, f"sweep[{i}]", run, env, loads) for i, raw in enumerate(sweeps_raw)]
     excludes = _excludes(check, data.get("exclude", []), sweeps)
     reference = _reference(check, data["reference"]) if "reference" in data else None
+    interleave = data.get("interleave", INTERLEAVE[0])
+    if interleave not in INTERLEAVE:
+        check.fail("interleave", interleave, f"must be one of {', '.join(INTERLEAVE)}")
     return Experiment(
-        path, path.stem, data["description"], nodes, seed, env, run, sweeps, excludes, loads, reference
+        path,
+        path.stem,
+        data["description"],
+        nodes,
+        seed,
+        env,
+        run,
+        sweeps,
+        excludes,
+        loads,
+        reference,
+        interleave,
     )
 
 

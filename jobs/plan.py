@@ -14,6 +14,7 @@ from jobs import competing_load as load_config
 from jobs.binaries import binary_options, binary_path, is_mpi, split_name, unavailable_kernels
 from jobs.config import ALL_CPUS, NO_COUNTERS, Checker, Experiment, NodeType, resolve_threads
 from jobs.counter_groups import check_planned_groups
+from jobs.families import family_of
 from jobs.kernel_args import kernel_refusal, refused_option
 from jobs.topology import detect_topology
 from sbcore.errors import UsageError
@@ -245,5 +246,7 @@ def _sweep_cases(
             case["reps_per_process"] = sweep.run["reps_per_process"]
         if sweep.run["pin_tool"] != "harness" and pin != "none":
             case["pin_tool"] = sweep.run["pin_tool"]
+        if exp.interleave == "family":
+            case["family"] = family_of(case)
         case["case_id"] = case_id(case)
         yield case

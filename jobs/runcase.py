@@ -277,7 +277,7 @@ def run_invocation(ctx: Context, case: dict, p: int, env=os.environ) -> dict:
     directory = layout.case_dir(ctx.campaign_dir, case["case_id"])
     known = ok_records(ctx.campaign_dir, case)
     todo = [k for k in ks if k not in known]
-    # Done already (another invocation of the same round met the target or used up the budget).
+    # Done already (another invocation of the same pass met the target or used up the budget).
     if not todo or (rule.target_ci is not None and sampling.progress(rule, known).done):
         return {"outcome": "done", "reps": ks, "path": layout.records_path(ctx.campaign_dir, case["case_id"])}
     directory.mkdir(parents=True, exist_ok=True)

@@ -1,9 +1,11 @@
 """Local campaign run: every invocation each case meant for this machine still needs, interleaved in a
 seeded random order across cases so that slow drift (thermal, other load) spreads over all cases instead
-of biasing whichever ran last. Cases with a precision target are sampled in rounds: after each round,
+of biasing whichever ran last. Cases with a precision target are sampled in passes: after each pass,
 the cases that have not met their target (sbcore.sampling) get one more invocation each, again in a
-shuffled order, until every case is done or has failed. Ctrl-C stops after killing the running kernel;
-finished records stay.
+shuffled order, until every case is done or has failed. Cases planned with a comparison family
+(`interleave = "family"`, jobs/families.py) run in trials instead of one by one: the members of a
+family needing the same invocation back to back, in a fresh random order. Ctrl-C stops after killing
+the running kernel; finished records stay.
 """
 
 import os
@@ -16,6 +18,7 @@ from tqdm import tqdm
 
 from jobs.campaign import campaign_seed, load_cases
 from jobs.config import load_node_types
+from jobs.families import trials
 from jobs.runcase import Context, run_invocation
 from jobs.status import next_invocations
 from sbcore.clock import utc_stamp
@@ -26,10 +29,8 @@ def local_node_types() -> set[str]:
 
 
 def pending_work(campaign_dir: Path, cases: list[dict], rng: random.Random) -> list[tuple[dict, int]]:
-    """One round: (case, invocation) pairs that the cases' sampling rules ask for now, shuffled."""
-    work = [(case, p) for case in cases for p in next_invocations(campaign_dir, case)]
-    rng.shuffle(work)
-    return work
+    """One pass: (case, invocation) pairs that the cases' sampling rules ask for now, in trials."""
+    return trials([(case, p) for case in cases for p in next_invocations(campaign_dir, case)], rng)
 
 
 def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_for_lock: bool = True) -> dict:

@@ -1,15 +1,15 @@
 """Kernel throughput on one core and on all cores, measured side by side (prints, asserts nothing).
 
 Every binary in build/bin matching `*-*-*` is run, so Fortran (`-f-`) and MPI (`*-mpi`) kernels
-appear once they are built. Single-worker and all-core runs alternate within each round, so drift
-in the machine's load hits both alike; the table shows medians over the rounds of Mandelbrot
+appear once they are built. Single-worker and all-core runs alternate within each trial, so drift
+in the machine's load hits both alike; the table shows medians over the trials of Mandelbrot
 iterations/s or π samples/s, the all-core speedup (median single-worker wall time / median
 all-core wall time), the same from the fastest runs, and the CPU-time ratio (parallel overhead).
 MPI binaries run under `mpirun --oversubscribe` as ranks x threads. Every run does two in-process
 warm-up repetitions first (a fresh process runs slowly for its first half second on our VMs) and the
 measured repetition's record is used.
 
-Run: .venv/bin/python perf/perf_kernels.py [--rounds N] [--binaries GLOB]   (or `make perf`)
+Run: .venv/bin/python perf/perf_kernels.py [--trials N] [--binaries GLOB]   (or `make perf`)
 """
 
 import argparse
@@ -71,8 +71,8 @@ def run_once(binary: Path, kernel: str, model: str, ranks: int, threads: int) ->
     return json.loads(proc.stdout.splitlines()[-1])
 
 
-def measure(binaries: list[Path], rounds: int, cores: int) -> list[dict]:
-    """Rounds outermost: within a round every binary and configuration runs once, so drift in the
+def measure(binaries: list[Path], trials: int, cores: int) -> list[dict]:
+    """Trials outermost: within a trial every binary and configuration runs once, so drift in the
     machine's load hits the baseline, the all-core runs and the C and Fortran twins alike."""
     plans = {}
     for binary in binaries:
@@ -81,8 +81,8 @@ def measure(binaries: list[Path], rounds: int, cores: int) -> list[dict]:
     walls: dict[tuple, list[float]] = {}
     cpu: dict[tuple, list[float]] = {}
     work: dict[tuple, int] = {}
-    for r in range(rounds):
-        print(f"  round {r + 1}/{rounds} ...", file=sys.stderr, flush=True)
+    for r in range(trials):
+        print(f"  trial {r + 1}/{trials} ...", file=sys.stderr, flush=True)
         for binary, (kernel, model, configs) in plans.items():
             for label, ranks, threads in configs:
                 key = (binary.name, label)
@@ -141,13 +141,13 @@ def language_ratios(table: pd.DataFrame) -> pd.DataFrame:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per binary (default 5)")
+    parser.add_argument("--trials", type=int, default=5, help="interleaved trials per binary (default 5)")
     parser.add_argument(
         "--binaries", default="*-*-*", help="glob of binaries in build/bin to measure (default '*-*-*')"
     )
     args = parser.parse_args()
-    if args.rounds < 1:
-        parser.error(f"--rounds: '{args.rounds}' must be at least 1")
+    if args.trials < 1:
+        parser.error(f"--trials: '{args.trials}' must be at least 1")
     binaries = sorted(p for p in BIN_DIR.glob(args.binaries) if p.is_file() and os.access(p, os.X_OK))
     if not binaries:
         print(f"perf_kernels: no kernel binaries in {BIN_DIR}: run `make kernels`", file=sys.stderr)
@@ -156,8 +156,8 @@ def main() -> int:
         print("perf_kernels: mpirun missing: MPI binaries skipped", file=sys.stderr)
         binaries = [b for b in binaries if not b.name.endswith("mpi")]
     cores = os.cpu_count() or 1
-    print(f"cores: {cores}; rounds: {args.rounds}; load average before: {os.getloadavg()[0]:.2f}")
-    table = pd.DataFrame(measure(binaries, args.rounds, cores))
+    print(f"cores: {cores}; trials: {args.trials}; load average before: {os.getloadavg()[0]:.2f}")
+    table = pd.DataFrame(measure(binaries, args.trials, cores))
     print(
         table.to_string(
             index=False,
@@ -174,7 +174,7 @@ def main() -> int:
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     ratios = language_ratios(table)
     if not ratios.empty:
-        print("C vs Fortran (same round, same machine state): median rate ratio")
+        print("C vs Fortran (same trial, same machine state): median rate ratio")
         print(ratios.to_string(index=False, float_format="{:.3f}".format))
     aims = table[(table["ranks x threads"] == f"1x{cores}") & table["binary"].str.contains("-omp|-pthreads")]
     for _, row in aims.iterrows():

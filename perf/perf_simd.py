@@ -1,6 +1,6 @@
 """--inner simd against the scalar loop, in cycles (prints, asserts nothing).
 
-Per round, interleaved so drift in the machine's load hits all alike: Mandelbrot (asymmetric preset
+Per trial, interleaved so drift in the machine's load hits all alike: Mandelbrot (asymmetric preset
 at the kernel's default size, 1024 x 1024, max-iter 1000) and π, each as serial scalar, serial simd,
 and OpenMP simd on 1 and 2 threads with a dynamic schedule. Every run warms up in-process first; its
 record carries the core clock measured just before and after the compute region, so every figure is
@@ -23,14 +23,14 @@ thread on CPU 0, two on CPUs 0 and 1.
 
 Then the aims, per phase: Mandelbrot SIMD >= 1.2 iterations per cycle per core, >= 75 % of bound and
 >= 8x the scalar loop; π SIMD >= 0.2 samples per cycle per core; 2-core scaling of the SIMD kernels.
-Ratios are medians over rounds of pairs from the same round: x scalar pairs a SIMD run of the phase
-with the scalar run of its round (the scalar loop is latency-bound; its phase is shown beside); the
-2-core speedup is against the serial SIMD run of the same round with both runs in the phase (the
+Ratios are medians over trials of pairs from the same trial: x scalar pairs a SIMD run of the phase
+with the scalar run of its trial (the scalar loop is latency-bound; its phase is shown beside); the
+2-core speedup is against the serial SIMD run of the same trial with both runs in the phase (the
 fastest one-core code, so OpenMP's own cost counts against the speedup); with it, OpenMP on 1 thread
 against serial (the runtime's cost) and the per-cycle CPU-time figure on 2 threads against 1 (below 1
 when the two cores slow each other down).
 
-Run: .venv/bin/python perf/perf_simd.py [--rounds N]   (or `make perf`)
+Run: .venv/bin/python perf/perf_simd.py [--trials N]   (or `make perf`)
 """
 
 import argparse
@@ -97,12 +97,12 @@ def run_once(kernel: str, model: str, inner: str, threads: int) -> dict:
     return json.loads(proc.stdout.splitlines()[-1])
 
 
-def measure(rounds: int) -> dict[str, list[dict]]:
+def measure(trials: int) -> dict[str, list[dict]]:
     runs: dict[str, list[dict]] = {label: [] for label, *_ in CASES}
-    for r in range(rounds):
-        print(f"  round {r + 1}/{rounds} ...", file=sys.stderr, flush=True)
+    for r in range(trials):
+        print(f"  trial {r + 1}/{trials} ...", file=sys.stderr, flush=True)
         for label, kernel, model, inner, threads in CASES:
-            runs[label].append(run_once(kernel, model, inner, threads) | {"round": r})
+            runs[label].append(run_once(kernel, model, inner, threads) | {"trial": r})
     return runs
 
 
@@ -177,16 +177,16 @@ def table(runs: dict[str, list[dict]]) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("case") if rows else pd.DataFrame()
 
 
-def round_ratio(runs: dict[str, list[dict]], num: str, den: str, phase: str, both: bool) -> tuple:
-    """(median over rounds of wall(num) / wall(den), pairs): each pair from the same round, num's run
+def trial_ratio(runs: dict[str, list[dict]], num: str, den: str, phase: str, both: bool) -> tuple:
+    """(median over trials of wall(num) / wall(den), pairs): each pair from the same trial, num's run
     in `phase`, and den's too if `both`."""
-    by_round = {r["round"]: r for r in runs[den]}
+    by_trial = {r["trial"]: r for r in runs[den]}
     pairs = [
-        (a, by_round[a["round"]])
+        (a, by_trial[a["trial"]])
         for a in runs[num]
         if a["phase"] == phase
-        and a["round"] in by_round
-        and (not both or by_round[a["round"]]["phase"] == phase)
+        and a["trial"] in by_trial
+        and (not both or by_trial[a["trial"]]["phase"] == phase)
     ]
     if not pairs:
         return float("nan"), 0
@@ -209,7 +209,7 @@ def verdicts(t: pd.DataFrame, runs: dict[str, list[dict]], phase: str) -> list[s
         simd = t.loc[serial]
         scalar = t.loc[scalar_label] if scalar_label in t.index else every.loc[scalar_label]
         where = "" if scalar_label in t.index else " (over all phases)"
-        x_scalar, n_scalar = round_ratio(runs, scalar_label, serial, phase, both=False)
+        x_scalar, n_scalar = trial_ratio(runs, scalar_label, serial, phase, both=False)
         scalar_phases = ", ".join(
             f"{p} {n}" for p in PHASES if (n := sum(r["phase"] == p for r in runs[scalar_label]))
         )
@@ -219,13 +219,13 @@ def verdicts(t: pd.DataFrame, runs: dict[str, list[dict]], phase: str) -> list[s
                 f"({simd[col] / simd['bound'] * 100:.0f} % of bound {simd['bound']:.3g}), "
                 f"{simd[col] / scalar[col]:.1f}x the scalar loop's per-cycle median{where}"
             )
-        same_round = f"{x_scalar:.1f}x" if n_scalar else "(no pair)"
+        same_trial = f"{x_scalar:.1f}x" if n_scalar else "(no pair)"
         lines.append(
-            f"{kernel}: SIMD {same_round} the scalar run of the same round (median of {n_scalar} pairs; "
+            f"{kernel}: SIMD {same_trial} the scalar run of the same trial (median of {n_scalar} pairs; "
             f"the scalar runs' own phases: {scalar_phases})"
         )
-        speedup, n_pairs = round_ratio(runs, two_label, serial, phase, both=True)
-        omp_cost, n_omp = round_ratio(runs, one_label, serial, phase, both=True)
+        speedup, n_pairs = trial_ratio(runs, two_label, serial, phase, both=True)
+        omp_cost, n_omp = trial_ratio(runs, one_label, serial, phase, both=True)
         if n_pairs:
             speedup = 1 / speedup
             note = " -- above the core count: measurement noise, not a result" if speedup > 2.02 else ""
@@ -234,7 +234,7 @@ def verdicts(t: pd.DataFrame, runs: dict[str, list[dict]], phase: str) -> list[s
                 f"{speedup / 2 * 100:.0f} %, {n_pairs} pairs){note}"
             )
         else:
-            text = f"{kernel}: 2-thread SIMD speedup: no round with both runs in this phase"
+            text = f"{kernel}: 2-thread SIMD speedup: no trial with both runs in this phase"
         if n_omp:
             text += f"; OpenMP on 1 thread takes {omp_cost:.2f}x serial ({n_omp} pairs)"
         if one_label in t.index and two_label in t.index:
@@ -269,7 +269,7 @@ def verdicts(t: pd.DataFrame, runs: dict[str, list[dict]], phase: str) -> list[s
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=12, help="interleaved rounds (default 12)")
+    parser.add_argument("--trials", type=int, default=12, help="interleaved trials (default 12)")
     args = parser.parse_args()
     missing = [label for label, k, m, *_ in CASES if not (BIN_DIR / f"{k}-c-{m}").is_file()]
     if missing:
@@ -278,21 +278,21 @@ def main() -> int:
         )
         return 1
     print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
-    runs = measure(args.rounds)
+    runs = measure(args.trials)
     print(f"load average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     phases(runs)
     simd_runs = [r for label, recs in runs.items() if "simd" in label for r in recs]
     counts = {p: sum(r["phase"] == p for r in simd_runs) for p in PHASES}
-    rounds = {}
-    for r in range(args.rounds):
+    trials = {}
+    for r in range(args.trials):
         seen = {recs[r]["phase"] for label, recs in runs.items() if "simd" in label}
         kind = seen.pop() if len(seen) == 1 else "mixed"
-        rounds[kind] = rounds.get(kind, 0) + 1
+        trials[kind] = trials.get(kind, 0) + 1
     print(
         "host phase per SIMD run, from the probe's FP-throughput block: "
         + ", ".join(f"{p} {n}" for p, n in counts.items())
-        + f" of {len(simd_runs)}; rounds with every SIMD run in one phase: "
-        + ", ".join(f"{p} {n}" for p, n in rounds.items())
+        + f" of {len(simd_runs)}; trials with every SIMD run in one phase: "
+        + ", ".join(f"{p} {n}" for p, n in trials.items())
     )
     checksums = pd.Series({label: {r["checksum"] for r in recs} for label, recs in runs.items()})
     if (checksums.groupby(checksums.index.str.split().str[0]).agg(lambda s: len(set().union(*s))) != 1).any():

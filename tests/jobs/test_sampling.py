@@ -37,7 +37,7 @@ def test_progress_rules():
     assert sampling.next_invocations(fixed, _records([1, 1])) == [1]
     assert sampling.progress(fixed, _records([1, 1, 1])).stop == "fixed"
     target = sampling.Rule(reps=20, reps_per_process=2, target_ci=0.02, min_reps=6, budget_s=100)
-    assert sampling.next_invocations(target, {}) == [0, 1, 2]  # min_reps first, in one round
+    assert sampling.next_invocations(target, {}) == [0, 1, 2]  # min_reps first, in one pass
     assert sampling.progress(target, _records([1.0] * 6)).stop == "target_met"
     wide = [1.0, 2.0] * 3
     assert sampling.progress(target, _records(wide)).done is False
@@ -104,7 +104,7 @@ def _check(campaign: Path):
         (p, r) for p in (0, 1) for r in range(3)
     ]
     assert {r["reps_per_process"] for r in tight} == {3}
-    # The invocation that completed the case (either one: a round runs them in shuffled order) says so.
+    # The invocation that completed the case (either one: a pass runs them in shuffled order) says so.
     last = [r["sampling"] for r in tight if r["sampling"]["n"] == 6]
     assert len(last) == 3 and all(v["stop"] == "target_met" and v["ci_rel"] <= 0.02 for v in last)
     assert states[by_spread[0.001, None]["case_id"]]["stop"] == "target_met"
@@ -116,7 +116,7 @@ def _check(campaign: Path):
 
     budget = _case_records(campaign, by_spread[0.5, 0.3])
     spent = sum(r["runner_wall_s"] for r in budget)
-    # The invocation that ran last (a round runs in shuffled order: not necessarily the highest rep) says so.
+    # The invocation that ran last (a pass runs in shuffled order: not necessarily the highest rep) says so.
     final = max(budget, key=lambda r: r["sampling"]["n"])
     assert final["sampling"]["stop"] == "budget" and len(budget) < 12
     assert spent >= 0.75 > spent - final["runner_wall_s"]  # stopped at the first invocation past the budget

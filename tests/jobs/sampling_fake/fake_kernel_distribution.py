@@ -7,11 +7,11 @@ invocation draws new values); --sleep T: seconds each invocation sleeps (spends 
 """
 
 import argparse
-import json
 import os
 import random
-import sys
 import time
+
+from fake_record import print_records
 
 parser = argparse.ArgumentParser(description="fake kernel: --reps --warmup --spread --sleep")
 parser.add_argument("--reps", type=int, default=1)
@@ -21,20 +21,5 @@ parser.add_argument("--sleep", type=float, default=0.0)
 args = parser.parse_args()
 time.sleep(args.sleep)
 rng = random.Random(os.getpid() * 7919 + time.monotonic_ns())
-for r in range(args.warmup + args.reps):
-    warm = r < args.warmup
-    record = {
-        "schema": "scalebench.run/1",
-        "kernel": "fakedist",
-        "lang": "py",
-        "model": "serial",
-        "threads": 1,
-        "ranks": 1,
-        "params": {},
-        "rep": r if warm else r - args.warmup,
-        "warmup": warm,
-        "wall_s": 1.0 + args.spread * rng.uniform(-1.0, 1.0),
-        "placement": [[0, 0]],
-        "checksum": "fnv1a64:0000000000000000",
-    }
-    sys.stdout.write(json.dumps(record) + "\n")
+walls = [1.0 + args.spread * rng.uniform(-1.0, 1.0) for _ in range(args.warmup + args.reps)]
+print_records("fakedist", "serial", 1, args.warmup, walls)

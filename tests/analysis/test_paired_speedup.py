@@ -1,0 +1,167 @@
+"""Paired speedups from trials (analysis/stats/paired.py) on a synthetic host with planted slow phases:
+a deterministic stand-in for the kernels whose every process takes twice as long inside planted
+windows of the host's timeline (one process per second)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.stats.paired import paired_speedups
+from tests.report_html import rendered_sections
+
+EPOCH = pd.Timestamp("2026-01-01", tz="UTC")
+
+
+def slow_phase(slot: int, windows) -> float:
+    """The host's factor at one process slot: 2 inside a planted window, 1 outside."""
+    return 2.0 if any(a <= slot < b for a, b in windows) else 1.0
+
+
+def records_for(schedule, true_s, windows, noise=None) -> pd.DataFrame:
+    """schedule: (case_id, invocation, slot) of each kernel process; one repetition per process."""
+    rows = []
+    for i, (case_id, invocation, slot) in enumerate(schedule):
+        wall = true_s[case_id] * slow_phase(slot, windows) * (1.0 if noise is None else noise[i])
+        started = (EPOCH + pd.Timedelta(seconds=slot)).isoformat()
+        rows.append({"case_id": case_id, "invocation": invocation, "wall_s": wall, "started": started})
+    return pd.DataFrame(rows).assign(disturbed=False)
+
+
+def trial_schedule(cases, trials, rng) -> list:
+    """Trials: one process of each case back to back in a fresh random order."""
+    schedule, slot = [], 0
+    for t in range(trials):
+        for case_id in rng.permutation(cases):
+            schedule.append((str(case_id), t, slot))
+            slot += 1
+    return schedule
+
+
+def speedup_rows(pairs) -> pd.DataFrame:
+    return pd.DataFrame(pairs, columns=["case_id", "baseline_case_id"])
+
+
+WINDOWS = [(6, 22), (31, 33), (40, 47)]  # slow phases from 2 s to 16 s long
+
+
+def test_paired_speedup_stays_on_the_truth_where_unpaired_does_not():
+    true_s = {"serial": 1.0, "omp2": 0.5}  # the truth: 2.00x
+    families = {"serial": "f", "omp2": "f"}
+    paired = records_for(trial_schedule(list(true_s), 24, np.random.default_rng(1)), true_s, WINDOWS)
+    table = paired_speedups(speedup_rows([("omp2", "serial")]), paired, families, np.random.default_rng(2))
+    row = table.iloc[0]
+    assert row["trials"] == 24
+    assert abs(row["paired_speedup"] / 2.0 - 1) <= 0.02
+    assert row["paired_ci_low"] <= 2.0 <= row["paired_ci_high"]
+    assert row["paired_halfwidth_rel"] <= 0.02
+    # The same processes in the shuffled order across a campaign: the baseline's 24 processes met the
+    # first window, the case's came minutes later in a quiet phase. Ratio of medians: far off.
+    unpaired_schedule = [("serial", t, t) for t in range(24)] + [("omp2", t, 100 + t) for t in range(24)]
+    unpaired = records_for(unpaired_schedule, true_s, [(0, 16)])
+    medians = unpaired.groupby("case_id")["wall_s"].median()
+    assert abs(medians["serial"] / medians["omp2"] / 2.0 - 1) > 0.02
+
+
+def test_disturbed_and_far_apart_trials_are_left_out_and_counted():
+    true_s = {"a": 1.0, "b": 1.0}
+    schedule = trial_schedule(["a", "b"], 12, np.random.default_rng(3))
+    records = records_for(schedule, true_s, [])
+    records.loc[(records["case_id"] == "b") & (records["invocation"] == 2), "disturbed"] = True
+    late = (records["case_id"] == "b") & (records["invocation"].isin([5, 6]))
+    records.loc[late, "started"] = (EPOCH + pd.Timedelta(hours=1)).isoformat()  # a resumed trial
+    records.loc[late, "wall_s"] = 3.0  # would drag the ratio if it were paired
+    row = paired_speedups(
+        speedup_rows([("b", "a")]), records, {"a": "f", "b": "f"}, np.random.default_rng(4)
+    ).iloc[0]
+    assert (row["trials"], row["left_out_disturbed"], row["left_out_apart"]) == (9, 1, 2)
+    assert row["trials_together"] == 10  # the disturbed trial counts there, the apart ones nowhere
+    assert row["paired_speedup"] == pytest.approx(1.0)
+
+
+def test_no_pairing_across_families_or_without_one():
+    records = records_for(
+        trial_schedule(["a", "b", "c"], 6, np.random.default_rng(5)), {"a": 1, "b": 1, "c": 1}, []
+    )
+    table = paired_speedups(
+        speedup_rows([("b", "a"), ("c", "a"), ("a", "a")]),
+        records,
+        {"a": "f", "b": "f", "c": "g"},
+        np.random.default_rng(6),
+    )
+    assert list(table["case_id"]) == ["b"]
+
+
+def test_a_a_false_difference_rate_within_the_binomial_bound():
+    """40 families of two identical configurations under planted slow phases and 3 % process noise:
+    at alpha = 5 % a CI that excludes 1 is a false difference; the binomial bound allows 5 of 40
+    (P(X >= 6) < 0.05 for X ~ Binomial(40, 0.05))."""
+    rng = np.random.default_rng(7)
+    false = 0
+    for family in range(40):
+        start = int(rng.integers(0, 20))
+        windows = [(start, start + int(rng.integers(3, 15))), (start + 25, start + 30)]
+        schedule = trial_schedule(["a", "b"], 20, rng)
+        noise = np.exp(rng.normal(0.0, 0.03, len(schedule)))
+        records = records_for(schedule, {"a": 1.0, "b": 1.0}, windows, noise)
+        row = paired_speedups(
+            speedup_rows([("b", "a")]), records, {"a": f"f{family}", "b": f"f{family}"}, rng
+        ).iloc[0]
+        false += not (row["paired_ci_low"] <= 1.0 <= row["paired_ci_high"])
+    assert false <= 5
+
+
+def test_a_campaign_planned_in_families_gets_paired_speedups_and_a_report_section(tmp_path):
+    """Wiring: cases.jsonl naming families -> analyze -> paired_speedup.csv and the report's section."""
+    import json
+
+    from analysis.outputs.report.render import write_report
+    from analysis.pipeline import Options, analyze, write_tables
+    from jobs.families import family_of
+    from sbcore import layout
+    from tests.synthetic_campaigns import standard_campaign
+
+    truth = standard_campaign(tmp_path, reps=6, seed=4)
+    cases_file = layout.cases_path(truth.campaign_dir)
+    cases = [json.loads(line) for line in cases_file.read_text().splitlines() if line.strip()]
+    cases_file.write_text("".join(json.dumps(c | {"family": family_of(c)}) + "\n" for c in cases))
+    for records in truth.campaign_dir.glob("raw/*/records.jsonl"):  # trials of 3 repetitions each
+        lines = [json.loads(line) for line in records.read_text().splitlines() if line.strip()]
+        records.write_text("".join(json.dumps(r | {"invocation": r["rep"] // 3}) + "\n" for r in lines))
+    result = analyze(truth.campaign_dir, Options(n_resamples=100, seed=1))
+    paired = result.paired_speedup
+    speedup = result.speedup.set_index("case_id")
+    records = result.stats.records
+    in_trials = set(records.loc[records["invocation"].notna(), "case_id"].astype(str))
+    measured = speedup["speedup"].notna() & speedup.index.isin(in_trials)
+    measured &= speedup["baseline_case_id"].isin(in_trials)  # (the old rep-<k>.json cases: no trials)
+    compared = speedup[measured & (speedup.index != speedup["baseline_case_id"])]
+    assert len(paired) == len(compared) > 0
+    # Same records: paired and unpaired speedups agree within the noise (wide: 2 trials of 3 reps).
+    unpaired = speedup.loc[paired["case_id"], "speedup"].to_numpy()
+    assert np.allclose(paired["paired_speedup"].to_numpy(), unpaired, rtol=0.5)
+    write_tables(result)
+    assert (result.out_dir / "paired_speedup.csv").is_file()
+    report = write_report(result, [], ("md", "html"))
+    text = report["md"].read_text()
+    assert "Paired speedups (trials)" in text and "paired speedups have a CI half-width" in text
+    assert "paired" in rendered_sections(report["html"])
+
+
+def test_a_process_counts_its_clean_repetitions():
+    """Three repetitions per process: one disturbed and slow repetition does not move the trial's time;
+    a process with all three disturbed leaves its trial out."""
+    rows = []
+    for case_id, true_s in (("a", 1.0), ("b", 0.5)):
+        for t in range(6):
+            for k in range(3):
+                slow = case_id == "b" and k == 0 and t < 4
+                rows.append({"case_id": case_id, "invocation": t, "wall_s": true_s * (3 if slow else 1)})
+    records = pd.DataFrame(rows).assign(disturbed=lambda d: d["wall_s"] == 1.5)
+    records.loc[(records["case_id"] == "b") & (records["invocation"] == 5), "disturbed"] = True
+    row = paired_speedups(
+        speedup_rows([("b", "a")]), records, {"a": "f", "b": "f"}, np.random.default_rng(8)
+    ).iloc[0]
+    assert (row["trials"], row["left_out_disturbed"]) == (5, 1)
+    assert row["paired_speedup"] == pytest.approx(2.0)
+    # Shown separately: every trial measured together, the disturbed one too.
+    assert row["trials_together"] == 6 and row["paired_together_speedup"] == pytest.approx(2.0)

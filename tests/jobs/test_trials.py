@@ -1,0 +1,95 @@
+"""Trials of a comparison family through the real runner (jobs/families.py, jobs/runner.py), with a
+stand-in kernel on a synthetic host whose every process takes twice as long in planted windows."""
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.stats.paired import paired_speedups
+from jobs.campaign import load_cases
+from jobs.config import load_experiment, load_node_types
+from jobs.families import family_of, trials
+from sbcore.errors import UsageError
+from tests.jobs.conftest import run_cli
+from tests.records import case_records
+
+FAKE = Path(__file__).resolve().parent / "sampling_fake" / "fake_kernel_phases.py"
+
+EXPERIMENT = """
+description = "trials on a host with planted slow phases"
+interleave = "family"
+repetitions = 12
+warmup = 0
+seed = 3
+
+[[sweep]]
+binary = ["fakephase-py-serial"]
+params = {{ timeline = ["{timeline}"], slow = ["3-11,15-17"] }}
+
+[[sweep]]
+binary = ["fakephase-py-omp"]
+threads = [2]
+params = {{ timeline = ["{timeline}"], slow = ["3-11,15-17"] }}
+"""
+
+
+@pytest.fixture
+def fake_bin_dir(tmp_path, monkeypatch) -> Path:
+    directory = tmp_path / "bin"
+    directory.mkdir()
+    for name in ("fakephase-py-serial", "fakephase-py-omp"):
+        (directory / name).symlink_to(FAKE)
+    monkeypatch.setenv("SCALEBENCH_BIN_DIR", str(directory))
+    return directory
+
+
+def test_family_members_run_back_to_back_and_pair_to_the_truth(tmp_path, fake_bin_dir):
+    experiment = tmp_path / "trials.toml"
+    experiment.write_text(EXPERIMENT.format(timeline=tmp_path / "timeline"))
+    run = run_cli("run", experiment, "--results-dir", tmp_path / "res", "--name", "t", "--no-progress")
+    assert run.returncode == 0, run.stderr
+    campaign = tmp_path / "res" / "t"
+    serial, omp = sorted(load_cases(campaign), key=lambda c: c["model"] != "serial")
+    assert serial["family"] == omp["family"] == family_of(serial)
+    slots = {
+        (c["model"], r["invocation"]): r["work"]
+        for c in (serial, omp)
+        for r in case_records(campaign, c["case_id"])
+    }
+    assert len(slots) == 24
+    # Trial p: invocation p of both members in two neighbouring slots of the host's timeline.
+    assert all(abs(slots["serial", p] - slots["omp", p]) == 1 for p in range(12))
+    # Trials themselves in a random order: not trial 0, 1, 2 ... (seeded, so this is fixed).
+    assert sorted(range(12), key=lambda p: slots["serial", p]) != list(range(12))
+    records = pd.DataFrame(
+        [r | {"case_id": c["case_id"]} for c in (serial, omp) for r in case_records(campaign, c["case_id"])]
+    )
+    speedup = pd.DataFrame([{"case_id": omp["case_id"], "baseline_case_id": serial["case_id"]}])
+    families = {c["case_id"]: c["family"] for c in (serial, omp)}
+    row = paired_speedups(speedup, records, families, np.random.default_rng(1)).iloc[0]
+    assert row["trials"] == 12 and abs(row["paired_speedup"] / 2.0 - 1) <= 0.02
+
+
+def test_trials_keep_a_family_together_and_leave_other_cases_alone():
+    cases = [{"case_id": f"c{i}", "family": "f" if i < 3 else None} for i in range(6)]
+    work = [(c, p) for c in cases for p in range(2)]
+    ordered = trials(work, random.Random(1))
+    assert sorted(ordered, key=lambda w: (w[0]["case_id"], w[1])) == work
+    for p in range(2):
+        where = [i for i, (c, q) in enumerate(ordered) if c["family"] == "f" and q == p]
+        assert where == list(range(where[0], where[0] + 3))  # back to back
+    # Without families the order is the plain shuffle the runner always made.
+    plain = [(c, p) for c in cases[3:] for p in range(2)]
+    expected = list(plain)
+    random.Random(2).shuffle(expected)
+    assert trials(plain, random.Random(2)) == expected
+
+
+def test_interleave_takes_only_known_values(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text('description = "x"\ninterleave = "pairs"\n[[sweep]]\nbinary = ["mcpi-c-serial"]\n')
+    with pytest.raises(UsageError, match=r"interleave = .pairs.: must be one of none, family"):
+        load_experiment(path, load_node_types())
