@@ -23,6 +23,15 @@ typedef struct sb_cli {
     sb_sched_request sched;                         /* --nice, --worker-nice, --worker-policy */
 } sb_cli;
 
+/* One worker's measurements of one repetition (sb_ctx.c), on its own cache line. */
+typedef struct sb_worker_times {
+    double begin_s, begin_cpu_s; /* at the end of sb_worker_begin */
+    double span_s, cpu_s;        /* sb_worker_begin .. sb_worker_end: monotonic, thread CPU */
+    double wait_s;               /* reported by sb_worker_add_wait */
+    int64_t work;                /* reported by sb_worker_add_work */
+    char pad[16];
+} sb_worker_times;
+
 struct sb_ctx {
     const sb_kernel_desc *desc;
     char prog[64]; /* "<kernel>-<lang>-<model>", the prefix of every error line */
@@ -56,10 +65,12 @@ struct sb_ctx {
     struct sb_micro_result
         *micro; /* SB_KERNEL_MICRO: this repetition's distribution (sb_micro.c) */
     sb_sched_applied *sched_applied; /* per worker, read back at the end of its work */
+    sb_worker_times *workers;        /* per worker: useful time, waiting, CPU time, work */
 };
 
 /* sb_time.c */
 double sb_now(void);                  /* CLOCK_MONOTONIC seconds */
+double sb_thread_cpu(void);           /* CLOCK_THREAD_CPUTIME_ID seconds of the calling thread */
 double sb_timer_resolution(void);     /* clock_getres(CLOCK_MONOTONIC) */
 void sb_utc_now(char *buf, size_t n); /* "2026-11-22T00:00:00Z" */
 

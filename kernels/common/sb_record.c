@@ -128,6 +128,37 @@ static void put_clock(FILE *f, const sb_ctx *ctx) {
     }
 }
 
+/* worker_*: the per-worker measurements over this process's workers (mean and maximum), only for
+ * kernels that report their work and only for one process (MPI ranks are not gathered yet). */
+static void put_workers(FILE *f, const sb_ctx *ctx) {
+    const int32_t n = ctx->cli.p.threads;
+    double useful_sum = 0, useful_max = 0, wait_sum = 0, cpu_sum = 0, work_sum = 0, work_max = 0;
+    for (int32_t w = 0; w < n; w++) {
+        const sb_worker_times *t = &ctx->workers[w];
+        const double useful = t->span_s - t->wait_s;
+        useful_sum += useful;
+        useful_max = useful > useful_max ? useful : useful_max;
+        wait_sum += t->wait_s;
+        cpu_sum += t->cpu_s;
+        work_sum += (double)t->work;
+        work_max = (double)t->work > work_max ? (double)t->work : work_max;
+    }
+    if (work_sum <= 0 || ctx->nranks > 1)
+        return;
+    put_key(f, "worker_useful_mean_s");
+    put_double(f, useful_sum / n);
+    put_key(f, "worker_useful_max_s");
+    put_double(f, useful_max);
+    put_key(f, "worker_wait_mean_s");
+    put_double(f, wait_sum / n);
+    put_key(f, "worker_cpu_mean_s");
+    put_double(f, cpu_sum / n);
+    put_key(f, "worker_work_mean");
+    put_double(f, work_sum / n);
+    put_key(f, "worker_work_max");
+    put_double(f, work_max);
+}
+
 void sb_record_print(const sb_ctx *ctx, int rep, int warmup) {
     const sb_params *p = &ctx->cli.p;
     const sb_kernel_desc *d = ctx->desc;
@@ -179,6 +210,7 @@ void sb_record_print(const sb_ctx *ctx, int rep, int warmup) {
     fputs("]", f);
     put_results(f, ctx);
     put_clock(f, ctx);
+    put_workers(f, ctx);
     put_key(f, "sched");
     sb_sched_put_json(f, &ctx->cli.sched, ctx->sched_applied, p->threads);
     put_key(f, "timer_res_s");
