@@ -35,6 +35,7 @@ from analysis.stats.micro import micro_tables
 from analysis.stats.models import fit_models
 from analysis.stats.node_types import best_configurations, node_type_table
 from analysis.stats.per_case import CaseStats, describe, with_median_cis
+from analysis.stats.pop_metrics import pop_metrics
 from analysis.stats.process_correlation import ProcessCorrelation, within_process_correlation
 from analysis.stats.reference import campaign_comparison
 from analysis.stats.speedup import speedups
@@ -79,6 +80,8 @@ class Analysis:
     disturbance_effect: pd.DataFrame = field(default_factory=pd.DataFrame)
     # how alike the repetitions of one kernel process are (the CIs take them for independent)
     process_correlation: ProcessCorrelation | None = None
+    # per case: the POP efficiency factors with CIs (load balance, synchronisation, computation scaling)
+    pop_metrics: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def out_dir(self) -> Path:
@@ -171,6 +174,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         reference=campaign_comparison(campaign, loaded.records, options.seed),
         disturbance_effect=effect,
         process_correlation=correlation,
+        pop_metrics=pop_metrics(summary, case_stats.records, options.seed),
     )
     lap("efficiency, micro, reference")
     timings["checks and counter tables"] = time.perf_counter() - stats_end
@@ -283,6 +287,7 @@ def write_tables(result: Analysis, big_csv: bool = False) -> list[Path]:
         **result.counter_tables,
         "efficiency.csv": result.efficiency,
         "disturbance_effect.csv": result.disturbance_effect,
+        "pop_metrics.csv": result.pop_metrics,
         **result.micro,
     }
     if result.reference is not None:
