@@ -91,14 +91,14 @@ void sb_worker_begin(sb_ctx *ctx, int32_t worker) {
         sb_fail(ctx, err);
     }
     LIKWID_MARKER_START(SB_LIKWID_REGION);
-    if (worker >= 0 && worker < ctx->cli.p.threads) {
+    if (SB_WORKER_TIMES && worker >= 0 && worker < ctx->cli.p.threads) {
         ctx->workers[worker].begin_cpu_s = sb_thread_cpu();
         ctx->workers[worker].begin_s = sb_now();
     }
 }
 
 void sb_worker_end(sb_ctx *ctx, int32_t worker) {
-    if (worker >= 0 && worker < ctx->cli.p.threads) {
+    if (SB_WORKER_TIMES && worker >= 0 && worker < ctx->cli.p.threads) {
         sb_worker_times *t = &ctx->workers[worker];
         t->span_s = sb_now() - t->begin_s;
         t->cpu_s = sb_thread_cpu() - t->begin_cpu_s;

@@ -23,6 +23,12 @@ typedef struct sb_cli {
     sb_sched_request sched;                         /* --nice, --worker-nice, --worker-policy */
 } sb_cli;
 
+/* 0 = the per-worker measurements compiled out (-DSB_WORKER_TIMES=0): only for
+ * perf/perf_worker_times.py, which measures what they cost. */
+#ifndef SB_WORKER_TIMES
+#define SB_WORKER_TIMES 1
+#endif
+
 /* One worker's measurements of one repetition (sb_ctx.c), on its own cache line. */
 typedef struct sb_worker_times {
     double begin_s, begin_cpu_s; /* at the end of sb_worker_begin */

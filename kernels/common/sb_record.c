@@ -143,7 +143,7 @@ static void put_workers(FILE *f, const sb_ctx *ctx) {
         work_sum += (double)t->work;
         work_max = (double)t->work > work_max ? (double)t->work : work_max;
     }
-    if (work_sum <= 0 || ctx->nranks > 1)
+    if (!SB_WORKER_TIMES || work_sum <= 0 || ctx->nranks > 1)
         return;
     put_key(f, "worker_useful_mean_s");
     put_double(f, useful_sum / n);

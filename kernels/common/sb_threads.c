@@ -135,6 +135,10 @@ void sb_run_workers(sb_ctx *ctx, int32_t threads, void (*body)(void *arg, int32_
 }
 
 void sb_mutex_lock_timed(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex) {
+    if (!SB_WORKER_TIMES) {
+        pthread_mutex_lock(mutex);
+        return;
+    }
     if (pthread_mutex_trylock(mutex) == 0)
         return;
     const double t0 = sb_now();
