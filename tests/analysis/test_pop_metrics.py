@@ -134,3 +134,30 @@ def test_records_without_worker_fields_give_an_empty_table():
     s = summary({"one": ("omp", 1)})
     s["median_s"] = 1.0
     assert pop_metrics(s, pd.DataFrame({"case_id": ["one"], "wall_s": [1.0]})).empty
+
+
+def test_the_standard_campaign_shows_its_planted_balances_and_the_identity_on_every_case(standard):
+    """End to end through the pipeline: the synthetic records carry the planted per-worker fields
+    (tests/synthetic_campaigns.py worker_fields)."""
+    from tests.synthetic_campaigns import PLANTED_STATIC_BALANCE, PLANTED_USEFUL_SHARE
+
+    _, result = standard
+    t = result.pop_metrics
+    assert len(t) > 0 and set(t["model"]) <= {"omp", "pthreads"}
+    product = (
+        t["load_balance"]
+        * t["sync_efficiency"]
+        * t["computation_scaling"]
+        / t["one_worker_parallel_efficiency"]
+    )
+    assert ((t["efficiency_lo"] <= product) & (product <= t["efficiency_hi"])).all()
+    uneven = (t["kernel"] == "mandelbrot") & (t["schedule"] == "static") & (t["workers"] > 1)
+    assert uneven.any() and (~uneven).any()
+    assert np.allclose(t.loc[uneven, "work_balance"], PLANTED_STATIC_BALANCE)
+    assert np.allclose(t.loc[uneven, "load_balance"], PLANTED_STATIC_BALANCE)
+    assert np.allclose(t.loc[~uneven, "load_balance"], 1.0)
+    assert np.allclose(t["sync_efficiency"], PLANTED_USEFUL_SHARE)
+    # the 2-worker static Mandelbrot loses most to its planted imbalance (at more workers the planted
+    # serial fraction, i.e. computation scaling, may take over)
+    two = uneven & (t["workers"] == 2)
+    assert two.any() and (t.loc[two, "largest_loss"] == "load_balance").all()

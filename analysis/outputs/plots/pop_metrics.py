@@ -21,15 +21,8 @@ LINES = {
 
 
 def pop_plots(pop: pd.DataFrame, out_dir: Path) -> list[Plot]:
-    if pop.empty:
-        return [
-            Plot(
-                "pop-metrics",
-                "POP efficiency factors",
-                SECTION,
-                skipped="no records with per-worker measurements",
-            )
-        ]
+    if pop.empty:  # no kernel reported per-worker measurements: no plot, and no section
+        return []
     plots = []
     for (node, binary), family in pop.groupby(["node_type", "binary"], dropna=False):
         variants = list(family.groupby(["schedule", "sync"], dropna=False))[:MAX_SERIES]
