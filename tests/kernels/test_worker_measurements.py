@@ -38,6 +38,8 @@ def block_owner(height: int, workers: int) -> np.ndarray:
     [
         ("mandelbrot-c-omp", "static", block_owner),
         ("mandelbrot-c-omp", "static,1", lambda h, w: np.arange(h) % w),
+        ("mandelbrot-f-omp", "static", block_owner),
+        ("mandelbrot-f-omp", "static,1", lambda h, w: np.arange(h) % w),
         ("mandelbrot-c-pthreads", "block", block_owner),
         ("mandelbrot-c-pthreads", "cyclic", lambda h, w: np.arange(h) % w),
         ("mandelbrot-c-pthreads", "cyclic,4", lambda h, w: (np.arange(h) // 4) % w),
