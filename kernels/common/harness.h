@@ -161,7 +161,8 @@ void sb_worker_end(sb_ctx *ctx, int32_t worker);
  * waiting is what the kernel reports with sb_worker_add_wait (only where a wait happened: a lock
  * taken at the first try costs no clock read). The record carries, over the workers, the mean and
  * the maximum of useful time and of work, the mean waiting and the mean thread CPU time
- * (worker_* fields, docs/pop-metrics.md). */
+ * (worker_* fields, docs/pop-metrics.md); MPI kernels: over every rank's workers, reduced onto
+ * rank 0 by sb_mpi_report (kernels/common/sb_mpi.h). */
 
 /* Adds `units` of work (Mandelbrot: iterations, i.e. the sum of the pixel counts computed; π:
  * samples) to worker `worker` in this repetition. Call once per worker or per unit of work. */

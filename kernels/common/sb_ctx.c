@@ -46,6 +46,7 @@ void sb_ctx_reset_rep(sb_ctx *ctx) {
     ctx->nrank_times = 0;
     ctx->wall_overridden = 0;
     memset(ctx->workers, 0, (size_t)ctx->cli.p.threads * sizeof *ctx->workers);
+    ctx->worker_totals_set = 0;
     ctx->os_threads = -1;
     ctx->t_setup_end = ctx->t_compute_begin = ctx->t_compute_end = 0.0;
     sb_utc_now(ctx->started, sizeof ctx->started);
@@ -118,6 +119,21 @@ void sb_worker_add_work(sb_ctx *ctx, int32_t worker, int64_t units) {
 void sb_worker_add_wait(sb_ctx *ctx, int32_t worker, double seconds) {
     if (worker >= 0 && worker < ctx->cli.p.threads)
         ctx->workers[worker].wait_s += seconds;
+}
+
+sb_worker_totals sb_worker_totals_local(const sb_ctx *ctx) {
+    sb_worker_totals t = {.workers = ctx->cli.p.threads};
+    for (int32_t w = 0; w < ctx->cli.p.threads; w++) {
+        const sb_worker_times *m = &ctx->workers[w];
+        const double useful = m->span_s - m->wait_s;
+        t.useful_sum += useful;
+        t.useful_max = useful > t.useful_max ? useful : t.useful_max;
+        t.wait_sum += m->wait_s;
+        t.cpu_sum += m->cpu_s;
+        t.work_sum += (double)m->work;
+        t.work_max = (double)m->work > t.work_max ? (double)m->work : t.work_max;
+    }
+    return t;
 }
 
 uint32_t *sb_image(sb_ctx *ctx) {

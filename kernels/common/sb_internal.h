@@ -38,6 +38,12 @@ typedef struct sb_worker_times {
     char pad[16];
 } sb_worker_times;
 
+/* The record's worker_* fields before division: sums and maxima over the workers of one process, or
+ * of every rank's workers once sb_mpi_report has reduced them onto rank 0. */
+typedef struct sb_worker_totals {
+    double useful_sum, useful_max, wait_sum, cpu_sum, work_sum, work_max, workers;
+} sb_worker_totals;
+
 struct sb_ctx {
     const sb_kernel_desc *desc;
     char prog[64]; /* "<kernel>-<lang>-<model>", the prefix of every error line */
@@ -72,6 +78,8 @@ struct sb_ctx {
         *micro; /* SB_KERNEL_MICRO: this repetition's distribution (sb_micro.c) */
     sb_sched_applied *sched_applied; /* per worker, read back at the end of its work */
     sb_worker_times *workers;        /* per worker: useful time, waiting, CPU time, work */
+    sb_worker_totals worker_totals;  /* MPI: every rank's, reduced by sb_mpi_report */
+    int worker_totals_set;
 };
 
 /* sb_time.c */
@@ -88,6 +96,9 @@ int32_t sb_current_cpu(void);      /* sched_getcpu(), -1 if unavailable */
 int sb_ctx_init(sb_ctx *ctx, const sb_kernel_desc *desc, const sb_cli *cli);
 void sb_ctx_reset_rep(sb_ctx *ctx);
 void sb_ctx_free(sb_ctx *ctx);
+
+/* sb_ctx.c: this process's workers' measurements of the repetition just run. */
+sb_worker_totals sb_worker_totals_local(const sb_ctx *ctx);
 
 /* sb_record.c: one JSON line for the repetition just run. */
 void sb_record_print(const sb_ctx *ctx, int rep, int warmup);

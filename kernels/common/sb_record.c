@@ -128,35 +128,25 @@ static void put_clock(FILE *f, const sb_ctx *ctx) {
     }
 }
 
-/* worker_*: the per-worker measurements over this process's workers (mean and maximum), only for
- * kernels that report their work and only for one process (MPI ranks are not gathered yet). */
+/* worker_*: the per-worker measurements, mean and maximum over the workers (MPI: over every rank's
+ * threads, reduced by sb_mpi_report), only for kernels that report their work. */
 static void put_workers(FILE *f, const sb_ctx *ctx) {
-    const int32_t n = ctx->cli.p.threads;
-    double useful_sum = 0, useful_max = 0, wait_sum = 0, cpu_sum = 0, work_sum = 0, work_max = 0;
-    for (int32_t w = 0; w < n; w++) {
-        const sb_worker_times *t = &ctx->workers[w];
-        const double useful = t->span_s - t->wait_s;
-        useful_sum += useful;
-        useful_max = useful > useful_max ? useful : useful_max;
-        wait_sum += t->wait_s;
-        cpu_sum += t->cpu_s;
-        work_sum += (double)t->work;
-        work_max = (double)t->work > work_max ? (double)t->work : work_max;
-    }
-    if (!SB_WORKER_TIMES || work_sum <= 0 || ctx->nranks > 1)
+    const sb_worker_totals t =
+        ctx->worker_totals_set ? ctx->worker_totals : sb_worker_totals_local(ctx);
+    if (!SB_WORKER_TIMES || t.work_sum <= 0 || (ctx->nranks > 1 && !ctx->worker_totals_set))
         return;
     put_key(f, "worker_useful_mean_s");
-    put_double(f, useful_sum / n);
+    put_double(f, t.useful_sum / t.workers);
     put_key(f, "worker_useful_max_s");
-    put_double(f, useful_max);
+    put_double(f, t.useful_max);
     put_key(f, "worker_wait_mean_s");
-    put_double(f, wait_sum / n);
+    put_double(f, t.wait_sum / t.workers);
     put_key(f, "worker_cpu_mean_s");
-    put_double(f, cpu_sum / n);
+    put_double(f, t.cpu_sum / t.workers);
     put_key(f, "worker_work_mean");
-    put_double(f, work_sum / n);
+    put_double(f, t.work_sum / t.workers);
     put_key(f, "worker_work_max");
-    put_double(f, work_max);
+    put_double(f, t.work_max);
 }
 
 void sb_record_print(const sb_ctx *ctx, int rep, int warmup) {
