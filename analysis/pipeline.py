@@ -36,6 +36,7 @@ from analysis.stats.models import fit_models
 from analysis.stats.node_types import best_configurations, node_type_table
 from analysis.stats.paired import paired_speedups
 from analysis.stats.per_case import CaseStats, describe, with_median_cis
+from analysis.stats.pop_metrics import pop_metrics
 from analysis.stats.process_correlation import ProcessCorrelation, within_process_correlation
 from analysis.stats.reference import campaign_comparison
 from analysis.stats.speedup import speedups
@@ -82,6 +83,8 @@ class Analysis:
     process_correlation: ProcessCorrelation | None = None
     # speedups from trials of a comparison family: per-trial ratios, CI over trials (stats/paired.py)
     paired_speedup: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # per case: the POP efficiency factors with CIs (load balance, synchronisation, computation scaling)
+    pop_metrics: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def out_dir(self) -> Path:
@@ -178,6 +181,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         disturbance_effect=effect,
         process_correlation=correlation,
         paired_speedup=paired,
+        pop_metrics=pop_metrics(summary, case_stats.records, options.seed),
     )
     lap("efficiency, micro, reference")
     timings["checks and counter tables"] = time.perf_counter() - stats_end
@@ -291,6 +295,7 @@ def write_tables(result: Analysis, big_csv: bool = False) -> list[Path]:
         "efficiency.csv": result.efficiency,
         "disturbance_effect.csv": result.disturbance_effect,
         "paired_speedup.csv": result.paired_speedup,
+        "pop_metrics.csv": result.pop_metrics,
         **result.micro,
     }
     if result.reference is not None:

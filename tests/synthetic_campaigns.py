@@ -270,11 +270,34 @@ def make_record(
     }
     if spec.runner_fields:
         record |= runner_fields(spec, case, rep, cpus, rng, {} if carry is None else carry)
+    if spec.model in ("omp", "pthreads"):
+        record |= worker_fields(spec, wall, work)
     if spec.model == "mpi":
         rank_times = wall * (1 - 0.05 * rng.random(spec.ranks))
         rank_times[0] = wall
         record["rank_wall_s"] = [float(t) for t in rank_times]
     return record
+
+
+# Planted per-worker measurements: 3 % of the region outside the workers' useful time; static on
+# the Mandelbrot image deals the work unevenly (the asymmetric image), other schedules evenly.
+PLANTED_USEFUL_SHARE = 0.97
+PLANTED_STATIC_BALANCE = 0.8
+
+
+def worker_fields(spec: CaseSpec, wall: float, work: int) -> dict:
+    workers = spec.threads * spec.ranks
+    uneven = spec.kernel == "mandelbrot" and spec.schedule == "static" and workers > 1
+    balance = PLANTED_STATIC_BALANCE if uneven else 1.0
+    useful_max = PLANTED_USEFUL_SHARE * wall
+    return {
+        "worker_useful_mean_s": balance * useful_max,
+        "worker_useful_max_s": useful_max,
+        "worker_wait_mean_s": 0.0,
+        "worker_cpu_mean_s": balance * useful_max,
+        "worker_work_mean": work / workers,
+        "worker_work_max": work / workers / balance,
+    }
 
 
 PROBE_NORMAL_S = {"int_mul_s": 0.000376, "fp_lat_s": 0.000372, "fp_tput_s": 0.00046}

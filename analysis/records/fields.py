@@ -58,6 +58,13 @@ RAW_NUMERIC = (
     "clock_ghz",
     "invocation",
     "in_process_rep",
+    # per-worker measurements, mean and maximum over the workers (stats/pop_metrics.py)
+    "worker_useful_mean_s",
+    "worker_useful_max_s",
+    "worker_wait_mean_s",
+    "worker_cpu_mean_s",
+    "worker_work_mean",
+    "worker_work_max",
 )
 
 _VALIDATOR = jsonschema.Draft202012Validator(RECORD_SCHEMA)

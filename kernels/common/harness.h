@@ -155,6 +155,23 @@ void sb_worker_begin(sb_ctx *ctx, int32_t worker);
 /* In worker `worker` at the end of its work: placement end CPU, likwid marker stop "compute". */
 void sb_worker_end(sb_ctx *ctx, int32_t worker);
 
+/* ---- Per-worker measurements (added) -------------------------------------------------------
+ * Always on and aggregated per worker: sb_worker_begin/end read the monotonic clock and the
+ * thread's CPU time once each; a worker's useful time = (end - begin) - its waiting, where
+ * waiting is what the kernel reports with sb_worker_add_wait (only where a wait happened: a lock
+ * taken at the first try costs no clock read). The record carries, over the workers, the mean and
+ * the maximum of useful time and of work, the mean waiting and the mean thread CPU time
+ * (worker_* fields, docs/pop-metrics.md); MPI kernels: over every rank's workers, reduced onto
+ * rank 0 by sb_mpi_report (kernels/common/sb_mpi.h). */
+
+/* Adds `units` of work (Mandelbrot: iterations, i.e. the sum of the pixel counts computed; π:
+ * samples) to worker `worker` in this repetition. Call once per worker or per unit of work. */
+void sb_worker_add_work(sb_ctx *ctx, int32_t worker, int64_t units);
+
+/* Adds `seconds` of waiting (a contended lock, a work-queue fetch that blocked) to worker
+ * `worker`; subtracted from its useful time. */
+void sb_worker_add_wait(sb_ctx *ctx, int32_t worker, double seconds);
+
 /* Mandelbrot result image: width*height uint32 counts, row-major from pixel (0,0), zeroed before
  * each repetition. NULL for π. Fortran: integer(c_int32_t) (counts never exceed 2^31-1). */
 uint32_t *sb_image(sb_ctx *ctx);

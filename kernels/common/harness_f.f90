@@ -24,6 +24,7 @@ module sb_harness
   end type sb_params
 
   public :: sb_compute_begin, sb_compute_end, sb_worker_begin, sb_worker_end, sb_set_hits
+  public :: sb_worker_add_work
   public :: sb_check_team, sb_params_of, sb_image_of, sb_fail_with
 
   interface
@@ -54,6 +55,14 @@ module sb_harness
       type(c_ptr), value :: ctx
       integer(c_int32_t), value :: worker
     end subroutine sb_worker_end
+
+    ! This worker's work (Mandelbrot iterations, pi samples): harness.h, per-worker measurements.
+    subroutine sb_worker_add_work(ctx, worker, units) bind(C, name='sb_worker_add_work')
+      import :: c_ptr, c_int32_t, c_int64_t
+      type(c_ptr), value :: ctx
+      integer(c_int32_t), value :: worker
+      integer(c_int64_t), value :: units
+    end subroutine sb_worker_add_work
 
     function sb_image(ctx) bind(C, name='sb_image')
       import :: c_ptr

@@ -18,7 +18,8 @@ int sb_ctx_init(sb_ctx *ctx, const sb_kernel_desc *desc, const sb_cli *cli) {
     size_t threads = (size_t)cli->p.threads;
     ctx->local_placement = calloc(2 * threads, sizeof(int32_t));
     ctx->sched_applied = calloc(threads, sizeof *ctx->sched_applied);
-    if (!ctx->local_placement || !ctx->sched_applied)
+    ctx->workers = calloc(threads, sizeof *ctx->workers);
+    if (!ctx->local_placement || !ctx->sched_applied || !ctx->workers)
         return -1;
     if (desc->kind == SB_KERNEL_MANDELBROT) {
         ctx->npixels = (size_t)cli->p.width * (size_t)cli->p.height;
@@ -44,6 +45,8 @@ void sb_ctx_reset_rep(sb_ctx *ctx) {
     ctx->rank_times = NULL;
     ctx->nrank_times = 0;
     ctx->wall_overridden = 0;
+    memset(ctx->workers, 0, (size_t)ctx->cli.p.threads * sizeof *ctx->workers);
+    ctx->worker_totals_set = 0;
     ctx->os_threads = -1;
     ctx->t_setup_end = ctx->t_compute_begin = ctx->t_compute_end = 0.0;
     sb_utc_now(ctx->started, sizeof ctx->started);
@@ -54,6 +57,7 @@ void sb_ctx_free(sb_ctx *ctx) {
     free(ctx->image);
     free(ctx->local_placement);
     free(ctx->sched_applied);
+    free(ctx->workers);
     free(ctx->placement);
     free(ctx->rank_times);
     sb_micro_free(ctx);
@@ -88,14 +92,48 @@ void sb_worker_begin(sb_ctx *ctx, int32_t worker) {
         sb_fail(ctx, err);
     }
     LIKWID_MARKER_START(SB_LIKWID_REGION);
+    if (SB_WORKER_TIMES && worker >= 0 && worker < ctx->cli.p.threads) {
+        ctx->workers[worker].begin_cpu_s = sb_thread_cpu();
+        ctx->workers[worker].begin_s = sb_now();
+    }
 }
 
 void sb_worker_end(sb_ctx *ctx, int32_t worker) {
+    if (SB_WORKER_TIMES && worker >= 0 && worker < ctx->cli.p.threads) {
+        sb_worker_times *t = &ctx->workers[worker];
+        t->span_s = sb_now() - t->begin_s;
+        t->cpu_s = sb_thread_cpu() - t->begin_cpu_s;
+    }
     LIKWID_MARKER_STOP(SB_LIKWID_REGION);
     if (worker >= 0 && worker < ctx->cli.p.threads) {
         ctx->local_placement[2 * worker + 1] = sb_current_cpu();
         sb_sched_read_back(&ctx->sched_applied[worker]);
     }
+}
+
+void sb_worker_add_work(sb_ctx *ctx, int32_t worker, int64_t units) {
+    if (worker >= 0 && worker < ctx->cli.p.threads)
+        ctx->workers[worker].work += units;
+}
+
+void sb_worker_add_wait(sb_ctx *ctx, int32_t worker, double seconds) {
+    if (worker >= 0 && worker < ctx->cli.p.threads)
+        ctx->workers[worker].wait_s += seconds;
+}
+
+sb_worker_totals sb_worker_totals_local(const sb_ctx *ctx) {
+    sb_worker_totals t = {.workers = ctx->cli.p.threads};
+    for (int32_t w = 0; w < ctx->cli.p.threads; w++) {
+        const sb_worker_times *m = &ctx->workers[w];
+        const double useful = m->span_s - m->wait_s;
+        t.useful_sum += useful;
+        t.useful_max = useful > t.useful_max ? useful : t.useful_max;
+        t.wait_sum += m->wait_s;
+        t.cpu_sum += m->cpu_s;
+        t.work_sum += (double)m->work;
+        t.work_max = (double)m->work > t.work_max ? (double)m->work : t.work_max;
+    }
+    return t;
 }
 
 uint32_t *sb_image(sb_ctx *ctx) {

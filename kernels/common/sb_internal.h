@@ -23,6 +23,27 @@ typedef struct sb_cli {
     sb_sched_request sched;                         /* --nice, --worker-nice, --worker-policy */
 } sb_cli;
 
+/* 0 = the per-worker measurements compiled out (-DSB_WORKER_TIMES=0): only for
+ * perf/perf_worker_times.py, which measures what they cost. */
+#ifndef SB_WORKER_TIMES
+#define SB_WORKER_TIMES 1
+#endif
+
+/* One worker's measurements of one repetition (sb_ctx.c), on its own cache line. */
+typedef struct sb_worker_times {
+    double begin_s, begin_cpu_s; /* at the end of sb_worker_begin */
+    double span_s, cpu_s;        /* sb_worker_begin .. sb_worker_end: monotonic, thread CPU */
+    double wait_s;               /* reported by sb_worker_add_wait */
+    int64_t work;                /* reported by sb_worker_add_work */
+    char pad[16];
+} sb_worker_times;
+
+/* The record's worker_* fields before division: sums and maxima over the workers of one process, or
+ * of every rank's workers once sb_mpi_report has reduced them onto rank 0. */
+typedef struct sb_worker_totals {
+    double useful_sum, useful_max, wait_sum, cpu_sum, work_sum, work_max, workers;
+} sb_worker_totals;
+
 struct sb_ctx {
     const sb_kernel_desc *desc;
     char prog[64]; /* "<kernel>-<lang>-<model>", the prefix of every error line */
@@ -56,10 +77,14 @@ struct sb_ctx {
     struct sb_micro_result
         *micro; /* SB_KERNEL_MICRO: this repetition's distribution (sb_micro.c) */
     sb_sched_applied *sched_applied; /* per worker, read back at the end of its work */
+    sb_worker_times *workers;        /* per worker: useful time, waiting, CPU time, work */
+    sb_worker_totals worker_totals;  /* MPI: every rank's, reduced by sb_mpi_report */
+    int worker_totals_set;
 };
 
 /* sb_time.c */
 double sb_now(void);                  /* CLOCK_MONOTONIC seconds */
+double sb_thread_cpu(void);           /* CLOCK_THREAD_CPUTIME_ID seconds of the calling thread */
 double sb_timer_resolution(void);     /* clock_getres(CLOCK_MONOTONIC) */
 void sb_utc_now(char *buf, size_t n); /* "2026-11-22T00:00:00Z" */
 
@@ -71,6 +96,9 @@ int32_t sb_current_cpu(void);      /* sched_getcpu(), -1 if unavailable */
 int sb_ctx_init(sb_ctx *ctx, const sb_kernel_desc *desc, const sb_cli *cli);
 void sb_ctx_reset_rep(sb_ctx *ctx);
 void sb_ctx_free(sb_ctx *ctx);
+
+/* sb_ctx.c: this process's workers' measurements of the repetition just run. */
+sb_worker_totals sb_worker_totals_local(const sb_ctx *ctx);
 
 /* sb_record.c: one JSON line for the repetition just run. */
 void sb_record_print(const sb_ctx *ctx, int rep, int warmup);

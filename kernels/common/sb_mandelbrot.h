@@ -41,4 +41,16 @@ static inline uint32_t sb_mandel_pixel(const sb_params *p, int32_t i, int32_t j)
     return sb_mandel_count(x0 + (i + 0.5) * dx, y1 - (j + 0.5) * dy, p->max_iter);
 }
 
+/* A computed row's work for sb_worker_add_work: its iterations, the sum of its pixel counts
+ * (0 when the per-worker measurements are compiled out: -DSB_WORKER_TIMES=0). */
+static inline int64_t sb_mandel_row_work(const uint32_t *row, int32_t width) {
+    int64_t sum = 0;
+#if defined(SB_WORKER_TIMES) && !SB_WORKER_TIMES
+    width = 0;
+#endif
+    for (int32_t i = 0; i < width; i++)
+        sum += row[i];
+    return sum;
+}
+
 #endif /* SB_MANDELBROT_H */

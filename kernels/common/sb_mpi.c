@@ -88,4 +88,24 @@ void sb_mpi_report(sb_ctx *ctx) {
     free(pairs);
     free(times);
     free(all);
+    /* every rank's workers: sums and maxima onto rank 0 (worker_* fields) */
+    const sb_worker_totals local = sb_worker_totals_local(ctx);
+    const double sums[] = {local.useful_sum, local.wait_sum, local.cpu_sum, local.work_sum,
+                           local.workers};
+    const double maxima[] = {local.useful_max, local.work_max};
+    double sum_all[5], max_all[2];
+    MPI_Reduce(sums, sum_all, 5, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(maxima, max_all, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        ctx->worker_totals = (sb_worker_totals){
+            .useful_sum = sum_all[0],
+            .wait_sum = sum_all[1],
+            .cpu_sum = sum_all[2],
+            .work_sum = sum_all[3],
+            .workers = sum_all[4],
+            .useful_max = max_all[0],
+            .work_max = max_all[1],
+        };
+        ctx->worker_totals_set = 1;
+    }
 }

@@ -30,7 +30,8 @@ int sb_mpi_attach(sb_ctx *ctx, int *nranks);
 /* From the rank's master thread once its threads are up: all ranks meet, then the clock starts. */
 void sb_mpi_compute_begin(sb_ctx *ctx);
 
-/* After sb_compute_end, on every rank (collective): rank times and placement to rank 0. */
+/* After sb_compute_end, on every rank (collective): rank times, placement and the per-worker
+ * measurements' sums and maxima to rank 0. */
 void sb_mpi_report(sb_ctx *ctx);
 
 /* Block `part` of [0, n) cut into `nparts` contiguous blocks: [n*part/nparts, n*(part+1)/nparts).

@@ -128,6 +128,27 @@ static void put_clock(FILE *f, const sb_ctx *ctx) {
     }
 }
 
+/* worker_*: the per-worker measurements, mean and maximum over the workers (MPI: over every rank's
+ * threads, reduced by sb_mpi_report), only for kernels that report their work. */
+static void put_workers(FILE *f, const sb_ctx *ctx) {
+    const sb_worker_totals t =
+        ctx->worker_totals_set ? ctx->worker_totals : sb_worker_totals_local(ctx);
+    if (!SB_WORKER_TIMES || t.work_sum <= 0 || (ctx->nranks > 1 && !ctx->worker_totals_set))
+        return;
+    put_key(f, "worker_useful_mean_s");
+    put_double(f, t.useful_sum / t.workers);
+    put_key(f, "worker_useful_max_s");
+    put_double(f, t.useful_max);
+    put_key(f, "worker_wait_mean_s");
+    put_double(f, t.wait_sum / t.workers);
+    put_key(f, "worker_cpu_mean_s");
+    put_double(f, t.cpu_sum / t.workers);
+    put_key(f, "worker_work_mean");
+    put_double(f, t.work_sum / t.workers);
+    put_key(f, "worker_work_max");
+    put_double(f, t.work_max);
+}
+
 void sb_record_print(const sb_ctx *ctx, int rep, int warmup) {
     const sb_params *p = &ctx->cli.p;
     const sb_kernel_desc *d = ctx->desc;
@@ -179,6 +200,7 @@ void sb_record_print(const sb_ctx *ctx, int rep, int warmup) {
     fputs("]", f);
     put_results(f, ctx);
     put_clock(f, ctx);
+    put_workers(f, ctx);
     put_key(f, "sched");
     sb_sched_put_json(f, &ctx->cli.sched, ctx->sched_applied, p->threads);
     put_key(f, "timer_res_s");

@@ -5,6 +5,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sb_threads.h"
+#include "sb_internal.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -131,6 +132,18 @@ void sb_run_workers(sb_ctx *ctx, int32_t threads, void (*body)(void *arg, int32_
         pthread_cond_wait(&pool.job_done, &pool.lock);
     pool.busy = 0;
     pthread_mutex_unlock(&pool.lock);
+}
+
+void sb_mutex_lock_timed(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex) {
+    if (!SB_WORKER_TIMES) {
+        pthread_mutex_lock(mutex);
+        return;
+    }
+    if (pthread_mutex_trylock(mutex) == 0)
+        return;
+    const double t0 = sb_now();
+    pthread_mutex_lock(mutex);
+    sb_worker_add_wait(ctx, worker, sb_now() - t0);
 }
 
 void sb_timed_queue_share(sb_ctx *ctx, pthread_barrier_t *barrier, sb_queue *queue, int32_t worker,

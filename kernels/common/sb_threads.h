@@ -21,6 +21,10 @@
 void sb_run_workers(sb_ctx *ctx, int32_t threads, void (*body)(void *arg, int32_t worker),
                     void *arg);
 
+/* pthread_mutex_lock that reports the wait to sb_worker_add_wait: a trylock first, and the clock is
+ * read only when it fails (so an uncontended lock costs no clock read). */
+void sb_mutex_lock_timed(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex);
+
 /* Work on a range of units [begin, end) of the queue, in worker `worker`. */
 typedef void (*sb_range_work)(void *arg, int32_t worker, int64_t begin, int64_t end);
 

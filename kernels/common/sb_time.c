@@ -11,6 +11,12 @@ double sb_now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+double sb_thread_cpu(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 double sb_timer_resolution(void) {
     struct timespec ts;
     if (clock_getres(CLOCK_MONOTONIC, &ts) != 0)

@@ -80,29 +80,46 @@ static int run(sb_ctx *ctx) {
 #pragma omp parallel num_threads(p->threads)
     {
         const int worker = sb_omp_region_begin(ctx, &team, sb_mpi_compute_begin);
+        int64_t work = 0;
         if (!master_mode) {
 #pragma omp for schedule(dynamic, 1) nowait
-            for (int32_t k = 0; k < nrows; k++)
-                sb_mandel_row_inner(p, rows[k], image + (size_t)rows[k] * (size_t)p->width);
+            for (int32_t k = 0; k < nrows; k++) {
+                uint32_t *row = image + (size_t)rows[k] * (size_t)p->width;
+                sb_mandel_row_inner(p, rows[k], row);
+                work += sb_mandel_row_work(row, p->width);
+            }
         } else if (rank == 0) {
+            /* handing out chunks is waiting for requests: rank 0 does no useful work */
+            const double t0 = MPI_Wtime();
 #pragma omp master
             hand_out_chunks(p, nranks);
+#pragma omp barrier
+            sb_worker_add_wait(ctx, worker, MPI_Wtime() - t0);
         } else {
             for (;;) {
-                /* FUNNELED: the master thread asks, the team computes the chunk */
+                /* FUNNELED: the master thread asks (a wait: one clock pair per chunk), the team
+                 * computes the chunk */
 #pragma omp master
-                chunk_first = request_chunk();
+                {
+                    const double t0 = MPI_Wtime();
+                    chunk_first = request_chunk();
+                    sb_worker_add_wait(ctx, worker, MPI_Wtime() - t0);
+                }
 #pragma omp barrier
                 if (chunk_first < 0)
                     break;
                 const int32_t end =
                     p->height - chunk_first > chunk ? chunk_first + chunk : p->height;
 #pragma omp for schedule(dynamic, 1)
-                for (int32_t j = chunk_first; j < end; j++)
-                    sb_mandel_row_inner(p, j, image + (size_t)j * (size_t)p->width);
+                for (int32_t j = chunk_first; j < end; j++) {
+                    uint32_t *row = image + (size_t)j * (size_t)p->width;
+                    sb_mandel_row_inner(p, j, row);
+                    work += sb_mandel_row_work(row, p->width);
+                }
                 /* the for's implied barrier: nobody reads chunk_first while it is replaced */
             }
         }
+        sb_worker_add_work(ctx, worker, work);
         sb_omp_region_end(ctx, worker);
     }
     free(rows);

@@ -15,9 +15,14 @@ static int run(sb_ctx *ctx) {
 #pragma omp parallel num_threads(p->threads)
     {
         const int worker = sb_omp_region_begin(ctx, &team, sb_compute_begin);
+        int64_t work = 0;
 #pragma omp for schedule(runtime) nowait
-        for (int32_t j = 0; j < p->height; j++)
-            sb_mandel_row_inner(p, j, image + (size_t)j * (size_t)p->width);
+        for (int32_t j = 0; j < p->height; j++) {
+            uint32_t *row = image + (size_t)j * (size_t)p->width;
+            sb_mandel_row_inner(p, j, row);
+            work += sb_mandel_row_work(row, p->width);
+        }
+        sb_worker_add_work(ctx, worker, work);
         sb_omp_region_end(ctx, worker);
     }
     sb_check_team(ctx, team);

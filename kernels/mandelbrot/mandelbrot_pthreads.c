@@ -36,8 +36,7 @@ static inline uint32_t pixel(const sb_params *p, const uint32_t *simd_row, int32
 
 /* sb_range_work: rows [begin, end), stored as --sync says. */
 static void compute_rows(void *arg, int32_t worker, int64_t begin, int64_t end) {
-    (void)worker; /* rows go to the shared image whoever computes them */
-    shared_state *s = arg;
+    shared_state *s = arg; /* rows go to the shared image whoever computes them */
     const sb_params *p = s->p;
     const size_t w = (size_t)p->width;
     /* --inner simd computes a whole row at once: into this buffer, then stored pixel by pixel as
@@ -56,7 +55,7 @@ static void compute_rows(void *arg, int32_t worker, int64_t begin, int64_t end) 
         case SB_SYNC_COARSE:
             for (int32_t i = 0; i < p->width; i++) {
                 uint32_t n = pixel(p, simd_row, i, j);
-                pthread_mutex_lock(&s->queue.global);
+                sb_mutex_lock_timed(s->ctx, worker, &s->queue.global);
                 row[i] = n;
                 pthread_mutex_unlock(&s->queue.global);
             }
@@ -64,7 +63,7 @@ static void compute_rows(void *arg, int32_t worker, int64_t begin, int64_t end) 
         case SB_SYNC_FINE:
             for (int32_t i = 0; i < p->width; i++) {
                 uint32_t n = pixel(p, simd_row, i, j);
-                pthread_mutex_lock(&s->row_locks[j]);
+                sb_mutex_lock_timed(s->ctx, worker, &s->row_locks[j]);
                 row[i] = n;
                 pthread_mutex_unlock(&s->row_locks[j]);
             }
@@ -75,6 +74,7 @@ static void compute_rows(void *arg, int32_t worker, int64_t begin, int64_t end) 
                                       memory_order_relaxed);
             break;
         }
+        sb_worker_add_work(s->ctx, worker, sb_mandel_row_work(simd_row ? simd_row : row, p->width));
     }
     free(simd_row);
 }

@@ -21,7 +21,7 @@ contains
   integer(c_int) function mcpi_f_omp_run(ctx) bind(C, name='mcpi_f_omp_run')
     type(c_ptr), value :: ctx
     type(sb_params), pointer :: p
-    integer(c_int64_t) :: nbatches, b, h, total
+    integer(c_int64_t) :: nbatches, b, h, total, work
     integer(c_int32_t) :: worker
     integer(c_int32_t) :: team
 
@@ -31,18 +31,21 @@ contains
     call omp_set_dynamic(.false.)
     total = 0
     team = 0
-    !$omp parallel num_threads(p%threads) default(shared) private(worker, b, h)
+    !$omp parallel num_threads(p%threads) default(shared) private(worker, b, h, work)
     worker = sb_omp_region_begin(ctx, team)
+    work = 0
     select case (p%sync)
     case (sb_sync_reduction)
       !$omp do schedule(runtime) reduction(+:total)
       do b = 0, nbatches - 1
+        work = work + min(p%batch, p%samples - b * p%batch)
         total = total + batch_hits(p, b)
       end do
       !$omp end do
     case (sb_sync_atomic)
       !$omp do schedule(runtime)
       do b = 0, nbatches - 1
+        work = work + min(p%batch, p%samples - b * p%batch)
         h = batch_hits(p, b)
         !$omp atomic
         total = total + h
@@ -51,6 +54,7 @@ contains
     case default ! critical
       !$omp do schedule(runtime)
       do b = 0, nbatches - 1
+        work = work + min(p%batch, p%samples - b * p%batch)
         h = batch_hits(p, b)
         !$omp critical (sb_total)
         total = total + h
@@ -58,6 +62,7 @@ contains
       end do
       !$omp end do
     end select
+    call sb_worker_add_work(ctx, worker, work)
     call sb_omp_region_end(ctx, worker)
     !$omp end parallel
     call sb_check_team(ctx, team)

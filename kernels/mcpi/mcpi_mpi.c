@@ -23,12 +23,15 @@ static int run(sb_ctx *ctx) {
 #pragma omp parallel num_threads(p->threads)
     {
         const int worker = sb_omp_region_begin(ctx, &team, sb_mpi_compute_begin);
+        int64_t work = 0;
 #pragma omp for schedule(static) reduction(+ : hits) nowait
         for (int64_t b = 0; b < nbatches; b++) {
             int64_t s0 = first + b * p->batch;
             int64_t s1 = end - s0 > p->batch ? s0 + p->batch : end;
             hits += sb_pi_hits_inner(p, s0, s1);
+            work += s1 - s0;
         }
+        sb_worker_add_work(ctx, worker, work);
         sb_omp_region_end(ctx, worker);
     }
     sb_check_team(ctx, team);

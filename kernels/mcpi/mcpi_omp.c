@@ -11,9 +11,11 @@
 #include "sb_rng.h"
 #include "sb_simd.h"
 
-static inline int64_t batch_hits(const sb_params *p, int64_t b) {
+/* Batch b's hits; adds its samples to *work (this thread's). */
+static inline int64_t batch_hits(const sb_params *p, int64_t b, int64_t *work) {
     int64_t s0 = b * p->batch;
     int64_t s1 = p->samples - s0 > p->batch ? s0 + p->batch : p->samples;
+    *work += s1 - s0;
     return sb_pi_hits_inner(p, s0, s1);
 }
 
@@ -27,16 +29,17 @@ static int run(sb_ctx *ctx) {
 #pragma omp parallel num_threads(p->threads)
     {
         const int worker = sb_omp_region_begin(ctx, &team, sb_compute_begin);
+        int64_t work = 0;
         switch (p->sync) {
         case SB_SYNC_REDUCTION:
 #pragma omp for schedule(runtime) reduction(+ : total)
             for (int64_t b = 0; b < nbatches; b++)
-                total += batch_hits(p, b);
+                total += batch_hits(p, b, &work);
             break;
         case SB_SYNC_ATOMIC:
 #pragma omp for schedule(runtime)
             for (int64_t b = 0; b < nbatches; b++) {
-                int64_t h = batch_hits(p, b);
+                int64_t h = batch_hits(p, b, &work);
 #pragma omp atomic
                 total += h;
             }
@@ -44,12 +47,13 @@ static int run(sb_ctx *ctx) {
         default: /* critical */
 #pragma omp for schedule(runtime)
             for (int64_t b = 0; b < nbatches; b++) {
-                int64_t h = batch_hits(p, b);
+                int64_t h = batch_hits(p, b, &work);
 #pragma omp critical(sb_total)
                 total += h;
             }
             break;
         }
+        sb_worker_add_work(ctx, worker, work);
         sb_omp_region_end(ctx, worker);
     }
     sb_check_team(ctx, team);

@@ -44,12 +44,12 @@ static void add_hits(shared_state *s, int32_t worker, int64_t h) {
         s->slots[worker].hits += h; /* only this worker touches its slot until the barrier */
         break;
     case SB_SYNC_COARSE:
-        pthread_mutex_lock(&s->queue.global);
+        sb_mutex_lock_timed(s->ctx, worker, &s->queue.global);
         s->total += h;
         pthread_mutex_unlock(&s->queue.global);
         break;
     case SB_SYNC_FINE:
-        pthread_mutex_lock(&s->slots[worker].lock);
+        sb_mutex_lock_timed(s->ctx, worker, &s->slots[worker].lock);
         s->slots[worker].hits += h;
         pthread_mutex_unlock(&s->slots[worker].lock);
         break;
@@ -68,6 +68,10 @@ static void count_batches(void *arg, int32_t worker, int64_t begin, int64_t end)
         int64_t s1 = p->samples - s0 > p->batch ? s0 + p->batch : p->samples;
         add_hits(s, worker, sb_pi_hits_inner(p, s0, s1));
     }
+    if (end > begin) /* samples of batches [begin, end): the last batch may be short */
+        sb_worker_add_work(s->ctx, worker,
+                           (end * p->batch < p->samples ? end * p->batch : p->samples) -
+                               begin * p->batch);
 }
 
 static void worker_body(void *arg, int32_t worker) {

@@ -49,7 +49,17 @@ def test_tables_are_written_with_their_key_columns(rendered):
 def test_every_plot_exists_and_is_not_blank(rendered):
     _, _, plots, _ = rendered
     sections = {p.section for p in plots if not p.skipped}
-    assert sections == {"scaling", "schedules", "sync", "languages", "mpi", "counters", "image", "node_types"}
+    assert sections == {
+        "scaling",
+        "schedules",
+        "sync",
+        "languages",
+        "mpi",
+        "counters",
+        "image",
+        "node_types",
+        "pop-metrics",
+    }
     for plot in plots:
         assert plot.png.stat().st_size > 10_000 and plot.svg.stat().st_size > 10_000
         pixels = matplotlib.image.imread(plot.png)

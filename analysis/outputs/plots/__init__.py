@@ -7,6 +7,7 @@ from analysis.outputs.plots.counters import counter_plot
 from analysis.outputs.plots.figure import Plot
 from analysis.outputs.plots.mandelbrot import mandelbrot_plot
 from analysis.outputs.plots.node_types import node_type_plots
+from analysis.outputs.plots.pop_metrics import pop_plots
 from analysis.outputs.plots.scaling import speedup_plots
 from analysis.outputs.plots.variants import language_plot, mpi_plot, schedule_plots, sync_plots
 
@@ -34,4 +35,5 @@ def all_plots(result) -> list[Plot]:
     plots += counter_plot(records, out_dir)
     plots += mandelbrot_plot(result.campaign.path, out_dir)
     plots += node_type_plots(result, out_dir)
+    plots += pop_plots(result.pop_metrics, out_dir)
     return plots

@@ -1,0 +1,88 @@
+"""Where each headline case loses its efficiency, in POP's terms (stats/pop_metrics.py): one sentence
+per variant at its largest worker count naming the largest loss, whether an imbalance is in the work
+(the schedule deals it unevenly) or only in the time (the host: competing load, a slower CPU), and
+which schedule of the same binary removes it; then the factors' plots and table (pop_metrics.csv)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.outputs.report.blocks import Block, ci_text, folded, plot_blocks, variant_text
+from analysis.stats.pop_metrics import LOSS_FACTORS
+
+BALANCED = 0.95  # a balance at or above this is "no imbalance" in the sentences
+WORK_EVEN = 0.98  # work balance at or above this: the work was evenly dealt
+
+
+def _cause(row) -> str:
+    if row["largest_loss"] != "load_balance":
+        return ""
+    if row["work_balance"] >= WORK_EVEN:
+        return (
+            f" (work balance {row['work_balance']:.2f}: the work was dealt evenly, so the host, "
+            "not the schedule, made the workers' times differ: competing load or a slower CPU)"
+        )
+    return f" (work balance {row['work_balance']:.2f}: the schedule dealt the work unevenly)"
+
+
+def _remedy(row, family: pd.DataFrame) -> str:
+    if row["largest_loss"] != "load_balance":
+        return ""
+    better = family[(family["workers"] == row["workers"]) & (family["load_balance_lo"] >= BALANCED)]
+    better = better[(better["schedule"] != row["schedule"]) | (better["sync"] != row["sync"])]
+    if better.empty:
+        return ""
+    best = better.sort_values("efficiency", ascending=False).iloc[0]
+    return f"; `{best['schedule']}` scheduling removes it (load balance {best['load_balance']:.2f})"
+
+
+def sentence(row, family: pd.DataFrame) -> str:
+    loss = 1 - row[row["largest_loss"]]
+    name = LOSS_FACTORS[row["largest_loss"]]
+    efficiency = ci_text(row["efficiency"], row["efficiency_lo"], row["efficiency_hi"], digits=2)
+    case = f"`{variant_text(row)}` on {row['workers']} workers (efficiency {efficiency})"
+    if loss <= 1 - BALANCED:
+        return f"{case} loses almost nothing."
+    return f"{case} loses {loss:.0%} to {name}{_cause(row)}{_remedy(row, family)}."
+
+
+TABLE_COLUMNS = [
+    "binary",
+    "schedule",
+    "sync",
+    "workers",
+    "work_balance",
+    "load_balance",
+    "sync_efficiency",
+    "computation_scaling",
+    "frequency_scaling",
+    "efficiency",
+    "serial_cost",
+    "largest_loss",
+]
+
+
+def section(result, plots) -> list[Block]:
+    pop = result.pop_metrics
+    if pop.empty:
+        return []
+    scaled = pop[pop["workers"] > 1]
+    headline = scaled.loc[
+        scaled.groupby(["node_type", "binary", "schedule", "sync"], dropna=False)["workers"].idxmax()
+    ]
+    families = {key: part for key, part in scaled.groupby(["node_type", "binary"], dropna=False)}
+    sentences = [sentence(row, families[(row["node_type"], row["binary"])]) for _, row in headline.iterrows()]
+    blocks = [
+        Block(
+            "p",
+            "Each efficiency (against the variant's own 1-worker case) is the product of load balance "
+            "(mean ÷ largest useful time per worker), synchronisation and scheduling efficiency "
+            "(largest useful time ÷ wall time) and computation scaling (useful time at 1 worker ÷ "
+            "total useful time), divided by the 1-worker case's own parallel efficiency "
+            "(docs/pop-metrics.md).",
+        ),
+        Block("ul", sentences),
+        *plot_blocks(plots, "pop-metrics"),
+        folded("POP factors per case (pop_metrics.csv)", [Block("table", pop[TABLE_COLUMNS].round(3))]),
+    ]
+    return blocks

@@ -1,0 +1,124 @@
+"""The POP efficiency metrics per case, with bootstrap CIs over repetitions (docs/pop-metrics.md).
+
+From the per-worker measurements of each repetition (records' worker_* fields: mean and maximum over
+the workers of useful time U and work) and its wall time W (the compute region):
+
+    load_balance         = mean U / max U            (time balance, as POP)
+    work_balance         = mean work / max work      (work is counted, not timed)
+    sync_efficiency      = max U / W                 (synchronisation and scheduling)
+    parallel_efficiency  = mean U / W                = load_balance x sync_efficiency
+    computation_scaling  = U(1 worker) / (p x mean U)
+    frequency_scaling    = clock_ghz / clock_ghz(1 worker)
+    other_scaling        = computation_scaling / frequency_scaling (instructions x IPC: no counters)
+    efficiency           = W(1 worker) / (p x W)     (measured, against the variant's 1-worker case)
+                         = parallel_efficiency x computation_scaling / one_worker_parallel_efficiency
+
+one_worker_parallel_efficiency is the 1-worker case's own mean U / W (the harness's share at one
+worker). Against the serial baseline the efficiency carries one more factor, serial_cost = the serial
+case's median wall time / this variant's 1-worker median (efficiency_vs_serial). Every quantity is a
+ratio of means over repetitions; each bootstrap replicate resamples the repetitions of the case and,
+independently, of its 1-worker case, so the identities hold in every replicate as in the estimate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis.stats.per_case import CONFIDENCE
+from analysis.stats.speedup import baseline_rows, self_rows
+
+RESAMPLES = 400
+# (column, name used in sentences) of the factors whose product is the efficiency
+LOSS_FACTORS = {
+    "load_balance": "load imbalance",
+    "sync_efficiency": "synchronisation and scheduling",
+    "computation_scaling": "computation scaling",
+}
+MEASURED = ["worker_useful_mean_s", "worker_useful_max_s", "worker_work_mean", "worker_work_max"]
+FACTORS = [
+    "work_balance",
+    "load_balance",
+    "sync_efficiency",
+    "parallel_efficiency",
+    "one_worker_parallel_efficiency",
+    "computation_scaling",
+    "frequency_scaling",
+    "other_scaling",
+    "efficiency",
+]
+
+
+def _means(values: np.ndarray, draws: np.ndarray | None) -> np.ndarray:
+    """(quantities,) means over repetitions, or (quantities, resamples) over resampled repetitions."""
+    return values.mean(axis=0) if draws is None else values[draws].mean(axis=1).T
+
+
+def _factors(case: np.ndarray, one: np.ndarray, workers: int) -> dict[str, np.ndarray]:
+    """Factors from the means of (wall, useful mean, useful max, work mean, work max, clock) of a case
+    and of its 1-worker case (point estimates or rows of replicates)."""
+    wall, useful, useful_max, work, work_max, clock = case
+    wall_1, useful_1, _, _, _, clock_1 = one
+    computation = useful_1 / (workers * useful)
+    frequency = clock / clock_1
+    return {
+        "work_balance": work / work_max,
+        "load_balance": useful / useful_max,
+        "sync_efficiency": useful_max / wall,
+        "parallel_efficiency": useful / wall,
+        "one_worker_parallel_efficiency": useful_1 / wall_1,
+        "computation_scaling": computation,
+        "frequency_scaling": frequency,
+        "other_scaling": computation / frequency,
+        "efficiency": wall_1 / (workers * wall),
+    }
+
+
+def pop_metrics(summary: pd.DataFrame, records: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """One row per case whose records carry per-worker measurements and whose scaling series has a
+    1-worker case: the factors above, each with _lo/_hi (95 % percentile bootstrap), serial_cost,
+    efficiency_vs_serial and largest_loss (the factor furthest below 1 of LOSS_FACTORS)."""
+    columns = ["wall_s", *MEASURED, "clock_ghz"]
+    if records.empty or not set(MEASURED) <= set(records.columns):
+        return pd.DataFrame()
+    measured = records.dropna(subset=["wall_s", *MEASURED])
+    reps = {
+        case: group[columns].to_numpy(dtype=float)
+        for case, group in measured.groupby("case_id", observed=True)
+    }
+    one_row = self_rows(summary)
+    serial_row, _ = baseline_rows(summary, "serial")
+    median = summary["median_s"].to_numpy(dtype=float)
+    case_ids = summary["case_id"].to_numpy()
+    rng = np.random.default_rng(seed)
+    alpha = (1 - CONFIDENCE) / 2
+    rows = []
+    for i, case_id in enumerate(case_ids):
+        base = one_row.iloc[i]
+        if case_id not in reps or base < 0 or case_ids[base] not in reps:
+            continue
+        values, values_1 = reps[case_id], reps[case_ids[base]]
+        workers = int(summary["workers"].iloc[i])
+        point = _factors(_means(values, None), _means(values_1, None), workers)
+        draws = rng.integers(0, len(values), (RESAMPLES, len(values)))
+        draws_1 = rng.integers(0, len(values_1), (RESAMPLES, len(values_1)))
+        spread = _factors(_means(values, draws), _means(values_1, draws_1), workers)
+        row = {"case_id": case_id, "workers": workers}
+        for name in FACTORS:
+            row[name] = point[name]
+            low, high = (
+                np.nanquantile(spread[name], [alpha, 1 - alpha])
+                if np.isfinite(point[name])
+                else (np.nan,) * 2
+            )
+            row[f"{name}_lo"], row[f"{name}_hi"] = low, high
+        serial = serial_row.iloc[i]
+        row["serial_cost"] = median[serial] / median[base] if serial >= 0 else np.nan
+        row["efficiency_vs_serial"] = row["efficiency"] * row["serial_cost"]
+        row["largest_loss"] = min(LOSS_FACTORS, key=lambda name: row[name])
+        rows.append(row)
+    if not rows:
+        return pd.DataFrame()
+    table = pd.DataFrame(rows)
+    described = summary[["case_id", "node_type", "binary", "kernel", "lang", "model", "schedule", "sync"]]
+    return described.merge(table, on="case_id")

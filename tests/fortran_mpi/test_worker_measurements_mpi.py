@@ -1,0 +1,48 @@
+"""MPI records carry the per-worker measurements of every rank's threads (reduced onto rank 0): the
+work balance of the asymmetric image under block and cyclic row distributions equals the one computed
+from the image, exactly; under the master schedule rank 0 only hands out chunks, so its useful time is
+nil and its time is waiting."""
+
+import numpy as np
+import pytest
+
+from tests.mandelbrot_reference import PRESETS, reference_counts
+
+from .mpi_run import mpirun_records
+
+WIDTH, HEIGHT, MAX_ITER = 96, 90, 200
+ARGS = [
+    "--preset",
+    "asymmetric",
+    "--width",
+    WIDTH,
+    "--height",
+    HEIGHT,
+    "--max-iter",
+    MAX_ITER,
+    "--threads",
+    1,
+]
+
+
+@pytest.mark.parametrize(
+    ("schedule", "owner"),
+    [
+        ("block", lambda h, r: np.arange(h) * r // h),
+        ("cyclic", lambda h, r: np.arange(h) % r),
+    ],
+)
+def test_work_balance_over_ranks_is_the_one_the_image_predicts(need_mpirun, kernel, schedule, owner):
+    rows = reference_counts(WIDTH, HEIGHT, MAX_ITER, PRESETS["asymmetric"]).sum(axis=1).astype(float)
+    truth = np.bincount(owner(HEIGHT, 2), weights=rows, minlength=2)
+    (record,) = mpirun_records(2, kernel("mandelbrot-c-mpi"), *ARGS, "--schedule", schedule)
+    assert record["worker_work_mean"] * 2 == record["work"] == truth.sum()
+    assert record["worker_work_max"] == truth.max()
+
+
+def test_the_master_rank_waits_and_the_worker_rank_computes(need_mpirun, kernel):
+    (record,) = mpirun_records(2, kernel("mandelbrot-c-mpi"), *ARGS, "--schedule", "master")
+    assert record["worker_work_max"] == record["work"]  # rank 1 computed every row
+    assert record["worker_wait_mean_s"] > 0
+    # rank 0's useful time is (almost) nil: the mean over both ranks is about half the largest
+    assert record["worker_useful_mean_s"] < 0.6 * record["worker_useful_max_s"]
