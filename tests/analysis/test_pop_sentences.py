@@ -55,3 +55,14 @@ def test_the_factor_plot_is_drawn_per_binary(tmp_path):
     (plot,) = pop_plots(pd.DataFrame(rows), tmp_path)
     assert plot.skipped is None and plot.png.stat().st_size > 0
     assert pop_plots(pd.DataFrame(), tmp_path) == []
+
+
+def test_headline_cases_stay_within_one_worker_per_core():
+    """On 2 cores, 4 workers share cores: their loss is oversubscription, so the sentence names the
+    2-worker case; a node whose core count is unknown keeps every row."""
+    from analysis.outputs.report.sections.pop_metrics import within_cores
+
+    table = pd.DataFrame({"node_type": ["ws", "ws", "ws", "other"], "workers": [2, 3, 4, 8]})
+    kept = within_cores(table, {"ws": (2, "likwid-topology")})
+    assert kept["workers"].tolist() == [2, 8]
+    assert within_cores(table, {})["workers"].tolist() == [2, 3, 4, 8]

@@ -1,7 +1,8 @@
 """Where each headline case loses its efficiency, in POP's terms (stats/pop_metrics.py): one sentence
-per variant at its largest worker count naming the largest loss, whether an imbalance is in the work
-(the schedule deals it unevenly) or only in the time (the host: competing load, a slower CPU), and
-which schedule of the same binary removes it; then the factors' plots and table (pop_metrics.csv)."""
+per variant at its largest worker count up to one per core, naming the largest loss, whether an
+imbalance is in the work (the schedule deals it unevenly) or only in the time (the host: competing
+load, a slower CPU), and which schedule of the same binary removes it; then the factors' plots and
+table (pop_metrics.csv)."""
 
 from __future__ import annotations
 
@@ -68,7 +69,9 @@ def section(result, plots) -> list[Block]:
         return []
     scaled = pop[pop["workers"] > 1]
     headline = scaled.loc[
-        scaled.groupby(["node_type", "binary", "schedule", "sync"], dropna=False)["workers"].idxmax()
+        within_cores(scaled, getattr(result, "cores", {}))
+        .groupby(["node_type", "binary", "schedule", "sync"], dropna=False)["workers"]
+        .idxmax()
     ]
     families = {key: part for key, part in scaled.groupby(["node_type", "binary"], dropna=False)}
     sentences = [sentence(row, families[(row["node_type"], row["binary"])]) for _, row in headline.iterrows()]
@@ -86,3 +89,11 @@ def section(result, plots) -> list[Block]:
         folded("POP factors per case (pop_metrics.csv)", [Block("table", pop[TABLE_COLUMNS].round(3))]),
     ]
     return blocks
+
+
+def within_cores(table: pd.DataFrame, cores: dict) -> pd.DataFrame:
+    """The rows at up to one worker per core of their node type (more workers than cores share cores:
+    what such a case loses is oversubscription, not a finding about the variant); every row where the
+    node's core count is unknown."""
+    limit = table["node_type"].map(lambda nt: (cores.get(nt) or (None, ""))[0])
+    return table[limit.isna() | (table["workers"] <= limit.fillna(0))]
