@@ -1,10 +1,10 @@
 """What the per-worker measurements cost: the C kernels built as usual and built with them compiled
-out (-DSB_WORKER_TIMES=0, into build/perf-worker-times-off/), run alternately, round by round, on
+out (-DSB_WORKER_TIMES=0, into build/perf-worker-times-off/), run alternately, trial by trial, on
 repetitions of about 0.1 s; prints the median wall time per repetition of each and the overhead in %
 against the aim (at most 1 % of a 0.1 s repetition), also for --batch 1 pi with a coarse lock
 (every batch takes the one mutex). Prints, asserts nothing; run it on a quiet machine.
 
-Run: .venv/bin/python perf/perf_worker_times.py [--rounds N] [--reps K]   (or `make perf`)
+Run: .venv/bin/python perf/perf_worker_times.py [--trials N] [--reps K]   (or `make perf`)
 """
 
 import argparse
@@ -56,7 +56,9 @@ def walls(binary: Path, args: list[str], threads: int, reps: int) -> list[float]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--trials", type=int, default=5, help="alternating trials of the two builds (default 5)"
+    )
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     args = parser.parse_args()
@@ -65,7 +67,7 @@ def main() -> None:
     print(f"{'binary':24} {'options':52} {'on s':>9} {'off s':>9} {'overhead':>9}")
     for name, options in CASES:
         times = {"on": [], "off": []}
-        for _ in range(args.rounds):  # alternating: drift in the machine's load hits both alike
+        for _ in range(args.trials):  # alternating: drift in the machine's load hits both alike
             times["on"] += walls(ON / name, options, args.threads, args.reps)
             times["off"] += walls(off / name, options, args.threads, args.reps)
         on, cost = statistics.median(times["on"]), statistics.median(times["off"])
