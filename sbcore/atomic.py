@@ -72,31 +72,15 @@ def _replace(tmp: Path, path: Path) -> None:
 
 
 def write_atomic_by(path: Path, write, make_parents: bool = False) -> None:
-    """Like write_atomic, for content too big to hold in memory twice: `write(temp_path)` writes the
-    file (e.g. a CSV writer streaming to it), then it is fsynced and renamed over `path`."""
-    publish(write_temp_by(path, write, make_parents), path)
-
-
-def write_temp_by(path: Path, write, make_parents: bool = False) -> Path:
-    """The first half of write_atomic_by: `write(temp_path)` writes a temporary file beside `path`
-    (removed when that fails), which publish() then puts in place. Split so that a caller can write
-    its next file while this one's fsync waits for the disk."""
+    """Like write_atomic, for content too big to hold in memory twice: `write(temp_path)` writes a
+    temporary file beside `path` (e.g. a table writer streaming to it; removed when that fails), which
+    is then fsynced and renamed over `path`."""
     path = Path(path)
     if make_parents:
         path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _temp_path(path)
     try:
         write(tmp)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return tmp
-
-
-def publish(tmp: Path, path: Path) -> None:
-    """The second half of write_atomic_by: `tmp` fsynced and renamed over `path` (removed when that
-    fails)."""
-    try:
         fd = os.open(tmp, os.O_RDONLY)
         try:
             os.fsync(fd)
@@ -105,7 +89,7 @@ def publish(tmp: Path, path: Path) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    _replace(tmp, Path(path))
+    _replace(tmp, path)
 
 
 def write_new(path: Path, data: bytes | str) -> bool:

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from sbcore.atomic import publish, write_temp_by
+from sbcore.atomic import write_atomic_by
 
 
 def _column(series: pd.Series) -> pa.Array:
@@ -49,7 +49,7 @@ def write_table(frame: pd.DataFrame, path: Path) -> None:
     if write is None:
         raise ValueError(f"{path}: no table format for {Path(path).suffix!r} (one of {', '.join(WRITERS)})")
     table = arrow_table(frame)
-    publish(write_temp_by(path, lambda tmp: write(table, str(tmp)), make_parents=True), path)
+    write_atomic_by(path, lambda tmp: write(table, str(tmp)), make_parents=True)
 
 
 def write_files(tables: dict[Path, pd.DataFrame]) -> None:
