@@ -1,7 +1,8 @@
 """Two campaigns (before/after a change, or the same experiment on two clusters or node types): per
 matched case, ratio of medians B/A with a bootstrap CI, the Mann–Whitney p-value (Holm-corrected over
 all matched cases) and the verdict of the CI against a tolerance band (analysis/stats/verdicts.py, the
-engine `check --against` uses).
+engine `check --against` uses). Both sides are judged on their undisturbed repetitions by default
+(analysis/stats/undisturbed.py); a pair with too few of them on either side is `inconclusive`.
 
 Cases are matched by their content, not their case_id (which includes the node type): first on content
 and node type, then, among what is left, on content alone where that is unambiguous on both sides (one
@@ -20,6 +21,7 @@ from analysis.outputs.tables import write_table
 from analysis.records.load import load_records
 from analysis.stats.per_case import ratio_ci, summarize
 from analysis.stats.speedup import key_strings
+from analysis.stats.undisturbed import disturbed_reason, keep, too_disturbed
 from analysis.stats.variant_tests import holm
 from analysis.stats.verdicts import Band, judge
 from analysis.variants import NODE_TYPE_MATCH
@@ -41,6 +43,10 @@ COLUMNS = [
     "params_json",
     "n_a",
     "n_b",
+    "n_disturbed_a",
+    "n_disturbed_b",
+    "basis_a",
+    "basis_b",
     "median_a_s",
     "median_b_s",
     "ratio_b_over_a",
@@ -50,6 +56,7 @@ COLUMNS = [
     "p_holm",
     "verdict",
     "reps_needed",
+    "reason",
 ]
 DEFAULT_BAND = Band.around_one(0.10, 0.10)
 
@@ -89,16 +96,19 @@ def _unmatched_note(label: str, path, rows: pd.DataFrame) -> str:
 
 
 def compare_campaigns(
-    dir_a, dir_b, n_resamples: int = 2000, seed: int = 0, band: Band = DEFAULT_BAND
+    dir_a, dir_b, n_resamples=2000, seed=0, band: Band = DEFAULT_BAND, basis: str = "undisturbed"
 ) -> tuple[pd.DataFrame, list[str], list[str]]:
-    """(one row per matched pair, notes, the unmatched cases as 'A: case_id (...)' lines)."""
+    """(one row per matched pair, notes, the unmatched cases as 'A: case_id (...)' lines). Each side's
+    statistics are over its repetitions of `basis` (analysis/stats/undisturbed.py)."""
     notes = []
-    stats_of, cases_of = [], []
+    stats_of, cases_of, counts_of = [], [], []
     for path in (dir_a, dir_b):
         data = load_records(path)
         for file, reason in data.problems.itertuples(index=False):
             notes.append(f"{path.name}/{file}: skipped: {reason}")
-        stats_of.append(summarize(data.records, n_resamples, seed))
+        kept, counts = keep(data.records, basis)
+        stats_of.append(summarize(kept, n_resamples, seed))
+        counts_of.append(counts.set_index("case_id"))
         cases_of.append(read_campaign(path).cases)
     a, b = stats_of
     if a.table.empty or b.table.empty:
@@ -141,6 +151,10 @@ def compare_campaigns(
             **{c: matched["case_a"].map(info_a[c]) for c in ("schedule", "sync", "inner", "params_json")},
             "n_a": matched["n_a"],
             "n_b": matched["n_b"],
+            "n_disturbed_a": matched["case_a"].map(counts_of[0]["reps_disturbed"]),
+            "n_disturbed_b": matched["case_b"].map(counts_of[1]["reps_disturbed"]),
+            "basis_a": matched["case_a"].map(counts_of[0]["basis"]),
+            "basis_b": matched["case_b"].map(counts_of[1]["basis"]),
             "median_a_s": matched["median_s_a"],
             "median_b_s": matched["median_s_b"],
             "ratio_b_over_a": matched["median_s_b"] / matched["median_s_a"],
@@ -153,6 +167,18 @@ def compare_campaigns(
     out["verdict"], out["reps_needed"] = judge(
         out["ratio_b_over_a"], low, high, band, np.fmin(out["n_a"], out["n_b"])
     )
+    # Too few undisturbed repetitions on either side: the host, not the code, would decide.
+    measured_a = matched["case_a"].map(counts_of[0]["reps_measured"]).to_numpy(float)
+    measured_b = matched["case_b"].map(counts_of[1]["reps_measured"]).to_numpy(float)
+    short_a = too_disturbed(measured_a, out["n_disturbed_a"], basis)
+    short_b = too_disturbed(measured_b, out["n_disturbed_b"], basis)
+    out.loc[short_a | short_b, ["verdict", "reps_needed"]] = ["inconclusive", np.nan]
+    reason_a = disturbed_reason(measured_a, out["n_disturbed_a"], basis)
+    reason_b = disturbed_reason(measured_b, out["n_disturbed_b"], basis)
+    out["reason"] = [
+        "; ".join(f"{side}: {r}" for side, r in (("A", ra), ("B", rb)) if r)
+        for ra, rb in zip(reason_a, reason_b, strict=True)
+    ]
     order = ["node_type_a", "binary", "threads", "params_json", "case_a"]
     return out[COLUMNS].sort_values(order, ignore_index=True), notes, unmatched
 

@@ -1,6 +1,10 @@
 """`scalebench check`: every case of a campaign judged against a baseline campaign or a reference file
 by the CI of its ratio to the expected value (analysis/stats/verdicts.py); a table, no output files.
 
+Each case is judged on its undisturbed repetitions by default (analysis/stats/undisturbed.py: the
+machine-state probe's flags; a case with too few of them is `inconclusive`, reason "host disturbed"),
+or on all of them with `repetitions="all"`.
+
 Against a campaign: the ratio of medians campaign / baseline with its two-sample bootstrap CI, pairs
 matched by content as `compare` matches them (analysis/campaign_diff.py). Against references: the
 case's median and its 95 % CI divided by the reference's median_s, each with the band of its entry; for
@@ -20,6 +24,7 @@ from analysis.campaign_diff import compare_campaigns
 from analysis.performance_references import KEY, key_frame
 from analysis.records.load import load_records
 from analysis.stats.per_case import summarize
+from analysis.stats.undisturbed import disturbed_reason, keep, too_disturbed
 from analysis.stats.verdicts import Band, judge
 from sbcore import layout
 from sbcore.errors import ScalebenchError, UsageError
@@ -41,7 +46,10 @@ COLUMNS = [
     "band_high",
     "verdict",
     "reps",
+    "reps_disturbed",
+    "basis",
     "reps_needed",
+    "reason",
 ]
 
 
@@ -56,8 +64,10 @@ class Check:
         return bool((self.table["verdict"] == "regressed").any())
 
 
-def against_campaign(campaign_dir, baseline_dir, band: Band, n_resamples: int, seed: int) -> Check:
-    pairs, notes, unmatched = compare_campaigns(baseline_dir, campaign_dir, n_resamples, seed, band)
+def against_campaign(
+    campaign_dir, baseline_dir, band: Band, n_resamples: int, seed: int, basis: str = "undisturbed"
+) -> Check:
+    pairs, notes, unmatched = compare_campaigns(baseline_dir, campaign_dir, n_resamples, seed, band, basis)
     table = pd.DataFrame(
         {
             "case_id": pairs["case_b"],
@@ -76,7 +86,10 @@ def against_campaign(campaign_dir, baseline_dir, band: Band, n_resamples: int, s
             "band_high": band.high,
             "verdict": pairs["verdict"],
             "reps": pairs["n_b"],
+            "reps_disturbed": pairs["n_disturbed_b"],
+            "basis": pairs["basis_b"],
             "reps_needed": pairs["reps_needed"],
+            "reason": pairs["reason"],
         }
     )
     renamed = [u.replace("A: ", "baseline: ", 1).replace("B: ", "campaign: ", 1) for u in unmatched]
@@ -98,27 +111,33 @@ def analysed_speedups(campaign_dir) -> pd.DataFrame:
 
 
 def measured_cases(
-    campaign_dir, n_resamples: int, seed: int, speedups: bool = False
+    campaign_dir, n_resamples: int, seed: int, speedups: bool = False, basis: str = "undisturbed"
 ) -> tuple[pd.DataFrame, list[str]]:
-    """The campaign's cases with records: case table columns plus n, median_s and its 95 % CI (and, with
+    """The campaign's cases with measured records: case table columns plus reps_measured and
+    reps_disturbed, and n, median_s and its 95 % CI over the repetitions of its `basis` (and, with
     `speedups`, the analysis's speedup and its CI)."""
     data = load_records(campaign_dir)
     notes = [
         f"{campaign_dir.name}/{file}: skipped: {reason}"
         for file, reason in data.problems.itertuples(index=False)
     ]
-    stats = summarize(data.records, n_resamples, seed).table
-    if stats.empty:
+    kept, counts = keep(data.records, basis)
+    if counts.empty:
         raise ScalebenchError(f"check: {campaign_dir.name} has no readable records")
+    stats = summarize(kept, n_resamples, seed).table
+    stats = counts.merge(stats[["case_id", "n", "median_s", "ci_low_s", "ci_high_s"]], on="case_id")
     cases = read_campaign(campaign_dir).cases
-    merged = cases.merge(stats[["case_id", "n", "median_s", "ci_low_s", "ci_high_s"]], on="case_id")
+    merged = cases.merge(stats, on="case_id")
     if speedups:
         merged = merged.merge(analysed_speedups(campaign_dir), on="case_id", how="left")
     return merged, notes
 
 
-def against_references(campaign_dir, references: pd.DataFrame, n_resamples: int, seed: int) -> Check:
-    cases, notes = measured_cases(campaign_dir, n_resamples, seed, (references["metric"] == "speedup").any())
+def against_references(
+    campaign_dir, references: pd.DataFrame, n_resamples: int, seed: int, basis: str = "undisturbed"
+) -> Check:
+    speedups = (references["metric"] == "speedup").any()
+    cases, notes = measured_cases(campaign_dir, n_resamples, seed, speedups, basis)
     keyed = pd.concat([cases.drop(columns=KEY), key_frame(cases)], axis=1)
     matched = keyed.merge(references, on=KEY, how="outer", indicator=True)
     unmatched = [
@@ -146,6 +165,12 @@ def against_references(campaign_dir, references: pd.DataFrame, n_resamples: int,
         band = Band.around_one(lower, upper)
         idx = np.asarray(rows)
         verdict[idx], needed[idx] = judge(ratio[idx], low[idx], high[idx], band, both["n"].to_numpy()[idx])
+    # A time judged on too few undisturbed repetitions says nothing about the code. (A speedup entry is
+    # the analysis's, over all repetitions: its own interval carries the host's phases.)
+    short = too_disturbed(both["reps_measured"], both["reps_disturbed"], basis) & time
+    verdict[short] = "inconclusive"
+    needed[short] = np.nan
+    reason = np.where(short, disturbed_reason(both["reps_measured"], both["reps_disturbed"], basis), "")
     table = pd.DataFrame(
         {
             "case_id": both["case_id"],
@@ -163,8 +188,11 @@ def against_references(campaign_dir, references: pd.DataFrame, n_resamples: int,
             "band_low": 1 - both["lower"],
             "band_high": 1 + both["upper"],
             "verdict": verdict,
-            "reps": both["n"],
+            "reps": np.where(time, both["n"], both["reps_measured"]),
+            "reps_disturbed": both["reps_disturbed"],
+            "basis": np.where(time, both["basis"], "all"),
             "reps_needed": needed,
+            "reason": reason,
         }
     )
     return Check(

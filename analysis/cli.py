@@ -99,6 +99,7 @@ def register(sub) -> None:
     compare.add_argument("b", metavar="B", help="campaign compared with A")
     compare.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
     compare.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    repetitions_option(compare)
     tolerance_option(compare, "B/A")
     json_option(compare)
     compare.add_argument("--results-dir", type=Path, help=RESULTS_HELP)
@@ -113,6 +114,19 @@ def tolerance_option(parser, ratio: str) -> None:
         help=f"the band {ratio} may lie in: 0.1 (default) = [0.9, 1.1]; 0.05,0.1 = 5 %% faster to 10 %% "
         "slower. A case is regressed only when the whole 95 %% CI of the ratio lies above the band, improved "
         "when below, within when inside, else inconclusive (docs/performance-gate.md)",
+    )
+
+
+def repetitions_option(parser) -> None:
+    from analysis.stats.undisturbed import BASES, MIN_UNDISTURBED
+
+    parser.add_argument(
+        "--repetitions",
+        choices=BASES,
+        default=BASES[0],
+        help="what each case is judged on: its repetitions the machine-state probe did not flag as "
+        f"disturbed (default; a case with fewer than {MIN_UNDISTURBED} of them is inconclusive, "
+        "'host disturbed') or all of them",
     )
 
 
@@ -261,11 +275,15 @@ def run_compare(args: argparse.Namespace) -> int:
     band = tolerance_band(args.tolerance)
     dir_a = resolve_campaign(args.a, args.results_dir)
     dir_b = resolve_campaign(args.b, args.results_dir)
-    table, notes, unmatched = compare_campaigns(dir_a, dir_b, args.resamples, args.seed, band)
+    table, notes, unmatched = compare_campaigns(
+        dir_a, dir_b, args.resamples, args.seed, band, args.repetitions
+    )
     text = sys.stderr if args.json else sys.stdout
     warning = ct.rank_test_warning(table["n_a"], table["n_b"])
     for note in notes + ([warning] if warning else []):
         print(f"{'warning' if note is warning else 'note'}: {note}", file=sys.stderr)
+    for row in table[table["reason"] != ""].itertuples():
+        print(f"inconclusive: {row.case_a} / {row.case_b}: {row.reason}", file=sys.stderr)
     nodes = table["node_type_a"].where(
         table["node_type_a"] == table["node_type_b"], table["node_type_a"] + "->" + table["node_type_b"]
     )

@@ -6,7 +6,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from analysis.cli import RESULTS_HELP, check_resamples, json_option, tolerance_band, tolerance_option
+from analysis.cli import (
+    RESULTS_HELP,
+    check_resamples,
+    json_option,
+    repetitions_option,
+    tolerance_band,
+    tolerance_option,
+)
 from sbcore.errors import EXIT_FINDING, EXIT_OK, UsageError
 from sbcore.layout import resolve_campaign
 from sbcore.output_json import print_document
@@ -24,6 +31,8 @@ def register(sub) -> None:
         "or the case's entry in --references FILE (per node type; docs/performance-gate.md).\n"
         "An entry may expect a speedup instead (judged from the campaign's analysis: `analyze` first).\n"
         "--write-references FILE turns CAMPAIGN into such a file. Unmatched cases are listed.\n"
+        "Times are judged on the repetitions the machine-state probe did not flag as disturbed; a case\n"
+        "with too few of them is inconclusive ('host disturbed'), never regressed.\n"
         "Exit status 1 when a case regressed, else 0 (docs/exit-codes.md).",
         epilog="examples:\n  ./scalebench check latest --against smoke-20261120T080000Z --junit check.xml\n"
         "  ./scalebench check ref-run --write-references config/performance-references/mycluster.toml\n"
@@ -52,6 +61,7 @@ def register(sub) -> None:
     json_option(check)
     check.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
     check.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    repetitions_option(check)
     check.add_argument("--results-dir", type=Path, help=RESULTS_HELP)
     check.set_defaults(func=run_check, tolerance=None)
     register_history(sub)
@@ -76,7 +86,9 @@ def run_check(args: argparse.Namespace) -> int:
         if args.junit or args.json:
             raise UsageError("check --write-references: writes a file; --junit and --json need a check")
         speedups = args.metric == "speedup"
-        cases, notes = gate.measured_cases(campaign_dir, args.resamples, args.seed, speedups)
+        cases, notes = gate.measured_cases(
+            campaign_dir, args.resamples, args.seed, speedups, args.repetitions
+        )
         for note in notes:
             print(f"note: {note}", file=sys.stderr)
         n = write_references(
@@ -89,17 +101,23 @@ def run_check(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.against is not None:
         baseline = resolve_campaign(args.against, args.results_dir)
-        result = gate.against_campaign(campaign_dir, baseline, band, args.resamples, args.seed)
+        result = gate.against_campaign(
+            campaign_dir, baseline, band, args.resamples, args.seed, args.repetitions
+        )
         against = {"campaign": str(baseline)}
     else:
         references = read_references(args.references)
-        result = gate.against_references(campaign_dir, references, args.resamples, args.seed)
+        result = gate.against_references(
+            campaign_dir, references, args.resamples, args.seed, args.repetitions
+        )
         against = {"references": str(args.references)}
     out = sys.stderr if args.json else sys.stdout
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     for line in result.unmatched:
         print(f"unmatched: {line}", file=sys.stderr)
+    for row in result.table[result.table["reason"] != ""].itertuples():
+        print(f"inconclusive: {row.case_id}: {row.reason}", file=sys.stderr)
     print_verdicts(result.table, out)
     if args.junit is not None:
         from analysis.outputs.junit import write_junit
@@ -122,7 +140,7 @@ def print_verdicts(table, out) -> None:
         [
             table[["node_type", "binary"]],
             ct.varying_params(table["params_json"]),
-            table[["threads", "ranks", "reps", "reference", "measured"]],
+            table[["threads", "ranks", "reps", "reps_disturbed", "reference", "measured"]],
             pd.DataFrame(
                 {
                     "ratio [95% CI]": ct.ratio_text(

@@ -11,7 +11,7 @@ import math
 import sys
 
 FORMAT = "scalebench-output"
-VERSION = 1
+VERSION = 2  # 2: compare and check judge undisturbed repetitions (their medians changed meaning)
 
 
 def plain(value):

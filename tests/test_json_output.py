@@ -7,6 +7,7 @@ import jsonschema
 import pytest
 
 from tests.analysis.test_cli import scalebench
+from sbcore.output_json import VERSION
 from tests.json_schema import validate
 from tests.synthetic_campaigns import CaseSpec, NodeTypeSpec, write_campaign
 
@@ -54,9 +55,9 @@ def test_analyze_json_and_summary_json(repo_root, incomplete):
 
 
 def test_schema_rejects_what_it_does_not_describe():
-    good = {"format": "scalebench-output", "version": 1, "command": "status", "campaign": "c"}
+    good = {"format": "scalebench-output", "version": VERSION, "command": "status", "campaign": "c"}
     with pytest.raises(jsonschema.ValidationError):  # status without its cases
         validate(good)
     with pytest.raises(jsonschema.ValidationError):
-        validate({**good, "version": 2, "complete": True, "node_types": {}, "cases": []})
+        validate({**good, "version": VERSION + 1, "complete": True, "node_types": {}, "cases": []})
     validate({**good, "complete": True, "node_types": {}, "cases": []})

@@ -36,10 +36,20 @@ def gate(tmp_path_factory):
     experiment.write_text(EXPERIMENT)
     results = root / "results"
     env = {"SCALEBENCH_BIN_DIR": str(bin_dir)}
-    for name, slowdown in (("reference", "1"), ("unchanged", "1"), ("slower", "1.15")):
+    runs = (
+        ("reference", "1", ""),
+        ("unchanged", "1", ""),
+        ("slower", "1.15", ""),
+        ("slow-phase", "1", "1,3,5,7,9"),  # half the rerun in the host's slow phase, and flagged
+        ("disturbed", "1", "0,1,2,3,4,5,6"),  # too little left undisturbed to judge
+    )
+    for name, slowdown, disturbed in runs:
+        state = root / f"state-{name}"
+        state.mkdir()
         run = run_cli(
             "run", experiment, "--results-dir", results, "--name", name, "--no-progress",
-            env={**env, "SB_FAKE_SLOWDOWN": slowdown},
+            env={**env, "SB_FAKE_SLOWDOWN": slowdown, "SB_FAKE_DISTURBED_REPS": disturbed,
+                 "SB_FAKE_STATE_DIR": str(state)},
         )  # fmt: skip
         assert run.returncode == 0, run.stderr
     references = root / "references.toml"
@@ -103,3 +113,38 @@ def test_a_bad_reference_file_is_one_line_and_exit_2(gate, tmp_path):
     run = check(results, "unchanged", "--references", bad)
     assert run.returncode == 2 and run.stderr.count("\n") == 1, run.stderr
     assert str(bad) in run.stderr and "lower = -3" in run.stderr
+
+
+def test_a_slow_host_phase_is_judged_on_the_undisturbed_repetitions(gate):
+    """Half the rerun ran 1.5x slower in a planted host phase the probe flagged: judged on all
+    repetitions it is no longer `within` (the host decides the verdict); on the undisturbed half, the
+    default, it is `within` again, and says how many repetitions were left out."""
+    _, results, references = gate
+    default = check(results, "slow-phase", "--references", references, "--json")
+    assert default.returncode == 0, default.stderr
+    cases = validate(json.loads(default.stdout))["cases"]
+    assert {c["verdict"] for c in cases} == {"within"}
+    assert {(c["reps"], c["reps_disturbed"], c["basis"], c["reason"]) for c in cases} == {
+        (5, 5, "undisturbed", "")
+    }
+    every = check(results, "slow-phase", "--references", references, "--json", "--repetitions", "all")
+    assert {c["verdict"] for c in json.loads(every.stdout)["cases"]} & {"within"} == set()
+    against = check(results, "slow-phase", "--against", "reference", "--json")
+    assert {c["verdict"] for c in validate(json.loads(against.stdout))["cases"]} == {"within"}
+
+
+def test_a_rerun_too_disturbed_to_judge_is_inconclusive_never_a_verdict(gate):
+    root, results, references = gate
+    junit_file = root / "disturbed.xml"
+    run = check(results, "disturbed", "--references", references, "--json", "--junit", junit_file)
+    assert run.returncode == 0, run.stderr
+    cases = validate(json.loads(run.stdout))["cases"]
+    assert {c["verdict"] for c in cases} == {"inconclusive"} and {c["basis"] for c in cases} == {"all"}
+    assert {c["reason"] for c in cases} == {"host disturbed: 3 of 10 repetitions undisturbed, fewer than 5"}
+    assert run.stderr.count("host disturbed") == 2
+    junit = JUnitXml.fromfile(str(junit_file))
+    messages = [r.message for suite in junit for case in suite for r in case.result]
+    assert len(messages) == 2 and all("host disturbed" in m for m in messages)
+    against = check(results, "disturbed", "--against", "reference", "--json")
+    pairs = validate(json.loads(against.stdout))["cases"]
+    assert {c["verdict"] for c in pairs} == {"inconclusive"}

@@ -50,7 +50,9 @@ def junit_xml(suite: str, table: pd.DataFrame, unmatched: list[str]) -> bytes:
             failure.text = text
         elif row.verdict == "inconclusive":
             more = (
-                ""
+                f"; {row.reason}"
+                if row.reason
+                else ""
                 if row.reps_needed != row.reps_needed
                 else f"; about {int(row.reps_needed)} repetitions would decide"
             )

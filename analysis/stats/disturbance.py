@@ -94,7 +94,8 @@ def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
     out["probe_slowdown"] = _slowdown(out, host, LATENCY_CHAINS, NORMAL_QUANTILE)
     out["probe_tput_slowdown"] = _slowdown(out, host, TPUT_CHAINS, TPUT_NORMAL_QUANTILE)
     wait = numeric(out.get("probe_runq_wait_s"))
-    run = (out["wall_s"] + out.get("setup_s", 0).fillna(0)) * out["threads"]
+    setup = numeric(out["setup_s"]).fillna(0) if "setup_s" in out else 0
+    run = (out["wall_s"] + setup) * out["threads"]
     out["runq_wait_share"] = wait / run
     cpus = numeric(out.get("probe_cpus"))
     # Oversubscribed cases wait by design, and so do the microbenchmarks, whose ping-pong partners and
