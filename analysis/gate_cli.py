@@ -190,7 +190,11 @@ def register_history(sub) -> None:
         help="only cases with this problem parameter",
     )
     history.add_argument(
-        "--metric", choices=("median_s", "speedup"), default="median_s", help="(default median_s)"
+        "--metric",
+        choices=("median_s", "median_undisturbed_s", "speedup"),
+        default="median_s",
+        help="(default median_s; median_undisturbed_s: over the repetitions the machine-state probe did "
+        "not flag, as `check` judges)",
     )
     tolerance_option(history, "a campaign's value / the previous one's")
     history.add_argument(

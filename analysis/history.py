@@ -31,6 +31,8 @@ SERIES_KEY = [
 ]
 METRICS = {  # metric -> (value column, CI columns, higher is better)
     "median_s": ("median_s", "ci_low_s", "ci_high_s", False),
+    # over the repetitions the probe did not flag (analysis/stats/undisturbed.py), as `check` judges
+    "median_undisturbed_s": ("median_clean_s", "ci_low_clean_s", "ci_high_clean_s", False),
     "speedup": ("speedup", "speedup_ci_low", "speedup_ci_high", True),
 }
 
@@ -49,7 +51,12 @@ def _csv(name: str):
     return read
 
 
-TABLE_READERS = {"median_s": [_summary_json, _csv("summary.csv")], "speedup": [_csv("speedup.csv")]}
+COUNT_COLUMNS = {"median_undisturbed_s": "n_clean"}  # the repetitions behind a value (default "n")
+TABLE_READERS = {
+    "median_s": [_summary_json, _csv("summary.csv")],
+    "median_undisturbed_s": [_csv("summary.csv")],
+    "speedup": [_csv("speedup.csv")],
+}
 
 
 @dataclass
@@ -79,6 +86,7 @@ def read_table(campaign_dir: Path, metric: str) -> pd.DataFrame | None:
 
 def gather(results: Path, metric: str, filters: dict[str, str]) -> History:
     value, low, high, _ = METRICS[metric]
+    count = COUNT_COLUMNS.get(metric, "n")
     frames, not_analysed, unreadable = [], [], []
     for path in campaign_dirs(results):
         try:
@@ -89,12 +97,12 @@ def gather(results: Path, metric: str, filters: dict[str, str]) -> History:
         if table is None or table.empty:
             not_analysed.append(path.name)
             continue
-        missing = [c for c in [*SERIES_KEY, value, low, high, "n"] if c not in table]
+        missing = [c for c in [*SERIES_KEY, value, low, high, count] if c not in table]
         if missing:
             unreadable.append(f"{path.name}: its {metric} table lacks {', '.join(missing)}")
             continue
-        table = table[[*SERIES_KEY, value, low, high, "n"]].rename(
-            columns={value: "value", low: "ci_low", high: "ci_high"}
+        table = table[[*SERIES_KEY, value, low, high, count]].rename(
+            columns={value: "value", low: "ci_low", high: "ci_high", count: "n"}
         )
         table = select(table, filters)
         if table.empty:

@@ -48,6 +48,17 @@ def test_history_orders_by_date_and_marks_the_regression(repo_root, tmp_path):
     assert "plot: " in run.stderr and (tmp_path / "history.png").is_file()
     text = scalebench(repo_root, "history", "--threads", "4", "--results-dir", str(tmp_path))
     assert "regressed" in text.stdout and "2026-11-03" in text.stdout
+    # The medians `check` judges (undisturbed repetitions; none is disturbed here): the same verdicts,
+    # counted over the undisturbed repetitions.
+    clean = scalebench(
+        repo_root, "history", "--threads", "4", "--metric", "median_undisturbed_s", "--json",
+        "--results-dir", str(tmp_path),
+    )  # fmt: skip
+    assert clean.returncode == 0, clean.stderr
+    clean_doc = validate(json.loads(clean.stdout))
+    assert [p["verdict"] for p in clean_doc["points"]] == [None, "within", "regressed"]
+    assert [p["n"] for p in clean_doc["points"]] == [10, 10, 10]
+    assert [p["value"] for p in clean_doc["points"]] == [p["value"] for p in doc["points"]]
 
 
 def test_history_without_a_match_is_a_usage_error(repo_root, tmp_path):

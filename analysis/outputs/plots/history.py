@@ -11,7 +11,11 @@ import pandas as pd
 
 from analysis.outputs.plots.figure import MARKERS, MAX_SERIES, PALETTE, Plot, plt, save
 
-LABELS = {"median_s": "median time [s]", "speedup": "speedup"}
+LABELS = {
+    "median_s": "median time [s]",
+    "median_undisturbed_s": "median time, undisturbed repetitions [s]",
+    "speedup": "speedup",
+}
 
 
 def history_plot(points: pd.DataFrame, metric: str, path: Path) -> Plot:
