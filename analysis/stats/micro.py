@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 
 from analysis.reference_data import micro_references
 from analysis.stats.smt import compare_with_topology, siblings_by_timing
+from analysis.stats.verdicts import DEFAULT_MARGIN, EQUIVALENCE_CONFIDENCE, equivalence
 
 MICRO_KERNELS = ("osbench", "timing", "smt")
 TOOL_KERNELS = (
@@ -21,6 +23,7 @@ TOOL_KERNELS = (
 )  # the standard tools (lang "tool", kernels/tools/standard_tools.py)
 UNIT = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "x": 1.0}
 STATS = ("min_s", "median_s", "mean_s", "p99_s", "max_s")
+CI_RESAMPLES = 200  # bootstrap draws of the repetitions for a published figure's CI
 
 
 RECORD_FIELDS = ("case_id", "node_type", "kernel", "lang", "threads", "rep", "host")  # what is read here
@@ -46,8 +49,8 @@ def micro_records(records: pd.DataFrame) -> list[dict]:
     return out
 
 
-def case_table(records: list[dict]) -> pd.DataFrame:
-    """One row per case: kernel, threads, params, and the median over repetitions of each statistic."""
+def rep_table(records: list[dict]) -> pd.DataFrame:
+    """One row per repetition: kernel, threads, params and each numeric statistic of its record."""
     rows = []
     for r in records:
         row = {
@@ -63,18 +66,30 @@ def case_table(records: list[dict]) -> pd.DataFrame:
             {k: v for k, v in r["result"].items() if isinstance(v, int | float) and not isinstance(v, bool)}
         )
         rows.append(row)
-    if not rows:
-        return pd.DataFrame()
-    df = pd.DataFrame(rows)
-    keys = [
+    return pd.DataFrame(rows)
+
+
+def _case_keys(df: pd.DataFrame) -> list[str]:
+    return [
         c
         for c in df.columns
         if c in ("case_id", "node_type", "kernel", "threads", "op") or c.startswith("param_")
     ]
-    numeric = [c for c in df.columns if c not in keys and c != "rep"]
-    table = df.groupby(keys, dropna=False)[numeric].median().reset_index()
-    table.insert(len(keys), "reps", df.groupby(keys, dropna=False).size().to_numpy())
+
+
+def medians_by_case(reps: pd.DataFrame) -> pd.DataFrame:
+    """One row per case: the median over its repetitions of each statistic, and their count."""
+    keys = _case_keys(reps)
+    numeric = [c for c in reps.columns if c not in keys and c != "rep"]
+    table = reps.groupby(keys, dropna=False)[numeric].median().reset_index()
+    table.insert(len(keys), "reps", reps.groupby(keys, dropna=False).size().to_numpy())
     return table
+
+
+def case_table(records: list[dict]) -> pd.DataFrame:
+    """One row per case: kernel, threads, params, and the median over repetitions of each statistic."""
+    reps = rep_table(records)
+    return medians_by_case(reps) if len(reps) else pd.DataFrame()
 
 
 def _matching(table: pd.DataFrame, match: dict, threads: int | None = None) -> pd.DataFrame:
@@ -122,35 +137,92 @@ def ours_for(table: pd.DataFrame, figure: dict) -> tuple[float | None, str]:
     if stat == "period":
         sel = _matching(table, match)
         return (None, "no matching case") if sel.empty else (sel["period_s"].median() / scale, "our period")
-    if stat == "ratio":
-        return None, "a ratio between two systems the seed compared; not reproducible here"
     return None, f"unknown stat '{stat}'"
 
 
-def reference_table(table: pd.DataFrame, references: list[dict] | None = None) -> pd.DataFrame:
-    """Every published figure with ours beside it (same unit) and ours / published, per node type
-    (`references`: reference_data.micro_references())."""
+def resampled_case_tables(reps: pd.DataFrame, resamples: int, rng: np.random.Generator):
+    """Case tables of repetitions drawn with replacement within each case (a bootstrap over
+    repetitions), one per resample."""
+    groups = [g for _, g in reps.groupby("case_id", sort=True)]
+    for _ in range(resamples):
+        drawn = [g.iloc[rng.integers(0, len(g), len(g))] for g in groups]
+        yield medians_by_case(pd.concat(drawn, ignore_index=True))
+
+
+def figure_verdict(fig: dict, ours, low, high, n) -> tuple[str, float]:
+    """The equivalence verdict (analysis/stats/verdicts.py) of ours against a published figure."""
+    if ours is None or pd.isna(low):
+        return ("not measured" if ours is None else "inconclusive"), np.nan
+    value = fig["value"]
+    verdicts, needed = equivalence(
+        [ours / value], [low / value], [high / value], fig.get("margin", DEFAULT_MARGIN), [max(n, 1)]
+    )
+    return str(verdicts[0]), float(needed[0])
+
+
+def reference_table(
+    table: pd.DataFrame,
+    references: list[dict] | None = None,
+    reps: pd.DataFrame | None = None,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Every published figure with ours beside it (same unit), ours / published, and, given the
+    repetitions (`reps`: rep_table), ours' 90 % bootstrap CI and the equivalence verdict; per node type
+    (`references`: reference_data.micro_references()). A figure marked `not_reproducible` says why."""
     references = micro_references() if references is None else references
     if len(table) and table["node_type"].nunique() > 1:
-        parts = [reference_table(part, references) for _, part in table.groupby("node_type")]
+        parts = [
+            reference_table(part, references, None if reps is None else reps[reps["node_type"] == node])
+            for node, part in table.groupby("node_type")
+        ]
         return pd.concat(parts, ignore_index=True)
+    figures = [(ref, fig) for ref in references for fig in ref.get("figure", [])]
+    resampled = []
+    if reps is not None and len(reps):
+        rng = np.random.default_rng(seed)
+        resampled = list(resampled_case_tables(reps, CI_RESAMPLES, rng))
     rows = []
-    for ref in references:
-        for fig in ref.get("figure", []):
+    for ref, fig in figures:
+        reason = fig.get("not_reproducible")
+        if reason:
+            ours, how = None, f"not reproducible here: {reason}"
+        else:
             ours, how = ours_for(table, fig) if len(table) else (None, "no micro records")
-            rows.append(
-                {
-                    "seed": ref.get("seed", ""),
-                    "node_type": table["node_type"].iloc[0] if len(table) else "",
-                    "what": fig["what"],
-                    "published": fig["value"],
-                    "unit": fig.get("unit", ""),
-                    "ours": ours,
-                    "ratio": ours / fig["value"] if ours is not None and fig["value"] else None,
-                    "how": how,
-                }
-            )
+        low = high = np.nan
+        if ours is not None and resampled:
+            draws = [v for v, _ in (ours_for(t, fig) for t in resampled) if v is not None]
+            if len(draws) == len(resampled):
+                tail = (1 - EQUIVALENCE_CONFIDENCE) / 2
+                low, high = np.quantile(draws, [tail, 1 - tail])
+        n = int(table["reps"].min()) if "reps" in table and len(table) else 0
+        verdict, needed = (
+            ("not reproducible here", np.nan) if reason else figure_verdict(fig, ours, low, high, n)
+        )
+        rows.append(
+            {
+                "seed": ref.get("seed", ""),
+                "node_type": table["node_type"].iloc[0] if len(table) else "",
+                "what": fig["what"],
+                "published": fig["value"],
+                "unit": fig.get("unit", ""),
+                "ours": ours,
+                "ci_low": low,
+                "ci_high": high,
+                "ratio": ours / fig["value"] if ours is not None and fig["value"] else None,
+                "margin": fig.get("margin", DEFAULT_MARGIN),
+                "verdict": verdict,
+                "needed_n": needed,
+                "how": how,
+                "binding": binding_note(fig),
+            }
+        )
     return pd.DataFrame(rows)
+
+
+def binding_note(fig: dict) -> str:
+    """What a reader must know about how the figure is bound: inferred readings, derived values."""
+    notes = [f"{k}: {fig[k]}" for k in ("inferred", "derived_from") if fig.get(k)]
+    return "; ".join(notes)
 
 
 def _case_medians(records: list[dict]) -> dict[str, dict]:
@@ -274,11 +346,15 @@ def micro_tables(table: pd.DataFrame, hosts: dict[str, dict]) -> dict[str, pd.Da
     if "kernel" not in table or not table["kernel"].isin(MICRO_KERNELS).any():
         return {}
     records = micro_records(table)
-    cases = case_table(records)
+    reps = rep_table(records)
+    cases = medians_by_case(reps) if len(reps) else pd.DataFrame()
     tables = {}
     if len(cases):
         tables["micro.csv"] = cases
-        tables["micro_reference.csv"] = reference_table(cases[cases["kernel"].isin(MICRO_KERNELS)])
+        mine = cases["kernel"].isin(MICRO_KERNELS)
+        tables["micro_reference.csv"] = reference_table(
+            cases[mine], reps=reps[reps["kernel"].isin(MICRO_KERNELS)]
+        )
     siblings = siblings_table(hosts, records)
     if len(siblings):
         tables["micro_siblings.csv"] = siblings

@@ -25,6 +25,7 @@ import numpy as np
 VERDICTS = ("regressed", "improved", "within", "inconclusive")
 EQUIVALENCE = ("agrees", "differs", "inconclusive")
 EQUIVALENCE_CONFIDENCE = 0.90  # two one-sided tests at alpha = 5 %
+DEFAULT_MARGIN = 0.10  # a reproduction's margin when its figure states none: +-10 % of the published value
 
 
 @dataclass(frozen=True)

@@ -8,29 +8,31 @@ import pandas as pd
 
 from analysis.outputs.report.blocks import Block, ci_text
 from analysis.outputs.report.markdown import md_table
+from analysis.stats.reference import LOAD_NOT_APPLIED
 
 
 def display_table(table: pd.DataFrame) -> pd.DataFrame:
-    """What a reader compares: label, scenario, study, measured with CI, verdict, load CPU share."""
+    """What a reader compares: label, scenario, study, measured with its 90 % CI, margin, verdict (with
+    the repetitions that would decide an inconclusive one), load CPU share got / expected."""
 
     rows = []
     for r in table.itertuples(index=False):
-        if r.kind == "mapping":
-            measured = r.verdict
-        elif r.kind == "value":
-            measured = "n/a" if np.isnan(r.measured) else f"{r.measured:.4g}"
-        else:
-            measured = ci_text(r.measured, r.ci_low, r.ci_high, digits=4)
+        mapping = r.kind == "mapping"
+        measured = r.verdict if mapping else ci_text(r.measured, r.ci_low, r.ci_high, digits=4)
+        verdict = "" if mapping else r.verdict
+        if verdict == "inconclusive" and pd.notna(r.needed_n):
+            verdict += f" (n ≈ {int(r.needed_n)} would decide)"
         rows.append(
             {
                 "comparison": r.label,
                 "scenario": r.scenario,
                 "metric": r.metric,
                 "study": "" if np.isnan(r.study) else f"{r.study:.3g}",
-                "measured": measured,
-                "n": r.n,
-                "verdict": "" if r.kind == "mapping" else r.verdict,
-                "load CPU share": "" if pd.isna(r.load_cpu_share) else f"{r.load_cpu_share:.0%}",
+                "measured (90 % CI)": measured,
+                "n": f"{r.n}" + (" trials" if r.pairing == "paired" else ""),
+                "margin": "" if pd.isna(r.margin) else f"±{r.margin:.0%}",
+                "verdict": verdict,
+                "load CPU share": load_text(r.load_cpu_share, r.load_share_expected),
             }
         )
     out = pd.DataFrame(rows)
@@ -39,23 +41,24 @@ def display_table(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def load_text(share: float, expected: float) -> str:
+    if pd.isna(share):
+        return ""
+    return f"{share:.0%}" + ("" if pd.isna(expected) else f" of {float(expected):.0%} expected")
+
+
 def agreement_text(table: pd.DataFrame) -> str:
     factors = table[table["kind"] != "mapping"]
     if factors.empty:
         return "Nothing numeric to compare: the table lists what was asked and what the OS applied."
-    measured = factors["measured"].notna()
-    agree = factors["verdict"].str.startswith(("agrees", "close")).sum()
-    unclear = factors["verdict"].str.startswith("inconclusive").sum()
-    worst = (
-        factors[measured].assign(rel=(factors["measured"] / factors["study"] - 1).abs()).sort_values("rel")
+    counts = factors["verdict"].value_counts()
+    parts = [f"{counts.get(v, 0)} {v}" for v in ("agrees", "differs", "inconclusive", LOAD_NOT_APPLIED)]
+    text = (
+        f"Of {len(factors)} comparisons: {', '.join(parts)} (equivalence: the 90 % CI of measured / study "
+        "wholly inside the margin agrees, wholly outside differs; nothing else counts as agreement)."
     )
-    text = f"{agree} of {len(factors)} comparisons agree with the study (within the CI or within 10 %)"
-    text += f", {unclear} inconclusive (CI wider than half the factor)." if unclear else "."
-    if len(worst):
-        w = worst.iloc[-1]
-        text += f" Largest difference: {w['label']} ({w['scenario']}): "
-        text += f"study {w['study']:.3g}, measured {w['measured']:.3g}."
-    return text
+    unmeasured = counts.get("not measured", 0)
+    return text + (f" {unmeasured} not measured." if unmeasured else "")
 
 
 def reference_section(result, plots=()) -> list[Block]:
@@ -68,9 +71,11 @@ def reference_section(result, plots=()) -> list[Block]:
         Block(
             "p",
             f"Study: {ref.seed.get('title', ref.spec)} ({ref.seed.get('machine', 'machine not stated')}). "
-            f"Its finding: {ref.case.get('shape', 'not stated')}. Factors = median time of the base case / "
-            "median time of the case (95 % percentile-bootstrap CI); only factors and shapes are compared, "
-            "never seconds. Load CPU share = CPU time the competing load got / CPU time its hogs asked for.",
+            f"Its finding: {ref.case.get('shape', 'not stated')}. Factors = base case / case: the median of "
+            "per-trial ratios where both were measured in paired trials, else the ratio of medians (90 % "
+            "percentile-bootstrap CI); only factors and shapes are compared, never seconds. Verdicts: "
+            "docs/verdict-rule.md. Load CPU share = CPU time the competing load got / CPU time of its hogs, "
+            "beside the share it should get in that scenario; below 80 % of that, `load not applied`.",
         ),
         Block("table", display_table(table)),
         Block("p", agreement_text(table)),
