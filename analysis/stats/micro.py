@@ -23,6 +23,7 @@ TOOL_KERNELS = (
 )  # the standard tools (lang "tool", kernels/tools/standard_tools.py)
 UNIT = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "x": 1.0}
 STATS = ("min_s", "median_s", "mean_s", "p99_s", "max_s")
+NO_SMT = "needs a host with SMT (two hardware threads per core); this campaign's hosts have none"
 CI_RESAMPLES = 200  # bootstrap draws of the repetitions for a published figure's CI
 
 
@@ -165,14 +166,18 @@ def reference_table(
     references: list[dict] | None = None,
     reps: pd.DataFrame | None = None,
     seed: int = 0,
+    smt: bool = False,
 ) -> pd.DataFrame:
     """Every published figure with ours beside it (same unit), ours / published, and, given the
     repetitions (`reps`: rep_table), ours' 90 % bootstrap CI and the equivalence verdict; per node type
-    (`references`: reference_data.micro_references()). A figure marked `not_reproducible` says why."""
+    (`references`: reference_data.micro_references()). A figure marked `not_reproducible` says why, as
+    does one that `requires = "smt"` when no host of the campaign has SMT (`smt`)."""
     references = micro_references() if references is None else references
     if len(table) and table["node_type"].nunique() > 1:
         parts = [
-            reference_table(part, references, None if reps is None else reps[reps["node_type"] == node])
+            reference_table(
+                part, references, None if reps is None else reps[reps["node_type"] == node], seed, smt
+            )
             for node, part in table.groupby("node_type")
         ]
         return pd.concat(parts, ignore_index=True)
@@ -183,7 +188,7 @@ def reference_table(
         resampled = list(resampled_case_tables(reps, CI_RESAMPLES, rng))
     rows = []
     for ref, fig in figures:
-        reason = fig.get("not_reproducible")
+        reason = fig.get("not_reproducible") or (NO_SMT if fig.get("requires") == "smt" and not smt else None)
         if reason:
             ours, how = None, f"not reproducible here: {reason}"
         else:
@@ -366,6 +371,11 @@ def micro_tables(table: pd.DataFrame, hosts: dict[str, dict]) -> dict[str, pd.Da
 
 # Agreement: ours / theirs within [0.75, 1/0.75]: "within 25 %" whichever of the two is taken as the base.
 AGREEMENT = (0.75, 1 / 0.75)
+
+
+def has_smt(hosts: dict[str, dict]) -> bool:
+    """True when a host of the campaign has a core with more than one hardware thread."""
+    return any(len(g) > 1 for h in hosts.values() for g in sibling_groups(h.get("topology") or {}))
 
 
 def sibling_groups(topology: dict) -> list[list[int]]:

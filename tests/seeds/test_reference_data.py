@@ -40,7 +40,15 @@ def test_compared_factors_are_the_published_ones(name):
     published = {(r["cpus"], r.get("sync"), r["threads"]): r["factor"] for r in case["published"]}
     for factor in case["factors"]:
         p = factor["point"]
-        assert factor["study"] == published[(p["cpus"], p.get("sync"), p["threads"])]
+        if factor["metric"] == "wall_s":
+            assert factor["study"] == published[(p["cpus"], p.get("sync"), p["threads"])]
+        else:  # the CPU-time factors are derived: 1-thread CPU time / CPU time, and say so
+            assert factor["metric"] == "cpu_s" and "derived_from" in factor
+            rows = {(r["cpus"], r.get("sync"), r["threads"]): r["cpu_time_s"] for r in case["published"]}
+            one = rows[(p["cpus"], p.get("sync"), 1)]
+            assert factor["study"] == pytest.approx(
+                one / rows[(p["cpus"], p.get("sync"), p["threads"])], abs=6e-4
+            )
 
 
 def test_cpu_times_are_seconds_converted_from_m_ss():
