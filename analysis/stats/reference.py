@@ -30,6 +30,15 @@ CONFIDENCE = EQUIVALENCE_CONFIDENCE
 LOAD_APPLIED = 0.8  # a load that got less than this fraction of its expected share was not applied
 MIN_PAIRED_TRIALS = 3  # fewer trials measured together: the unpaired ratio of medians
 LOAD_NOT_APPLIED = "load not applied"
+NEEDS_PRIVILEGE = "not run: needs root or CAP_SYS_NICE"
+
+
+def needs_privilege(dims: dict[str, str]) -> bool:
+    """A real-time policy or a negative nice value: what an unprivileged user cannot set."""
+    policy = dims.get("worker_policy", DEFAULT)
+    nices = [dims.get(k, DEFAULT) for k in ("nice", "worker_nice")]
+    negative = any(v.lstrip().startswith("-") for n in nices for v in n.split(","))
+    return policy.startswith(("fifo", "rr")) or negative
 COLUMNS = [
     "reference",
     "label",
@@ -245,6 +254,8 @@ def compare(ref: Reference, cases: list[dict], records: pd.DataFrame, seed: int 
                 row["study"], row["measured"], row.get("ci_low", np.nan), row.get("ci_high", np.nan),
                 row["margin"], max(row["n"], 1),
             )  # fmt: skip
+            if point is None and needs_privilege(d):
+                row["verdict"] = NEEDS_PRIVILEGE
             if not load_applied(row.get("load_cpu_share", np.nan), factor.get("load_share")):
                 row["verdict"], row["needed_n"] = LOAD_NOT_APPLIED, np.nan
             rows.append(row)

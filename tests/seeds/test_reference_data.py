@@ -203,3 +203,13 @@ def test_scenario_table_of_knobs_without_load():
         "worker_nice=5", "none", "other nice 5 x2", 2.0, 2
     )  # fmt: skip
     assert table["load_cpu_share"].isna().all()
+
+
+def test_an_unmeasured_privileged_scenario_says_it_needs_root():
+    ref = Reference("x:y", {}, {"factors": [
+        {"label": "fifo", "point": {"worker_policy": "fifo:1", "threads": 2}, "base": {"threads": 1},
+         "study": 1.0},
+    ]})  # fmt: skip
+    cases = [_case("one", 1, 2), {**_case("two", 2, 2), "params": {"worker_policy": "fifo:1"}}]
+    row = compare(ref, cases, _records({"one": [1.0, 1.0]})).iloc[0]
+    assert row["verdict"] == "not run: needs root or CAP_SYS_NICE"

@@ -82,17 +82,50 @@ def reference_section(result, plots=()) -> list[Block]:
     ]
 
 
+def conditions_text(result) -> str:
+    """When, where and under what load the campaign was measured: the quiet gate's record (jobs/seeds.py)
+    where there is one, else the load when it was planned; and the share of repetitions the machine-state
+    probe flagged as disturbed."""
+    c = result.campaign
+    host = c.manifest.get("hostname") or "unknown host"
+    quiet = c.quiet or {}
+    before = quiet.get("before") or {}
+    if before:
+        gate = (
+            "quiet gate skipped"
+            if before.get("skipped")
+            else f"quiet gate: load < {before['load_below']:g} and CPUs < {before['busy_below']:.0%} busy, "
+            f"passed after {before['waited_s']:g} s"
+        )
+        took, after = quiet.get("duration_s", 0), quiet.get("load_after_1min", float("nan"))
+        text = (
+            f"Measured {before['checked']} – {quiet.get('finished', '?')} ({took:.0f} s) "
+            f"on {host}{' as root' if quiet.get('root') else ', not as root'}; 1-minute load average "
+            f"{before['load_1min']:.2f} before ({gate}), {after:.2f} after"
+        )
+    else:
+        load = c.manifest.get("load_average")
+        busy = f", load average {load[0]:.2f} when planned" if isinstance(load, list) and load else ""
+        text = f"Measured on {host} (campaign created {c.manifest.get('created', '?')}{busy}; no quiet gate)"
+    summary = getattr(result, "summary", None)
+    if summary is not None and {"n_disturbed", "n_clean"} <= set(summary.columns):
+        flagged, clean = summary["n_disturbed"].sum(), summary["n_clean"].sum()
+        if flagged + clean:
+            text += f"; {flagged / (flagged + clean):.0%} of repetitions flagged disturbed by the probe"
+    return text + "."
+
+
 def markdown(result) -> str:
     """The section as Markdown, for the generated part of docs/seed-reproductions.md."""
     ref, table = result.reference
-    c = result.campaign
-    host = c.manifest.get("hostname") or c.manifest.get("hostnames") or "unknown host"
-    load = c.manifest.get("load_average")
-    # A busy machine explains wide CIs: say how busy it was when the campaign was planned.
-    busy = f" (load average {load[0]:.1f} when planned)" if isinstance(load, list) and load else ""
     lines = [
-        f"Campaign `{c.name}` on {host}{busy}; {agreement_text(table)}",
+        f"Campaign `{result.campaign.name}`. {conditions_text(result)}",
         "",
         md_table(display_table(table)),
+        "",
+        agreement_text(table),
     ]
+    note = ref.case.get("on_linux")
+    if note:
+        lines += ["", f"On Linux on this hardware: {note}"]
     return "\n".join(lines)
