@@ -39,6 +39,8 @@ def needs_privilege(dims: dict[str, str]) -> bool:
     nices = [dims.get(k, DEFAULT) for k in ("nice", "worker_nice")]
     negative = any(v.lstrip().startswith("-") for n in nices for v in n.split(","))
     return policy.startswith(("fifo", "rr")) or negative
+
+
 COLUMNS = [
     "reference",
     "label",

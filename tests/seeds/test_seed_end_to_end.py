@@ -119,4 +119,10 @@ def test_tc09_sync_styles_on_one_cpu_and_two_cores(tmp_path):
     assert table["label"].str.contains("8 threads / 1 thread").all()
     checksums = {r["checksum"] for r in campaign_records(campaign)}
     assert len(checksums) == 1  # every sync style and CPU count computed the same image
-    assert "coarse (method), 1 CPU, 8 threads / 1 thread" in generated(doc, "seed-000:tc09")
+    section = generated(doc, "seed-000:tc09")
+    assert "coarse (method), 1 CPU, 8 threads / 1 thread" in section
+    # beside the study's explanation of the coarse-lock collapse: our POP decomposition of each coarse case
+    assert "The study explains: on 1 CPU coarse (method) locking collapses" in section
+    decomposed = [line for line in section.splitlines() if line.startswith("- binary=mandelbrot-c-pthreads")]
+    assert len(decomposed) == 2 and all("sync=coarse" in line for line in decomposed)
+    assert all(" loses " in line and "(efficiency " in line for line in decomposed)

@@ -8,7 +8,8 @@ import pandas as pd
 
 from analysis.outputs.report.blocks import Block, ci_text
 from analysis.outputs.report.markdown import md_table
-from analysis.stats.reference import LOAD_NOT_APPLIED
+from analysis.outputs.report.sections.pop_metrics import sentence
+from analysis.stats.reference import LOAD_NOT_APPLIED, case_dims, selects
 
 
 def display_table(table: pd.DataFrame) -> pd.DataFrame:
@@ -125,7 +126,37 @@ def markdown(result) -> str:
         "",
         agreement_text(table),
     ]
-    note = ref.case.get("on_linux")
-    if note:
-        lines += ["", f"On Linux on this hardware: {note}"]
+    decomposition = decomposition_sentences(result, ref, table)
+    if decomposition:
+        lines += [
+            "",
+            f"The study explains: {ref.case['explains']}. Our decomposition (POP, docs/pop-metrics.md):",
+        ]
+        lines += ["", *(f"- {s}" for s in decomposition)]
     return "\n".join(lines)
+
+
+def decomposition_sentences(result, ref, table: pd.DataFrame) -> list[str]:
+    """Where the study explains a result (`explains`): for each compared case its `decompose` selects
+    (more than one worker), the POP sentence of where its efficiency goes (stats/pop_metrics.py)."""
+    pop = getattr(result, "pop_metrics", None)
+    selector = ref.case.get("decompose")
+    if pop is None or pop.empty or not selector or not ref.case.get("explains"):
+        return []
+    dims = {c["case_id"]: case_dims(c) for c in result.campaign.case_lines}
+    scenario = table.drop_duplicates("point_case").set_index("point_case")["scenario"]
+    wanted = [cid for cid in scenario.index if cid in dims and selects(dims[cid], selector)]
+    scaled = pop[pop["workers"] > 1]
+    families = {key: part for key, part in scaled.groupby(["node_type", "binary"], dropna=False)}
+    out = []
+    for _, row in scaled[scaled["case_id"].isin(wanted)].iterrows():
+        text = sentence(row, families[(row["node_type"], row["binary"])])
+        cpus = dims[row["case_id"]]["cpus"]
+        if cpus.isdigit() and row["workers"] > int(cpus):
+            text += (
+                f" ({row['workers']} workers on {cpus} CPU{'s' if int(cpus) > 1 else ''}: an efficiency of "
+                f"at most {int(cpus) / row['workers']:.2f} by design, so the waiting for a CPU shows as "
+                "synchronisation and scheduling loss)"
+            )
+        out.append(f"{scenario[row['case_id']]}: {text}")
+    return out
