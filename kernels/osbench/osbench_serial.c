@@ -7,6 +7,9 @@
 #include "sb_micro_util.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +29,7 @@ static const char *const cpus_names[] = {"same", "split", NULL};
 static const char *const touch_names[] = {"no", "yes", NULL};
 static const char *const policy_names[] = {"other", "fifo", "rr", NULL};
 static const int policy_codes[] = {SCHED_OTHER, SCHED_FIFO, SCHED_RR};
+static const char *const mode_names[] = {"pipe", "yield", NULL};
 
 static const sb_micro_option options[] = {
     {"op", "timer", "thread-create|fork|fork-exec|ctxsw-thread|ctxsw-process|malloc|timer"},
@@ -35,6 +39,9 @@ static const sb_micro_option options[] = {
     {"touch", "no", "malloc: write one byte per page before free (no|yes)"},
     {"cpus", "same", "ctxsw: both parties on this CPU (same) or on two CPUs (split)"},
     {"policy", "other", "ctxsw: scheduling policy of both parties, other|fifo|rr (priority 50)"},
+    {"mode", "pipe",
+     "ctxsw: hand-off by a pipe token (pipe) or by sched_yield (yield: --cpus same, --policy "
+     "fifo|rr)"},
 };
 
 static int check(const char *const *v, char *err, int32_t errlen) {
@@ -45,8 +52,18 @@ static int check(const char *const *v, char *err, int32_t errlen) {
         sbm_parse_i64("bytes", v[3], 1, INT64_C(1) << 30, &bytes, err, errlen) ||
         sbm_parse_choice("touch", v[4], touch_names, err, errlen) < 0 ||
         sbm_parse_choice("cpus", v[5], cpus_names, err, errlen) < 0 ||
-        sbm_parse_choice("policy", v[6], policy_names, err, errlen) < 0)
+        sbm_parse_choice("policy", v[6], policy_names, err, errlen) < 0 ||
+        sbm_parse_choice("mode", v[7], mode_names, err, errlen) < 0)
         return -1;
+    if (strcmp(v[7], "yield") == 0 && (strcmp(v[5], "same") != 0 || strcmp(v[6], "other") == 0)) {
+        snprintf(
+            err, (size_t)errlen,
+            "--mode yield: needs --cpus same and --policy fifo|rr (under SCHED_OTHER, or on two "
+            "CPUs, sched_yield does not hand the CPU to the other party), got --cpus %s --policy "
+            "%s",
+            v[5], v[6]);
+        return -1;
+    }
     if (ops % batch != 0) {
         snprintf(err, (size_t)errlen, "--batch: '%s' does not divide --ops %s", v[2], v[1]);
         return -1;
@@ -192,6 +209,122 @@ static void run_pingpong(sb_ctx *ctx, int process, int64_t ops, int64_t batch, d
     sb_set_checksum_value(ctx, (uint64_t)token);
 }
 
+/* ---- yield hand-off: both parties real-time on one CPU, each sched_yield() hands over the CPU
+ * ---- */
+
+struct yielder {
+    _Atomic int64_t turn; /* odd: the partner's turn; even: main's */
+    int64_t rounds;
+    int cpu, policy, go[2];
+    _Atomic int64_t errors;
+    _Atomic int ready; /* the partner is pinned and real-time */
+};
+
+/* The partner: once released (a blocking read, so that main can become real-time first), it takes
+ * every odd turn, makes it even and yields; while it is not its turn it yields too. */
+static void yield_partner(struct yielder *y) {
+    sbm_pin_self(y->cpu);
+    char go;
+    if (set_policy(y->policy) != 0) {
+        y->errors++;
+        atomic_store(&y->ready, 1);
+        return;
+    }
+    atomic_store(&y->ready, 1);
+    if (read(y->go[0], &go, 1) != 1) {
+        y->errors++;
+        return;
+    }
+    for (int64_t i = 0; i < y->rounds; i++) {
+        while ((atomic_load(&y->turn) & 1) == 0)
+            sched_yield();
+        atomic_fetch_add(&y->turn, 1);
+        sched_yield();
+    }
+}
+
+static void *yield_partner_thread(void *arg) {
+    yield_partner(arg);
+    return NULL;
+}
+
+/* One round = main's yield and the partner's: two switches. Main makes the turn odd and yields;
+ * when sched_yield returns the partner must have run (the turn is even again), else they did not
+ * alternate. */
+static void run_yield(sb_ctx *ctx, int process, int64_t ops, int64_t batch, double *t) {
+    struct yielder *y =
+        mmap(NULL, sizeof *y, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (y == MAP_FAILED || pipe(y->go))
+        sb_fail(ctx, "mmap or pipe failed");
+    atomic_store(&y->turn, 0);
+    y->rounds = ops;
+    y->cpu = sched_getcpu();
+    y->policy = policy_codes[choice(ctx, "policy", policy_names)];
+    sbm_pin_self(y->cpu);
+    pthread_t th;
+    pid_t child = -1;
+    if (process) {
+        child = fork();
+        if (child < 0)
+            sb_fail(ctx, "fork failed");
+        if (child == 0) {
+            yield_partner(y);
+            _exit(y->errors ? 1 : 0);
+        }
+    } else if (pthread_create(&th, NULL, yield_partner_thread, y) != 0) {
+        sb_fail(ctx, "pthread_create failed");
+    }
+    while (!atomic_load(&y->ready)) /* main stays SCHED_OTHER until then, so the partner can run */
+        usleep(50);
+    if (y->errors || set_policy(y->policy) != 0)
+        sb_fail(ctx, "--policy: permission denied (SCHED_FIFO/RR need root or CAP_SYS_NICE)");
+    if (write(y->go[1], "g", 1) != 1)
+        sb_fail(ctx, "yield: could not release the partner");
+    struct rusage r0, r1;
+    getrusage(RUSAGE_THREAD, &r0);
+    sb_compute_begin(ctx);
+    sb_worker_begin(ctx, 0);
+    int64_t missed = 0;
+    for (int64_t s = 0; s < ops / batch; s++) {
+        double t0 = sbm_now();
+        for (int64_t i = 0; i < batch; i++) {
+            atomic_fetch_add(&y->turn, 1);
+            sched_yield();
+            while (atomic_load(&y->turn) & 1) { /* the partner has not run: yield until it has */
+                missed++;
+                sched_yield();
+            }
+        }
+        t[s] = (sbm_now() - t0) / (double)(2 * batch);
+    }
+    sb_worker_end(ctx, 0);
+    sb_compute_end(ctx);
+    getrusage(RUSAGE_THREAD, &r1);
+    set_policy(SCHED_OTHER);
+    if (process) {
+        int status = 0;
+        waitpid(child, &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            sb_fail(ctx, "yield partner process failed");
+    } else {
+        pthread_join(th, NULL);
+        if (y->errors)
+            sb_fail(ctx, "yield partner thread failed");
+    }
+    close(y->go[0]);
+    close(y->go[1]);
+    sb_set_op_times(ctx, "switch", t, ops / batch, 2 * batch);
+    sb_set_result_number(ctx, "round_trips", (double)ops);
+    /* yields that found the partner had not run: 0 when every yield handed over the CPU */
+    sb_set_result_number(ctx, "yields_without_switch", (double)missed);
+    sb_set_result_number(ctx, "main_switches_per_round_trip",
+                         (double)(r1.ru_nvcsw - r0.ru_nvcsw + r1.ru_nivcsw - r0.ru_nivcsw) /
+                             (double)ops);
+    sb_set_result_number(ctx, "partner_cpu", y->cpu);
+    sb_set_checksum_value(ctx, (uint64_t)ops);
+    munmap(y, sizeof *y);
+}
+
 /* ---- the rest: timed loops in this thread -----------------------------------------------------
  */
 
@@ -300,7 +433,10 @@ static int run(sb_ctx *ctx) {
     switch (op) {
     case OP_CTXSW_THREAD:
     case OP_CTXSW_PROCESS:
-        run_pingpong(ctx, op == OP_CTXSW_PROCESS, ops, batch, t);
+        if (choice(ctx, "mode", mode_names) == 1)
+            run_yield(ctx, op == OP_CTXSW_PROCESS, ops, batch, t);
+        else
+            run_pingpong(ctx, op == OP_CTXSW_PROCESS, ops, batch, t);
         break;
     case OP_MALLOC:
         run_malloc(ctx, ops, batch, t);
@@ -324,7 +460,9 @@ const sb_kernel_desc sb_kernel = {
         "OS overhead per operation: thread create+join, fork+waitpid, fork+exec+waitpid,\n"
         "a context switch between two threads or two processes (pipe ping-pong; a round trip\n"
         "is two switches, each sample is divided by 2*batch; tokens are checked so the parties\n"
-        "provably alternate), malloc+free of --bytes, and the cost and smallest step of\n"
-        "clock_gettime(CLOCK_MONOTONIC). result: min/median/mean/p99/max seconds per op.",
+        "provably alternate; or --mode yield: sched_yield hand-offs between two real-time\n"
+        "parties on one CPU, checked the same way), malloc+free of --bytes, and the cost and\n"
+        "smallest step of clock_gettime(CLOCK_MONOTONIC). result: min/median/mean/p99/max\n"
+        "seconds per op.",
     .run = run,
 };

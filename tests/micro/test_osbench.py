@@ -31,6 +31,7 @@ def test_records_validate_and_carry_the_distribution(kernel, record_validator):
         "touch": "no",
         "cpus": "same",
         "policy": "other",
+        "mode": "pipe",
     }
 
 
@@ -44,6 +45,25 @@ def test_pingpong_on_one_cpu_switches_once_per_round_trip(kernel, op, policy):
     assert r["round_trips"] == 3000
     assert r["main_switches_per_round_trip"] >= 0.95
     assert 1e-8 < r["median_s"] < 1e-3
+
+
+@pytest.mark.parametrize("policy", ["fifo", "rr"])
+@pytest.mark.parametrize("op", ["ctxsw-thread", "ctxsw-process"])
+def test_yield_hand_offs_alternate_on_one_cpu(kernel, op, policy):
+    """The seed's implicit switch: every sched_yield of a real-time party hands the CPU to the other
+    (the kernel counts the yields that found the partner had not run), one switch out per round."""
+    r = one(kernel, "--op", op, "--ops", "3000", "--batch", "100", "--mode", "yield", "--policy", policy)[
+        "result"
+    ]
+    assert r["ops"] == 6000 and r["round_trips"] == 3000
+    assert r["yields_without_switch"] == 0 and r["main_switches_per_round_trip"] >= 0.95
+    assert 1e-8 < r["median_s"] < 1e-3
+
+
+def test_yield_mode_refuses_what_cannot_alternate(kernel):
+    for args in (["--policy", "other"], ["--policy", "fifo", "--cpus", "split"]):
+        proc = run_raw(kernel(BINARY), "--op", "ctxsw-thread", "--mode", "yield", *args)
+        assert proc.returncode == 2 and "--mode yield: needs --cpus same and --policy fifo|rr" in proc.stderr
 
 
 def test_pingpong_across_cpus_puts_the_partner_elsewhere(kernel):
