@@ -149,14 +149,17 @@ def decomposition_sentences(result, ref, table: pd.DataFrame) -> list[str]:
     scaled = pop[pop["workers"] > 1]
     families = {key: part for key, part in scaled.groupby(["node_type", "binary"], dropna=False)}
     out = []
-    for _, row in scaled[scaled["case_id"].isin(wanted)].iterrows():
+    chosen = scaled[scaled["case_id"].isin(wanted)]
+    cpus_of = {cid: dims[cid]["cpus"] for cid in wanted}
+    chosen = chosen.assign(cpus=chosen["case_id"].map(cpus_of)).sort_values(["binary", "cpus", "workers"])
+    for _, row in chosen.iterrows():
         text = sentence(row, families[(row["node_type"], row["binary"])])
         cpus = dims[row["case_id"]]["cpus"]
         if cpus.isdigit() and row["workers"] > int(cpus):
             text += (
                 f" ({row['workers']} workers on {cpus} CPU{'s' if int(cpus) > 1 else ''}: an efficiency of "
-                f"at most {int(cpus) / row['workers']:.2f} by design, so the waiting for a CPU shows as "
-                "synchronisation and scheduling loss)"
+                f"at most {int(cpus) / row['workers']:.2f} by design: only the loss beyond it is the "
+                "variant's)"
             )
         out.append(f"{scenario[row['case_id']]}: {text}")
     return out
