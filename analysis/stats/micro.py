@@ -12,8 +12,9 @@ import numpy as np
 import pandas as pd
 
 from analysis.reference_data import micro_references
+from analysis.stats.reference import ratio_with_ci
 from analysis.stats.smt import compare_with_topology, siblings_by_timing
-from analysis.stats.verdicts import DEFAULT_MARGIN, EQUIVALENCE_CONFIDENCE, equivalence
+from analysis.stats.verdicts import DEFAULT_MARGIN, EQUIVALENCE_CONFIDENCE, Band, equivalence, equivalence_in
 
 MICRO_KERNELS = ("osbench", "timing", "smt")
 TOOL_KERNELS = (
@@ -242,7 +243,12 @@ def _case_medians(records: list[dict]) -> dict[str, dict]:
             [{k: v for k, v in r["result"].items() if isinstance(v, int | float) and not isinstance(v, bool)}
              for r in reps]
         )  # fmt: skip
-        out[case_id] = {"first": reps[0], "median": numbers.median().to_dict(), "reps": len(reps)}
+        out[case_id] = {
+            "first": reps[0],
+            "median": numbers.median().to_dict(),
+            "values": numbers,
+            "reps": len(reps),
+        }
     return out
 
 
@@ -261,8 +267,11 @@ def tools_table(records: list[dict]) -> pd.DataFrame:
     node type pinned to the same CPUs; the compared statistic is the median over each case's repetitions.
     Columns: ratio = ours / theirs in our definition of the operation; `agrees`: the ratio lies in the
     range the definitions predict (`expected_low`..`expected_high`, from the tool record; AGREEMENT where
-    both measure the same thing)."""
+    both measure the same thing) by the equivalence rule (analysis/stats/verdicts.py): the 90 % CI of
+    the ratio of medians wholly inside the range (`verdict` agrees, `agrees` true), wholly outside
+    (differs), else inconclusive."""
     cases = _case_medians(records)
+    rng = np.random.default_rng(0)
     tools = [c for c in cases.values() if c["first"].get("lang") == "tool"]
     rows = []
     for theirs in sorted(tools, key=lambda c: (c["first"]["kernel"], sorted(c["first"]["params"].items()))):
@@ -282,8 +291,13 @@ def tools_table(records: list[dict]) -> pd.DataFrame:
             ours_s, theirs_s = ours["median"].get(stat), theirs["median"].get(stat)
             if not (pd.notna(ours_s) and pd.notna(theirs_s) and ours_s > 0 and theirs_s > 0):
                 continue
-            r = ours_s / theirs_s
+            r, ci_low, ci_high = ratio_with_ci(
+                ours["values"][stat].to_numpy(dtype=float), theirs["values"][stat].to_numpy(dtype=float), rng
+            )
             low, high = t["result"].get("expected_ratio", AGREEMENT)
+            verdict, needed = equivalence_in(
+                [r], [ci_low], [ci_high], Band(low, high), [min(ours["reps"], theirs["reps"])]
+            )
             factor = theirs["median"].get("our_ops_per_their_op", 1)
             rows.append(
                 {
@@ -297,9 +311,13 @@ def tools_table(records: list[dict]) -> pd.DataFrame:
                     "reps_ours": ours["reps"],
                     "reps_theirs": theirs["reps"],
                     "ratio": r,
+                    "ci_low": ci_low,
+                    "ci_high": ci_high,
                     "expected_low": low,
                     "expected_high": high,
-                    "agrees": low <= r <= high,
+                    "verdict": verdict[0],
+                    "needed_n": needed[0],
+                    "agrees": verdict[0] == "agrees",
                     "our_ops_per_their_op": factor,
                     "switches_per_their_op": theirs["median"].get("switches_per_their_op"),
                     "definition": t["result"].get("definition", ""),

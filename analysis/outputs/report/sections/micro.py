@@ -77,8 +77,10 @@ def tool_blocks(tools) -> list[Block]:
             )
         )
         return b
-    agree = int(tools["agrees"].sum())
-    b.append(Block("p", f"{TOOLS_INTRO} {agree} of {len(tools)} pairs lie in the expected range."))
+    counts = tools["verdict"].value_counts()
+    tally = ", ".join(f"{counts.get(v, 0)} {v}" for v in ("agrees", "differs", "inconclusive"))
+    rule = "the 90 % CI of ours / theirs wholly inside the expected range agrees, wholly outside differs"
+    b.append(Block("p", f"{TOOLS_INTRO} Of {len(tools)} pairs: {tally} ({rule}: docs/verdict-rule.md)."))
     switches = tools["switches_per_their_op"]
     shown = pd.DataFrame(
         {
@@ -92,7 +94,7 @@ def tool_blocks(tools) -> list[Block]:
             "expected": tools["expected_low"].map(lambda v: f"{v:.2f}")
             + "–"
             + tools["expected_high"].map(lambda v: f"{v:.2f}"),
-            "as expected": tools["agrees"].map(lambda a: "yes" if a else "NO"),
+            "verdict": tools["verdict"],
             "n ours / theirs": tools["reps_ours"].astype(str) + " / " + tools["reps_theirs"].astype(str),
             "their op = our ops": tools["our_ops_per_their_op"].map(lambda v: f"{v:g}"),
             "switches counted per their op": switches.map(lambda v: "" if pd.isna(v) else f"{v:.2f}"),
