@@ -14,6 +14,7 @@ of the per-trial ratios; otherwise the ratio of the two medians over independent
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +32,8 @@ LOAD_APPLIED = 0.8  # a load that got less than this fraction of its expected sh
 MIN_PAIRED_TRIALS = 3  # fewer trials measured together: the unpaired ratio of medians
 LOAD_NOT_APPLIED = "load not applied"
 NEEDS_PRIVILEGE = "not run: needs root or CAP_SYS_NICE"
+JUDGED = ("factor", "value")  # the kinds that get an equivalence verdict (not mapping, not limit)
+RESULT_METRICS = ("threads_created", "limit_reached")  # numbers of a record's result a factor may name
 
 
 def needs_privilege(dims: dict[str, str]) -> bool:
@@ -80,6 +83,7 @@ def case_dims(case: dict) -> dict[str, str]:
     """The dimensions a reference selects cases by, every value as text."""
     dims = {
         "binary": case["binary"],
+        "kernel": case.get("kernel", DEFAULT),
         "model": case["model"],
         "threads": case["threads"],
         "cpus": case.get("cpus", ALL_CPUS),
@@ -108,6 +112,9 @@ def metric_values(records: pd.DataFrame) -> pd.DataFrame:
     out["extra_os_threads"] = (r["os_threads"] - r["threads"]).astype(float)
     for column in ("load_cpu_share", "sched_asked", "sched_applied", "invocation"):
         out[column] = r[column].values if column in r else None
+    results = r["result_json"] if "result_json" in r else pd.Series(None, index=r.index)
+    for key in RESULT_METRICS:
+        out[key] = [json.loads(j).get(key) if isinstance(j, str) else None for j in results]
     return out
 
 
@@ -201,6 +208,23 @@ def _value(point, metric: str) -> dict:
     return {"measured": median, "ci_low": float(low), "ci_high": float(high), "n": len(values)}
 
 
+def limit_row(point, study: float) -> dict:
+    """A limit probe (osbench thread-limit): how many threads lived at once, and whether the OS refused
+    one (the limit) or the probe stopped at its cap (a lower bound). A limit is a fact of the platform,
+    not a figure to be equivalent to: the verdict says which side of the study's it lies."""
+    if point is None:
+        return {"measured": np.nan, "verdict": "not measured"}
+    created = float(point["threads_created"].astype(float).min())
+    reached = bool(point["limit_reached"].astype(float).max())
+    side = "above" if created > study else "below"
+    verdict = (
+        f"limit {created:.0f}, {side} the study's"
+        if reached
+        else f"no limit up to {created:.0f} (the probe's cap), {side} the study's"
+    )
+    return {"measured": created, "n": len(point), "verdict": verdict}
+
+
 def compare(ref: Reference, cases: list[dict], records: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """One row per (factor, matching point case): the study's value beside the measured one."""
     values = metric_values(records)
@@ -223,7 +247,7 @@ def compare(ref: Reference, cases: list[dict], records: pd.DataFrame, seed: int 
                 "kind": kind,
                 "metric": metric,
                 "study": float(factor["study"]) if kind != "mapping" else np.nan,
-                "margin": float(factor.get("margin", DEFAULT_MARGIN)) if kind != "mapping" else np.nan,
+                "margin": float(factor.get("margin", DEFAULT_MARGIN)) if kind in JUDGED else np.nan,
                 "point_case": cid,
                 "base_case": None,
                 "scenario": scenario_text(d, [*point_sel, *base_sel], environment[cid]),
@@ -238,6 +262,10 @@ def compare(ref: Reference, cases: list[dict], records: pd.DataFrame, seed: int 
                     row["scenario"] += f"; asked: {point['sched_asked'].iloc[0]}"
                     row["verdict"] = f"applied: {'; '.join(sorted(set(map(str, point['sched_applied']))))}"
                     row["n"] = len(point)
+                rows.append(row)
+                continue
+            if kind == "limit":
+                row |= limit_row(point, row["study"])
                 rows.append(row)
                 continue
             if kind == "value":

@@ -21,10 +21,12 @@ enum op {
     OP_CTXSW_THREAD,
     OP_CTXSW_PROCESS,
     OP_MALLOC,
-    OP_TIMER
+    OP_TIMER,
+    OP_THREAD_LIMIT
 };
-static const char *const op_names[] = {"thread-create", "fork",   "fork-exec", "ctxsw-thread",
-                                       "ctxsw-process", "malloc", "timer",     NULL};
+static const char *const op_names[] = {"thread-create", "fork",          "fork-exec",
+                                       "ctxsw-thread",  "ctxsw-process", "malloc",
+                                       "timer",         "thread-limit",  NULL};
 static const char *const cpus_names[] = {"same", "split", NULL};
 static const char *const touch_names[] = {"no", "yes", NULL};
 static const char *const policy_names[] = {"other", "fifo", "rr", NULL};
@@ -32,8 +34,10 @@ static const int policy_codes[] = {SCHED_OTHER, SCHED_FIFO, SCHED_RR};
 static const char *const mode_names[] = {"pipe", "yield", NULL};
 
 static const sb_micro_option options[] = {
-    {"op", "timer", "thread-create|fork|fork-exec|ctxsw-thread|ctxsw-process|malloc|timer"},
-    {"ops", "10000", "operations per repetition, 1..10^8"},
+    {"op", "timer",
+     "thread-create|fork|fork-exec|ctxsw-thread|ctxsw-process|malloc|timer|thread-limit"},
+    {"ops", "10000",
+     "operations per repetition, 1..10^8 (thread-limit: the most threads to create)"},
     {"batch", "1", "operations per timed sample, 1..10^6; must divide --ops"},
     {"bytes", "1024", "malloc: bytes per allocation, 1..2^30"},
     {"touch", "no", "malloc: write one byte per page before free (no|yes)"},
@@ -325,6 +329,69 @@ static void run_yield(sb_ctx *ctx, int process, int64_t ops, int64_t batch, doub
     munmap(y, sizeof *y);
 }
 
+/* ---- thread-limit: create threads that all stay alive until the cap or the first refusal ---- */
+
+static void *blocked_thread(void *arg) {
+    char c;
+    while (read(*(int *)arg, &c, 1) > 0) { /* returns 0 when the write end is closed */
+    }
+    return NULL;
+}
+
+static double read_number(const char *path) {
+    FILE *f = fopen(path, "r");
+    double v = NAN;
+    if (f) {
+        if (fscanf(f, "%lf", &v) != 1)
+            v = NAN;
+        fclose(f);
+    }
+    return v;
+}
+
+/* Threads with the smallest stack, each blocked in read() on one pipe, until --ops threads live or
+ * pthread_create refuses; then the pipe is closed and all are joined. The cap keeps a shared
+ * machine usable (the limits of the whole system are shared with every other user). */
+static void run_thread_limit(sb_ctx *ctx, int64_t cap, double *t) {
+    int fds[2];
+    pthread_t *threads = malloc((size_t)cap * sizeof *threads);
+    if (!threads || pipe(fds))
+        sb_fail(ctx, "out of memory or pipes");
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, PTHREAD_STACK_MIN);
+    int64_t n = 0;
+    int refused = 0;
+    sb_compute_begin(ctx);
+    sb_worker_begin(ctx, 0);
+    double t0 = sbm_now();
+    for (; n < cap; n++) {
+        refused = pthread_create(&threads[n], &attr, blocked_thread, &fds[0]);
+        if (refused)
+            break;
+    }
+    t[0] = n ? (sbm_now() - t0) / (double)n : NAN;
+    sb_worker_end(ctx, 0);
+    sb_compute_end(ctx);
+    close(fds[1]);
+    for (int64_t i = 0; i < n; i++)
+        pthread_join(threads[i], NULL);
+    close(fds[0]);
+    pthread_attr_destroy(&attr);
+    free(threads);
+    struct rlimit nproc;
+    getrlimit(RLIMIT_NPROC, &nproc);
+    sb_set_op_times(ctx, "thread-limit", t, 1, n ? n : 1);
+    sb_set_result_number(ctx, "threads_created", (double)n);
+    sb_set_result_number(ctx, "limit_reached", refused ? 1 : 0);
+    sb_set_result_number(ctx, "refusal_errno", refused);
+    sb_set_result_number(ctx, "threads_max", read_number("/proc/sys/kernel/threads-max"));
+    sb_set_result_number(ctx, "max_map_count", read_number("/proc/sys/vm/max_map_count"));
+    sb_set_result_number(ctx, "rlimit_nproc",
+                         nproc.rlim_cur == RLIM_INFINITY ? -1 : (double)nproc.rlim_cur);
+    sb_set_checksum_value(ctx, (uint64_t)n);
+}
+
 /* ---- the rest: timed loops in this thread -----------------------------------------------------
  */
 
@@ -444,6 +511,9 @@ static int run(sb_ctx *ctx) {
     case OP_TIMER:
         run_timer(ctx, ops, batch, t);
         break;
+    case OP_THREAD_LIMIT:
+        run_thread_limit(ctx, ops, t);
+        break;
     default:
         run_create(ctx, op, ops, batch, t);
         break;
@@ -462,7 +532,8 @@ const sb_kernel_desc sb_kernel = {
         "is two switches, each sample is divided by 2*batch; tokens are checked so the parties\n"
         "provably alternate; or --mode yield: sched_yield hand-offs between two real-time\n"
         "parties on one CPU, checked the same way), malloc+free of --bytes, and the cost and\n"
-        "smallest step of clock_gettime(CLOCK_MONOTONIC). result: min/median/mean/p99/max\n"
-        "seconds per op.",
+        "smallest step of clock_gettime(CLOCK_MONOTONIC); thread-limit: how many threads\n"
+        "can live at once, up to --ops (threads_created, limit_reached, the OS limits).\n"
+        "result: min/median/mean/p99/max seconds per op.",
     .run = run,
 };

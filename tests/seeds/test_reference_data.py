@@ -213,3 +213,13 @@ def test_an_unmeasured_privileged_scenario_says_it_needs_root():
     cases = [_case("one", 1, 2), {**_case("two", 2, 2), "params": {"worker_policy": "fifo:1"}}]
     row = compare(ref, cases, _records({"one": [1.0, 1.0]})).iloc[0]
     assert row["verdict"] == "not run: needs root or CAP_SYS_NICE"
+
+
+def test_the_thread_limit_probe_reads_as_a_limit_or_a_lower_bound():
+    from analysis.stats.reference import limit_row
+
+    capped = pd.DataFrame({"threads_created": [10000, 10000], "limit_reached": [0, 0]})
+    assert limit_row(capped, 7146)["verdict"] == "no limit up to 10000 (the probe's cap), above the study's"
+    refused = pd.DataFrame({"threads_created": [5000, 5100], "limit_reached": [1, 1]})
+    row = limit_row(refused, 7146)
+    assert (row["measured"], row["verdict"]) == (5000, "limit 5000, below the study's")

@@ -9,7 +9,7 @@ import pandas as pd
 from analysis.outputs.report.blocks import Block, ci_text
 from analysis.outputs.report.markdown import md_table
 from analysis.outputs.report.sections.pop_metrics import sentence
-from analysis.stats.reference import LOAD_NOT_APPLIED, case_dims, selects
+from analysis.stats.reference import JUDGED, LOAD_NOT_APPLIED, case_dims, selects
 
 
 def display_table(table: pd.DataFrame) -> pd.DataFrame:
@@ -20,6 +20,8 @@ def display_table(table: pd.DataFrame) -> pd.DataFrame:
     for r in table.itertuples(index=False):
         mapping = r.kind == "mapping"
         measured = r.verdict if mapping else ci_text(r.measured, r.ci_low, r.ci_high, digits=4)
+        if r.kind == "limit":
+            measured = "n/a" if pd.isna(r.measured) else f"{r.measured:.0f}"
         verdict = "" if mapping else r.verdict
         if verdict == "inconclusive" and pd.notna(r.needed_n):
             verdict += f" (n ≈ {int(r.needed_n)} would decide)"
@@ -28,7 +30,7 @@ def display_table(table: pd.DataFrame) -> pd.DataFrame:
                 "comparison": r.label,
                 "scenario": r.scenario,
                 "metric": r.metric,
-                "study": "" if np.isnan(r.study) else f"{r.study:.3g}",
+                "study": "" if np.isnan(r.study) else f"{r.study:.4g}",
                 "measured (90 % CI)": measured,
                 "n": f"{r.n}" + (" trials" if r.pairing == "paired" else ""),
                 "margin": "" if pd.isna(r.margin) else f"±{r.margin:.0%}",
@@ -49,7 +51,7 @@ def load_text(share: float, expected: float) -> str:
 
 
 def agreement_text(table: pd.DataFrame) -> str:
-    factors = table[table["kind"] != "mapping"]
+    factors = table[table["kind"].isin(JUDGED)]
     if factors.empty:
         return "Nothing numeric to compare: the table lists what was asked and what the OS applied."
     counts = factors["verdict"].value_counts()
