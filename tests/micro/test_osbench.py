@@ -131,3 +131,11 @@ def test_pinning_of_one_repetition_does_not_leak_into_the_next(kernel):
     )
     assert len(records) == 3
     assert all(r["result"]["partner_cpu"] != r["placement"][0][0] for r in records)
+
+
+def test_thread_limit_probe_keeps_the_threads_alive_up_to_its_cap(kernel):
+    record = one(kernel, "--op", "thread-limit", "--ops", "300")
+    r = record["result"]
+    assert (r["threads_created"], r["limit_reached"], r["refusal_errno"]) == (300, 0, 0)
+    assert r["threads_max"] > 0 and r["max_map_count"] > 0 and r["rlimit_nproc"] != 0
+    assert record["checksum"] and r["op"] == "thread-limit"
