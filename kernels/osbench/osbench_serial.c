@@ -127,9 +127,59 @@ static void partner_loop(struct pingpong *pp) {
     }
 }
 
+/* The partner as a thread: non-NULL when it failed. */
 static void *partner_thread(void *arg) {
     partner_loop(arg);
-    return NULL;
+    return ((struct pingpong *)arg)->errors ? arg : NULL;
+}
+
+/* Starts a switch benchmark's partner: a child process (exit status 1 when it failed) or a thread.
+ */
+static void start_partner(sb_ctx *ctx, int process, void *(*partner)(void *), void *arg,
+                          pid_t *child, pthread_t *th) {
+    *child = -1;
+    memset(th, 0, sizeof *th); /* (unused when the partner is a process) */
+    if (process) {
+        *child = fork();
+        if (*child < 0)
+            sb_fail(ctx, "fork failed");
+        if (*child == 0)
+            _exit(partner(arg) ? 1 : 0);
+    } else if (pthread_create(th, NULL, partner, arg) != 0) {
+        sb_fail(ctx, "pthread_create failed");
+    }
+}
+
+/* After the timed loop of a switch benchmark: back to SCHED_OTHER, the partner finished and
+ * checked. */
+static void end_partner(sb_ctx *ctx, int process, pid_t child, pthread_t th, int64_t errors,
+                        const char *what) {
+    set_policy(SCHED_OTHER);
+    char msg[96];
+    if (process) {
+        int status = 0;
+        waitpid(child, &status, 0);
+        snprintf(msg, sizeof msg, "%s partner process failed", what);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            sb_fail(ctx, msg);
+    } else {
+        pthread_join(th, NULL);
+        snprintf(msg, sizeof msg, "%s partner thread failed", what);
+        if (errors)
+            sb_fail(ctx, msg);
+    }
+}
+
+/* The result of a switch benchmark: per-switch times and, on one CPU, how often the measuring party
+ * left the CPU per round trip (it blocks, or is preempted by the woken partner). */
+static void set_switch_results(sb_ctx *ctx, const double *t, int64_t ops, int64_t batch,
+                               const struct rusage *r0, const struct rusage *r1, int partner_cpu) {
+    sb_set_op_times(ctx, "switch", t, ops / batch, 2 * batch);
+    sb_set_result_number(ctx, "round_trips", (double)ops);
+    sb_set_result_number(ctx, "main_switches_per_round_trip",
+                         (double)(r1->ru_nvcsw - r0->ru_nvcsw + r1->ru_nivcsw - r0->ru_nivcsw) /
+                             (double)ops);
+    sb_set_result_number(ctx, "partner_cpu", partner_cpu);
 }
 
 /* One sample = `batch` round trips; a round trip is two switches (main -> partner -> main) when
@@ -154,18 +204,8 @@ static void run_pingpong(sb_ctx *ctx, int process, int64_t ops, int64_t batch, d
     if (set_policy(pp.policy) != 0)
         sb_fail(ctx, "--policy: permission denied (SCHED_FIFO/RR need root or CAP_SYS_NICE)");
     pthread_t th;
-    pid_t child = -1;
-    if (process) {
-        child = fork();
-        if (child < 0)
-            sb_fail(ctx, "fork failed");
-        if (child == 0) {
-            partner_loop(&pp);
-            _exit(pp.errors ? 1 : 0);
-        }
-    } else if (pthread_create(&th, NULL, partner_thread, &pp) != 0) {
-        sb_fail(ctx, "pthread_create failed");
-    }
+    pid_t child;
+    start_partner(ctx, process, partner_thread, &pp, &child, &th);
     struct rusage r0, r1;
     getrusage(RUSAGE_THREAD, &r0);
     sb_compute_begin(ctx);
@@ -185,31 +225,14 @@ static void run_pingpong(sb_ctx *ctx, int process, int64_t ops, int64_t batch, d
     sb_worker_end(ctx, 0);
     sb_compute_end(ctx);
     getrusage(RUSAGE_THREAD, &r1);
-    set_policy(SCHED_OTHER);
-    if (process) {
-        int status = 0;
-        waitpid(child, &status, 0);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-            sb_fail(ctx, "ping-pong partner process failed");
-    } else {
-        pthread_join(th, NULL);
-        if (pp.errors)
-            sb_fail(ctx, "ping-pong partner thread failed");
-    }
+    end_partner(ctx, process, child, th, pp.errors, "ping-pong");
     close(pp.to_partner[0]);
     close(pp.to_partner[1]);
     close(pp.to_main[0]);
     close(pp.to_main[1]);
     if (out_of_order)
         sb_fail(ctx, "ping-pong answers out of order: the parties did not alternate");
-    sb_set_op_times(ctx, "switch", t, ops / batch, 2 * batch);
-    /* On one CPU the main party leaves the CPU once per round trip: it blocks in read()
-     * (voluntary) or is preempted by the woken partner (involuntary). */
-    sb_set_result_number(ctx, "round_trips", (double)ops);
-    sb_set_result_number(ctx, "main_switches_per_round_trip",
-                         (double)(r1.ru_nvcsw - r0.ru_nvcsw + r1.ru_nivcsw - r0.ru_nivcsw) /
-                             (double)ops);
-    sb_set_result_number(ctx, "partner_cpu", pp.cpu);
+    set_switch_results(ctx, t, ops, batch, &r0, &r1, pp.cpu);
     sb_set_checksum_value(ctx, (uint64_t)token);
 }
 
@@ -249,7 +272,7 @@ static void yield_partner(struct yielder *y) {
 
 static void *yield_partner_thread(void *arg) {
     yield_partner(arg);
-    return NULL;
+    return ((struct yielder *)arg)->errors ? arg : NULL;
 }
 
 /* One round = main's yield and the partner's: two switches. Main makes the turn odd and yields;
@@ -266,18 +289,8 @@ static void run_yield(sb_ctx *ctx, int process, int64_t ops, int64_t batch, doub
     y->policy = policy_codes[choice(ctx, "policy", policy_names)];
     sbm_pin_self(y->cpu);
     pthread_t th;
-    pid_t child = -1;
-    if (process) {
-        child = fork();
-        if (child < 0)
-            sb_fail(ctx, "fork failed");
-        if (child == 0) {
-            yield_partner(y);
-            _exit(y->errors ? 1 : 0);
-        }
-    } else if (pthread_create(&th, NULL, yield_partner_thread, y) != 0) {
-        sb_fail(ctx, "pthread_create failed");
-    }
+    pid_t child;
+    start_partner(ctx, process, yield_partner_thread, y, &child, &th);
     while (!atomic_load(&y->ready)) /* main stays SCHED_OTHER until then, so the partner can run */
         usleep(50);
     if (y->errors || set_policy(y->policy) != 0)
@@ -304,27 +317,12 @@ static void run_yield(sb_ctx *ctx, int process, int64_t ops, int64_t batch, doub
     sb_worker_end(ctx, 0);
     sb_compute_end(ctx);
     getrusage(RUSAGE_THREAD, &r1);
-    set_policy(SCHED_OTHER);
-    if (process) {
-        int status = 0;
-        waitpid(child, &status, 0);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-            sb_fail(ctx, "yield partner process failed");
-    } else {
-        pthread_join(th, NULL);
-        if (y->errors)
-            sb_fail(ctx, "yield partner thread failed");
-    }
+    end_partner(ctx, process, child, th, y->errors, "yield");
     close(y->go[0]);
     close(y->go[1]);
-    sb_set_op_times(ctx, "switch", t, ops / batch, 2 * batch);
-    sb_set_result_number(ctx, "round_trips", (double)ops);
+    set_switch_results(ctx, t, ops, batch, &r0, &r1, y->cpu);
     /* yields that found the partner had not run: 0 when every yield handed over the CPU */
     sb_set_result_number(ctx, "yields_without_switch", (double)missed);
-    sb_set_result_number(ctx, "main_switches_per_round_trip",
-                         (double)(r1.ru_nvcsw - r0.ru_nvcsw + r1.ru_nivcsw - r0.ru_nivcsw) /
-                             (double)ops);
-    sb_set_result_number(ctx, "partner_cpu", y->cpu);
     sb_set_checksum_value(ctx, (uint64_t)ops);
     munmap(y, sizeof *y);
 }
