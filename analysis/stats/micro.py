@@ -189,11 +189,13 @@ def reference_table(
         resampled = list(resampled_case_tables(reps, CI_RESAMPLES, rng))
     rows = []
     for ref, fig in figures:
-        reason = fig.get("not_reproducible") or (NO_SMT if fig.get("requires") == "smt" and not smt else None)
+        reason = fig.get("not_reproducible")
         if reason:
             ours, how = None, f"not reproducible here: {reason}"
-        else:
+        else:  # (a figure that needs SMT shows what ran, without a verdict, on a host without it)
             ours, how = ours_for(table, fig) if len(table) else (None, "no micro records")
+            if fig.get("requires") == "smt" and not smt:
+                reason, how = NO_SMT, f"{how}; not reproducible here: {NO_SMT}"
         low = high = np.nan
         if ours is not None and resampled:
             draws = [v for v, _ in (ours_for(t, fig) for t in resampled) if v is not None]

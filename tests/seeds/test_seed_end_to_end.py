@@ -75,6 +75,7 @@ def test_tc01_one_cpu_against_two_cores(tmp_path):
     section = generated(doc, "seed-000:tc01")
     assert "| comparison | scenario | metric | study | measured (90 % CI) | n | margin | verdict |" in section
     assert "2 threads: 1 CPU / 2 CPUs, compute time" in section
+    assert "What Linux on this hardware is expected to do (read the verdicts against it): CFS" in section
     shipped = (ROOT / "docs" / "seed-reproductions.md").read_text()
     assert generated(doc, "seed-000:tc09") == generated(shipped, "seed-000:tc09")  # others untouched
 

@@ -128,6 +128,9 @@ def markdown(result) -> str:
         "",
         agreement_text(table),
     ]
+    note = ref.case.get("on_linux")
+    if note:
+        lines += ["", f"What Linux on this hardware is expected to do (read the verdicts against it): {note}"]
     decomposition = decomposition_sentences(result, ref, table)
     if decomposition:
         lines += [
