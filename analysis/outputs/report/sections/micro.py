@@ -132,6 +132,7 @@ def micro_study_markdown(result, seed: str) -> str:
     cases = cases[cases["kernel"] == kernel] if len(cases) else cases
     if seed in OURS_ONLY and len(cases):
         params = [c for c in cases.columns if c.startswith("param_") and cases[c].notna().any()]
+        cases = cases.loc[sort_keys(cases, params).sort_values(params).index]
         stats = [c for c in ("median_s", "mean_s", "p99_s", "max_s") if c in cases]
         shown = cases[["threads", *params, "reps"]].rename(columns=lambda c: c.removeprefix("param_"))
         for column in stats:
@@ -141,6 +142,15 @@ def micro_study_markdown(result, seed: str) -> str:
     if seed == "004" and siblings is not None and len(siblings):
         lines += [md_table(siblings), ""]
     return "\n".join(lines).rstrip("\n")
+
+
+def sort_keys(cases: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """The columns as numbers where every value is one (so that 7 sorts before 10), else as text."""
+    keys = {}
+    for c in columns:
+        numbers = pd.to_numeric(cases[c], errors="coerce")
+        keys[c] = numbers if numbers.notna().all() else cases[c].astype(str)
+    return pd.DataFrame(keys, index=cases.index)
 
 
 def figure_display(ref: pd.DataFrame) -> pd.DataFrame:
@@ -163,7 +173,9 @@ def figure_display(ref: pd.DataFrame) -> pd.DataFrame:
             "figure": ref["what"],
             "published": ref["published"].map(lambda v: f"{v:g}") + " " + ref["unit"],
             "ours (90 % CI)": ref.apply(ours, axis=1),
-            "margin": ref["margin"].map(lambda m: f"±{m:.0%}"),
+            "margin": ref["margin"]
+            .map(lambda m: f"±{m:.0%}")
+            .where(ref["verdict"] != "not reproducible here", ""),
             "verdict": ref.apply(verdict, axis=1),
             "how": (ref["how"] + ("; " + ref["binding"]).where(ref["binding"] != "", "")),
         }
