@@ -61,16 +61,13 @@ bench: setup
 	$(PY) ./scalebench run config/experiments/workstation.toml
 	$(PY) ./scalebench analyze latest
 
-# The 2006 thread-scaling study's ten test cases (docs/seed-reproductions.md): run each experiment here,
-# then analyze it beside the published figures into the doc's generated tables. A case the OS refuses
-# (e.g. SCHED_FIFO without CAP_SYS_NICE) is recorded as failed and the next experiment still runs.
-SEED_EXPERIMENTS := $(sort $(wildcard config/experiments/seed-000-tc*.toml))
+# The seed studies 000 (TC1-TC10), 001 and 003, each measured when the machine is quiet (else exit 3)
+# and analyzed beside the published figures into docs/seed-reproductions.md (jobs/seeds.py; options in
+# SEEDS_ARGS, e.g. SEEDS_ARGS="--max-wait 1200" or "--studies 001"). A case the OS refuses (SCHED_FIFO
+# without CAP_SYS_NICE) is recorded as failed and its row says so.
 seeds: setup
 	@$(MAKE) --no-print-directory kernels native-optional
-	@for exp in $(SEED_EXPERIMENTS); do \
-	  $(PY) ./scalebench run $$exp --no-progress || echo "seeds: $$exp: some repetitions failed (see status)"; \
-	  $(PY) ./scalebench analyze latest --seed-doc docs/seed-reproductions.md || exit 1; \
-	done
+	$(PY) -m jobs.seeds $(SEEDS_ARGS)
 
 test: setup
 	@$(MAKE) --no-print-directory kernels native

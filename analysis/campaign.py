@@ -24,6 +24,7 @@ class Campaign:
     problems: list[tuple[str, str]] = field(default_factory=list)  # (file, reason)
     case_lines: list[dict] = field(default_factory=list)  # cases.jsonl's usable lines as written
     hosts: dict[str, dict] = field(default_factory=dict)  # hostname -> hosts/<hostname>.json
+    quiet: dict = field(default_factory=dict)  # quiet_gate.json of a seed study (jobs/seeds.py), if any
 
 
 def read_campaign(path: Path) -> Campaign:
@@ -46,7 +47,9 @@ def read_campaign(path: Path) -> Campaign:
         problems.append(("cases.jsonl", "missing: failed/missing cases cannot be listed"))
     name = (config.get("campaign") or {}).get("name") or path.name
     cases = pd.DataFrame(rows, columns=CASE_COLUMNS)
-    return Campaign(path, str(name), cases, manifest, config, problems, lines, read_hosts(path))
+    quiet_file = layout.quiet_gate_path(path)
+    quiet = _read_json(quiet_file, problems) if quiet_file.is_file() else {}
+    return Campaign(path, str(name), cases, manifest, config, problems, lines, read_hosts(path), quiet)
 
 
 def read_hosts(path: Path) -> dict[str, dict]:

@@ -36,6 +36,7 @@ ANALYSIS_DIR = "analysis"
 
 RECORDS_FILE = "records.jsonl"
 PROBES_FILE = "probes.jsonl"
+QUIET_GATE_FILE = "quiet_gate.json"  # what the quiet gate saw before a seed study, and the load after
 REP_FILE = re.compile(r"^rep-(\d+)\.json$")
 FAILED_FILE = re.compile(r"^rep-(\d+)\.failed-(.+)\.json$")  # group 2: <utc>-<pid>, sorts by time
 IMAGE_FILE = re.compile(r"^rep-(\d+)\.pgm$")
@@ -84,6 +85,10 @@ def update_latest(results: Path, campaign: str) -> None:
 
 def cases_path(campaign_dir: Path) -> Path:
     return Path(campaign_dir) / CASES_FILE
+
+
+def quiet_gate_path(campaign_dir: Path) -> Path:
+    return Path(campaign_dir) / QUIET_GATE_FILE
 
 
 def analysis_dir(campaign_dir: Path) -> Path:

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 
 from analysis.reference_data import micro_references
+from analysis.stats.reference import ratio_with_ci
 from analysis.stats.smt import compare_with_topology, siblings_by_timing
+from analysis.stats.verdicts import DEFAULT_MARGIN, EQUIVALENCE_CONFIDENCE, Band, equivalence, equivalence_in
 
 MICRO_KERNELS = ("osbench", "timing", "smt")
 TOOL_KERNELS = (
@@ -21,6 +24,8 @@ TOOL_KERNELS = (
 )  # the standard tools (lang "tool", kernels/tools/standard_tools.py)
 UNIT = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "x": 1.0}
 STATS = ("min_s", "median_s", "mean_s", "p99_s", "max_s")
+NO_SMT = "needs a host with SMT (two hardware threads per core); this campaign's hosts have none"
+CI_RESAMPLES = 200  # bootstrap draws of the repetitions for a published figure's CI
 
 
 RECORD_FIELDS = ("case_id", "node_type", "kernel", "lang", "threads", "rep", "host")  # what is read here
@@ -46,8 +51,8 @@ def micro_records(records: pd.DataFrame) -> list[dict]:
     return out
 
 
-def case_table(records: list[dict]) -> pd.DataFrame:
-    """One row per case: kernel, threads, params, and the median over repetitions of each statistic."""
+def rep_table(records: list[dict]) -> pd.DataFrame:
+    """One row per repetition: kernel, threads, params and each numeric statistic of its record."""
     rows = []
     for r in records:
         row = {
@@ -63,18 +68,30 @@ def case_table(records: list[dict]) -> pd.DataFrame:
             {k: v for k, v in r["result"].items() if isinstance(v, int | float) and not isinstance(v, bool)}
         )
         rows.append(row)
-    if not rows:
-        return pd.DataFrame()
-    df = pd.DataFrame(rows)
-    keys = [
+    return pd.DataFrame(rows)
+
+
+def _case_keys(df: pd.DataFrame) -> list[str]:
+    return [
         c
         for c in df.columns
         if c in ("case_id", "node_type", "kernel", "threads", "op") or c.startswith("param_")
     ]
-    numeric = [c for c in df.columns if c not in keys and c != "rep"]
-    table = df.groupby(keys, dropna=False)[numeric].median().reset_index()
-    table.insert(len(keys), "reps", df.groupby(keys, dropna=False).size().to_numpy())
+
+
+def medians_by_case(reps: pd.DataFrame) -> pd.DataFrame:
+    """One row per case: the median over its repetitions of each statistic, and their count."""
+    keys = _case_keys(reps)
+    numeric = [c for c in reps.columns if c not in keys and c != "rep"]
+    table = reps.groupby(keys, dropna=False)[numeric].median().reset_index()
+    table.insert(len(keys), "reps", reps.groupby(keys, dropna=False).size().to_numpy())
     return table
+
+
+def case_table(records: list[dict]) -> pd.DataFrame:
+    """One row per case: kernel, threads, params, and the median over repetitions of each statistic."""
+    reps = rep_table(records)
+    return medians_by_case(reps) if len(reps) else pd.DataFrame()
 
 
 def _matching(table: pd.DataFrame, match: dict, threads: int | None = None) -> pd.DataFrame:
@@ -122,35 +139,98 @@ def ours_for(table: pd.DataFrame, figure: dict) -> tuple[float | None, str]:
     if stat == "period":
         sel = _matching(table, match)
         return (None, "no matching case") if sel.empty else (sel["period_s"].median() / scale, "our period")
-    if stat == "ratio":
-        return None, "a ratio between two systems the seed compared; not reproducible here"
     return None, f"unknown stat '{stat}'"
 
 
-def reference_table(table: pd.DataFrame, references: list[dict] | None = None) -> pd.DataFrame:
-    """Every published figure with ours beside it (same unit) and ours / published, per node type
-    (`references`: reference_data.micro_references())."""
+def resampled_case_tables(reps: pd.DataFrame, resamples: int, rng: np.random.Generator):
+    """Case tables of repetitions drawn with replacement within each case (a bootstrap over
+    repetitions), one per resample."""
+    groups = [g for _, g in reps.groupby("case_id", sort=True)]
+    for _ in range(resamples):
+        drawn = [g.iloc[rng.integers(0, len(g), len(g))] for g in groups]
+        yield medians_by_case(pd.concat(drawn, ignore_index=True))
+
+
+def figure_verdict(fig: dict, ours, low, high, n) -> tuple[str, float]:
+    """The equivalence verdict (analysis/stats/verdicts.py) of ours against a published figure."""
+    if ours is None or pd.isna(low):
+        return ("not measured" if ours is None else "inconclusive"), np.nan
+    value = fig["value"]
+    verdicts, needed = equivalence(
+        [ours / value], [low / value], [high / value], fig.get("margin", DEFAULT_MARGIN), [max(n, 1)]
+    )
+    return str(verdicts[0]), float(needed[0])
+
+
+def reference_table(
+    table: pd.DataFrame,
+    references: list[dict] | None = None,
+    reps: pd.DataFrame | None = None,
+    seed: int = 0,
+    smt: bool = False,
+) -> pd.DataFrame:
+    """Every published figure with ours beside it (same unit), ours / published, and, given the
+    repetitions (`reps`: rep_table), ours' 90 % bootstrap CI and the equivalence verdict; per node type
+    (`references`: reference_data.micro_references()). A figure marked `not_reproducible` says why, as
+    does one that `requires = "smt"` when no host of the campaign has SMT (`smt`)."""
     references = micro_references() if references is None else references
     if len(table) and table["node_type"].nunique() > 1:
-        parts = [reference_table(part, references) for _, part in table.groupby("node_type")]
-        return pd.concat(parts, ignore_index=True)
-    rows = []
-    for ref in references:
-        for fig in ref.get("figure", []):
-            ours, how = ours_for(table, fig) if len(table) else (None, "no micro records")
-            rows.append(
-                {
-                    "seed": ref.get("seed", ""),
-                    "node_type": table["node_type"].iloc[0] if len(table) else "",
-                    "what": fig["what"],
-                    "published": fig["value"],
-                    "unit": fig.get("unit", ""),
-                    "ours": ours,
-                    "ratio": ours / fig["value"] if ours is not None and fig["value"] else None,
-                    "how": how,
-                }
+        parts = [
+            reference_table(
+                part, references, None if reps is None else reps[reps["node_type"] == node], seed, smt
             )
+            for node, part in table.groupby("node_type")
+        ]
+        return pd.concat(parts, ignore_index=True)
+    figures = [(ref, fig) for ref in references for fig in ref.get("figure", [])]
+    resampled = []
+    if reps is not None and len(reps):
+        rng = np.random.default_rng(seed)
+        resampled = list(resampled_case_tables(reps, CI_RESAMPLES, rng))
+    rows = []
+    for ref, fig in figures:
+        reason = fig.get("not_reproducible")
+        if reason:
+            ours, how = None, f"not reproducible here: {reason}"
+        else:  # (a figure that needs SMT shows what ran, without a verdict, on a host without it)
+            ours, how = ours_for(table, fig) if len(table) else (None, "no micro records")
+            if fig.get("requires") == "smt" and not smt:
+                reason, how = NO_SMT, f"{how}; not reproducible here: {NO_SMT}"
+        low = high = np.nan
+        if ours is not None and resampled:
+            draws = [v for v, _ in (ours_for(t, fig) for t in resampled) if v is not None]
+            if len(draws) == len(resampled):
+                tail = (1 - EQUIVALENCE_CONFIDENCE) / 2
+                low, high = np.quantile(draws, [tail, 1 - tail])
+        n = int(table["reps"].min()) if "reps" in table and len(table) else 0
+        verdict, needed = (
+            ("not reproducible here", np.nan) if reason else figure_verdict(fig, ours, low, high, n)
+        )
+        rows.append(
+            {
+                "seed": ref.get("seed", ""),
+                "node_type": table["node_type"].iloc[0] if len(table) else "",
+                "what": fig["what"],
+                "published": fig["value"],
+                "unit": fig.get("unit", ""),
+                "ours": ours,
+                "ci_low": low,
+                "ci_high": high,
+                "ratio": ours / fig["value"] if ours is not None and fig["value"] else None,
+                "margin": fig.get("margin", DEFAULT_MARGIN),
+                "verdict": verdict,
+                "needed_n": needed,
+                "how": how,
+                "binding": binding_note(fig),
+            }
+        )
     return pd.DataFrame(rows)
+
+
+def binding_note(fig: dict) -> str:
+    """What a reader must know about how the figure is bound: inferred readings, derived values."""
+    notes = [f"{k}: {fig[k]}" for k in ("inferred", "derived_from") if fig.get(k)]
+    return "; ".join(notes)
 
 
 def _case_medians(records: list[dict]) -> dict[str, dict]:
@@ -165,7 +245,12 @@ def _case_medians(records: list[dict]) -> dict[str, dict]:
             [{k: v for k, v in r["result"].items() if isinstance(v, int | float) and not isinstance(v, bool)}
              for r in reps]
         )  # fmt: skip
-        out[case_id] = {"first": reps[0], "median": numbers.median().to_dict(), "reps": len(reps)}
+        out[case_id] = {
+            "first": reps[0],
+            "median": numbers.median().to_dict(),
+            "values": numbers,
+            "reps": len(reps),
+        }
     return out
 
 
@@ -184,8 +269,11 @@ def tools_table(records: list[dict]) -> pd.DataFrame:
     node type pinned to the same CPUs; the compared statistic is the median over each case's repetitions.
     Columns: ratio = ours / theirs in our definition of the operation; `agrees`: the ratio lies in the
     range the definitions predict (`expected_low`..`expected_high`, from the tool record; AGREEMENT where
-    both measure the same thing)."""
+    both measure the same thing) by the equivalence rule (analysis/stats/verdicts.py): the 90 % CI of
+    the ratio of medians wholly inside the range (`verdict` agrees, `agrees` true), wholly outside
+    (differs), else inconclusive."""
     cases = _case_medians(records)
+    rng = np.random.default_rng(0)
     tools = [c for c in cases.values() if c["first"].get("lang") == "tool"]
     rows = []
     for theirs in sorted(tools, key=lambda c: (c["first"]["kernel"], sorted(c["first"]["params"].items()))):
@@ -205,8 +293,13 @@ def tools_table(records: list[dict]) -> pd.DataFrame:
             ours_s, theirs_s = ours["median"].get(stat), theirs["median"].get(stat)
             if not (pd.notna(ours_s) and pd.notna(theirs_s) and ours_s > 0 and theirs_s > 0):
                 continue
-            r = ours_s / theirs_s
+            r, ci_low, ci_high = ratio_with_ci(
+                ours["values"][stat].to_numpy(dtype=float), theirs["values"][stat].to_numpy(dtype=float), rng
+            )
             low, high = t["result"].get("expected_ratio", AGREEMENT)
+            verdict, needed = equivalence_in(
+                [r], [ci_low], [ci_high], Band(low, high), [min(ours["reps"], theirs["reps"])]
+            )
             factor = theirs["median"].get("our_ops_per_their_op", 1)
             rows.append(
                 {
@@ -220,9 +313,13 @@ def tools_table(records: list[dict]) -> pd.DataFrame:
                     "reps_ours": ours["reps"],
                     "reps_theirs": theirs["reps"],
                     "ratio": r,
+                    "ci_low": ci_low,
+                    "ci_high": ci_high,
                     "expected_low": low,
                     "expected_high": high,
-                    "agrees": low <= r <= high,
+                    "verdict": verdict[0],
+                    "needed_n": needed[0],
+                    "agrees": verdict[0] == "agrees",
                     "our_ops_per_their_op": factor,
                     "switches_per_their_op": theirs["median"].get("switches_per_their_op"),
                     "definition": t["result"].get("definition", ""),
@@ -274,11 +371,15 @@ def micro_tables(table: pd.DataFrame, hosts: dict[str, dict]) -> dict[str, pd.Da
     if "kernel" not in table or not table["kernel"].isin(MICRO_KERNELS).any():
         return {}
     records = micro_records(table)
-    cases = case_table(records)
+    reps = rep_table(records)
+    cases = medians_by_case(reps) if len(reps) else pd.DataFrame()
     tables = {}
     if len(cases):
         tables["micro.csv"] = cases
-        tables["micro_reference.csv"] = reference_table(cases[cases["kernel"].isin(MICRO_KERNELS)])
+        mine = cases["kernel"].isin(MICRO_KERNELS)
+        tables["micro_reference.csv"] = reference_table(
+            cases[mine], reps=reps[reps["kernel"].isin(MICRO_KERNELS)]
+        )
     siblings = siblings_table(hosts, records)
     if len(siblings):
         tables["micro_siblings.csv"] = siblings
@@ -290,6 +391,11 @@ def micro_tables(table: pd.DataFrame, hosts: dict[str, dict]) -> dict[str, pd.Da
 
 # Agreement: ours / theirs within [0.75, 1/0.75]: "within 25 %" whichever of the two is taken as the base.
 AGREEMENT = (0.75, 1 / 0.75)
+
+
+def has_smt(hosts: dict[str, dict]) -> bool:
+    """True when a host of the campaign has a core with more than one hardware thread."""
+    return any(len(g) > 1 for h in hosts.values() for g in sibling_groups(h.get("topology") or {}))
 
 
 def sibling_groups(topology: dict) -> list[list[int]]:

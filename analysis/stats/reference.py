@@ -3,10 +3,18 @@ every factor of config/reference/<seed>.toml's [cases.<case>] is computed from t
 (median of the base case / median of the point case, with a bootstrap CI) and set beside the study's.
 
 Factors and shapes are compared, never seconds: the studies ran on other machines, languages and systems.
+
+Every verdict is the equivalence test of analysis/stats/verdicts.py (docs/verdict-rule.md): the 90 %
+CI of measured / study against [1 - margin, 1 + margin], the margin stated per factor (`margin`,
+DEFAULT_MARGIN otherwise). A comparison whose competing load got less than LOAD_APPLIED of the CPU
+share the factor says it should get (`load_share`) is `load not applied`, never a verdict.
+When the two cases were measured in paired trials (`interleave = "family"`), the factor is the median
+of the per-trial ratios; otherwise the ratio of the two medians over independent repetitions.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,12 +23,27 @@ import pandas as pd
 from scipy import stats
 
 from analysis.reference_data import REFERENCE_DIR, read_seed
+from analysis.stats.verdicts import DEFAULT_MARGIN, EQUIVALENCE_CONFIDENCE, equivalence
 
 DEFAULT = "default"  # a kernel option or env variable the case does not set
 ALL_CPUS = "all"
-CONFIDENCE = 0.95
-CLOSE = 0.10  # |measured / study - 1| below this reads as "close"
-WIDE = 0.5  # a CI wider than this fraction of the measured factor cannot agree or disagree with anything
+CONFIDENCE = EQUIVALENCE_CONFIDENCE
+LOAD_APPLIED = 0.8  # a load that got less than this fraction of its expected share was not applied
+MIN_PAIRED_TRIALS = 3  # fewer trials measured together: the unpaired ratio of medians
+LOAD_NOT_APPLIED = "load not applied"
+NEEDS_PRIVILEGE = "not run: needs root or CAP_SYS_NICE"
+JUDGED = ("factor", "value")  # the kinds that get an equivalence verdict (not mapping, not limit)
+RESULT_METRICS = ("threads_created", "limit_reached")  # numbers of a record's result a factor may name
+
+
+def needs_privilege(dims: dict[str, str]) -> bool:
+    """A real-time policy or a negative nice value: what an unprivileged user cannot set."""
+    policy = dims.get("worker_policy", DEFAULT)
+    nices = [dims.get(k, DEFAULT) for k in ("nice", "worker_nice")]
+    negative = any(v.lstrip().startswith("-") for n in nices for v in n.split(","))
+    return policy.startswith(("fifo", "rr")) or negative
+
+
 COLUMNS = [
     "reference",
     "label",
@@ -31,11 +54,15 @@ COLUMNS = [
     "ci_low",
     "ci_high",
     "n",
+    "margin",
     "verdict",
+    "needed_n",
+    "pairing",
     "point_case",
     "base_case",
     "scenario",
     "load_cpu_share",
+    "load_share_expected",
 ]
 
 
@@ -56,6 +83,7 @@ def case_dims(case: dict) -> dict[str, str]:
     """The dimensions a reference selects cases by, every value as text."""
     dims = {
         "binary": case["binary"],
+        "kernel": case.get("kernel", DEFAULT),
         "model": case["model"],
         "threads": case["threads"],
         "cpus": case.get("cpus", ALL_CPUS),
@@ -76,53 +104,125 @@ def same_dims(a: dict[str, str], b: dict[str, str]) -> bool:
 
 
 def metric_values(records: pd.DataFrame) -> pd.DataFrame:
-    """Measured repetitions with the metrics a reference may name."""
+    """Measured repetitions with the metrics a reference may name (and the trial, `invocation`)."""
     r = records[~records["warmup"]] if "warmup" in records else records
     out = pd.DataFrame({"case_id": r["case_id"].astype(str), "wall_s": r["wall_s"].astype(float)})
     out["cpu_s"] = (r["cpu_user_s"] + r["cpu_sys_s"]).astype(float)
     out["ctx_switches"] = (r["ctx_voluntary"] + r["ctx_involuntary"]).astype(float)
     out["extra_os_threads"] = (r["os_threads"] - r["threads"]).astype(float)
-    for column in ("load_cpu_share", "sched_asked", "sched_applied"):
+    for column in ("load_cpu_share", "sched_asked", "sched_applied", "invocation"):
         out[column] = r[column].values if column in r else None
+    results = r["result_json"] if "result_json" in r else pd.Series(None, index=r.index)
+    for key in RESULT_METRICS:
+        out[key] = [json.loads(j).get(key) if isinstance(j, str) else None for j in results]
     return out
 
 
-def ratio_with_ci(
-    base: np.ndarray, point: np.ndarray, rng: np.random.Generator
-) -> tuple[float, float, float]:
-    """median(base) / median(point) and its percentile-bootstrap CI (two independent samples)."""
-    ratio = float(np.median(base) / np.median(point))
-    if len(base) < 2 or len(point) < 2:
-        return ratio, np.nan, np.nan
+def _bootstrap(data: tuple, statistic, paired: bool, rng: np.random.Generator) -> tuple[float, float]:
     res = stats.bootstrap(
-        (base, point),
-        lambda b, p, axis: np.median(b, axis=axis) / np.median(p, axis=axis),
+        data,
+        statistic,
         vectorized=True,
-        paired=False,
+        paired=paired,
         confidence_level=CONFIDENCE,
         n_resamples=2000,
         method="percentile",
         rng=rng,
     )
-    return ratio, float(res.confidence_interval.low), float(res.confidence_interval.high)
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
-def verdict(study: float, measured: float, low: float, high: float) -> str:
+def ratio_with_ci(
+    base: np.ndarray, point: np.ndarray, rng: np.random.Generator
+) -> tuple[float, float, float]:
+    """median(base) / median(point) and its 90 % percentile-bootstrap CI (two independent samples)."""
+    ratio = float(np.median(base) / np.median(point))
+    if len(base) < 2 or len(point) < 2:
+        return ratio, np.nan, np.nan
+    if np.ptp(base) == 0 and np.ptp(point) == 0:  # every repetition alike (a count): no spread to resample
+        return ratio, ratio, ratio
+    low, high = _bootstrap(
+        (base, point), lambda b, p, axis: np.median(b, axis=axis) / np.median(p, axis=axis), False, rng
+    )
+    return ratio, low, high
+
+
+def trial_ratios(base: pd.DataFrame, point: pd.DataFrame, metric: str) -> np.ndarray:
+    """Per trial both cases were measured in (a record's `invocation`): median base / median point."""
+    if base["invocation"].isna().all() or point["invocation"].isna().all():
+        return np.array([])
+    b = base.groupby("invocation")[metric].median()
+    p = point.groupby("invocation")[metric].median()
+    both = pd.concat([b.rename("base"), p.rename("point")], axis=1, join="inner")
+    return (both["base"] / both["point"]).to_numpy(dtype=float)
+
+
+def paired_ratio_with_ci(ratios: np.ndarray, rng: np.random.Generator) -> tuple[float, float, float]:
+    """The median of per-trial ratios and its 90 % percentile-bootstrap CI over trials."""
+    median = float(np.median(ratios))
+    if np.ptp(ratios) == 0:
+        return median, median, median
+    low, high = _bootstrap((ratios,), lambda r, axis: np.median(r, axis=axis), True, rng)
+    return median, low, high
+
+
+def verdict(
+    study: float, measured: float, low: float, high: float, margin: float = DEFAULT_MARGIN, n: int = 1
+) -> tuple[str, float]:
+    """(agrees|differs|inconclusive|not measured, repetitions that would decide) of a measured factor
+    with its 90 % CI against the study's value +- margin (analysis/stats/verdicts.py's equivalence)."""
     if np.isnan(measured):
-        return "not measured"
-    if not np.isnan(low) and (high - low) > WIDE * measured:
-        return f"inconclusive (CI {low:.2g}-{high:.2g})"
-    if not np.isnan(low) and low <= study <= high:
-        return "agrees (study within CI)"
-    rel = measured / study - 1 if study else np.inf
-    if abs(rel) < CLOSE:
-        return f"close ({rel:+.0%})"
-    return f"measured {'higher' if rel > 0 else 'lower'} ({rel:+.0%})"
+        return "not measured", np.nan
+    verdicts, needed = equivalence([measured / study], [low / study], [high / study], margin, [n])
+    return str(verdicts[0]), float(needed[0])
 
 
-def scenario_text(dims: dict[str, str], selector_keys) -> str:
+def load_applied(share: float, expected: float | None) -> bool:
+    """False when the competing load got less than LOAD_APPLIED of the share it should have got."""
+    return expected is None or pd.isna(share) or share >= LOAD_APPLIED * float(expected)
+
+
+def scenario_text(dims: dict[str, str], selector_keys, environment: dict | None = None) -> str:
     keys = ["binary", *sorted(k for k in selector_keys if k != "binary")]
-    return ", ".join(f"{k}={dims.get(k, DEFAULT)}" for k in dict.fromkeys(keys))
+    text = ", ".join(f"{k}={dims.get(k, DEFAULT)}" for k in dict.fromkeys(keys))
+    env = {k: v for k, v in sorted((environment or {}).items())}
+    return text + ("; " + " ".join(f"{k}={v}" for k, v in env.items()) if env else "")
+
+
+def _measured_factor(base, point, metric: str, paired: bool, rng) -> dict:
+    ratios = trial_ratios(base, point, metric) if paired else np.array([])
+    if len(ratios) >= MIN_PAIRED_TRIALS:
+        ratio, low, high = paired_ratio_with_ci(ratios, rng)
+        return {"measured": ratio, "ci_low": low, "ci_high": high, "n": len(ratios), "pairing": "paired"}
+    ratio, low, high = ratio_with_ci(base[metric].to_numpy(), point[metric].to_numpy(), rng)
+    n = min(len(base), len(point))
+    return {"measured": ratio, "ci_low": low, "ci_high": high, "n": n, "pairing": "independent"}
+
+
+def _value(point, metric: str) -> dict:
+    values = point[metric].to_numpy(dtype=float)
+    median = float(np.median(values))
+    low = high = np.nan
+    if len(values) >= 2:
+        low, high = (median, median) if np.ptp(values) == 0 else np.quantile(values, [0.05, 0.95])
+    return {"measured": median, "ci_low": float(low), "ci_high": float(high), "n": len(values)}
+
+
+def limit_row(point, study: float) -> dict:
+    """A limit probe (osbench thread-limit): how many threads lived at once, and whether the OS refused
+    one (the limit) or the probe stopped at its cap (a lower bound). A limit is a fact of the platform,
+    not a figure to be equivalent to: the verdict says which side of the study's it lies."""
+    if point is None:
+        return {"measured": np.nan, "verdict": "not measured"}
+    created = float(point["threads_created"].astype(float).min())
+    reached = bool(point["limit_reached"].astype(float).max())
+    side = "above" if created > study else "below"
+    verdict = (
+        f"limit {created:.0f}, {side} the study's"
+        if reached
+        else f"no limit up to {created:.0f} (the probe's cap), {side} the study's"
+    )
+    return {"measured": created, "n": len(point), "verdict": verdict}
 
 
 def compare(ref: Reference, cases: list[dict], records: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
@@ -130,6 +230,8 @@ def compare(ref: Reference, cases: list[dict], records: pd.DataFrame, seed: int 
     values = metric_values(records)
     by_case = {cid: group for cid, group in values.groupby("case_id")}
     dims = {c["case_id"]: case_dims(c) for c in cases}
+    family = {c["case_id"]: c.get("family") for c in cases}
+    environment = {c["case_id"]: c.get("env") or {} for c in cases}
     rng = np.random.default_rng(seed)
     rows = []
     for factor in ref.case.get("factors", []):
@@ -145,14 +247,16 @@ def compare(ref: Reference, cases: list[dict], records: pd.DataFrame, seed: int 
                 "kind": kind,
                 "metric": metric,
                 "study": float(factor["study"]) if kind != "mapping" else np.nan,
+                "margin": float(factor.get("margin", DEFAULT_MARGIN)) if kind in JUDGED else np.nan,
                 "point_case": cid,
                 "base_case": None,
-                "scenario": scenario_text(d, [*point_sel, *base_sel]),
+                "scenario": scenario_text(d, [*point_sel, *base_sel], environment[cid]),
                 "n": 0,
+                "load_share_expected": factor.get("load_share", np.nan),
             }
             point = by_case.get(cid)
-            if point is not None and "load_cpu_share" in point and point["load_cpu_share"].notna().any():
-                row["load_cpu_share"] = float(point["load_cpu_share"].median())
+            if point is not None and point["load_cpu_share"].notna().any():
+                row["load_cpu_share"] = float(point["load_cpu_share"].astype(float).median())
             if kind == "mapping":
                 if point is not None:
                     row["scenario"] += f"; asked: {point['sched_asked'].iloc[0]}"
@@ -160,23 +264,30 @@ def compare(ref: Reference, cases: list[dict], records: pd.DataFrame, seed: int 
                     row["n"] = len(point)
                 rows.append(row)
                 continue
-            if kind == "value":
-                measured = float(point[metric].median()) if point is not None else np.nan
-                row |= {"measured": measured, "ci_low": np.nan, "ci_high": np.nan}
-                row["n"] = 0 if point is None else len(point)
-                row["verdict"] = verdict(row["study"], measured, np.nan, np.nan)
+            if kind == "limit":
+                row |= limit_row(point, row["study"])
                 rows.append(row)
                 continue
-            wanted = d | {k: str(v) for k, v in base_sel.items()}
-            base_ids = [b for b, bd in dims.items() if same_dims(bd, wanted)]
-            base = by_case.get(base_ids[0]) if base_ids else None
-            row["base_case"] = base_ids[0] if base_ids else None
-            if point is None or base is None:
-                row |= {"measured": np.nan, "ci_low": np.nan, "ci_high": np.nan, "verdict": "not measured"}
+            if kind == "value":
+                row |= _value(point, metric) if point is not None else {"measured": np.nan}
             else:
-                ratio, low, high = ratio_with_ci(base[metric].to_numpy(), point[metric].to_numpy(), rng)
-                row |= {"measured": ratio, "ci_low": low, "ci_high": high, "n": min(len(base), len(point))}
-                row["verdict"] = verdict(row["study"], ratio, low, high)
+                wanted = d | {k: str(v) for k, v in base_sel.items()}
+                base_ids = [b for b, bd in dims.items() if same_dims(bd, wanted)]
+                base = by_case.get(base_ids[0]) if base_ids else None
+                row["base_case"] = base_ids[0] if base_ids else None
+                if point is None or base is None:
+                    row |= {"measured": np.nan, "ci_low": np.nan, "ci_high": np.nan}
+                else:
+                    paired = family[cid] is not None and family[cid] == family[row["base_case"]]
+                    row |= _measured_factor(base, point, metric, paired, rng)
+            row["verdict"], row["needed_n"] = verdict(
+                row["study"], row["measured"], row.get("ci_low", np.nan), row.get("ci_high", np.nan),
+                row["margin"], max(row["n"], 1),
+            )  # fmt: skip
+            if point is None and needs_privilege(d):
+                row["verdict"] = NEEDS_PRIVILEGE
+            if not load_applied(row.get("load_cpu_share", np.nan), factor.get("load_share")):
+                row["verdict"], row["needed_n"] = LOAD_NOT_APPLIED, np.nan
             rows.append(row)
     return pd.DataFrame(rows, columns=COLUMNS)
 

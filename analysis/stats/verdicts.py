@@ -25,6 +25,7 @@ import numpy as np
 VERDICTS = ("regressed", "improved", "within", "inconclusive")
 EQUIVALENCE = ("agrees", "differs", "inconclusive")
 EQUIVALENCE_CONFIDENCE = 0.90  # two one-sided tests at alpha = 5 %
+DEFAULT_MARGIN = 0.10  # a reproduction's margin when its figure states none: +-10 % of the published value
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,13 @@ def judge(ratio, ci_low, ci_high, band: Band, n) -> tuple[np.ndarray, np.ndarray
 def equivalence(ratio, ci90_low, ci90_high, margin: float, n=1) -> tuple[np.ndarray, np.ndarray]:
     """(agrees|differs|inconclusive, repetitions needed) of ratios and their 90 % CIs against
     [1 - margin, 1 + margin]: the engine of `judge`, named for a reproduction."""
-    verdict, needed = judge(ratio, ci90_low, ci90_high, Band.around_one(margin, margin), n)
+    return equivalence_in(ratio, ci90_low, ci90_high, Band.around_one(margin, margin), n)
+
+
+def equivalence_in(ratio, ci90_low, ci90_high, band: Band, n=1) -> tuple[np.ndarray, np.ndarray]:
+    """`equivalence` against any band around 1 (e.g. the range two definitions of an operation
+    predict for ours / a standard tool's)."""
+    verdict, needed = judge(ratio, ci90_low, ci90_high, band, n)
     names = {
         "within": "agrees",
         "regressed": "differs",

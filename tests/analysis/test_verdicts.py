@@ -52,3 +52,14 @@ def test_rank_test_floor():
     from scipy.stats import mannwhitneyu
 
     assert mannwhitneyu([1, 2, 3], [4, 5, 6]).pvalue == pytest.approx(smallest_rank_test_p(3, 3))
+
+
+def test_equivalence_in_judges_against_any_band_around_one():
+    """ours / a tool in [1, 2] (the range two definitions predict): inside agrees, outside differs."""
+    from analysis.stats.verdicts import Band, equivalence_in
+
+    verdict, needed = equivalence_in(
+        [1.5, 2.5, 1.9], [1.4, 2.2, 1.7], [1.6, 2.7, 2.2], Band(1.0, 2.0), [5, 5, 5]
+    )
+    assert list(verdict) == ["agrees", "differs", "inconclusive"]
+    assert needed[0] == needed[1] == 0 and needed[2] > 5

@@ -26,7 +26,7 @@ def scalebench(*args, timeout=300):
 @pytest.mark.parametrize(
     ("experiment", "kernel", "tools", "published"),
     [
-        ("seed-001-osbench.toml", "osbench", {"perfbench", "stressng"}, "thread create + join"),
+        ("seed-001-osbench.toml", "osbench", {"perfbench", "stressng"}, "thread create + join, n = 100"),
         ("seed-003-timing.toml", "timing", {"cyclictest"}, None),
     ],
 )

@@ -31,6 +31,7 @@ def test_records_validate_and_carry_the_distribution(kernel, record_validator):
         "touch": "no",
         "cpus": "same",
         "policy": "other",
+        "mode": "pipe",
     }
 
 
@@ -44,6 +45,25 @@ def test_pingpong_on_one_cpu_switches_once_per_round_trip(kernel, op, policy):
     assert r["round_trips"] == 3000
     assert r["main_switches_per_round_trip"] >= 0.95
     assert 1e-8 < r["median_s"] < 1e-3
+
+
+@pytest.mark.parametrize("policy", ["fifo", "rr"])
+@pytest.mark.parametrize("op", ["ctxsw-thread", "ctxsw-process"])
+def test_yield_hand_offs_alternate_on_one_cpu(kernel, op, policy):
+    """The seed's implicit switch: every sched_yield of a real-time party hands the CPU to the other
+    (the kernel counts the yields that found the partner had not run), one switch out per round."""
+    r = one(kernel, "--op", op, "--ops", "3000", "--batch", "100", "--mode", "yield", "--policy", policy)[
+        "result"
+    ]
+    assert r["ops"] == 6000 and r["round_trips"] == 3000
+    assert r["yields_without_switch"] == 0 and r["main_switches_per_round_trip"] >= 0.95
+    assert 1e-8 < r["median_s"] < 1e-3
+
+
+def test_yield_mode_refuses_what_cannot_alternate(kernel):
+    for args in (["--policy", "other"], ["--policy", "fifo", "--cpus", "split"]):
+        proc = run_raw(kernel(BINARY), "--op", "ctxsw-thread", "--mode", "yield", *args)
+        assert proc.returncode == 2 and "--mode yield: needs --cpus same and --policy fifo|rr" in proc.stderr
 
 
 def test_pingpong_across_cpus_puts_the_partner_elsewhere(kernel):
@@ -111,3 +131,11 @@ def test_pinning_of_one_repetition_does_not_leak_into_the_next(kernel):
     )
     assert len(records) == 3
     assert all(r["result"]["partner_cpu"] != r["placement"][0][0] for r in records)
+
+
+def test_thread_limit_probe_keeps_the_threads_alive_up_to_its_cap(kernel):
+    record = one(kernel, "--op", "thread-limit", "--ops", "300")
+    r = record["result"]
+    assert (r["threads_created"], r["limit_reached"], r["refusal_errno"]) == (300, 0, 0)
+    assert r["threads_max"] > 0 and r["max_map_count"] > 0 and r["rlimit_nproc"] != 0
+    assert record["checksum"] and r["op"] == "thread-limit"

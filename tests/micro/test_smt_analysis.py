@@ -27,7 +27,8 @@ def test_reference_table_matches_params_and_skips_self_pinned_smt_cases(tmp_path
 
     from analysis.stats.micro import reference_table
 
-    osb = {"node_type": "w", "kernel": "osbench", "threads": 1, "param_cpus": "same", "param_bytes": "1024"}
+    osb = {"node_type": "w", "kernel": "osbench", "threads": 1, "param_cpus": "same", "param_bytes": "1024",
+           "param_batch": "1000"}  # fmt: skip
     smt = {"node_type": "w", "kernel": "smt", "param_load": "32", "param_nices": ""}
     table = pd.DataFrame(
         [
@@ -37,8 +38,8 @@ def test_reference_table_matches_params_and_skips_self_pinned_smt_cases(tmp_path
             {**smt, "threads": 2, "param_variant": "mcpi", "param_cpus": "0,0", "median_s": 9.0},
         ]
     )
-    ref = reference_table(table).set_index("what")
-    thread = ref.loc["thread create + join"]
+    ref = reference_table(table, smt=True).set_index("what")
+    thread = ref.loc["thread create + join, n = 1000"]
     assert thread["ours"] == pytest.approx(10.0) and "median 5 us" in thread["how"]
     assert ref.loc["M4 int_dbl (Monte-Carlo pi), HT speed-up (exec time)", "ours"] == pytest.approx(
         2 * 1.0 / 1.6

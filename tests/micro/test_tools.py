@@ -185,28 +185,42 @@ def test_tools_table_pairs_same_params_node_type_and_cpus_and_takes_medians():
     table = tools_table(records)
     assert len(table) == 1
     row = table.iloc[0]
-    assert row["ratio"] == pytest.approx(1.1) and row["agrees"]
+    assert row["ratio"] == pytest.approx(1.1)
+    # one repetition of 9 us in three: the 90 % CI of the ratio reaches beyond 1.33, so no verdict yet
+    assert row["verdict"] == "inconclusive" and not row["agrees"] and row["ci_high"] > 1.33
     assert (row["reps_ours"], row["reps_theirs"], row["cpus"]) == (3, 3, "0")
-    far = tools_table([*records[:3], *(_perf("p", v) for v in (2e-6, 2e-6, 2e-6))])
-    assert far.iloc[0]["ratio"] == pytest.approx(0.55) and not far.iloc[0]["agrees"]
+    far = tools_table([*_ours(1.1), *(_perf("p", v) for v in (2e-6, 2e-6, 2e-6))])
+    assert far.iloc[0]["ratio"] == pytest.approx(0.55) and far.iloc[0]["verdict"] == "differs"
 
 
-def test_the_expected_range_comes_from_the_tool_record():
-    ours = [_record("a", "osbench", {"op": "ctxsw-process", "policy": "fifo"}, 1.5e-6)]
-    stress_like = tools_table([*ours, _perf("s", 1e-6, expected=(1.0, 2.0))])
+def _ours(mean_us: float) -> list[dict]:
+    return [_record("a", "osbench", {"op": "ctxsw-process", "policy": "fifo"}, mean_us * f * 1e-6)
+            for f in (0.99, 1.0, 1.01)]  # fmt: skip
+
+
+def _theirs(case_id, mean_us: float, **kw) -> list[dict]:
+    return [_perf(case_id, mean_us * f * 1e-6, **kw) for f in (0.99, 1.0, 1.01)]
+
+
+def test_the_expected_range_comes_from_the_tool_record_and_judges_the_ci():
+    stress_like = tools_table([*_ours(1.5), *_theirs("s", 1.0, expected=(1.0, 2.0))])
     assert stress_like.iloc[0]["agrees"] and stress_like.iloc[0]["expected_high"] == 2.0
-    same_thing = tools_table([*ours, _perf("s", 1e-6)])
-    assert not same_thing.iloc[0]["agrees"]  # 1.5 is outside [0.75, 1.33]
+    assert stress_like.iloc[0]["verdict"] == "agrees"
+    same_thing = tools_table([*_ours(1.5), *_theirs("s", 1.0)])
+    assert same_thing.iloc[0]["verdict"] == "differs"  # 1.5 and its CI are outside [0.75, 1.33]
 
 
 def test_report_shows_ours_theirs_ratio_verdict_and_each_definition_once():
-    ours = [_record("a", "osbench", {"op": "ctxsw-process", "policy": "fifo"}, 1.5e-6)]
-    table = pd.concat([tools_table([*ours, _perf("s", 1e-6)]), tools_table([*ours, _perf("t", 1.4e-6)])])
+    ours = _ours(1.5)
+    table = pd.concat([tools_table([*ours, *_theirs("s", 1.0)]), tools_table([*ours, *_theirs("t", 1.4)])])
     blocks = tool_blocks(table)
     text = " ".join(str(b.value) for b in blocks if b.kind == "p")
-    assert "1 of 2 pairs lie in the expected range" in text
+    assert "Of 2 pairs: 1 agrees, 1 differs, 0 inconclusive" in text
     shown = next(b.value for b in blocks if b.kind == "table")
-    assert list(shown["ours / theirs"]) == ["1.50", "1.07"] and list(shown["as expected"]) == ["NO", "yes"]
+    assert list(shown["ours / theirs"]) == ["1.50", "1.07"] and list(shown["verdict"]) == [
+        "differs",
+        "agrees",
+    ]
     assert list(shown["ours (µs)"]) == ["1.5", "1.5"] and list(shown["expected"]) == ["0.75–1.33"] * 2
     assert next(b.value for b in blocks if b.kind == "ul") == ["d"]
     assert [b.kind for b in tool_blocks(pd.DataFrame())] == ["h3", "skip"]

@@ -62,11 +62,13 @@ def test_ours_and_theirs_agree_where_the_definitions_match(tmp_path, bin_dir):
         if row["theirs"].startswith(("perfbench", "stressng")):
             # their op is two of ours, and the switches counted in the run say so
             assert row["our_ops_per_their_op"] == 2 and 1.95 <= row["switches_per_their_op"] <= 2.1
-    assert "Beside the standard tools" in report and "pairs lie in the expected range" in report
-    missed = {key(r): r["ratio"] for r in table.to_dict("records") if not r["agrees"]}
+    assert "Beside the standard tools" in report and "pairs: " in report and "docs/verdict-rule.md" in report
+    # a pair whose 90 % CI lies wholly outside the range its definitions predict (on a loaded machine
+    # a pair may stay inconclusive: the CI straddles an edge; that is not a disagreement)
+    missed = {key(r): r["ratio"] for r in table.to_dict("records") if r["verdict"] == "differs"}
     if missed:
         again, _ = side_by_side(tmp_path, "again")
         still = {key(r): (missed[key(r)], r["ratio"]) for r in again.to_dict("records") if key(r) in missed}
-        assert all(r["agrees"] for r in again.to_dict("records") if key(r) in missed), (
+        assert all(r["verdict"] != "differs" for r in again.to_dict("records") if key(r) in missed), (
             f"ours / theirs outside the expected range twice (first, again): {still}"
         )

@@ -40,7 +40,15 @@ def test_compared_factors_are_the_published_ones(name):
     published = {(r["cpus"], r.get("sync"), r["threads"]): r["factor"] for r in case["published"]}
     for factor in case["factors"]:
         p = factor["point"]
-        assert factor["study"] == published[(p["cpus"], p.get("sync"), p["threads"])]
+        if factor["metric"] == "wall_s":
+            assert factor["study"] == published[(p["cpus"], p.get("sync"), p["threads"])]
+        else:  # the CPU-time factors are derived: 1-thread CPU time / CPU time, and say so
+            assert factor["metric"] == "cpu_s" and "derived_from" in factor
+            rows = {(r["cpus"], r.get("sync"), r["threads"]): r["cpu_time_s"] for r in case["published"]}
+            one = rows[(p["cpus"], p.get("sync"), 1)]
+            assert factor["study"] == pytest.approx(
+                one / rows[(p["cpus"], p.get("sync"), p["threads"])], abs=6e-4
+            )
 
 
 def test_cpu_times_are_seconds_converted_from_m_ss():
@@ -90,7 +98,7 @@ def test_factor_is_base_median_over_point_median_of_the_matching_case():
     assert (two["point_case"], two["base_case"]) == ("a2", "a1")
     assert two["measured"] == pytest.approx(0.5)
     assert two["ci_low"] <= 0.5 <= two["ci_high"] and two["n"] == 3
-    assert two["verdict"] == "measured lower (-49%)"
+    assert two["verdict"] == "differs" and two["pairing"] == "independent"  # 0.5 against 0.99 +- 10 %
 
 
 def test_unmeasured_points_give_no_rows_and_missing_bases_say_so():
@@ -108,21 +116,65 @@ def test_value_kind_compares_the_median_directly():
          "study": 13},
     ]})  # fmt: skip
     table = compare(ref, [_case("p", 2, "all")], _records({"p": [1.0, 1.0]}))
-    assert table.iloc[0]["measured"] == 1.0 and table.iloc[0]["verdict"] == "measured lower (-92%)"
+    assert table.iloc[0]["measured"] == 1.0 and table.iloc[0]["verdict"] == "differs"
 
 
 @pytest.mark.parametrize(
-    ("study", "measured", "low", "high", "expected"),
+    ("study", "measured", "low", "high", "margin", "expected"),
     [
-        (1.9, 1.8, 1.7, 1.95, "agrees (study within CI)"),
-        (1.9, 1.8, 1.75, 1.85, "close (-5%)"),
-        (0.54, 1.0, 0.98, 1.02, "measured higher (+85%)"),
-        (1.0, np.nan, np.nan, np.nan, "not measured"),
-        (0.52, 0.59, 0.14, 1.08, "inconclusive (CI 0.14-1.1)"),
+        (1.9, 1.8, 1.75, 1.85, 0.10, "agrees"),  # the whole CI inside 1.71..2.09
+        (1.9, 1.8, 1.7, 1.95, 0.10, "inconclusive"),  # the CI reaches below 1.71: no longer "within CI"
+        (1.95, 1.17, 0.87, 1.5, 0.10, "differs"),  # the loaded TC1 run: wholly below the margin
+        (0.54, 1.0, 0.98, 1.02, 0.10, "differs"),
+        (1.0, np.nan, np.nan, np.nan, 0.10, "not measured"),
+        (0.52, 0.59, 0.14, 1.08, 0.10, "inconclusive"),
+        (1.9, 1.8, 1.7, 1.95, 0.15, "agrees"),  # the same CI inside a wider stated margin
     ],
 )
-def test_verdicts(study, measured, low, high, expected):
-    assert verdict(study, measured, low, high) == expected
+def test_verdicts_are_the_equivalence_rule(study, measured, low, high, margin, expected):
+    assert verdict(study, measured, low, high, margin, n=5)[0] == expected
+
+
+def test_inconclusive_says_how_many_repetitions_would_decide():
+    # ratio 0.947 of the study, CI half-width 0.053 of it, 0.047 from the edge 0.9: about 5 x 1.27 = 7
+    assert verdict(1.9, 1.8, 1.7, 1.9, 0.10, n=5) == ("inconclusive", 7.0)
+
+
+def _loaded_records(shares: list[float]) -> pd.DataFrame:
+    records = _records({"base": [1.0, 1.0, 1.01], "load": [1.2, 1.21, 1.2]})
+    records["load_cpu_share"] = [None] * 3 + shares
+    return records
+
+
+@pytest.mark.parametrize(
+    ("shares", "expected"), [([0.6, 0.6, 0.6], "agrees"), ([0.2, 0.1, 0.2], "load not applied")]
+)
+def test_a_load_below_80_percent_of_its_expected_share_gives_no_verdict(shares, expected):
+    ref = Reference("x:y", {}, {"factors": [
+        {"label": "l", "point": {"load": "small"}, "base": {"load": "none"}, "study": 0.83,
+         "load_share": 0.67},
+    ]})  # fmt: skip
+    cases = [_case("base", 2, 2), {**_case("load", 2, 2), "load": {"name": "small"}}]
+    table = compare(ref, cases, _loaded_records(shares), seed=1)
+    assert table.iloc[0]["verdict"] == expected
+    assert table.iloc[0]["load_share_expected"] == 0.67
+
+
+def test_paired_trials_give_the_median_of_per_trial_ratios():
+    """A slow phase that slows both members of a trial cancels: per-trial ratios are all 2."""
+    ref = Reference("x:y", {}, {"factors": [
+        {"label": "l", "point": {"threads": 2}, "base": {"threads": 1}, "study": 2.0},
+    ]})  # fmt: skip
+    cases = [{**_case("one", 1, 2), "family": "f"}, {**_case("two", 2, 2), "family": "f"}]
+    slow = [1.0, 1.5, 3.0, 1.0, 2.0]  # the host's phase in each of five trials
+    records = _records({"one": [2 * s for s in slow], "two": slow})
+    records["invocation"] = list(range(5)) * 2
+    row = compare(ref, cases, records, seed=1).iloc[0]
+    assert (row["pairing"], row["n"], row["measured"]) == ("paired", 5, 2.0)
+    assert (row["ci_low"], row["ci_high"], row["verdict"]) == (2.0, 2.0, "agrees")
+    cases = [_case("one", 1, 2), _case("two", 2, 2)]  # no family: independent repetitions, wide CI
+    row = compare(ref, cases, records, seed=1).iloc[0]
+    assert row["pairing"] == "independent" and row["ci_high"] - row["ci_low"] > 0.5
 
 
 def test_reference_loading_and_doc_sections():
@@ -151,3 +203,23 @@ def test_scenario_table_of_knobs_without_load():
         "worker_nice=5", "none", "other nice 5 x2", 2.0, 2
     )  # fmt: skip
     assert table["load_cpu_share"].isna().all()
+
+
+def test_an_unmeasured_privileged_scenario_says_it_needs_root():
+    ref = Reference("x:y", {}, {"factors": [
+        {"label": "fifo", "point": {"worker_policy": "fifo:1", "threads": 2}, "base": {"threads": 1},
+         "study": 1.0},
+    ]})  # fmt: skip
+    cases = [_case("one", 1, 2), {**_case("two", 2, 2), "params": {"worker_policy": "fifo:1"}}]
+    row = compare(ref, cases, _records({"one": [1.0, 1.0]})).iloc[0]
+    assert row["verdict"] == "not run: needs root or CAP_SYS_NICE"
+
+
+def test_the_thread_limit_probe_reads_as_a_limit_or_a_lower_bound():
+    from analysis.stats.reference import limit_row
+
+    capped = pd.DataFrame({"threads_created": [10000, 10000], "limit_reached": [0, 0]})
+    assert limit_row(capped, 7146)["verdict"] == "no limit up to 10000 (the probe's cap), above the study's"
+    refused = pd.DataFrame({"threads_created": [5000, 5100], "limit_reached": [1, 1]})
+    row = limit_row(refused, 7146)
+    assert (row["measured"], row["verdict"]) == (5000, "limit 5000, below the study's")

@@ -57,8 +57,10 @@ def generated(doc: str, spec: str) -> str:
 @pytest.mark.slow
 def test_tc01_one_cpu_against_two_cores(tmp_path):
     campaign, table, doc = run_and_analyze(scaled_down("seed-000-tc01", tmp_path), tmp_path)
-    # 2 thread counts x wall/cpu x 2 models, each with a measured factor and a CI from 2 repetitions
-    assert len(table) == 8 and table["measured"].notna().all() and table["ci_low"].notna().all()
+    # 2 thread counts x wall/cpu/context switches x 2 models, each with a factor and a CI from 2 repetitions
+    assert len(table) == 12 and set(table["metric"]) == {"wall_s", "cpu_s", "ctx_switches"}
+    times = table[table["metric"] != "ctx_switches"]  # (a tiny image may see no switch at all: 0 / 0)
+    assert times["measured"].notna().all() and times["ci_low"].notna().all()
     assert set(table["scenario"].str.extract(r"binary=(\S+),")[0]) == {
         "mandelbrot-c-pthreads",
         "mandelbrot-c-omp",
@@ -71,8 +73,9 @@ def test_tc01_one_cpu_against_two_cores(tmp_path):
         assert record["command"][:3] == ["taskset", "-c", ",".join(map(str, record["pin"]["confined"]))]
         assert {cpu for pair in record["placement"] for cpu in pair} <= set(record["pin"]["confined"])
     section = generated(doc, "seed-000:tc01")
-    assert "| comparison | scenario | metric | study | measured |" in section
+    assert "| comparison | scenario | metric | study | measured (90 % CI) | n | margin | verdict |" in section
     assert "2 threads: 1 CPU / 2 CPUs, compute time" in section
+    assert "What Linux on this hardware is expected to do (read the verdicts against it): CFS" in section
     shipped = (ROOT / "docs" / "seed-reproductions.md").read_text()
     assert generated(doc, "seed-000:tc09") == generated(shipped, "seed-000:tc09")  # others untouched
 
@@ -91,8 +94,10 @@ def test_tc05_competing_load_is_started_measured_and_gone(tmp_path):
         assert group_members(record["load"]["pgid"]) == []
     above = [r for r in records if r["sched"]["nice"] == -5]
     assert len(above) == 3 and all(r["sched"]["applied"] == [["other", 0, 0]] * 2 for r in above)
-    assert len(table) == 4 and table["measured"].notna().all()
-    assert table["load_cpu_share"].notna().all()
+    # 4 derived factors, the study's own 2 (+2 of CPU time) and class against class (2)
+    assert len(table) == 10 and table["measured"].notna().all()
+    loaded = table["label"].str.contains("large|small")
+    assert table.loc[loaded, "load_cpu_share"].notna().all() and loaded.sum() == 9
     assert "load CPU share" in generated(doc, "seed-000:tc05")
     report = (campaign / "analysis" / "report.md").read_text()
     scenario = report[
@@ -106,11 +111,19 @@ def test_tc05_competing_load_is_started_measured_and_gone(tmp_path):
 def test_tc09_sync_styles_on_one_cpu_and_two_cores(tmp_path):
     experiment = scaled_down("seed-000-tc09", tmp_path, threads=[1, 8], repetitions=1)
     campaign, table, doc = run_and_analyze(experiment, tmp_path)
-    # 3 sync styles x 2 CPU counts at 8 threads (32..512 were not run, so they have no rows)
-    assert len(table) == 6 and table["measured"].notna().all()
+    # 3 sync styles x 2 CPU counts at 8 threads (32..512 were not run, so they have no rows), and the
+    # CPU time of coarse on 1 CPU
+    assert len(table) == 7 and table["measured"].notna().all()
     syncs = table["scenario"].str.extract(r"sync=(\w+)")[0]
-    assert sorted(syncs) == ["atomic", "atomic", "coarse", "coarse", "fine", "fine"]
+    assert sorted(syncs) == ["atomic", "atomic", "coarse", "coarse", "coarse", "fine", "fine"]
+    assert (table["metric"] == "cpu_s").sum() == 1
     assert table["label"].str.contains("8 threads / 1 thread").all()
     checksums = {r["checksum"] for r in campaign_records(campaign)}
     assert len(checksums) == 1  # every sync style and CPU count computed the same image
-    assert "coarse (method), 1 CPU, 8 threads / 1 thread" in generated(doc, "seed-000:tc09")
+    section = generated(doc, "seed-000:tc09")
+    assert "coarse (method), 1 CPU, 8 threads / 1 thread" in section
+    # beside the study's explanation of the coarse-lock collapse: our POP decomposition of each coarse case
+    assert "The study explains: on 1 CPU coarse (method) locking collapses" in section
+    decomposed = [line for line in section.splitlines() if line.startswith("- binary=mandelbrot-c-pthreads")]
+    assert len(decomposed) == 2 and all("sync=coarse" in line for line in decomposed)
+    assert all(" loses " in line and "(efficiency " in line for line in decomposed)

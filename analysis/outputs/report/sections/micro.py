@@ -77,8 +77,10 @@ def tool_blocks(tools) -> list[Block]:
             )
         )
         return b
-    agree = int(tools["agrees"].sum())
-    b.append(Block("p", f"{TOOLS_INTRO} {agree} of {len(tools)} pairs lie in the expected range."))
+    counts = tools["verdict"].value_counts()
+    tally = ", ".join(f"{counts.get(v, 0)} {v}" for v in ("agrees", "differs", "inconclusive"))
+    rule = "the 90 % CI of ours / theirs wholly inside the expected range agrees, wholly outside differs"
+    b.append(Block("p", f"{TOOLS_INTRO} Of {len(tools)} pairs: {tally} ({rule}: docs/verdict-rule.md)."))
     switches = tools["switches_per_their_op"]
     shown = pd.DataFrame(
         {
@@ -92,7 +94,7 @@ def tool_blocks(tools) -> list[Block]:
             "expected": tools["expected_low"].map(lambda v: f"{v:.2f}")
             + "–"
             + tools["expected_high"].map(lambda v: f"{v:.2f}"),
-            "as expected": tools["agrees"].map(lambda a: "yes" if a else "NO"),
+            "verdict": tools["verdict"],
             "n ours / theirs": tools["reps_ours"].astype(str) + " / " + tools["reps_theirs"].astype(str),
             "their op = our ops": tools["our_ops_per_their_op"].map(lambda v: f"{v:g}"),
             "switches counted per their op": switches.map(lambda v: "" if pd.isna(v) else f"{v:.2f}"),
@@ -102,3 +104,84 @@ def tool_blocks(tools) -> list[Block]:
     # the definitions differ per tool (and perf bench's per mode): each once
     b.append(Block("ul", list(dict.fromkeys(tools["definition"]))))
     return b
+
+
+STUDY_KERNEL = {"001": "osbench", "003": "timing", "004": "smt"}
+OURS_ONLY = {
+    "003": "Our miss time (lateness of each wake-up after its deadline) per case, in µs: the study's result "
+    "at the gaps of its charts (7 and 10 µs, 18-byte UDP datagram) has no published value to compare with.",
+    "004": "What runs here: the SMT microkernels (their times, without an SMT verdict) and the detection of "
+    "siblings by timing against likwid's topology; on a node with real SMT the same tables give verdicts.",
+}
+
+
+def micro_study_markdown(result, seed: str) -> str:
+    """One microbenchmark study's section of docs/seed-reproductions.md: the conditions, its published
+    figures beside ours (90 % CI, margin, verdict, how each is bound), and what only we measured."""
+    from analysis.outputs.report.markdown import md_table
+    from analysis.outputs.report.sections.reference import conditions_text
+
+    tables = result.micro
+    ref = tables.get("micro_reference.csv", pd.DataFrame())
+    ref = ref[ref["seed"].astype(str) == seed] if len(ref) else ref
+    lines = [f"Campaign `{result.campaign.name}`. {conditions_text(result)}", ""]
+    if len(ref):
+        lines += [md_table(figure_display(ref)), "", verdict_counts(ref["verdict"]), ""]
+    kernel = STUDY_KERNEL[seed]
+    cases = tables.get("micro.csv", pd.DataFrame())
+    cases = cases[cases["kernel"] == kernel] if len(cases) else cases
+    if seed in OURS_ONLY and len(cases):
+        params = [c for c in cases.columns if c.startswith("param_") and cases[c].notna().any()]
+        cases = cases.loc[sort_keys(cases, params).sort_values(params).index]
+        stats = [c for c in ("median_s", "mean_s", "p99_s", "max_s") if c in cases]
+        shown = cases[["threads", *params, "reps"]].rename(columns=lambda c: c.removeprefix("param_"))
+        for column in stats:
+            shown[column.removesuffix("_s") + " µs"] = (cases[column] * 1e6).map(lambda v: f"{v:.3g}")
+        lines += [OURS_ONLY[seed], "", md_table(shown), ""]
+    siblings = tables.get("micro_siblings.csv")
+    if seed == "004" and siblings is not None and len(siblings):
+        lines += [md_table(siblings), ""]
+    return "\n".join(lines).rstrip("\n")
+
+
+def sort_keys(cases: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """The columns as numbers where every value is one (so that 7 sorts before 10), else as text."""
+    keys = {}
+    for c in columns:
+        numbers = pd.to_numeric(cases[c], errors="coerce")
+        keys[c] = numbers if numbers.notna().all() else cases[c].astype(str)
+    return pd.DataFrame(keys, index=cases.index)
+
+
+def figure_display(ref: pd.DataFrame) -> pd.DataFrame:
+    def ours(r) -> str:
+        if pd.isna(r["ours"]):
+            return "n/a"
+        ci = "" if pd.isna(r["ci_low"]) else f" [{r['ci_low']:.3g}–{r['ci_high']:.3g}]"
+        return f"{r['ours']:.3g}{ci}"
+
+    def verdict(r) -> str:
+        v = r["verdict"]
+        return (
+            f"{v} (n ≈ {int(r['needed_n'])} would decide)"
+            if v == "inconclusive" and pd.notna(r["needed_n"])
+            else v
+        )
+
+    return pd.DataFrame(
+        {
+            "figure": ref["what"],
+            "published": ref["published"].map(lambda v: f"{v:g}") + " " + ref["unit"],
+            "ours (90 % CI)": ref.apply(ours, axis=1),
+            "margin": ref["margin"]
+            .map(lambda m: f"±{m:.0%}")
+            .where(ref["verdict"] != "not reproducible here", ""),
+            "verdict": ref.apply(verdict, axis=1),
+            "how": (ref["how"] + ("; " + ref["binding"]).where(ref["binding"] != "", "")),
+        }
+    )
+
+
+def verdict_counts(verdicts: pd.Series) -> str:
+    counts = verdicts.value_counts()
+    return "Verdicts (docs/verdict-rule.md): " + ", ".join(f"{n} {v}" for v, n in counts.items()) + "."

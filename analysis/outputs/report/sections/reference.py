@@ -8,29 +8,34 @@ import pandas as pd
 
 from analysis.outputs.report.blocks import Block, ci_text
 from analysis.outputs.report.markdown import md_table
+from analysis.outputs.report.sections.pop_metrics import sentence
+from analysis.stats.reference import JUDGED, LOAD_NOT_APPLIED, case_dims, selects
 
 
 def display_table(table: pd.DataFrame) -> pd.DataFrame:
-    """What a reader compares: label, scenario, study, measured with CI, verdict, load CPU share."""
+    """What a reader compares: label, scenario, study, measured with its 90 % CI, margin, verdict (with
+    the repetitions that would decide an inconclusive one), load CPU share got / expected."""
 
     rows = []
     for r in table.itertuples(index=False):
-        if r.kind == "mapping":
-            measured = r.verdict
-        elif r.kind == "value":
-            measured = "n/a" if np.isnan(r.measured) else f"{r.measured:.4g}"
-        else:
-            measured = ci_text(r.measured, r.ci_low, r.ci_high, digits=4)
+        mapping = r.kind == "mapping"
+        measured = r.verdict if mapping else ci_text(r.measured, r.ci_low, r.ci_high, digits=4)
+        if r.kind == "limit":
+            measured = "n/a" if pd.isna(r.measured) else f"{r.measured:.0f}"
+        verdict = "" if mapping else r.verdict
+        if verdict == "inconclusive" and pd.notna(r.needed_n):
+            verdict += f" (n ≈ {int(r.needed_n)} would decide)"
         rows.append(
             {
                 "comparison": r.label,
                 "scenario": r.scenario,
                 "metric": r.metric,
-                "study": "" if np.isnan(r.study) else f"{r.study:.3g}",
-                "measured": measured,
-                "n": r.n,
-                "verdict": "" if r.kind == "mapping" else r.verdict,
-                "load CPU share": "" if pd.isna(r.load_cpu_share) else f"{r.load_cpu_share:.0%}",
+                "study": "" if np.isnan(r.study) else f"{r.study:.4g}",
+                "measured (90 % CI)": measured,
+                "n": f"{r.n}" + (" trials" if r.pairing == "paired" else ""),
+                "margin": "" if pd.isna(r.margin) else f"±{r.margin:.0%}",
+                "verdict": verdict,
+                "load CPU share": load_text(r.load_cpu_share, r.load_share_expected),
             }
         )
     out = pd.DataFrame(rows)
@@ -39,23 +44,24 @@ def display_table(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def load_text(share: float, expected: float) -> str:
+    if pd.isna(share):
+        return ""
+    return f"{share:.0%}" + ("" if pd.isna(expected) else f" of {float(expected):.0%} expected")
+
+
 def agreement_text(table: pd.DataFrame) -> str:
-    factors = table[table["kind"] != "mapping"]
+    factors = table[table["kind"].isin(JUDGED)]
     if factors.empty:
         return "Nothing numeric to compare: the table lists what was asked and what the OS applied."
-    measured = factors["measured"].notna()
-    agree = factors["verdict"].str.startswith(("agrees", "close")).sum()
-    unclear = factors["verdict"].str.startswith("inconclusive").sum()
-    worst = (
-        factors[measured].assign(rel=(factors["measured"] / factors["study"] - 1).abs()).sort_values("rel")
+    counts = factors["verdict"].value_counts()
+    parts = [f"{counts.get(v, 0)} {v}" for v in ("agrees", "differs", "inconclusive", LOAD_NOT_APPLIED)]
+    text = (
+        f"Of {len(factors)} comparisons: {', '.join(parts)} (equivalence: the 90 % CI of measured / study "
+        "wholly inside the margin agrees, wholly outside differs; nothing else counts as agreement)."
     )
-    text = f"{agree} of {len(factors)} comparisons agree with the study (within the CI or within 10 %)"
-    text += f", {unclear} inconclusive (CI wider than half the factor)." if unclear else "."
-    if len(worst):
-        w = worst.iloc[-1]
-        text += f" Largest difference: {w['label']} ({w['scenario']}): "
-        text += f"study {w['study']:.3g}, measured {w['measured']:.3g}."
-    return text
+    unmeasured = counts.get("not measured", 0)
+    return text + (f" {unmeasured} not measured." if unmeasured else "")
 
 
 def reference_section(result, plots=()) -> list[Block]:
@@ -68,26 +74,97 @@ def reference_section(result, plots=()) -> list[Block]:
         Block(
             "p",
             f"Study: {ref.seed.get('title', ref.spec)} ({ref.seed.get('machine', 'machine not stated')}). "
-            f"Its finding: {ref.case.get('shape', 'not stated')}. Factors = median time of the base case / "
-            "median time of the case (95 % percentile-bootstrap CI); only factors and shapes are compared, "
-            "never seconds. Load CPU share = CPU time the competing load got / CPU time its hogs asked for.",
+            f"Its finding: {ref.case.get('shape', 'not stated')}. Factors = base case / case: the median of "
+            "per-trial ratios where both were measured in paired trials, else the ratio of medians (90 % "
+            "percentile-bootstrap CI); only factors and shapes are compared, never seconds. Verdicts: "
+            "docs/verdict-rule.md. Load CPU share = CPU time the competing load got / CPU time of its hogs, "
+            "beside the share it should get in that scenario; below 80 % of that, `load not applied`.",
         ),
         Block("table", display_table(table)),
         Block("p", agreement_text(table)),
     ]
 
 
+def conditions_text(result) -> str:
+    """When, where and under what load the campaign was measured: the quiet gate's record (jobs/seeds.py)
+    where there is one, else the load when it was planned; and the share of repetitions the machine-state
+    probe flagged as disturbed."""
+    c = result.campaign
+    host = c.manifest.get("hostname") or "unknown host"
+    quiet = c.quiet or {}
+    before = quiet.get("before") or {}
+    if before:
+        gate = (
+            "quiet gate skipped"
+            if before.get("skipped")
+            else f"quiet gate: load < {before['load_below']:g} and CPUs < {before['busy_below']:.0%} busy, "
+            f"passed after {before['waited_s']:g} s"
+        )
+        took, after = quiet.get("duration_s", 0), quiet.get("load_after_1min", float("nan"))
+        text = (
+            f"Measured {before['checked']} – {quiet.get('finished', '?')} ({took:.0f} s) "
+            f"on {host}{' as root' if quiet.get('root') else ', not as root'}; 1-minute load average "
+            f"{before['load_1min']:.2f} before ({gate}), {after:.2f} after"
+        )
+    else:
+        load = c.manifest.get("load_average")
+        busy = f", load average {load[0]:.2f} when planned" if isinstance(load, list) and load else ""
+        text = f"Measured on {host} (campaign created {c.manifest.get('created', '?')}{busy}; no quiet gate)"
+    summary = getattr(result, "summary", None)
+    if summary is not None and {"n_disturbed", "n_clean"} <= set(summary.columns):
+        flagged, clean = summary["n_disturbed"].sum(), summary["n_clean"].sum()
+        if flagged + clean:
+            text += f"; {flagged / (flagged + clean):.0%} of repetitions flagged disturbed by the probe"
+    return text + "."
+
+
 def markdown(result) -> str:
     """The section as Markdown, for the generated part of docs/seed-reproductions.md."""
     ref, table = result.reference
-    c = result.campaign
-    host = c.manifest.get("hostname") or c.manifest.get("hostnames") or "unknown host"
-    load = c.manifest.get("load_average")
-    # A busy machine explains wide CIs: say how busy it was when the campaign was planned.
-    busy = f" (load average {load[0]:.1f} when planned)" if isinstance(load, list) and load else ""
     lines = [
-        f"Campaign `{c.name}` on {host}{busy}; {agreement_text(table)}",
+        f"Campaign `{result.campaign.name}`. {conditions_text(result)}",
         "",
         md_table(display_table(table)),
+        "",
+        agreement_text(table),
     ]
+    note = ref.case.get("on_linux")
+    if note:
+        lines += ["", f"What Linux on this hardware is expected to do (read the verdicts against it): {note}"]
+    decomposition = decomposition_sentences(result, ref, table)
+    if decomposition:
+        lines += [
+            "",
+            f"The study explains: {ref.case['explains']}. Our decomposition (POP, docs/pop-metrics.md):",
+        ]
+        lines += ["", *(f"- {s}" for s in decomposition)]
     return "\n".join(lines)
+
+
+def decomposition_sentences(result, ref, table: pd.DataFrame) -> list[str]:
+    """Where the study explains a result (`explains`): for each compared case its `decompose` selects
+    (more than one worker), the POP sentence of where its efficiency goes (stats/pop_metrics.py)."""
+    pop = getattr(result, "pop_metrics", None)
+    selector = ref.case.get("decompose")
+    if pop is None or pop.empty or not selector or not ref.case.get("explains"):
+        return []
+    dims = {c["case_id"]: case_dims(c) for c in result.campaign.case_lines}
+    scenario = table.drop_duplicates("point_case").set_index("point_case")["scenario"]
+    wanted = [cid for cid in scenario.index if cid in dims and selects(dims[cid], selector)]
+    scaled = pop[pop["workers"] > 1]
+    families = {key: part for key, part in scaled.groupby(["node_type", "binary"], dropna=False)}
+    out = []
+    chosen = scaled[scaled["case_id"].isin(wanted)]
+    cpus_of = {cid: dims[cid]["cpus"] for cid in wanted}
+    chosen = chosen.assign(cpus=chosen["case_id"].map(cpus_of)).sort_values(["binary", "cpus", "workers"])
+    for _, row in chosen.iterrows():
+        text = sentence(row, families[(row["node_type"], row["binary"])])
+        cpus = dims[row["case_id"]]["cpus"]
+        if cpus.isdigit() and row["workers"] > int(cpus):
+            text += (
+                f" ({row['workers']} workers on {cpus} CPU{'s' if int(cpus) > 1 else ''}: an efficiency of "
+                f"at most {int(cpus) / row['workers']:.2f} by design: only the loss beyond it is the "
+                "variant's)"
+            )
+        out.append(f"{scenario[row['case_id']]}: {text}")
+    return out
