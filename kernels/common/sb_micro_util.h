@@ -66,6 +66,14 @@ static inline int sbm_allowed_cpu(int k) {
     return -1;
 }
 
+/* The first CPU of `set` other than `cpu`, or -1 (a set of one CPU). */
+static inline int sbm_other_cpu(const cpu_set_t *set, int cpu) {
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, set) && c != cpu)
+            return c;
+    return -1;
+}
+
 /* Pins the calling thread to one CPU; a CPU the OS refuses ends the program with exit 1 and one
  * line (a measurement on another CPU than asked for would be recorded as if it were placed). */
 static inline void sbm_pin_self(int cpu) {

@@ -87,7 +87,8 @@ static int run(sb_ctx *ctx) {
     if (load) {
         hog.cpu = here;
         if (load == 2) {
-            hog.cpu = sbm_allowed_cpu(0) == here ? sbm_allowed_cpu(1) : sbm_allowed_cpu(0);
+            hog.cpu = sbm_other_cpu(&started_on, here); /* of the CPUs it started on: pinned
+                                                           itself, it has only `here` left */
             if (hog.cpu < 0)
                 sb_fail(ctx, "--load other-cpu needs two allowed CPUs");
         }

@@ -52,6 +52,19 @@ def test_fifo_pinned_with_load_on_the_same_cpu_runs(kernel):
     assert r["median_s"] < 0.01  # a FIFO thread beats a SCHED_OTHER hog to its own CPU
 
 
+@pytest.mark.skipif(len(__import__("os").sched_getaffinity(0)) < 2, reason="needs two allowed CPUs")
+def test_pinned_with_load_on_the_other_cpu_runs(kernel):
+    """Pinned, the periodic thread has one CPU left in its own mask: the load's CPU is chosen from the
+    CPUs the process started on (this case once failed with 'needs two allowed CPUs')."""
+    (record,) = run_records(
+        kernel(BINARY), "--period-us", "1000", "--count", "50", "--pin", "yes", "--load", "other-cpu"
+    )
+    r = record["result"]
+    assert r["load_spins"] > 0
+    assert r["load_cpu"] in __import__("os").sched_getaffinity(0)
+    assert [r["load_cpu"]] != [cpu for _, cpu in record["placement"]][:1]
+
+
 def test_period_zero_measures_the_back_to_back_rate(kernel):
     r = result(kernel, "--period-us", "0", "--count", "2000")
     assert r["op"] == "loop_gap"
