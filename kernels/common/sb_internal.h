@@ -33,9 +33,11 @@ typedef struct sb_cli {
 typedef struct sb_worker_times {
     double begin_s, begin_cpu_s; /* at the end of sb_worker_begin */
     double span_s, cpu_s;        /* sb_worker_begin .. sb_worker_end: monotonic, thread CPU */
-    double wait_s;               /* reported by sb_worker_add_wait */
+    double wait_s;               /* sb_worker_add_wait, and sb_mutex_lock_timed's estimate */
     int64_t work;                /* reported by sb_worker_add_work */
-    char pad[16];
+    int64_t locks;               /* sb_mutex_lock_timed calls: which of them are timed */
+    uint64_t lock_draw;          /* sb_mutex_lock_timed: state of its sampling draws */
+    char pad[64];
 } sb_worker_times;
 
 /* The record's worker_* fields before division: sums and maxima over the workers of one process, or

@@ -134,8 +134,26 @@ void sb_run_workers(sb_ctx *ctx, int32_t threads, void (*body)(void *arg, int32_
     pthread_mutex_unlock(&pool.lock);
 }
 
+/* Whether this acquisition of the worker's is timed: each of its first SB_LOCK_TIMED_FIRST, then
+ * one in SB_LOCK_SAMPLE_EVERY drawn at random (xorshift64, seeded per worker and repetition). */
+static int lock_sampled(sb_worker_times *t, int32_t worker) {
+    if (++t->locks <= SB_LOCK_TIMED_FIRST)
+        return 1;
+    uint64_t x = t->lock_draw ? t->lock_draw : 0x9E3779B97F4A7C15u * (uint64_t)(worker + 1);
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    t->lock_draw = x;
+    return x % SB_LOCK_SAMPLE_EVERY == 0;
+}
+
 void sb_mutex_lock_timed(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex) {
-    if (!SB_WORKER_TIMES) {
+    if (!SB_WORKER_TIMES || worker < 0 || worker >= ctx->cli.p.threads) {
+        pthread_mutex_lock(mutex);
+        return;
+    }
+    sb_worker_times *t = &ctx->workers[worker];
+    if (!lock_sampled(t, worker)) {
         pthread_mutex_lock(mutex);
         return;
     }
@@ -143,7 +161,8 @@ void sb_mutex_lock_timed(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex) {
         return;
     const double t0 = sb_now();
     pthread_mutex_lock(mutex);
-    sb_worker_add_wait(ctx, worker, sb_now() - t0);
+    /* Horvitz-Thompson: a timed wait stands for 1 / (its chance of being timed) waits */
+    t->wait_s += (sb_now() - t0) * (t->locks <= SB_LOCK_TIMED_FIRST ? 1 : SB_LOCK_SAMPLE_EVERY);
 }
 
 void sb_timed_queue_share(sb_ctx *ctx, pthread_barrier_t *barrier, sb_queue *queue, int32_t worker,

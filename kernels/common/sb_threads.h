@@ -21,8 +21,16 @@
 void sb_run_workers(sb_ctx *ctx, int32_t threads, void (*body)(void *arg, int32_t worker),
                     void *arg);
 
-/* pthread_mutex_lock that reports the wait to sb_worker_add_wait: a trylock first, and the clock is
- * read only when it fails (so an uncontended lock costs no clock read). */
+/* pthread_mutex_lock that estimates the worker's wait on it without timing every acquisition (which
+ * costs more than the kernels' per-sample critical sections): each of a worker's first
+ * SB_LOCK_TIMED_FIRST acquisitions in a repetition and then one in SB_LOCK_SAMPLE_EVERY, drawn at
+ * random, is timed (a trylock first: the clock is read only when it fails, so an uncontended lock
+ * waits 0); a timed wait counts SB_LOCK_SAMPLE_EVERY times (1 among the first). Unbiased; its
+ * relative standard error is sqrt((SB_LOCK_SAMPLE_EVERY - 1) / n) x sqrt(1 + cv^2) for n
+ * acquisitions whose waits have coefficient of variation cv (docs/pop-metrics.md). */
+#define SB_LOCK_TIMED_FIRST 64
+#define SB_LOCK_SAMPLE_EVERY 64
+
 void sb_mutex_lock_timed(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex);
 
 /* Work on a range of units [begin, end) of the queue, in worker `worker`. */

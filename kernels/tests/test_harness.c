@@ -1,12 +1,18 @@
-/* C-level tests of the harness: checksum and RNG test vectors, option parser, work queue, PGM. */
+/* C-level tests of the harness: checksum and RNG test vectors, option parser, work queue, PGM, the
+ * lock-wait estimate. */
 #define _GNU_SOURCE
 #include "sb_checksum.h"
 #include "sb_descriptors.h"
+#include "sb_internal.h"
 #include "sb_options.h"
 #include "sb_pgm.h"
 #include "sb_rng.h"
 #include "sb_test.h"
+#include "sb_threads.h"
 #include "sb_workqueue.h"
+
+#include <pthread.h>
+#include <time.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,6 +247,42 @@ static void test_pgm(void) {
     CHECK(strstr(err, "is a directory") != NULL);
 }
 
+/* A mutex held by another thread for HOLD_S: the worker's wait on it is timed (its first
+ * acquisitions always are); the same mutex free costs no wait, however often it is taken. */
+#define HOLD_S 0.03
+static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+static pthread_barrier_t locked;
+
+static void *hold(void *unused) {
+    (void)unused;
+    pthread_mutex_lock(&held);
+    pthread_barrier_wait(&locked);
+    nanosleep(&(struct timespec){0, (long)(HOLD_S * 1e9)}, NULL);
+    pthread_mutex_unlock(&held);
+    return NULL;
+}
+
+static void test_lock_wait(void) {
+    CHECK(parse(&mandel_pthreads, "--threads 2 --width 4 --height 4") == SB_PARSE_OK);
+    sb_ctx ctx;
+    CHECK(sb_ctx_init(&ctx, &mandel_pthreads, &cli) == 0);
+    for (int i = 0; i < 100000; i++) { /* uncontended: sampled or not, no wait */
+        sb_mutex_lock_timed(&ctx, 0, &held);
+        pthread_mutex_unlock(&held);
+    }
+    CHECK(ctx.workers[0].locks == 100000 && ctx.workers[0].wait_s == 0.0);
+    pthread_t holder;
+    CHECK(pthread_barrier_init(&locked, NULL, 2) == 0);
+    CHECK(pthread_create(&holder, NULL, hold, NULL) == 0);
+    pthread_barrier_wait(&locked);
+    sb_mutex_lock_timed(&ctx, 1, &held); /* worker 1's first acquisition: timed, weight 1 */
+    pthread_mutex_unlock(&held);
+    pthread_join(holder, NULL);
+    pthread_barrier_destroy(&locked);
+    CHECK(ctx.workers[1].wait_s > 0.5 * HOLD_S && ctx.workers[1].wait_s < 2.0);
+    sb_ctx_free(&ctx);
+}
+
 int main(void) {
     test_fnv1a64();
     test_splitmix64();
@@ -249,5 +291,6 @@ int main(void) {
     test_options_errors();
     test_workqueue();
     test_pgm();
+    test_lock_wait();
     return sb_test_summary();
 }
