@@ -1,7 +1,8 @@
 """Where each headline case loses its efficiency, in POP's terms (stats/pop_metrics.py): one sentence
 per variant at its largest worker count up to one per core, naming the largest loss, whether an
 imbalance is in the work (the schedule deals it unevenly) or only in the time (the host: competing
-load, a slower CPU), and which schedule of the same binary removes it; then the factors' plots and
+load, a slower CPU), which schedule of the same binary removes it, and whether a run-time schedule
+absorbed a slower worker (uneven work, even times); then the factors' plots and
 table (pop_metrics.csv)."""
 
 from __future__ import annotations
@@ -37,14 +38,41 @@ def _remedy(row, family: pd.DataFrame) -> str:
     return f"; `{best['schedule']}` scheduling removes it (load balance {best['load_balance']:.2f})"
 
 
+def _host_imbalance(row) -> str:
+    """An imbalance in time only, when it is not the largest loss (a slower worker's longer useful
+    time also lowers computation scaling, which may come first)."""
+    if row["largest_loss"] == "load_balance" or row["load_balance"] >= BALANCED:
+        return ""
+    if row["work_balance"] < WORK_EVEN:
+        return ""
+    return (
+        f"; its load balance {row['load_balance']:.2f} with the work dealt evenly (work balance "
+        f"{row['work_balance']:.2f}) is the host's doing, not the schedule's: competing load or a "
+        "slower CPU"
+    )
+
+
+def _absorbed(row) -> str:
+    """An uneven work share with even times: a schedule that deals work at run time gave the slower
+    worker (competing load, a slower CPU) less of it."""
+    if row["work_balance"] >= WORK_EVEN or row["load_balance"] < BALANCED:
+        return ""
+    return (
+        f"; its work balance {row['work_balance']:.2f} with even times (load balance "
+        f"{row['load_balance']:.2f}) means the schedule absorbed a slower worker (competing load or a "
+        "slower CPU) by giving it less work"
+    )
+
+
 def sentence(row, family: pd.DataFrame) -> str:
     loss = 1 - row[row["largest_loss"]]
     name = LOSS_FACTORS[row["largest_loss"]]
     efficiency = ci_text(row["efficiency"], row["efficiency_lo"], row["efficiency_hi"], digits=2)
     case = f"`{variant_text(row)}` on {row['workers']} workers (efficiency {efficiency})"
     if loss <= 1 - BALANCED:
-        return f"{case} loses almost nothing."
-    return f"{case} loses {loss:.0%} to {name}{_cause(row)}{_remedy(row, family)}."
+        return f"{case} loses almost nothing{_absorbed(row)}."
+    why = f"{_cause(row)}{_remedy(row, family)}{_host_imbalance(row)}{_absorbed(row)}"
+    return f"{case} loses {loss:.0%} to {name}{why}."
 
 
 TABLE_COLUMNS = [
