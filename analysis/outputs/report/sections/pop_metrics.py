@@ -113,10 +113,32 @@ def section(result, plots) -> list[Block]:
             "(docs/pop-metrics.md).",
         ),
         Block("ul", sentences),
+        *([Block("p", counter_sentence(pop))] if "counter_scaling" in pop else []),
         *plot_blocks(plots, "pop-metrics"),
-        folded("POP factors per case (pop_metrics.csv)", [Block("table", pop[TABLE_COLUMNS].round(3))]),
+        folded("POP factors per case (pop_metrics.csv)", [Block("table", pop[table_columns(pop)].round(3))]),
     ]
     return blocks
+
+
+def table_columns(pop: pd.DataFrame) -> list[str]:
+    """TABLE_COLUMNS, with instruction and IPC scaling where some case has them."""
+    if "counter_scaling" in pop and (pop["counter_scaling"] == "measured").any():
+        return [*TABLE_COLUMNS[:-3], "instruction_scaling", "ipc_scaling", *TABLE_COLUMNS[-3:]]
+    return TABLE_COLUMNS
+
+
+def counter_sentence(pop: pd.DataFrame) -> str:
+    """Whether computation scaling could be split into instruction and IPC scaling, and if not why."""
+    status = pop["counter_scaling"]
+    measured = int((status == "measured").sum())
+    why = sorted(set(status[status != "measured"].str.removeprefix("unavailable: ")))
+    parts = [f"measured for {measured} of {len(pop)} cases"] if measured else []
+    if why:
+        parts.append("unavailable" + (" elsewhere" if measured else "") + ": " + "; ".join(why))
+    return (
+        "Computation scaling split into instruction scaling and IPC scaling (likwid CPI per hardware "
+        f"thread): {', '.join(parts)}."
+    )
 
 
 def within_cores(table: pd.DataFrame, cores: dict) -> pd.DataFrame:
