@@ -44,6 +44,7 @@ typedef struct sb_worker_times {
  * of every rank's workers once sb_mpi_report has reduced them onto rank 0. */
 typedef struct sb_worker_totals {
     double useful_sum, useful_max, wait_sum, cpu_sum, work_sum, work_max, workers;
+    double wait_at_useful_max; /* the waiting of the worker whose useful time is useful_max */
 } sb_worker_totals;
 
 struct sb_ctx {

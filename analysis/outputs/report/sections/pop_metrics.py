@@ -83,6 +83,8 @@ TABLE_COLUMNS = [
     "work_balance",
     "load_balance",
     "sync_efficiency",
+    "serialisation_efficiency",
+    "transfer_efficiency",
     "computation_scaling",
     "frequency_scaling",
     "efficiency",
@@ -120,11 +122,16 @@ def section(result, plots) -> list[Block]:
     return blocks
 
 
+OPTIONAL = {"serialisation_efficiency", "transfer_efficiency"}
+
+
 def table_columns(pop: pd.DataFrame) -> list[str]:
-    """TABLE_COLUMNS, with instruction and IPC scaling where some case has them."""
+    """TABLE_COLUMNS without the columns no case has (serialisation and transfer: MPI only), with
+    instruction and IPC scaling where some case has them."""
+    columns = [c for c in TABLE_COLUMNS if c in pop and (c not in OPTIONAL or pop[c].notna().any())]
     if "counter_scaling" in pop and (pop["counter_scaling"] == "measured").any():
-        return [*TABLE_COLUMNS[:-3], "instruction_scaling", "ipc_scaling", *TABLE_COLUMNS[-3:]]
-    return TABLE_COLUMNS
+        return [*columns[:-3], "instruction_scaling", "ipc_scaling", *columns[-3:]]
+    return columns
 
 
 def counter_sentence(pop: pd.DataFrame) -> str:
