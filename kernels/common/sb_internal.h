@@ -35,9 +35,10 @@ typedef struct sb_worker_times {
     double span_s, cpu_s;        /* sb_worker_begin .. sb_worker_end: monotonic, thread CPU */
     double wait_s;               /* sb_worker_add_wait, and sb_mutex_lock_timed's estimate */
     int64_t work;                /* reported by sb_worker_add_work */
-    int64_t locks;               /* sb_mutex_lock_timed calls: which of them are timed */
+    int64_t locks;               /* sb_mutex_lock_timed: acquisitions, counted up to the first 64 */
+    int64_t lock_gap;            /* sb_mutex_lock_timed: acquisitions until the next timed one */
     uint64_t lock_draw;          /* sb_mutex_lock_timed: state of its sampling draws */
-    char pad[64];
+    char pad[56];
 } sb_worker_times;
 
 /* The record's worker_* fields before division: sums and maxima over the workers of one process, or

@@ -7,6 +7,7 @@
 #include "sb_threads.h"
 #include "sb_internal.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -134,17 +135,30 @@ void sb_run_workers(sb_ctx *ctx, int32_t threads, void (*body)(void *arg, int32_
     pthread_mutex_unlock(&pool.lock);
 }
 
-/* Whether this acquisition of the worker's is timed: each of its first SB_LOCK_TIMED_FIRST, then
- * one in SB_LOCK_SAMPLE_EVERY drawn at random (xorshift64, seeded per worker and repetition). */
-static int lock_sampled(sb_worker_times *t, int32_t worker) {
-    if (++t->locks <= SB_LOCK_TIMED_FIRST)
-        return 1;
+/* Acquisitions until the next timed one after the first SB_LOCK_TIMED_FIRST: geometric with mean
+ * SB_LOCK_SAMPLE_EVERY, so each acquisition is timed with chance 1 / SB_LOCK_SAMPLE_EVERY,
+ * independently (a Bernoulli process), while the acquisitions in between cost one decrement.
+ * xorshift64, seeded per worker and repetition. */
+static int64_t next_gap(sb_worker_times *t, int32_t worker) {
     uint64_t x = t->lock_draw ? t->lock_draw : 0x9E3779B97F4A7C15u * (uint64_t)(worker + 1);
     x ^= x << 13;
     x ^= x >> 7;
     x ^= x << 17;
     t->lock_draw = x;
-    return x % SB_LOCK_SAMPLE_EVERY == 0;
+    const double u = (double)((x >> 11) + 1) * 0x1.0p-53; /* (0, 1] */
+    return 1 + (int64_t)(log(u) / log(1.0 - 1.0 / SB_LOCK_SAMPLE_EVERY));
+}
+
+int sb_lock_wait_weight(sb_worker_times *t, int32_t worker) {
+    if (t->locks < SB_LOCK_TIMED_FIRST) {
+        if (++t->locks == SB_LOCK_TIMED_FIRST)
+            t->lock_gap = next_gap(t, worker);
+        return 1;
+    }
+    if (--t->lock_gap > 0)
+        return 0;
+    t->lock_gap = next_gap(t, worker);
+    return SB_LOCK_SAMPLE_EVERY;
 }
 
 void sb_mutex_lock_timed(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex) {
@@ -153,7 +167,8 @@ void sb_mutex_lock_timed(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex) {
         return;
     }
     sb_worker_times *t = &ctx->workers[worker];
-    if (!lock_sampled(t, worker)) {
+    const int weight = sb_lock_wait_weight(t, worker);
+    if (weight == 0) {
         pthread_mutex_lock(mutex);
         return;
     }
@@ -162,7 +177,7 @@ void sb_mutex_lock_timed(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex) {
     const double t0 = sb_now();
     pthread_mutex_lock(mutex);
     /* Horvitz-Thompson: a timed wait stands for 1 / (its chance of being timed) waits */
-    t->wait_s += (sb_now() - t0) * (t->locks <= SB_LOCK_TIMED_FIRST ? 1 : SB_LOCK_SAMPLE_EVERY);
+    t->wait_s += (sb_now() - t0) * weight;
 }
 
 void sb_timed_queue_share(sb_ctx *ctx, pthread_barrier_t *barrier, sb_queue *queue, int32_t worker,

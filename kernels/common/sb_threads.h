@@ -31,6 +31,12 @@ void sb_run_workers(sb_ctx *ctx, int32_t threads, void (*body)(void *arg, int32_
 #define SB_LOCK_TIMED_FIRST 64
 #define SB_LOCK_SAMPLE_EVERY 64
 
+/* sb_mutex_lock_timed's draw for the worker's next acquisition: the weight of its wait if it is
+ * timed (1 among the first SB_LOCK_TIMED_FIRST, SB_LOCK_SAMPLE_EVERY afterwards), 0 if it is not.
+ */
+struct sb_worker_times;
+int sb_lock_wait_weight(struct sb_worker_times *t, int32_t worker);
+
 void sb_mutex_lock_timed(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex);
 
 /* Work on a range of units [begin, end) of the queue, in worker `worker`. */
