@@ -71,6 +71,18 @@ def test_instruction_and_ipc_scaling_from_real_likwid_output(name):
     assert many["instruction_scaling"] < 1  # every thread of the real run retired instructions
 
 
+@pytest.mark.skipif(not REAL.is_dir(), reason=f"real likwid outputs not present ({REAL})")
+@pytest.mark.parametrize("name", ["sc19_power9_MEM.raw", "sc19_thunderx2_MEM_32t.raw"])
+def test_real_groups_without_unhalted_runtime_leave_the_split_unavailable(name):
+    """POWER9's MEM group prints no CPI, ThunderX2's no unhalted runtime: counted, but no split."""
+    path = REAL / name
+    counters = pd.concat([counters_table(path, None, "one"), counters_table(path, None, "many")])
+    records = pd.DataFrame({"case_id": ["one", "many"], "counters_status": "ok", "counters_reason": None})
+    table = counter_scaling(pop_rows(["one", "many"]), cases(), records, counters)
+    assert (table["counter_scaling"] == f"unavailable: {NO_METRICS}").all()
+    assert table["ipc_scaling"].isna().all()
+
+
 def test_without_counters_the_table_says_why():
     records = pd.DataFrame(
         {"case_id": ["one", "many"], "counters_status": "unavailable", "counters_reason": [MSR, MSR]}
