@@ -180,6 +180,14 @@ void sb_mutex_lock_timed(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex) {
     t->wait_s += (sb_now() - t0) * weight;
 }
 
+static void lock_timed(void *ctx, int32_t worker, pthread_mutex_t *mutex) {
+    sb_mutex_lock_timed(ctx, worker, mutex);
+}
+
+void sb_queue_time_waits(sb_queue *queue, sb_ctx *ctx) {
+    sb_queue_lock_with(queue, lock_timed, ctx);
+}
+
 void sb_timed_queue_share(sb_ctx *ctx, pthread_barrier_t *barrier, sb_queue *queue, int32_t worker,
                           sb_range_work work, void *arg) {
     pthread_barrier_wait(barrier); /* all workers exist */

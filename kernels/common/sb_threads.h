@@ -39,6 +39,11 @@ int sb_lock_wait_weight(struct sb_worker_times *t, int32_t worker);
 
 void sb_mutex_lock_timed(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex);
 
+/* The queue's workers take its locks with sb_mutex_lock_timed (their waits for the cursor and the
+ * slots are sampled like the kernels' own locks). Call after sb_queue_init, before the workers run.
+ */
+void sb_queue_time_waits(sb_queue *queue, sb_ctx *ctx);
+
 /* Work on a range of units [begin, end) of the queue, in worker `worker`. */
 typedef void (*sb_range_work)(void *arg, int32_t worker, int64_t begin, int64_t end);
 

@@ -262,6 +262,36 @@ static void *hold(void *unused) {
     return NULL;
 }
 
+/* The queue takes its locks through the hook sb_queue_lock_with sets (the kernels time the waits
+ * there): once per group taken under coarse, per slot visited under fine, never without locks. */
+static int hook_calls;
+static void counting_lock(void *arg, int32_t worker, pthread_mutex_t *mutex) {
+    (void)arg;
+    (void)worker;
+    hook_calls++;
+    pthread_mutex_lock(mutex);
+}
+
+static void test_queue_lock_hook(void) {
+    const int32_t syncs[] = {SB_SYNC_COARSE, SB_SYNC_FINE, SB_SYNC_ATOMIC};
+    for (int k = 0; k < 3; k++) {
+        sb_queue q;
+        CHECK(sb_queue_init(&q, SB_SCHED_QUEUE, syncs[k], 10, 1, 2) == 0);
+        sb_queue_lock_with(&q, counting_lock, NULL);
+        sb_queue_cursor c;
+        sb_queue_cursor_init(&c, &q, 0);
+        hook_calls = 0;
+        int64_t lo, hi, taken = 0;
+        while (sb_queue_next(&q, &c, &lo, &hi))
+            taken += hi - lo;
+        CHECK(taken == 10);
+        /* coarse: 10 groups + the last, empty try; fine: its own slot's 5 groups (one lock each),
+         * 5 stolen (its empty slot, then the other: two each), the last try (both slots empty) */
+        CHECK(hook_calls == (syncs[k] == SB_SYNC_COARSE ? 11 : syncs[k] == SB_SYNC_FINE ? 17 : 0));
+        sb_queue_destroy(&q);
+    }
+}
+
 /* The sampling of lock waits: the first 64 acquisitions timed with weight 1, then each with chance
  * 1/64 and weight 64, independently of its neighbours (no period: as many on even as on odd ones).
  */
@@ -315,6 +345,7 @@ int main(void) {
     test_options_errors();
     test_workqueue();
     test_pgm();
+    test_queue_lock_hook();
     test_lock_wait_sampling();
     test_lock_wait();
     return sb_test_summary();
