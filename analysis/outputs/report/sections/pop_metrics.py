@@ -110,9 +110,9 @@ def section(result, plots) -> list[Block]:
             "p",
             "Each efficiency (against the variant's own 1-worker case) is the product of load balance "
             "(mean ÷ largest useful time per worker), synchronisation and scheduling efficiency "
-            "(largest useful time ÷ wall time) and computation scaling (useful time at 1 worker ÷ "
-            "total useful time), divided by the 1-worker case's own parallel efficiency "
-            "(docs/pop-metrics.md).",
+            "(largest useful time ÷ wall time; for MPI, serialisation × transfer) and computation "
+            "scaling (useful time at 1 worker ÷ total useful time), divided by the 1-worker case's own "
+            "parallel efficiency (docs/pop-metrics.md).",
         ),
         Block("ul", sentences),
         *([Block("p", counter_sentence(pop))] if "counter_scaling" in pop else []),
