@@ -24,6 +24,8 @@ int sb_queue_init(sb_queue *q, int32_t schedule, int32_t sync, int64_t nunits, i
     q->next = 0;
     atomic_init(&q->next_atomic, 0);
     q->slots = NULL;
+    q->lock = NULL; /* pthread_mutex_lock until sb_queue_lock_with */
+    q->lock_arg = NULL;
     if (pthread_mutex_init(&q->global, NULL) != 0)
         return -1;
     if (schedule == SB_SCHED_QUEUE && sync == SB_SYNC_FINE) {
