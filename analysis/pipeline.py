@@ -36,6 +36,7 @@ from analysis.stats.models import fit_models
 from analysis.stats.node_types import best_configurations, node_type_table
 from analysis.stats.paired import paired_speedups
 from analysis.stats.per_case import CaseStats, describe, with_median_cis
+from analysis.stats.pop_counters import counter_scaling
 from analysis.stats.pop_metrics import pop_metrics
 from analysis.stats.process_correlation import ProcessCorrelation, within_process_correlation
 from analysis.stats.reference import campaign_comparison
@@ -181,7 +182,9 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         disturbance_effect=effect,
         process_correlation=correlation,
         paired_speedup=paired,
-        pop_metrics=pop_metrics(summary, case_stats.records, options.seed),
+        pop_metrics=counter_scaling(
+            pop_metrics(summary, case_stats.records, options.seed), summary, loaded.records, loaded.counters
+        ),
     )
     lap("efficiency, micro, reference")
     timings["checks and counter tables"] = time.perf_counter() - stats_end

@@ -62,6 +62,7 @@ RAW_NUMERIC = (
     "worker_useful_mean_s",
     "worker_useful_max_s",
     "worker_wait_mean_s",
+    "worker_wait_at_useful_max_s",
     "worker_cpu_mean_s",
     "worker_work_mean",
     "worker_work_max",

@@ -6,12 +6,19 @@ the workers of useful time U and work) and its wall time W (the compute region):
     load_balance         = mean U / max U            (time balance, as POP)
     work_balance         = mean work / max work      (work is counted, not timed)
     sync_efficiency      = max U / W                 (synchronisation and scheduling)
+                         = serialisation_efficiency x transfer_efficiency   (MPI only, below)
     parallel_efficiency  = mean U / W                = load_balance x sync_efficiency
     computation_scaling  = U(1 worker) / (p x mean U)
     frequency_scaling    = clock_ghz / clock_ghz(1 worker)
     other_scaling        = computation_scaling / frequency_scaling (instructions x IPC: no counters)
     efficiency           = W(1 worker) / (p x W)     (measured, against the variant's 1-worker case)
                          = parallel_efficiency x computation_scaling / one_worker_parallel_efficiency
+
+MPI splits sync_efficiency as POP does, approximated without an ideal-network replay: with w the
+waiting inside MPI calls of the worker whose useful time is max U (records' worker_wait_at_useful_max_s,
+the critical path), serialisation_efficiency = max U / (max U + w) and transfer_efficiency =
+(max U + w) / W: waiting for another rank is serialisation, the rest of the critical path outside
+useful time is transfer (docs/pop-metrics.md says what this approximation cannot see).
 
 one_worker_parallel_efficiency is the 1-worker case's own mean U / W (the harness's share at one
 worker). Against the serial baseline the efficiency carries one more factor, serial_cost = the serial
@@ -36,10 +43,14 @@ LOSS_FACTORS = {
     "computation_scaling": "computation scaling",
 }
 MEASURED = ["worker_useful_mean_s", "worker_useful_max_s", "worker_work_mean", "worker_work_max"]
+CRITICAL_WAIT = "worker_wait_at_useful_max_s"  # optional: records before it lack it
+SPLIT_MODELS = {"mpi"}  # models whose sync_efficiency is split into serialisation and transfer
 FACTORS = [
     "work_balance",
     "load_balance",
     "sync_efficiency",
+    "serialisation_efficiency",
+    "transfer_efficiency",
     "parallel_efficiency",
     "one_worker_parallel_efficiency",
     "computation_scaling",
@@ -55,16 +66,18 @@ def _means(values: np.ndarray, draws: np.ndarray | None) -> np.ndarray:
 
 
 def _factors(case: np.ndarray, one: np.ndarray, workers: int) -> dict[str, np.ndarray]:
-    """Factors from the means of (wall, useful mean, useful max, work mean, work max, clock) of a case
-    and of its 1-worker case (point estimates or rows of replicates)."""
-    wall, useful, useful_max, work, work_max, clock = case
-    wall_1, useful_1, _, _, _, clock_1 = one
+    """Factors from the means of (wall, useful mean, useful max, work mean, work max, clock, critical
+    path's wait) of a case and of its 1-worker case (point estimates or rows of replicates)."""
+    wall, useful, useful_max, work, work_max, clock, critical_wait = case
+    wall_1, useful_1, _, _, _, clock_1, _ = one
     computation = useful_1 / (workers * useful)
     frequency = clock / clock_1
     return {
         "work_balance": work / work_max,
         "load_balance": useful / useful_max,
         "sync_efficiency": useful_max / wall,
+        "serialisation_efficiency": useful_max / (useful_max + critical_wait),
+        "transfer_efficiency": (useful_max + critical_wait) / wall,
         "parallel_efficiency": useful / wall,
         "one_worker_parallel_efficiency": useful_1 / wall_1,
         "computation_scaling": computation,
@@ -78,10 +91,12 @@ def pop_metrics(summary: pd.DataFrame, records: pd.DataFrame, seed: int = 0) -> 
     """One row per case whose records carry per-worker measurements and whose scaling series has a
     1-worker case: the factors above, each with _lo/_hi (95 % percentile bootstrap), serial_cost,
     efficiency_vs_serial and largest_loss (the factor furthest below 1 of LOSS_FACTORS)."""
-    columns = ["wall_s", *MEASURED, "clock_ghz"]
+    columns = ["wall_s", *MEASURED, "clock_ghz", CRITICAL_WAIT]
     if records.empty or not set(MEASURED) <= set(records.columns):
         return pd.DataFrame()
     measured = records.dropna(subset=["wall_s", *MEASURED])
+    if CRITICAL_WAIT not in measured:
+        measured = measured.assign(**{CRITICAL_WAIT: np.nan})
     reps = {
         case: group[columns].to_numpy(dtype=float)
         for case, group in measured.groupby("case_id", observed=True)
@@ -100,6 +115,8 @@ def pop_metrics(summary: pd.DataFrame, records: pd.DataFrame, seed: int = 0) -> 
         values, values_1 = reps[case_id], reps[case_ids[base]]
         workers = int(summary["workers"].iloc[i])
         point = _factors(_means(values, None), _means(values_1, None), workers)
+        if summary["model"].iloc[i] not in SPLIT_MODELS:
+            point["serialisation_efficiency"] = point["transfer_efficiency"] = np.nan
         draws = rng.integers(0, len(values), (RESAMPLES, len(values)))
         draws_1 = rng.integers(0, len(values_1), (RESAMPLES, len(values_1)))
         spread = _factors(_means(values, draws), _means(values_1, draws_1), workers)

@@ -125,10 +125,15 @@ sb_worker_totals sb_worker_totals_local(const sb_ctx *ctx) {
     sb_worker_totals t = {.workers = ctx->cli.p.threads};
     for (int32_t w = 0; w < ctx->cli.p.threads; w++) {
         const sb_worker_times *m = &ctx->workers[w];
-        const double useful = m->span_s - m->wait_s;
+        /* a sampled lock wait (sb_mutex_lock_timed) may overshoot: at most the span */
+        const double wait = m->wait_s < m->span_s ? m->wait_s : m->span_s;
+        const double useful = m->span_s - wait;
         t.useful_sum += useful;
-        t.useful_max = useful > t.useful_max ? useful : t.useful_max;
-        t.wait_sum += m->wait_s;
+        if (useful > t.useful_max || w == 0) {
+            t.useful_max = useful;
+            t.wait_at_useful_max = wait;
+        }
+        t.wait_sum += wait;
         t.cpu_sum += m->cpu_s;
         t.work_sum += (double)m->work;
         t.work_max = (double)m->work > t.work_max ? (double)m->work : t.work_max;

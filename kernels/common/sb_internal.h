@@ -33,15 +33,19 @@ typedef struct sb_cli {
 typedef struct sb_worker_times {
     double begin_s, begin_cpu_s; /* at the end of sb_worker_begin */
     double span_s, cpu_s;        /* sb_worker_begin .. sb_worker_end: monotonic, thread CPU */
-    double wait_s;               /* reported by sb_worker_add_wait */
+    double wait_s;               /* sb_worker_add_wait, and sb_mutex_lock_timed's estimate */
     int64_t work;                /* reported by sb_worker_add_work */
-    char pad[16];
+    int64_t locks;               /* sb_mutex_lock_timed: acquisitions, counted up to the first 64 */
+    int64_t lock_gap;            /* sb_mutex_lock_timed: acquisitions until the next timed one */
+    uint64_t lock_draw;          /* sb_mutex_lock_timed: state of its sampling draws */
+    char pad[56];
 } sb_worker_times;
 
 /* The record's worker_* fields before division: sums and maxima over the workers of one process, or
  * of every rank's workers once sb_mpi_report has reduced them onto rank 0. */
 typedef struct sb_worker_totals {
     double useful_sum, useful_max, wait_sum, cpu_sum, work_sum, work_max, workers;
+    double wait_at_useful_max; /* the waiting of the worker whose useful time is useful_max */
 } sb_worker_totals;
 
 struct sb_ctx {

@@ -96,6 +96,16 @@ void sb_mpi_report(sb_ctx *ctx) {
     double sum_all[5], max_all[2];
     MPI_Reduce(sums, sum_all, 5, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(maxima, max_all, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    /* the waiting of the worker with the largest useful time (the critical path,
+     * docs/pop-metrics.md): the rank holding it sends it to rank 0 */
+    struct {
+        double useful;
+        int rank;
+    } mine_max = {local.useful_max, rank}, owner;
+    MPI_Allreduce(&mine_max, &owner, 1, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD);
+    const double wait_here = rank == owner.rank ? local.wait_at_useful_max : 0.0;
+    double wait_at_max = 0.0;
+    MPI_Reduce(&wait_here, &wait_at_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         ctx->worker_totals = (sb_worker_totals){
             .useful_sum = sum_all[0],
@@ -105,6 +115,7 @@ void sb_mpi_report(sb_ctx *ctx) {
             .workers = sum_all[4],
             .useful_max = max_all[0],
             .work_max = max_all[1],
+            .wait_at_useful_max = wait_at_max,
         };
         ctx->worker_totals_set = 1;
     }

@@ -141,6 +141,8 @@ static void put_workers(FILE *f, const sb_ctx *ctx) {
     put_double(f, t.useful_max);
     put_key(f, "worker_wait_mean_s");
     put_double(f, t.wait_sum / t.workers);
+    put_key(f, "worker_wait_at_useful_max_s");
+    put_double(f, t.wait_at_useful_max);
     put_key(f, "worker_cpu_mean_s");
     put_double(f, t.cpu_sum / t.workers);
     put_key(f, "worker_work_mean");

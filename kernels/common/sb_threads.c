@@ -7,6 +7,7 @@
 #include "sb_threads.h"
 #include "sb_internal.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -134,8 +135,40 @@ void sb_run_workers(sb_ctx *ctx, int32_t threads, void (*body)(void *arg, int32_
     pthread_mutex_unlock(&pool.lock);
 }
 
+/* Acquisitions until the next timed one after the first SB_LOCK_TIMED_FIRST: geometric with mean
+ * SB_LOCK_SAMPLE_EVERY, so each acquisition is timed with chance 1 / SB_LOCK_SAMPLE_EVERY,
+ * independently (a Bernoulli process), while the acquisitions in between cost one decrement.
+ * xorshift64, seeded per worker and repetition. */
+static int64_t next_gap(sb_worker_times *t, int32_t worker) {
+    uint64_t x = t->lock_draw ? t->lock_draw : 0x9E3779B97F4A7C15u * (uint64_t)(worker + 1);
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    t->lock_draw = x;
+    const double u = (double)((x >> 11) + 1) * 0x1.0p-53; /* (0, 1] */
+    return 1 + (int64_t)(log(u) / log(1.0 - 1.0 / SB_LOCK_SAMPLE_EVERY));
+}
+
+int sb_lock_wait_weight(sb_worker_times *t, int32_t worker) {
+    if (t->locks < SB_LOCK_TIMED_FIRST) {
+        if (++t->locks == SB_LOCK_TIMED_FIRST)
+            t->lock_gap = next_gap(t, worker);
+        return 1;
+    }
+    if (--t->lock_gap > 0)
+        return 0;
+    t->lock_gap = next_gap(t, worker);
+    return SB_LOCK_SAMPLE_EVERY;
+}
+
 void sb_mutex_lock_timed(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex) {
-    if (!SB_WORKER_TIMES) {
+    if (!SB_WORKER_TIMES || worker < 0 || worker >= ctx->cli.p.threads) {
+        pthread_mutex_lock(mutex);
+        return;
+    }
+    sb_worker_times *t = &ctx->workers[worker];
+    const int weight = sb_lock_wait_weight(t, worker);
+    if (weight == 0) {
         pthread_mutex_lock(mutex);
         return;
     }
@@ -143,7 +176,16 @@ void sb_mutex_lock_timed(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex) {
         return;
     const double t0 = sb_now();
     pthread_mutex_lock(mutex);
-    sb_worker_add_wait(ctx, worker, sb_now() - t0);
+    /* Horvitz-Thompson: a timed wait stands for 1 / (its chance of being timed) waits */
+    t->wait_s += (sb_now() - t0) * weight;
+}
+
+static void lock_timed(void *ctx, int32_t worker, pthread_mutex_t *mutex) {
+    sb_mutex_lock_timed(ctx, worker, mutex);
+}
+
+void sb_queue_time_waits(sb_queue *queue, sb_ctx *ctx) {
+    sb_queue_lock_with(queue, lock_timed, ctx);
 }
 
 void sb_timed_queue_share(sb_ctx *ctx, pthread_barrier_t *barrier, sb_queue *queue, int32_t worker,

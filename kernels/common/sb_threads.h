@@ -21,9 +21,28 @@
 void sb_run_workers(sb_ctx *ctx, int32_t threads, void (*body)(void *arg, int32_t worker),
                     void *arg);
 
-/* pthread_mutex_lock that reports the wait to sb_worker_add_wait: a trylock first, and the clock is
- * read only when it fails (so an uncontended lock costs no clock read). */
+/* pthread_mutex_lock that estimates the worker's wait on it without timing every acquisition (which
+ * costs more than the kernels' per-sample critical sections): each of a worker's first
+ * SB_LOCK_TIMED_FIRST acquisitions in a repetition and then one in SB_LOCK_SAMPLE_EVERY, drawn at
+ * random, is timed (a trylock first: the clock is read only when it fails, so an uncontended lock
+ * waits 0); a timed wait counts SB_LOCK_SAMPLE_EVERY times (1 among the first). Unbiased; its
+ * relative standard error is sqrt((SB_LOCK_SAMPLE_EVERY - 1) / n) x sqrt(1 + cv^2) for n
+ * acquisitions whose waits have coefficient of variation cv (docs/pop-metrics.md). */
+#define SB_LOCK_TIMED_FIRST 64
+#define SB_LOCK_SAMPLE_EVERY 64
+
+/* sb_mutex_lock_timed's draw for the worker's next acquisition: the weight of its wait if it is
+ * timed (1 among the first SB_LOCK_TIMED_FIRST, SB_LOCK_SAMPLE_EVERY afterwards), 0 if it is not.
+ */
+struct sb_worker_times;
+int sb_lock_wait_weight(struct sb_worker_times *t, int32_t worker);
+
 void sb_mutex_lock_timed(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex);
+
+/* The queue's workers take its locks with sb_mutex_lock_timed (their waits for the cursor and the
+ * slots are sampled like the kernels' own locks). Call after sb_queue_init, before the workers run.
+ */
+void sb_queue_time_waits(sb_queue *queue, sb_ctx *ctx);
 
 /* Work on a range of units [begin, end) of the queue, in worker `worker`. */
 typedef void (*sb_range_work)(void *arg, int32_t worker, int64_t begin, int64_t end);

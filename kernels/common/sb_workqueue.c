@@ -24,6 +24,8 @@ int sb_queue_init(sb_queue *q, int32_t schedule, int32_t sync, int64_t nunits, i
     q->next = 0;
     atomic_init(&q->next_atomic, 0);
     q->slots = NULL;
+    q->lock = NULL; /* pthread_mutex_lock until sb_queue_lock_with */
+    q->lock_arg = NULL;
     if (pthread_mutex_init(&q->global, NULL) != 0)
         return -1;
     if (schedule == SB_SCHED_QUEUE && sync == SB_SYNC_FINE) {
@@ -57,15 +59,29 @@ void sb_queue_cursor_init(sb_queue_cursor *c, const sb_queue *q, int32_t worker)
     (void)q;
 }
 
+void sb_queue_lock_with(sb_queue *q,
+                        void (*lock)(void *arg, int32_t worker, pthread_mutex_t *mutex),
+                        void *arg) {
+    q->lock = lock;
+    q->lock_arg = arg;
+}
+
+static void lock(sb_queue *q, int32_t worker, pthread_mutex_t *mutex) {
+    if (q->lock)
+        q->lock(q->lock_arg, worker, mutex);
+    else
+        pthread_mutex_lock(mutex);
+}
+
 static void group_range(const sb_queue *q, int64_t g, int64_t *begin, int64_t *end) {
     *begin = g * q->chunk;
     *end = *begin + q->chunk < q->nunits ? *begin + q->chunk : q->nunits;
 }
 
-/* Takes one group from slot s: the owner from the front, a thief from the back. */
-static int64_t take_from_slot(sb_queue_slot *s, int owner) {
+/* Worker `worker` takes one group from slot s: the owner from the front, a thief from the back. */
+static int64_t take_from_slot(sb_queue *q, sb_queue_slot *s, int32_t worker, int owner) {
     int64_t g = -1;
-    pthread_mutex_lock(&s->lock);
+    lock(q, worker, &s->lock);
     if (s->lo < s->hi)
         g = owner ? s->lo++ : --s->hi;
     pthread_mutex_unlock(&s->lock);
@@ -76,7 +92,7 @@ static int64_t next_queued_group(sb_queue *q, int32_t worker) {
     int64_t g = -1;
     switch (q->sync) {
     case SB_SYNC_COARSE:
-        pthread_mutex_lock(&q->global);
+        lock(q, worker, &q->global);
         if (q->next < q->ngroups)
             g = q->next++;
         pthread_mutex_unlock(&q->global);
@@ -85,9 +101,9 @@ static int64_t next_queued_group(sb_queue *q, int32_t worker) {
         g = atomic_fetch_add_explicit(&q->next_atomic, 1, memory_order_relaxed);
         return g < q->ngroups ? g : -1;
     case SB_SYNC_FINE:
-        g = take_from_slot(&q->slots[worker], 1);
+        g = take_from_slot(q, &q->slots[worker], worker, 1);
         for (int32_t k = 1; g < 0 && k < q->nworkers; k++)
-            g = take_from_slot(&q->slots[(worker + k) % q->nworkers], 0);
+            g = take_from_slot(q, &q->slots[(worker + k) % q->nworkers], worker, 0);
         return g;
     default:
         return -1;

@@ -32,6 +32,9 @@ typedef struct sb_queue {
     int64_t next;                /* coarse: next group */
     _Atomic int64_t next_atomic; /* atomic: next group */
     sb_queue_slot *slots;        /* fine: nworkers slots */
+    /* how a worker takes the queue's locks: pthread_mutex_lock unless sb_queue_lock_with says */
+    void (*lock)(void *arg, int32_t worker, pthread_mutex_t *mutex);
+    void *lock_arg;
 } sb_queue;
 
 /* Per-worker iteration state. */
@@ -47,6 +50,12 @@ int sb_queue_init(sb_queue *q, int32_t schedule, int32_t sync, int64_t nunits, i
 void sb_queue_destroy(sb_queue *q);
 
 void sb_queue_cursor_init(sb_queue_cursor *c, const sb_queue *q, int32_t worker);
+
+/* Worker `worker` takes the queue's locks (the coarse cursor's, the fine slots') with
+ * lock(arg, worker, mutex) instead of pthread_mutex_lock: the pthreads kernels time the waits
+ * there (sb_queue_time_waits, sb_threads.h). Call before any worker uses the queue. */
+void sb_queue_lock_with(sb_queue *q,
+                        void (*lock)(void *arg, int32_t worker, pthread_mutex_t *mutex), void *arg);
 
 /* Next range of units [*begin, *end) for this worker; returns 0 when there is no more work. */
 int sb_queue_next(sb_queue *q, sb_queue_cursor *c, int64_t *begin, int64_t *end);

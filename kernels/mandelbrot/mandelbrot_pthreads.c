@@ -97,6 +97,7 @@ static int run(sb_ctx *ctx) {
         for (int32_t j = 0; j < p->height; j++)
             pthread_mutex_init(&s.row_locks[j], NULL);
     }
+    sb_queue_time_waits(&s.queue, ctx);
     sb_run_workers(ctx, p->threads, worker_body, &s);
     if (s.row_locks) {
         for (int32_t j = 0; j < p->height; j++)

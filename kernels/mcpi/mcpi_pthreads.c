@@ -105,6 +105,7 @@ static int run(sb_ctx *ctx) {
         sb_fail(ctx, "cannot initialise the work queue, slots or barrier");
     for (int32_t w = 0; w < p->threads; w++)
         pthread_mutex_init(&s.slots[w].lock, NULL);
+    sb_queue_time_waits(&s.queue, ctx);
     sb_run_workers(ctx, p->threads, worker_body, &s);
     sb_set_hits(ctx, collect_total(&s));
     for (int32_t w = 0; w < p->threads; w++)

@@ -1,12 +1,18 @@
-/* C-level tests of the harness: checksum and RNG test vectors, option parser, work queue, PGM. */
+/* C-level tests of the harness: checksum and RNG test vectors, option parser, work queue, PGM, the
+ * lock-wait estimate. */
 #define _GNU_SOURCE
 #include "sb_checksum.h"
 #include "sb_descriptors.h"
+#include "sb_internal.h"
 #include "sb_options.h"
 #include "sb_pgm.h"
 #include "sb_rng.h"
 #include "sb_test.h"
+#include "sb_threads.h"
 #include "sb_workqueue.h"
+
+#include <pthread.h>
+#include <time.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,6 +247,96 @@ static void test_pgm(void) {
     CHECK(strstr(err, "is a directory") != NULL);
 }
 
+/* A mutex held by another thread for HOLD_S: the worker's wait on it is timed (its first
+ * acquisitions always are); the same mutex free costs no wait, however often it is taken. */
+#define HOLD_S 0.03
+static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+static pthread_barrier_t locked;
+
+static void *hold(void *unused) {
+    (void)unused;
+    pthread_mutex_lock(&held);
+    pthread_barrier_wait(&locked);
+    nanosleep(&(struct timespec){0, (long)(HOLD_S * 1e9)}, NULL);
+    pthread_mutex_unlock(&held);
+    return NULL;
+}
+
+/* The queue takes its locks through the hook sb_queue_lock_with sets (the kernels time the waits
+ * there): once per group taken under coarse, per slot visited under fine, never without locks. */
+static int hook_calls;
+static void counting_lock(void *arg, int32_t worker, pthread_mutex_t *mutex) {
+    (void)arg;
+    (void)worker;
+    hook_calls++;
+    pthread_mutex_lock(mutex);
+}
+
+static void test_queue_lock_hook(void) {
+    const int32_t syncs[] = {SB_SYNC_COARSE, SB_SYNC_FINE, SB_SYNC_ATOMIC};
+    for (int k = 0; k < 3; k++) {
+        sb_queue q;
+        CHECK(sb_queue_init(&q, SB_SCHED_QUEUE, syncs[k], 10, 1, 2) == 0);
+        sb_queue_lock_with(&q, counting_lock, NULL);
+        sb_queue_cursor c;
+        sb_queue_cursor_init(&c, &q, 0);
+        hook_calls = 0;
+        int64_t lo, hi, taken = 0;
+        while (sb_queue_next(&q, &c, &lo, &hi))
+            taken += hi - lo;
+        CHECK(taken == 10);
+        /* coarse: 10 groups + the last, empty try; fine: its own slot's 5 groups (one lock each),
+         * 5 stolen (its empty slot, then the other: two each), the last try (both slots empty) */
+        CHECK(hook_calls == (syncs[k] == SB_SYNC_COARSE ? 11 : syncs[k] == SB_SYNC_FINE ? 17 : 0));
+        sb_queue_destroy(&q);
+    }
+}
+
+/* The sampling of lock waits: the first 64 acquisitions timed with weight 1, then each with chance
+ * 1/64 and weight 64, independently of its neighbours (no period: as many on even as on odd ones).
+ */
+static void test_lock_wait_sampling(void) {
+    sb_worker_times t = {0};
+    int first = 1;
+    for (int i = 0; i < SB_LOCK_TIMED_FIRST; i++)
+        first &= sb_lock_wait_weight(&t, 3) == 1;
+    CHECK(first);
+    const int n = 640000;
+    int timed = 0, even = 0, weights_ok = 1;
+    for (int i = 0; i < n; i++) {
+        const int w = sb_lock_wait_weight(&t, 3);
+        weights_ok &= w == 0 || w == SB_LOCK_SAMPLE_EVERY;
+        timed += w != 0;
+        even += w != 0 && i % 2 == 0;
+    }
+    CHECK(weights_ok);
+    /* 10000 expected, standard deviation ~99: within 5 of them (the draws are seeded: no flakiness)
+     */
+    CHECK(timed > 10000 - 500 && timed < 10000 + 500);
+    CHECK(2 * even > timed - 5 * 100 && 2 * even < timed + 5 * 100);
+}
+
+static void test_lock_wait(void) {
+    CHECK(parse(&mandel_pthreads, "--threads 2 --width 4 --height 4") == SB_PARSE_OK);
+    sb_ctx ctx;
+    CHECK(sb_ctx_init(&ctx, &mandel_pthreads, &cli) == 0);
+    for (int i = 0; i < 100000; i++) { /* uncontended: sampled or not, no wait */
+        sb_mutex_lock_timed(&ctx, 0, &held);
+        pthread_mutex_unlock(&held);
+    }
+    CHECK(ctx.workers[0].wait_s == 0.0);
+    pthread_t holder;
+    CHECK(pthread_barrier_init(&locked, NULL, 2) == 0);
+    CHECK(pthread_create(&holder, NULL, hold, NULL) == 0);
+    pthread_barrier_wait(&locked);
+    sb_mutex_lock_timed(&ctx, 1, &held); /* worker 1's first acquisition: timed, weight 1 */
+    pthread_mutex_unlock(&held);
+    pthread_join(holder, NULL);
+    pthread_barrier_destroy(&locked);
+    CHECK(ctx.workers[1].wait_s > 0.5 * HOLD_S && ctx.workers[1].wait_s < 2.0);
+    sb_ctx_free(&ctx);
+}
+
 int main(void) {
     test_fnv1a64();
     test_splitmix64();
@@ -249,5 +345,8 @@ int main(void) {
     test_options_errors();
     test_workqueue();
     test_pgm();
+    test_queue_lock_hook();
+    test_lock_wait_sampling();
+    test_lock_wait();
     return sb_test_summary();
 }

@@ -161,3 +161,34 @@ def test_the_standard_campaign_shows_its_planted_balances_and_the_identity_on_ev
     # serial fraction, i.e. computation scaling, may take over)
     two = uneven & (t["workers"] == 2)
     assert two.any() and (t.loc[two, "largest_loss"] == "load_balance").all()
+
+
+def test_mpi_splits_sync_efficiency_into_serialisation_and_transfer():
+    """Critical path: useful 0.75 s, waiting in MPI 0.1 s, 0.05 s neither (transfer) in a 0.9 s region."""
+    planted = {
+        "one": PLANTED["one"],
+        "two": {**PLANTED["two"], "wall": 0.9},
+    }
+    s = summary({"one": ("mpi", 1), "two": ("mpi", 2), "omp1": ("omp", 1), "omp2": ("omp", 2)})
+    r = records(planted)
+    r["worker_wait_at_useful_max_s"] = r["case_id"].map({"one": 0.0, "two": 0.1})
+    r = pd.concat(
+        [r, records({"omp1": PLANTED["one"], "omp2": PLANTED["two"]}).assign(worker_wait_at_useful_max_s=0.0)]
+    )
+    s["median_s"] = s["case_id"].map(r.groupby("case_id")["wall_s"].median())
+    t = pop_metrics(s, r, seed=2).set_index("case_id")
+    two = t.loc["two"]
+    assert two["serialisation_efficiency"] == pytest.approx(0.75 / 0.85, rel=0.02)
+    assert two["transfer_efficiency"] == pytest.approx(0.85 / 0.9, rel=0.02)
+    assert two["serialisation_efficiency"] * two["transfer_efficiency"] == pytest.approx(
+        two["sync_efficiency"], rel=1e-12
+    )
+    assert (
+        two["serialisation_efficiency_lo"]
+        <= two["serialisation_efficiency"]
+        <= two["serialisation_efficiency_hi"]
+    )
+    # threads share memory: POP's split does not apply, the columns stay empty
+    assert np.isnan(t.loc["omp2", "serialisation_efficiency"]) and np.isnan(
+        t.loc["omp2", "transfer_efficiency"]
+    )

@@ -57,6 +57,30 @@ def test_the_factor_plot_is_drawn_per_binary(tmp_path):
     assert pop_plots(pd.DataFrame(), tmp_path) == []
 
 
+def test_the_mpi_plot_draws_serialisation_and_transfer(tmp_path, monkeypatch):
+    import analysis.outputs.plots.pop_metrics as module
+
+    labels = []
+
+    def keep_labels(fig, *args):
+        labels.extend(t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts())
+        return save(fig, *args)
+
+    save = module.save
+    monkeypatch.setattr(module, "save", keep_labels)
+    rows = [
+        case("master", work=0.5, load=0.5, workers=w)
+        | {"binary": "mandelbrot-c-mpi", "serialisation_efficiency": s, "transfer_efficiency": t}
+        for w, s, t in ((1, 1.0, 1.0), (2, 0.9, 0.95), (4, 0.8, 0.9))
+    ]
+    (plot,) = pop_plots(pd.DataFrame(rows), tmp_path)
+    assert plot.skipped is None and plot.png.stat().st_size > 0
+    assert "serialisation (MPI)" in labels and "transfer (MPI)" in labels
+    labels.clear()
+    pop_plots(pd.DataFrame([case("static", work=0.6, load=0.6, workers=w) for w in (1, 2)]), tmp_path)
+    assert labels and "transfer (MPI)" not in labels
+
+
 def test_headline_cases_stay_within_one_worker_per_core():
     """On 2 cores, 4 workers share cores: their loss is oversubscription, so the sentence names the
     2-worker case; a node whose core count is unknown keeps every row."""

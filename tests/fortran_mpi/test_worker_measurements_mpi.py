@@ -1,7 +1,8 @@
 """MPI records carry the per-worker measurements of every rank's threads (reduced onto rank 0): the
 work balance of the asymmetric image under block and cyclic row distributions equals the one computed
 from the image, exactly; under the master schedule rank 0 only hands out chunks, so its useful time is
-nil and its time is waiting."""
+nil and its time is waiting, and the waiting of the worker with the largest useful time (the critical
+path of the serialisation/transfer split) is its chunk requests."""
 
 import numpy as np
 import pytest
@@ -46,3 +47,13 @@ def test_the_master_rank_waits_and_the_worker_rank_computes(need_mpirun, kernel)
     assert record["worker_wait_mean_s"] > 0
     # rank 0's useful time is (almost) nil: the mean over both ranks is about half the largest
     assert record["worker_useful_mean_s"] < 0.6 * record["worker_useful_max_s"]
+    # the critical path is rank 1 (all the useful time): its waiting is its chunk requests, one per
+    # row, so it waited, and less than rank 0, which waited all along (the mean over both ranks)
+    critical = record["worker_wait_at_useful_max_s"]
+    assert 0 < critical < 2 * record["worker_wait_mean_s"]
+    assert record["worker_useful_max_s"] + critical <= record["wall_s"] * 1.001
+
+
+def test_static_distributions_wait_for_no_rank_inside_the_region(need_mpirun, kernel):
+    (record,) = mpirun_records(2, kernel("mandelbrot-c-mpi"), *ARGS, "--schedule", "block")
+    assert record["worker_wait_at_useful_max_s"] == 0  # serialisation efficiency 1

@@ -1,6 +1,7 @@
 """The POP efficiency factors against workers: one small multiple per binary and node type, one panel
 per schedule/sync variant, lines for load balance, synchronisation efficiency and computation scaling,
-which multiply (with the 1-worker parallel efficiency) to the measured efficiency, drawn in black."""
+which multiply (with the 1-worker parallel efficiency) to the measured efficiency, drawn in black; for
+MPI, synchronisation's two parts (serialisation x transfer) dashed."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ LINES = {
     "computation_scaling": "computation scaling",
     "efficiency": "efficiency (measured)",
 }
+SPLIT = {"serialisation_efficiency": "serialisation (MPI)", "transfer_efficiency": "transfer (MPI)"}
 
 
 def pop_plots(pop: pd.DataFrame, out_dir: Path) -> list[Plot]:
@@ -49,6 +51,9 @@ def pop_plots(pop: pd.DataFrame, out_dir: Path) -> list[Plot]:
                     alpha=0.15,
                     color="black" if black else None,
                 )
+            for column, label in SPLIT.items():  # MPI: the two parts of synchronisation, dashed
+                if column in line and line[column].notna().any():
+                    ax.plot(line["workers"], line[column], ls="--", lw=1, marker=".", label=label)
             x_axis(ax, line["workers"].to_numpy())
             ax.set_title(f"{schedule} {sync}" if sync not in ("none", None) else str(schedule), fontsize=10)
             ax.axhline(1.0, color="0.6", lw=0.8)
