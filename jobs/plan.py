@@ -248,5 +248,7 @@ def _sweep_cases(
             case["pin_tool"] = sweep.run["pin_tool"]
         if exp.interleave == "family":
             case["family"] = family_of(case)
+            if exp.comparison:
+                case["comparison"] = dict(exp.comparison)  # the campaign's, on each case: the runner reads it
         case["case_id"] = case_id(case)
         yield case
