@@ -70,10 +70,11 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_fo
     # Line-buffered: a kill -9 loses at most the line being written; the records are the truth anyway.
     with log_path.open("a", buffering=1) as log:
 
-        def run_one(case: dict, p: int, beyond_target: bool = False) -> None:
+        def run_one(case: dict, p: int, beyond_target: bool = False) -> float:
+            """Runs invocation p of the case; returns how long it waited for the measurement lock."""
             if case["case_id"] in failed_cases:
                 bar.update()
-                return
+                return 0.0
             bar.set_description(f"case {case['index']} run {p}")
             result = run_invocation(ctx, case, p, beyond_target=beyond_target)
             reason = result.get("reason", "")
@@ -87,6 +88,7 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_fo
                 counts["ok"] += result["records"]
             bar.set_postfix(reps=counts["ok"], failed=counts["failed"])
             bar.update()
+            return float((result.get("record") or {}).get("lock_wait_s") or 0.0)
 
         try:
             while work:
@@ -98,8 +100,8 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_fo
                 bar.refresh()
             target = comparison_target(mine)
             if target:
-                start = time.monotonic()
-                while time.monotonic() - start < target["budget_s"]:
+                start, waited = time.monotonic(), 0.0  # waits for another measurer's lock do not count
+                while time.monotonic() - start - waited < target["budget_s"]:
                     usable = [c for c in mine if c["case_id"] not in failed_cases]
                     trial = next_trial(campaign_dir, usable, target["target_ci"])
                     if trial is None:
@@ -107,7 +109,7 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_fo
                     members, p = trial
                     bar.total += len(members)
                     for case in rng.sample(members, len(members)):
-                        run_one(case, p, beyond_target=True)
+                        waited += run_one(case, p, beyond_target=True)
                     counts["comparison_trials"] += 1
         except KeyboardInterrupt:
             counts["interrupted"] = True
