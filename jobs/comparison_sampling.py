@@ -7,7 +7,9 @@ own `target_ci`/`min_reps`/`max_reps`/`budget_s` ask (in trials); then, while th
 budget lasts, it picks the family whose widest paired speedup is furthest from the target and runs one
 more trial of it (one process of every member that still has room under `max_reps`, in a fresh random
 order), and decides again. A family is done when every speedup against its baseline (its serial member)
-has a 95 % CI half-width within the target, or when its baseline has no room left.
+has a 95 % CI half-width within the target, or when its baseline has no room left. Oversubscribed
+cases (more workers than the node type's cores, marked by the plan) are not sampled for it: their
+speedups are reported but outside the campaign's precision count (analysis/stats/comparison_precision.py).
 
 The runner's decision uses the distribution-free CI of the median of the per-trial ratios (baseline
 time / case time within a trial, sbcore/sampling.py's median_ci: microseconds, no resampling); the
@@ -66,7 +68,9 @@ def family_need(
     imprecise = [
         (speedup_halfwidth(base, times[c["case_id"]]), c)
         for c in members
-        if c is not baseline and has_room(c, set(times[c["case_id"]]), p)
+        if c is not baseline
+        and not c["comparison"].get("oversubscribed")
+        and has_room(c, set(times[c["case_id"]]), p)
     ]
     imprecise = [(hw, c) for hw, c in imprecise if hw > target]
     if not imprecise:

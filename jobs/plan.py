@@ -249,6 +249,9 @@ def _sweep_cases(
         if exp.interleave == "family":
             case["family"] = family_of(case)
             if exp.comparison:
-                case["comparison"] = dict(exp.comparison)  # the campaign's, on each case: the runner reads it
+                # The campaign's target on each case (the runner reads it) and whether the case counts:
+                # oversubscribed cases (more workers than cores) are reported but not sampled for it.
+                oversubscribed = threads * ranks > shape["cores"]
+                case["comparison"] = dict(exp.comparison) | {"oversubscribed": oversubscribed}
         case["case_id"] = case_id(case)
         yield case

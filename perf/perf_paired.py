@@ -196,7 +196,7 @@ def main() -> None:
         # A speedup without a CI (fewer than 3 paired trials kept) counts as wider than anything.
         width = ratios["halfwidth"].fillna(np.inf)
         print(
-            f"  {method:21s}: median CI half-width {100 * np.median(width):.2f} %, "
+            f"  {method:25s}: median CI half-width {100 * np.median(width):.2f} %, "
             f"within +-{100 * PRECISE:g} %: {int((width <= PRECISE).sum())} of {len(ratios)} "
             f"({int(ratios['halfwidth'].isna().sum())} without a CI); "
             f"A/A false differences: {int(aa['false_difference'].sum())} of {len(aa)}"

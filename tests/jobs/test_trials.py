@@ -109,12 +109,18 @@ comparison_budget_s = {budget}
 [[sweep]]
 binary = ["fakephase-py-serial", "fakephase-py-omp"]
 params = {{ timeline = ["{timeline}"], jitter = [0.0, 0.1] }}
+
+[[sweep]]   # oversubscribed: reported, not sampled for the comparison target
+binary = ["fakephase-py-omp"]
+threads = ["2*cores"]
+params = {{ timeline = ["{timeline}"], jitter = [0.1] }}
 """
 
 
 def trials_per_case(campaign) -> dict[tuple[str, float], int]:
+    """(model, jitter) -> trials of the one-worker cases; ("oversubscribed", jitter) of the others."""
     return {
-        (c["model"], c["params"]["jitter"]): len(
+        ("oversubscribed" if c["threads"] > 1 else c["model"], c["params"]["jitter"]): len(
             {r["invocation"] for r in case_records(campaign, c["case_id"])}
         )
         for c in load_cases(campaign)
@@ -124,7 +130,7 @@ def trials_per_case(campaign) -> dict[tuple[str, float], int]:
 def test_the_comparison_target_samples_the_imprecise_family_only(tmp_path, fake_bin_dir):
     """Two families after their cases' own rule (6 trials each): the exact one (no jitter) meets the
     comparison target and gets no more; the one with +-10 % jitter per process gets trials up to its
-    cases' max_reps; its paired speedup's CI narrows with them."""
+    cases' max_reps (but not its oversubscribed member); its paired speedup's CI narrows with them."""
     experiment = tmp_path / "comparison.toml"
     experiment.write_text(COMPARISON_EXPERIMENT.format(timeline=tmp_path / "timeline", budget=120))
     run = run_cli("run", experiment, "--results-dir", tmp_path / "res", "--name", "c", "--no-progress")
@@ -136,8 +142,9 @@ def test_the_comparison_target_samples_the_imprecise_family_only(tmp_path, fake_
         ("omp", 0.0): 6,
         ("serial", 0.1): 20,
         ("omp", 0.1): 20,
+        ("oversubscribed", 0.1): 6,
     }
-    cases = {(c["model"], c["params"]["jitter"]): c for c in load_cases(campaign)}
+    cases = {(c["model"], c["params"]["jitter"]): c for c in load_cases(campaign) if c["threads"] == 1}
     noisy = [cases["serial", 0.1], cases["omp", 0.1]]
     records = pd.DataFrame(
         [r | {"case_id": c["case_id"]} for c in noisy for r in case_records(campaign, c["case_id"])]
