@@ -70,19 +70,21 @@ def section(result, plots=()) -> list[Block]:
                 "at the same workers (as in comparisons.csv), the median over trials of b's time over a's "
                 "(above 1: b is slower), with a bootstrap 95 % CI over trials (paired_variant_ratio.csv).",
             ),
-            Block("table", variant_table(variants)),
+            Block("table", variant_table(variants, result.summary)),
         ]
     return blocks
 
 
-def variant_table(variants: pd.DataFrame) -> pd.DataFrame:
+def variant_table(variants: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
     v = variants
+    # Both sides by schedule and sync: the dimension that does not differ tells rows apart.
+    label = summary.set_index("case_id")[["schedule", "sync"]].astype(str).agg(" ".join, axis=1)
     return pd.DataFrame(
         {
             "binary": v["binary"],
             "workers": v["threads"] * v["ranks"],
-            "a": v["variant_a"],
-            "b": v["variant_b"],
+            "a": v["case_a"].map(label).fillna(v["variant_a"]),
+            "b": v["case_b"].map(label).fillna(v["variant_b"]),
             "b / a, paired": [
                 ci_text(r.paired_together_ratio_b_over_a, r.paired_together_ci_low, r.paired_together_ci_high)
                 for r in v.itertuples()
