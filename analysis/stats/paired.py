@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysis.stats.variant_tests import COLUMNS as VARIANT_TEST_COLUMNS
+
 CONFIDENCE = 0.95
 MAX_APART_S = 30.0
 MIN_TRIALS = 3  # fewer paired trials: no interval
@@ -140,17 +142,8 @@ def paired_speedups(
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-VARIANT_KEY = [
-    "node_type",
-    "binary",
-    "threads",
-    "ranks",
-    "dimension",
-    "variant_a",
-    "variant_b",
-    "case_a",
-    "case_b",
-]
+# A variant comparison's identity: the columns of comparisons.csv up to its two cases.
+VARIANT_KEY = VARIANT_TEST_COLUMNS[: VARIANT_TEST_COLUMNS.index("case_b") + 1]
 VARIANT_COLUMNS = [
     *VARIANT_KEY,
     "family",

@@ -176,7 +176,7 @@ def test_a_process_counts_its_clean_repetitions():
 def test_variant_ratios_are_paired_within_trials_of_their_family():
     """static vs static,1 at 2 workers, b 30 % slower, under planted slow phases: the paired ratio of
     b's time over a's stays within 2 % of 1.30; a pair across families gets none."""
-    from analysis.stats.paired import paired_variant_ratios
+    from analysis.stats.paired import VARIANT_KEY, paired_variant_ratios
 
     true_s = {"serial": 1.0, "a": 0.5, "b": 0.65, "other": 0.5}
     schedule = trial_schedule(["serial", "a", "b"], 24, np.random.default_rng(11))
@@ -187,17 +187,7 @@ def test_variant_ratios_are_paired_within_trials_of_their_family():
             ("ws", "k-omp", 2, 1, "schedule", "static", "static,1", "a", "b"),
             ("ws", "k-omp", 2, 1, "schedule", "static", "dynamic", "a", "other"),
         ],
-        columns=[
-            "node_type",
-            "binary",
-            "threads",
-            "ranks",
-            "dimension",
-            "variant_a",
-            "variant_b",
-            "case_a",
-            "case_b",
-        ],
+        columns=VARIANT_KEY,
     )
     families = {"serial": "f", "a": "f", "b": "f", "other": "g"}
     table = paired_variant_ratios(comparisons, records, families, np.random.default_rng(12))

@@ -10,6 +10,14 @@ from analysis.stats.comparison_precision import PRECISE, precision_line
 from analysis.stats.paired import MAX_APART_S
 
 
+def ci_column(rows: pd.DataFrame, prefix: str, value: str) -> list[str]:
+    """'{value} [low-high]' of the paired estimate `prefix` (paired_ or paired_together_) per row."""
+    return [
+        ci_text(r[f"{prefix}{value}"], r[f"{prefix}ci_low"], r[f"{prefix}ci_high"])
+        for _, r in rows.iterrows()
+    ]
+
+
 def paired_table(speedup: pd.DataFrame, paired: pd.DataFrame) -> pd.DataFrame:
     rows = paired.merge(speedup, on=["case_id", "baseline_case_id"], how="left")
     return pd.DataFrame(
@@ -18,14 +26,9 @@ def paired_table(speedup: pd.DataFrame, paired: pd.DataFrame) -> pd.DataFrame:
             "workers": rows["workers"],
             "baseline": rows["baseline_binary"],
             "unpaired": [ci_text(r.speedup, r.speedup_ci_low, r.speedup_ci_high) for r in rows.itertuples()],
-            "paired": [
-                ci_text(r.paired_together_speedup, r.paired_together_ci_low, r.paired_together_ci_high)
-                for r in rows.itertuples()
-            ],
+            "paired": ci_column(rows, "paired_together_", "speedup"),
             "trials": rows["trials_together"],
-            "paired, clean trials only": [
-                ci_text(r.paired_speedup, r.paired_ci_low, r.paired_ci_high) for r in rows.itertuples()
-            ],
+            "paired, clean trials only": ci_column(rows, "paired_", "speedup"),
             "clean trials": rows["trials"],
             "left out (disturbed / apart)": rows["left_out_disturbed"].astype(str)
             + " / "
@@ -85,13 +88,8 @@ def variant_table(variants: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame
             "workers": v["threads"] * v["ranks"],
             "a": v["case_a"].map(label).fillna(v["variant_a"]),
             "b": v["case_b"].map(label).fillna(v["variant_b"]),
-            "b / a, paired": [
-                ci_text(r.paired_together_ratio_b_over_a, r.paired_together_ci_low, r.paired_together_ci_high)
-                for r in v.itertuples()
-            ],
+            "b / a, paired": ci_column(v, "paired_together_", "ratio_b_over_a"),
             "trials": v["trials_together"],
-            "b / a, clean trials only": [
-                ci_text(r.paired_ratio_b_over_a, r.paired_ci_low, r.paired_ci_high) for r in v.itertuples()
-            ],
+            "b / a, clean trials only": ci_column(v, "paired_", "ratio_b_over_a"),
         }
     ).sort_values(["binary", "workers", "a", "b"])
