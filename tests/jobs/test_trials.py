@@ -156,6 +156,8 @@ def test_the_comparison_target_samples_the_imprecise_family_only(tmp_path, fake_
         speedup, records[records["invocation"] < 6], families, np.random.default_rng(1)
     ).iloc[0]
     assert every["trials"] == 20 and first["trials"] == 6
+    # The extra trials' records say so (the cases' own targets leave them out).
+    assert (records["invocation"] >= 6).equals(records["comparison_trial"].fillna(False).astype(bool))
     assert every["paired_halfwidth_rel"] < first["paired_halfwidth_rel"]
 
 
