@@ -227,6 +227,7 @@ def gate(counts: dict[str, int], fail_on: tuple[str, ...]) -> int:
 def print_summary(result, best, plots) -> None:
     from analysis.checks import no_baseline_text
     from analysis.outputs.report.blocks import variant_text
+    from analysis.stats.comparison_precision import precision_line
 
     """The console summary applies the report's rules: headline by CI lower bound, never implausible."""
     s, done, sp = result.summary, result.completeness, result.speedup
@@ -243,6 +244,8 @@ def print_summary(result, best, plots) -> None:
         f"{int((sp['plausibility'] == 'implausible').sum())} implausible speedups, "
         f"{int((sp['plausibility'] == 'superlinear').sum())} superlinear"
     )
+    if result.comparison_precision:
+        print(precision_line(result.comparison_precision))
     if best.empty:
         print(f"speedup: {no_baseline_text(result.options.baseline)}")
     for row in best.itertuples(index=False):

@@ -27,6 +27,11 @@ from analysis.records.load import Loaded, load_records, record_file
 from analysis.reference_data import load_bounds
 from analysis.stats.bimodality import COLUMNS as BIMODAL_COLUMNS
 from analysis.stats.bimodality import bimodality
+from analysis.stats.comparison_precision import (
+    comparison_precision,
+    speedup_comparisons,
+    variant_comparisons,
+)
 from analysis.stats.counters import counter_tables
 from analysis.stats.disturbance import SUMMARY_COLUMNS, clean_summary, flag_disturbed
 from analysis.stats.disturbance_effect import disturbance_effect
@@ -34,7 +39,7 @@ from analysis.stats.efficiency import efficiency
 from analysis.stats.micro import micro_tables
 from analysis.stats.models import fit_models
 from analysis.stats.node_types import best_configurations, node_type_table
-from analysis.stats.paired import paired_speedups
+from analysis.stats.paired import paired_speedups, paired_variant_ratios
 from analysis.stats.per_case import CaseStats, describe, with_median_cis
 from analysis.stats.pop_counters import counter_scaling
 from analysis.stats.pop_metrics import pop_metrics
@@ -84,8 +89,12 @@ class Analysis:
     process_correlation: ProcessCorrelation | None = None
     # speedups from trials of a comparison family: per-trial ratios, CI over trials (stats/paired.py)
     paired_speedup: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # variant comparisons (schedule or sync at equal workers) paired within trials (stats/paired.py)
+    paired_variant_ratio: pd.DataFrame = field(default_factory=pd.DataFrame)
     # per case: the POP efficiency factors with CIs (load balance, synchronisation, computation scaling)
     pop_metrics: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # the acceptance counts of the paired comparisons (stats/comparison_precision.py)
+    comparison_precision: dict = field(default_factory=dict)
 
     @property
     def out_dir(self) -> Path:
@@ -138,11 +147,19 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
     lap("plausibility")
     families = {c["case_id"]: c["family"] for c in campaign.case_lines if c.get("family")}
     paired = paired_speedups(speedup, case_stats.records, families, np.random.default_rng(options.seed + 3))
+    node_cores = {nt: c for nt, (c, _) in cores.items()}
     lap("paired speedups")
-    models = fit_models(summary, case_stats.dist, {nt: c for nt, (c, _) in cores.items()})
+    models = fit_models(summary, case_stats.dist, node_cores)
     lap("models")
     comparisons = compare_variants(summary, case_stats.starts, case_stats.counts, case_stats.values)
     lap("variant comparisons")
+    paired_variant = paired_variant_ratios(
+        comparisons, case_stats.records, families, np.random.default_rng(options.seed + 4)
+    )
+    precision = comparison_precision(
+        speedup_comparisons(paired, speedup, node_cores), variant_comparisons(paired_variant, node_cores)
+    )
+    lap("paired variant ratios")
     node_types = node_type_table(
         comparisons, summary, case_stats.dist, np.random.default_rng(options.seed + 2)
     )
@@ -174,17 +191,17 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         node_types_best=node_types_best,
         counter_tables=tables,
         timings=timings,
-        efficiency=efficiency(
-            summary, case_stats.records, {nt: c for nt, (c, _) in cores.items()}, load_bounds()
-        ),
+        efficiency=efficiency(summary, case_stats.records, node_cores, load_bounds()),
         micro=micro_tables(loaded.records, campaign.hosts),
         reference=campaign_comparison(campaign, loaded.records, options.seed),
         disturbance_effect=effect,
         process_correlation=correlation,
         paired_speedup=paired,
+        paired_variant_ratio=paired_variant,
         pop_metrics=counter_scaling(
             pop_metrics(summary, case_stats.records, options.seed), summary, loaded.records, loaded.counters
         ),
+        comparison_precision=precision,
     )
     lap("efficiency, micro, reference")
     timings["checks and counter tables"] = time.perf_counter() - stats_end
@@ -298,6 +315,7 @@ def write_tables(result: Analysis, big_csv: bool = False) -> list[Path]:
         "efficiency.csv": result.efficiency,
         "disturbance_effect.csv": result.disturbance_effect,
         "paired_speedup.csv": result.paired_speedup,
+        "paired_variant_ratio.csv": result.paired_variant_ratio,
         "pop_metrics.csv": result.pop_metrics,
         **result.micro,
     }

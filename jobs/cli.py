@@ -40,8 +40,10 @@ def register(sub) -> None:
         description="Create a campaign from EXP and run it on this machine: kernel processes interleaved\n"
         "in a seeded random order across cases (cases with a precision target get more processes,\n"
         'pass after pass, until it holds; with interleave = "family" in trials: one process of\n'
-        "each case of a comparison family back to back), with a progress bar (ETA) on stderr. Ctrl-C stops\n"
-        "cleanly and keeps what finished; `run --resume CAMPAIGN` runs only what is missing.\n"
+        "each case of a comparison family back to back, and with comparison_target_ci more trials of the\n"
+        "families whose paired speedups are not yet that precise, within comparison_budget_s), with a\n"
+        "progress bar (ETA) on stderr. Ctrl-C stops cleanly and keeps what finished;\n"
+        "`run --resume CAMPAIGN` runs only what is missing.\n"
         "Cases of Slurm node types are left for `submit`. At the end it prints the campaign\n"
         "directory and how to analyse it.",
         epilog="examples:\n  ./scalebench run config/experiments/smoke.toml\n"
@@ -221,7 +223,12 @@ def cmd_run(args) -> int:
     if counts["interrupted"]:
         print(f"interrupted: finished records are kept; continue with ./scalebench run --resume {campaign}")
         return 130
-    print(f"{counts['ok']} repetitions ran, {counts['failed']} failed")
+    extra = (
+        f" ({counts['comparison_trials']} trials for the comparison target)"
+        if counts["comparison_trials"]
+        else ""
+    )
+    print(f"{counts['ok']} repetitions ran, {counts['failed']} failed{extra}")
     print(f"campaign directory: {campaign}")
     if counts["failed"]:
         print(f"see why: ./scalebench status {campaign}; retry: ./scalebench run --resume {campaign}")

@@ -49,6 +49,8 @@ EXPERIMENT_KEYS = {
     "load",
     "reference",
     "interleave",
+    "comparison_target_ci",
+    "comparison_budget_s",
 } | RUN_KEYS
 AXES = ("binary", "threads", "ranks", "pin", "counter_group")
 SCENARIO_AXES = ("load", "cpus")  # competing load profile; CPUs the pin strategy may use
@@ -112,6 +114,9 @@ class Experiment:
     )  # load profile name -> resolved profile (jobs/competing_load.py)
     reference: str | None = None  # "<seed>:<case>" in config/reference/<seed>.toml
     interleave: str = INTERLEAVE[0]  # "family": cases measured in trials of their family (jobs/families.py)
+    # {"target_ci", "budget_s"}: more trials for the families whose paired speedups are not that precise
+    # (jobs/comparison_sampling.py); None without comparison_target_ci
+    comparison: dict | None = None
 
 
 class Checker:
@@ -281,6 +286,7 @@ def load_experiment(path: Path, node_types: dict[str, NodeType]) -> Experiment:
     interleave = data.get("interleave", INTERLEAVE[0])
     if interleave not in INTERLEAVE:
         check.fail("interleave", interleave, f"must be one of {', '.join(INTERLEAVE)}")
+    comparison = _comparison(check, data, interleave)
     return Experiment(
         path,
         path.stem,
@@ -294,7 +300,29 @@ def load_experiment(path: Path, node_types: dict[str, NodeType]) -> Experiment:
         loads,
         reference,
         interleave,
+        comparison,
     )
+
+
+def _comparison(check: Checker, data: dict, interleave: str) -> dict | None:
+    """comparison_target_ci (a relative half-width in (0, 1)) with comparison_budget_s (runner seconds
+    for the extra trials, required), only with interleave = "family"."""
+    if "comparison_target_ci" not in data:
+        if "comparison_budget_s" in data:
+            check.fail("comparison_budget_s", data["comparison_budget_s"], "needs comparison_target_ci")
+        return None
+    target = data["comparison_target_ci"]
+    if not isinstance(target, int | float) or isinstance(target, bool) or not 0 < target < 1:
+        check.fail("comparison_target_ci", target, "must be a relative half-width in (0, 1), e.g. 0.02")
+    if interleave != "family":
+        check.fail(
+            "comparison_target_ci", target, 'needs interleave = "family" (comparisons are paired in trials)'
+        )
+    if "comparison_budget_s" not in data:
+        check.missing(
+            "comparison_budget_s", "comparison_target_ci needs a budget: runner seconds for extra trials"
+        )
+    return {"target_ci": target, "budget_s": check.number(data["comparison_budget_s"], "comparison_budget_s")}
 
 
 def _reference(check: Checker, value) -> str:

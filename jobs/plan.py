@@ -248,5 +248,10 @@ def _sweep_cases(
             case["pin_tool"] = sweep.run["pin_tool"]
         if exp.interleave == "family":
             case["family"] = family_of(case)
+            if exp.comparison:
+                # The campaign's target on each case (the runner reads it) and whether the case counts:
+                # oversubscribed cases (more workers than cores) are reported but not sampled for it.
+                oversubscribed = threads * ranks > shape["cores"]
+                case["comparison"] = dict(exp.comparison) | {"oversubscribed": oversubscribed}
         case["case_id"] = case_id(case)
         yield case

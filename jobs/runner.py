@@ -5,18 +5,22 @@ the cases that have not met their target (sbcore.sampling) get one more invocati
 shuffled order, until every case is done or has failed. Cases planned with a comparison family
 (`interleave = "family"`, jobs/families.py) run in trials instead of one by one: the members of a
 family needing the same invocation back to back, in a fresh random order. Ctrl-C stops after killing
-the running kernel; finished records stay.
+the running kernel; finished records stay. With a comparison target (`comparison_target_ci`,
+jobs/comparison_sampling.py), once every case has met its own rule, the runner keeps running trials of
+the family whose paired speedups are least precise, until all meet it or its budget is spent.
 """
 
 import os
 import random
 import socket
 import sys
+import time
 from pathlib import Path
 
 from tqdm import tqdm
 
 from jobs.campaign import campaign_seed, load_cases
+from jobs.comparison_sampling import comparison_target, next_trial
 from jobs.config import load_node_types
 from jobs.families import trials
 from jobs.runcase import Context, run_invocation
@@ -34,7 +38,8 @@ def pending_work(campaign_dir: Path, cases: list[dict], rng: random.Random) -> l
 
 
 def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_for_lock: bool = True) -> dict:
-    """Run what is missing; returns counts {"ok", "failed", "skipped_cases", "interrupted"}."""
+    """Run what is missing; returns counts {"ok", "failed", "skipped_cases", "interrupted",
+    "comparison_trials"}."""
     campaign_dir = Path(campaign_dir)
     cases = load_cases(campaign_dir)
     local = local_node_types()
@@ -48,41 +53,64 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_fo
         )
     rng = random.Random(campaign_seed(campaign_dir))
     work = pending_work(campaign_dir, mine, rng)
-    counts = {"ok": 0, "failed": 0, "skipped_cases": len(cases) - len(mine), "interrupted": False}
-    if not work:
+    counts = {
+        "ok": 0,
+        "failed": 0,
+        "skipped_cases": len(cases) - len(mine),
+        "interrupted": False,
+        "comparison_trials": 0,
+    }
+    if not work and not comparison_target(mine):
         return counts
     ctx = Context.for_campaign(campaign_dir, wait_for_lock)
     log_path = campaign_dir / "logs" / f"run-{utc_stamp()}-{socket.gethostname()}-{os.getpid()}.log"
     log_path.parent.mkdir(exist_ok=True)
     bar = tqdm(total=len(work), unit="run", file=out, disable=not progress, dynamic_ncols=True)
-    failed_cases = set()  # not retried in this run: a failure is for a person to look at
+    failed_cases: set[str] = set()  # not retried in this run: a failure is for a person to look at
     # Line-buffered: a kill -9 loses at most the line being written; the records are the truth anyway.
     with log_path.open("a", buffering=1) as log:
+
+        def run_one(case: dict, p: int, beyond_target: bool = False) -> float:
+            """Runs invocation p of the case; returns how long it waited for the measurement lock."""
+            if case["case_id"] in failed_cases:
+                bar.update()
+                return 0.0
+            bar.set_description(f"case {case['index']} run {p}")
+            result = run_invocation(ctx, case, p, beyond_target=beyond_target)
+            reason = result.get("reason", "")
+            where = f"case {case['index']} {case['case_id']} invocation {p}"
+            log.write(f"{utc_stamp()} {where} {result['outcome']} {reason}\n")
+            if result["outcome"] == "failed":
+                counts["failed"] += 1
+                failed_cases.add(case["case_id"])
+                bar.write(f"case {case['index']} ({case['case_id']}) run {p} failed: {reason}", file=out)
+            elif result["outcome"] == "ok":
+                counts["ok"] += result["records"]
+            bar.set_postfix(reps=counts["ok"], failed=counts["failed"])
+            bar.update()
+            return float((result.get("record") or {}).get("lock_wait_s") or 0.0)
+
         try:
             while work:
                 for case, p in work:
-                    if case["case_id"] in failed_cases:
-                        bar.update()
-                        continue
-                    bar.set_description(f"case {case['index']} run {p}")
-                    result = run_invocation(ctx, case, p)
-                    reason = result.get("reason", "")
-                    where = f"case {case['index']} {case['case_id']} invocation {p}"
-                    log.write(f"{utc_stamp()} {where} {result['outcome']} {reason}\n")
-                    if result["outcome"] == "failed":
-                        counts["failed"] += 1
-                        failed_cases.add(case["case_id"])
-                        bar.write(
-                            f"case {case['index']} ({case['case_id']}) run {p} failed: {reason}", file=out
-                        )
-                    elif result["outcome"] == "ok":
-                        counts["ok"] += result["records"]
-                    bar.set_postfix(reps=counts["ok"], failed=counts["failed"])
-                    bar.update()
+                    run_one(case, p)
                 unmet = [c for c in mine if c["case_id"] not in failed_cases]
                 work = pending_work(campaign_dir, unmet, rng)
                 bar.total += len(work)
                 bar.refresh()
+            target = comparison_target(mine)
+            if target:
+                start, waited = time.monotonic(), 0.0  # waits for another measurer's lock do not count
+                while time.monotonic() - start - waited < target["budget_s"]:
+                    usable = [c for c in mine if c["case_id"] not in failed_cases]
+                    trial = next_trial(campaign_dir, usable, target["target_ci"])
+                    if trial is None:
+                        break
+                    members, p = trial
+                    bar.total += len(members)
+                    for case in rng.sample(members, len(members)):
+                        waited += run_one(case, p, beyond_target=True)
+                    counts["comparison_trials"] += 1
         except KeyboardInterrupt:
             counts["interrupted"] = True
             log.write(f"{utc_stamp()} interrupted\n")

@@ -4,16 +4,23 @@ The same cases in the same number of kernel processes, run as two campaigns back
 alternating order, `--repeats` times so that both meet the host's phases: one with
 `interleave = "family"` (analyze pairs each speedup within trials: paired_speedup.csv), one without
 (the speedup is a ratio of two medians measured at any time in the campaign: speedup.csv). The cases:
-Monte-Carlo pi and Mandelbrot, serial against OpenMP at 1 and 2 threads, and an A/A pair (the serial
-binary with the same options planted twice, told apart only by an environment variable it ignores).
+Monte-Carlo pi and Mandelbrot, serial against OpenMP at 1 and 2 threads, and per kernel an A/A pair (the
+serial binary with the same options planted twice, told apart only by an environment variable it
+ignores). Each process measures 1 repetition after 1 warm-up, as `make bench` does.
 With `--stress` (default when stress-ng is installed) a competing `stress-ng --cpu 1` is switched on and
 off at random intervals of 2-20 s for the whole benchmark: planted slow phases of a real load.
 
-Prints per method: the median 95 % CI half-width of the speedups, the share of speedups within +-2 %,
-and the A/A false-difference rate (the CI of the A/A ratio excluding 1) over all repeats, with the load
-average beside. Asserts nothing (the tests do: tests/analysis/test_paired_speedup.py).
+Prints per method (paired over every trial measured together — what `analyze` counts —, paired over
+clean trials only, unpaired): the median 95 % CI half-width of the speedups, the share of speedups
+within +-2 %, and the A/A false-difference rate (the CI of the A/A ratio excluding 1) over all repeats,
+with the load average beside. Asserts nothing (the tests do: tests/analysis/test_paired_speedup.py).
 
-Run: .venv/bin/python perf/perf_paired.py [--repeats N] [--processes P] [--no-stress]  (or `make perf`)
+Budget: 8 cases x 12 processes x (2 kernel runs of ~30 ms + ~27 ms of runner overhead) = ~9 s of runs
+and ~5 s of analysis per campaign, ~2.5 minutes for the default 5 repeats on a quiet 2-core VM; a
+repeat is not started once --budget-s (default 600) would be passed, and the figures say how many ran.
+
+Run: .venv/bin/python perf/perf_paired.py [--repeats N] [--processes P] [--budget-s S] [--no-stress]
+(or `make perf`)
 """
 
 import argparse
@@ -48,6 +55,7 @@ env = {{ SB_AA_COPY = "{copy}" }}
 binary = ["mandelbrot-c-serial"]
 pin = ["compact"]
 params = {{ preset = ["asymmetric"], width = [192], height = [192], max_iter = [1000] }}
+env = {{ SB_AA_COPY = "{copy}" }}
 """
 PARALLEL = """
 [[sweep]]
@@ -72,7 +80,7 @@ schedule = ["dynamic,4"]
 def experiment(interleave: str, processes: int, seed: int) -> str:
     head = (
         f'description = "perf_paired: {interleave}"\ninterleave = "{interleave}"\nseed = {seed}\n'
-        f"repetitions = {3 * processes}\nreps_per_process = 3\nwarmup = 1\n"
+        f"repetitions = {processes}\nreps_per_process = 1\nwarmup = 1\n"
         '[env]\nOMP_PROC_BIND = "false"\n'
     )
     return head + "".join(SWEEPS.format(copy=c) for c in ("a", "b")) + PARALLEL
@@ -114,8 +122,8 @@ def run_campaign(tmp: Path, name: str, text: str) -> Path:
 
 
 def is_aa(table: pd.DataFrame, cases: pd.DataFrame) -> pd.Series:
-    """Rows comparing the two serial mcpi copies with each other."""
-    serial = set(cases.loc[cases["binary"] == "mcpi-c-serial", "case_id"])
+    """Rows comparing the two copies of a serial binary with each other."""
+    serial = set(cases.loc[cases["model"] == "serial", "case_id"])
     return table["case_id"].isin(serial) & table["baseline_case_id"].isin(serial)
 
 
@@ -142,19 +150,25 @@ def figures(result, paired: str | None) -> pd.DataFrame:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="pairs of campaigns (default 5)")
-    parser.add_argument("--processes", type=int, default=10, help="kernel processes per case (default 10)")
+    parser.add_argument("--processes", type=int, default=12, help="kernel processes per case (default 12)")
+    parser.add_argument("--budget-s", type=float, default=600, help="no repeat past this (default 600)")
     parser.add_argument("--no-stress", action="store_true", help="no planted stress-ng phases")
     args = parser.parse_args()
     stress = not args.no_stress and shutil.which("stress-ng") is not None
     stop = threading.Event()
     if stress:
         threading.Thread(target=stress_phases, args=(stop, 7), daemon=True).start()
-    methods = {"paired": "paired_", "paired, disturbed too": "paired_together_", "unpaired": None}
+    methods = {"paired": "paired_together_", "paired, clean trials only": "paired_", "unpaired": None}
     rows = {method: [] for method in methods}
     started = time.monotonic()
+    repeats_run = 0
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for r in range(args.repeats):
+                if r and (time.monotonic() - started) / r * (r + 1) > args.budget_s:
+                    print(f"  budget: {args.budget_s:g} s reached after {r} repeats", file=sys.stderr)
+                    break
+                repeats_run = r + 1
                 order = ["paired", "unpaired"] if r % 2 == 0 else ["unpaired", "paired"]
                 for method in order:
                     print(f"  repeat {r + 1}/{args.repeats}: {method} ...", file=sys.stderr, flush=True)
@@ -172,7 +186,7 @@ def main() -> None:
         stop.set()
     load = os.getloadavg()
     print(
-        f"perf_paired: {args.repeats} repeats x 2 campaigns, {args.processes} processes x 3 reps per case, "
+        f"perf_paired: {repeats_run} repeats x 2 campaigns, {args.processes} processes x 1 rep per case, "
         f"stress-ng phases {'on' if stress else 'off'}, {time.monotonic() - started:.0f} s, "
         f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
     )
@@ -182,7 +196,7 @@ def main() -> None:
         # A speedup without a CI (fewer than 3 paired trials kept) counts as wider than anything.
         width = ratios["halfwidth"].fillna(np.inf)
         print(
-            f"  {method:21s}: median CI half-width {100 * np.median(width):.2f} %, "
+            f"  {method:25s}: median CI half-width {100 * np.median(width):.2f} %, "
             f"within +-{100 * PRECISE:g} %: {int((width <= PRECISE).sum())} of {len(ratios)} "
             f"({int(ratios['halfwidth'].isna().sum())} without a CI); "
             f"A/A false differences: {int(aa['false_difference'].sum())} of {len(aa)}"

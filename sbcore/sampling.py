@@ -92,7 +92,15 @@ def progress(rule: Rule, records: dict[int, dict]) -> Progress:
     if rule.target_ci is None:
         done = all(k in records for k in range(rule.reps))
         return Progress(done, "fixed" if done else None, n, ci_rel, spent)
-    if n >= rule.min_reps and ci_rel is not None and ci_rel <= rule.target_ci:
+    # Repetitions of trials run for a comparison target (jobs/comparison_sampling.py) came after the
+    # case's own rule and do not reopen it: its target is judged on its own repetitions.
+    own = [
+        r["wall_s"]
+        for r in records.values()
+        if not r.get("comparison_trial") and isinstance(r.get("wall_s"), int | float)
+    ]
+    own_ci = relative_halfwidth(own)
+    if len(own) >= rule.min_reps and own_ci is not None and own_ci <= rule.target_ci:
         return Progress(True, "target_met", n, ci_rel, spent)
     if all(k in records for k in range(rule.reps)):
         return Progress(True, "max_reps", n, ci_rel, spent)

@@ -72,6 +72,7 @@ def analyze_document(result, best: pd.DataFrame, counts: dict[str, int], fail_on
         unfinished_cases=records(unfinished, ["case_id", "node_type", "state", "reason"]),
         unreadable=[f"{file}: {reason}" for file, reason in result.loaded.problems.itertuples(index=False)],
         headlines=records(best[best["binary"].notna()], HEADLINE_COLUMNS) if len(best) else [],
+        comparison_precision=result.comparison_precision or None,
         cases=records(s, CASE_FIELDS),
     )
 

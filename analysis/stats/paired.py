@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysis.stats.variant_tests import COLUMNS as VARIANT_TEST_COLUMNS
+
 CONFIDENCE = 0.95
 MAX_APART_S = 30.0
 MIN_TRIALS = 3  # fewer paired trials: no interval
@@ -111,23 +113,55 @@ def paired_ratio(
     }
 
 
+def paired_rows(
+    pairs: pd.DataFrame, num: str, den: str, records: pd.DataFrame, families: dict[str, str], rng
+) -> list[dict]:
+    """For each row of `pairs` whose cases `num` and `den` share a family (and differ): the row, its
+    family and paired_ratio(num's trials, den's trials), i.e. num's time over den's within a trial."""
+    pairs = pairs[pairs[num].notna() & pairs[den].notna() & (pairs[num] != pairs[den])]
+    family = pairs[den].map(families)
+    pairs = pairs[family.notna() & (family == pairs[num].map(families))]
+    if pairs.empty or records.empty:
+        return []
+    times = trial_times(records[records["case_id"].isin(set(pairs[num]) | set(pairs[den]))])
+    rows = []
+    for pair in pairs.to_dict("records"):
+        if pair[num] not in times.index or pair[den] not in times.index:
+            continue
+        ratio = paired_ratio(times.loc[pair[num]], times.loc[pair[den]], rng)
+        rows.append({**pair, "family": families[pair[den]], **ratio})
+    return rows
+
+
 def paired_speedups(
     speedup: pd.DataFrame, records: pd.DataFrame, families: dict[str, str], rng: np.random.Generator
 ) -> pd.DataFrame:
     """One row per speedup row whose case and baseline share a family (and are not the same case)."""
-    pairs = speedup[["case_id", "baseline_case_id"]].dropna()
-    pairs = pairs[pairs["case_id"] != pairs["baseline_case_id"]]
-    family = pairs["case_id"].map(families)
-    pairs = pairs[family.notna() & (family == pairs["baseline_case_id"].map(families))]
-    if pairs.empty or records.empty:
-        return pd.DataFrame(columns=COLUMNS)
-    times = trial_times(
-        records[records["case_id"].isin(set(pairs["case_id"]) | set(pairs["baseline_case_id"]))]
-    )
-    rows = []
-    for case_id, base_id in pairs.itertuples(index=False):
-        if case_id not in times.index or base_id not in times.index:
-            continue
-        row = paired_ratio(times.loc[base_id], times.loc[case_id], rng)
-        rows.append({"case_id": case_id, "baseline_case_id": base_id, "family": families[case_id], **row})
+    pairs = speedup[["case_id", "baseline_case_id"]]
+    rows = paired_rows(pairs, "baseline_case_id", "case_id", records, families, rng)
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+# A variant comparison's identity: the columns of comparisons.csv up to its two cases.
+VARIANT_KEY = VARIANT_TEST_COLUMNS[: VARIANT_TEST_COLUMNS.index("case_b") + 1]
+VARIANT_COLUMNS = [
+    *VARIANT_KEY,
+    "family",
+    *[c.replace("speedup", "ratio_b_over_a") for c in COLUMNS[3:]],
+]
+
+
+def paired_variant_ratios(
+    comparisons: pd.DataFrame, records: pd.DataFrame, families: dict[str, str], rng: np.random.Generator
+) -> pd.DataFrame:
+    """The variant comparisons (stats/variant_tests.py: two cases differing in one of schedule or sync
+    at the same workers) whose cases share a family, paired: case_b's time over case_a's within a
+    trial (above 1: b is slower), as ratio_b_over_a in comparisons.csv."""
+    if comparisons.empty or "dimension" not in comparisons:
+        return pd.DataFrame(columns=VARIANT_COLUMNS)
+    pairs = comparisons[comparisons["dimension"].isin(["schedule", "sync"])][VARIANT_KEY]
+    rows = paired_rows(pairs, "case_b", "case_a", records, families, rng)
+    table = pd.DataFrame(rows)
+    return table.rename(columns=lambda c: c.replace("speedup", "ratio_b_over_a")).reindex(
+        columns=VARIANT_COLUMNS
+    )

@@ -143,7 +143,13 @@ def test_a_campaign_planned_in_families_gets_paired_speedups_and_a_report_sectio
     assert (result.out_dir / "paired_speedup.csv").is_file()
     report = write_report(result, [], ("md", "html"))
     text = report["md"].read_text()
-    assert "Paired speedups (trials)" in text and "paired speedups have a CI half-width" in text
+    assert "Paired speedups (trials)" in text and "have a CI half-width within" in text
+    assert "paired comparisons:" in text  # the acceptance counts, as the console prints them
+    assert result.comparison_precision["counted"] + result.comparison_precision["oversubscribed"] == (
+        len(paired) + len(result.paired_variant_ratio)
+    )
+    assert len(result.paired_variant_ratio) > 0  # schedules and syncs of one family, paired
+    assert (result.out_dir / "paired_variant_ratio.csv").is_file()
     assert "paired" in rendered_sections(report["html"])
 
 
@@ -165,3 +171,28 @@ def test_a_process_counts_its_clean_repetitions():
     assert row["paired_speedup"] == pytest.approx(2.0)
     # Shown separately: every trial measured together, the disturbed one too.
     assert row["trials_together"] == 6 and row["paired_together_speedup"] == pytest.approx(2.0)
+
+
+def test_variant_ratios_are_paired_within_trials_of_their_family():
+    """static vs static,1 at 2 workers, b 30 % slower, under planted slow phases: the paired ratio of
+    b's time over a's stays within 2 % of 1.30; a pair across families gets none."""
+    from analysis.stats.paired import VARIANT_KEY, paired_variant_ratios
+
+    true_s = {"serial": 1.0, "a": 0.5, "b": 0.65, "other": 0.5}
+    schedule = trial_schedule(["serial", "a", "b"], 24, np.random.default_rng(11))
+    schedule += [("other", t, slot) for t, slot in enumerate(range(200, 224))]
+    records = records_for(schedule, true_s, WINDOWS)
+    comparisons = pd.DataFrame(
+        [
+            ("ws", "k-omp", 2, 1, "schedule", "static", "static,1", "a", "b"),
+            ("ws", "k-omp", 2, 1, "schedule", "static", "dynamic", "a", "other"),
+        ],
+        columns=VARIANT_KEY,
+    )
+    families = {"serial": "f", "a": "f", "b": "f", "other": "g"}
+    table = paired_variant_ratios(comparisons, records, families, np.random.default_rng(12))
+    assert list(table["case_b"]) == ["b"]
+    row = table.iloc[0]
+    assert row["trials_together"] == 24
+    assert abs(row["paired_together_ratio_b_over_a"] / 1.3 - 1) <= 0.02
+    assert row["paired_together_ci_low"] <= 1.3 <= row["paired_together_ci_high"]

@@ -48,6 +48,18 @@ def test_progress_rules():
     assert spent.spent_s == 3.0 and spent.stop == "budget"
 
 
+def test_comparison_trials_do_not_reopen_a_case_that_met_its_own_target():
+    """A case met its target on 6 repetitions; 6 more from a comparison target's trials, far slower
+    (a slow phase), widen the CI of all 12 but not the case's own verdict; without the mark they would."""
+    target = sampling.Rule(reps=20, reps_per_process=1, target_ci=0.02, min_reps=6)
+    records = _records([1.0] * 6 + [2.0] * 6)
+    assert sampling.progress(target, records).done is False  # as own repetitions: sampled again
+    for k in range(6, 12):
+        records[k]["comparison_trial"] = True
+    progress = sampling.progress(target, records)
+    assert progress.stop == "target_met" and progress.n == 12 and progress.ci_rel > 0.02
+
+
 EXPERIMENT = """
 description = "adaptive sampling on a known distribution"
 warmup = 1

@@ -93,3 +93,98 @@ def test_interleave_takes_only_known_values(tmp_path):
     path.write_text('description = "x"\ninterleave = "pairs"\n[[sweep]]\nbinary = ["mcpi-c-serial"]\n')
     with pytest.raises(UsageError, match=r"interleave = .pairs.: must be one of none, family"):
         load_experiment(path, load_node_types())
+
+
+COMPARISON_EXPERIMENT = """
+description = "a comparison target: more trials for the family whose paired speedup is imprecise"
+interleave = "family"
+target_ci = 0.5
+min_reps = 6
+max_reps = 20
+warmup = 0
+seed = 5
+comparison_target_ci = 0.02
+comparison_budget_s = {budget}
+
+[[sweep]]
+binary = ["fakephase-py-serial", "fakephase-py-omp"]
+params = {{ timeline = ["{timeline}"], jitter = [0.0, 0.1] }}
+
+[[sweep]]   # oversubscribed: reported, not sampled for the comparison target
+binary = ["fakephase-py-omp"]
+threads = ["2*cores"]
+params = {{ timeline = ["{timeline}"], jitter = [0.1] }}
+"""
+
+
+def trials_per_case(campaign) -> dict[tuple[str, float], int]:
+    """(model, jitter) -> trials of the one-worker cases; ("oversubscribed", jitter) of the others."""
+    return {
+        ("oversubscribed" if c["threads"] > 1 else c["model"], c["params"]["jitter"]): len(
+            {r["invocation"] for r in case_records(campaign, c["case_id"])}
+        )
+        for c in load_cases(campaign)
+    }
+
+
+def test_the_comparison_target_samples_the_imprecise_family_only(tmp_path, fake_bin_dir):
+    """Two families after their cases' own rule (6 trials each): the exact one (no jitter) meets the
+    comparison target and gets no more; the one with +-10 % jitter per process gets trials up to its
+    cases' max_reps (but not its oversubscribed member); its paired speedup's CI narrows with them."""
+    experiment = tmp_path / "comparison.toml"
+    experiment.write_text(COMPARISON_EXPERIMENT.format(timeline=tmp_path / "timeline", budget=120))
+    run = run_cli("run", experiment, "--results-dir", tmp_path / "res", "--name", "c", "--no-progress")
+    assert run.returncode == 0, run.stderr
+    assert "14 trials for the comparison target" in run.stdout
+    campaign = tmp_path / "res" / "c"
+    assert trials_per_case(campaign) == {
+        ("serial", 0.0): 6,
+        ("omp", 0.0): 6,
+        ("serial", 0.1): 20,
+        ("omp", 0.1): 20,
+        ("oversubscribed", 0.1): 6,
+    }
+    cases = {(c["model"], c["params"]["jitter"]): c for c in load_cases(campaign) if c["threads"] == 1}
+    noisy = [cases["serial", 0.1], cases["omp", 0.1]]
+    records = pd.DataFrame(
+        [r | {"case_id": c["case_id"]} for c in noisy for r in case_records(campaign, c["case_id"])]
+    )
+    speedup = pd.DataFrame([{"case_id": noisy[1]["case_id"], "baseline_case_id": noisy[0]["case_id"]}])
+    families = {c["case_id"]: c["family"] for c in noisy}
+    every = paired_speedups(speedup, records, families, np.random.default_rng(1)).iloc[0]
+    first = paired_speedups(
+        speedup, records[records["invocation"] < 6], families, np.random.default_rng(1)
+    ).iloc[0]
+    assert every["trials"] == 20 and first["trials"] == 6
+    # The extra trials' records say so (the cases' own targets leave them out).
+    assert (records["invocation"] >= 6).equals(records["comparison_trial"].fillna(False).astype(bool))
+    assert every["paired_halfwidth_rel"] < first["paired_halfwidth_rel"]
+
+
+def test_the_comparison_budget_stops_the_extra_trials(tmp_path, fake_bin_dir):
+    experiment = tmp_path / "comparison.toml"
+    experiment.write_text(COMPARISON_EXPERIMENT.format(timeline=tmp_path / "timeline", budget=0.001))
+    run = run_cli("run", experiment, "--results-dir", tmp_path / "res", "--name", "c", "--no-progress")
+    assert run.returncode == 0, run.stderr
+    # The first extra trial starts within the budget; none after it.
+    assert trials_per_case(tmp_path / "res" / "c")[("serial", 0.1)] == 7
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        ("comparison_target_ci = 0.02\ncomparison_budget_s = 10\n", 'needs interleave = "family"'),
+        ('interleave = "family"\ncomparison_target_ci = 0.02\n', "comparison_budget_s: missing"),
+        ('interleave = "family"\ncomparison_target_ci = 2\ncomparison_budget_s = 10\n', r"in \(0, 1\)"),
+        ('interleave = "family"\ncomparison_budget_s = 10\n', "needs comparison_target_ci"),
+        (
+            'interleave = "family"\ncomparison_target_ci = 0.02\ncomparison_budget_s = -1\n',
+            "finite number > 0",
+        ),
+    ],
+)
+def test_a_comparison_target_is_checked(tmp_path, lines, message):
+    path = tmp_path / "bad.toml"
+    path.write_text(f'description = "x"\n{lines}[[sweep]]\nbinary = ["mcpi-c-serial"]\n')
+    with pytest.raises(UsageError, match=message):
+        load_experiment(path, load_node_types())

@@ -2,7 +2,8 @@
 """Stand-in kernel for a synthetic host with planted slow phases: every process takes the next slot of
 the host's timeline (a counter in --timeline FILE) and its wall_s is the true time (1 s serial,
 1/threads otherwise: the model is the last part of the name it is called by) times 2 inside a planted
-window of slots (--slow "a-b,c-d": slots a..b-1 and c..d-1). Deterministic; `work` is its slot."""
+window of slots (--slow "a-b,c-d": slots a..b-1 and c..d-1), times 1 + a deterministic jitter within
++-J of its slot (--jitter J). Deterministic; `work` is its slot."""
 
 import argparse
 import sys
@@ -16,12 +17,14 @@ parser.add_argument("--warmup", type=int, default=0)
 parser.add_argument("--threads", type=int, default=1)
 parser.add_argument("--timeline", required=True)
 parser.add_argument("--slow", default="")
+parser.add_argument("--jitter", type=float, default=0.0)
 args = parser.parse_args()
 timeline = Path(args.timeline)
 slot = int(timeline.read_text()) if timeline.exists() else 0
 timeline.write_text(str(slot + 1))
 windows = [tuple(map(int, w.split("-"))) for w in args.slow.split(",") if w]
 factor = 2.0 if any(a <= slot < b for a, b in windows) else 1.0
+factor *= 1 + args.jitter * ((slot * 7919) % 13 - 6) / 6
 model = Path(sys.argv[0]).name.rsplit("-", 1)[-1]
 true_s = 1.0 if model == "serial" else 1.0 / args.threads
 walls = [true_s * factor] * (args.warmup + args.reps)

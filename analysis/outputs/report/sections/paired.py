@@ -6,9 +6,16 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.outputs.report.blocks import Block, ci_text, variant_text
+from analysis.stats.comparison_precision import PRECISE, precision_line
 from analysis.stats.paired import MAX_APART_S
 
-PRECISE = 0.02  # the half-width the report counts speedups against
+
+def ci_column(rows: pd.DataFrame, prefix: str, value: str) -> list[str]:
+    """'{value} [low-high]' of the paired estimate `prefix` (paired_ or paired_together_) per row."""
+    return [
+        ci_text(r[f"{prefix}{value}"], r[f"{prefix}ci_low"], r[f"{prefix}ci_high"])
+        for _, r in rows.iterrows()
+    ]
 
 
 def paired_table(speedup: pd.DataFrame, paired: pd.DataFrame) -> pd.DataFrame:
@@ -19,14 +26,10 @@ def paired_table(speedup: pd.DataFrame, paired: pd.DataFrame) -> pd.DataFrame:
             "workers": rows["workers"],
             "baseline": rows["baseline_binary"],
             "unpaired": [ci_text(r.speedup, r.speedup_ci_low, r.speedup_ci_high) for r in rows.itertuples()],
-            "paired": [
-                ci_text(r.paired_speedup, r.paired_ci_low, r.paired_ci_high) for r in rows.itertuples()
-            ],
-            "trials": rows["trials"],
-            "paired, disturbed trials too": [
-                ci_text(r.paired_together_speedup, r.paired_together_ci_low, r.paired_together_ci_high)
-                for r in rows.itertuples()
-            ],
+            "paired": ci_column(rows, "paired_together_", "speedup"),
+            "trials": rows["trials_together"],
+            "paired, clean trials only": ci_column(rows, "paired_", "speedup"),
+            "clean trials": rows["trials"],
             "left out (disturbed / apart)": rows["left_out_disturbed"].astype(str)
             + " / "
             + rows["left_out_apart"].astype(str),
@@ -46,14 +49,47 @@ def section(result, plots=()) -> list[Block]:
     text = (
         f'The campaign ran its cases in trials of their comparison family (`interleave = "family"`): '
         "one kernel process of each member back to back in a random order, so a slow phase of the host "
-        "slows a case and its baseline alike. Each paired speedup is the median over trials of the "
-        "baseline's time over the case's within a trial, with a bootstrap 95 % CI over trials "
-        f"(paired_speedup.csv). {precise} of {len(paired)} paired speedups have a CI half-width within "
+        "slows a case and its baseline alike and cancels in the ratio. Each paired speedup is the median "
+        "over trials of the baseline's time over the case's within a trial, with a bootstrap 95 % CI over "
+        f"trials (paired_speedup.csv), over every trial whose members started within {MAX_APART_S:g} s of "
+        f"each other, disturbed ones too: {together} of {len(paired)} have a CI half-width within "
         f"±{100 * PRECISE:g} % (unpaired, from the same records: {int((unpaired_hw <= PRECISE).sum())}). "
-        f"Left out: {disturbed} trials with a member whose every repetition was disturbed (machine-state "
-        f"probe; otherwise a process counts its clean repetitions only) and {apart} whose "
-        f"members started more than {MAX_APART_S:g} s apart (resumed, or run as separate Slurm tasks). "
-        "The column beside pairs every trial measured together, disturbed ones too: on a host disturbed "
-        f"all the time it is the one to read ({together} of {len(paired)} within ±{100 * PRECISE:g} %)."
+        f"Left out: {apart} trials whose members started further apart (resumed, or run as separate "
+        "Slurm tasks). Shown beside, over the clean trials only: left out as well are "
+        f"{disturbed} trials with a member whose every repetition was disturbed (machine-state probe; "
+        f"otherwise a process counts its clean repetitions only); {precise} of {len(paired)} within "
+        f"±{100 * PRECISE:g} %."
     )
-    return [Block("p", text), Block("table", paired_table(result.speedup, paired))]
+    blocks = [Block("p", text)]
+    if getattr(result, "comparison_precision", None):
+        blocks.append(Block("p", f"`{precision_line(result.comparison_precision)}`"))
+    blocks.append(Block("table", paired_table(result.speedup, paired)))
+    variants = getattr(result, "paired_variant_ratio", None)
+    if variants is not None and not variants.empty:
+        blocks += [
+            Block(
+                "p",
+                "Variant ratios paired the same way: two cases of one family differing in schedule or sync "
+                "at the same workers (as in comparisons.csv), the median over trials of b's time over a's "
+                "(above 1: b is slower), with a bootstrap 95 % CI over trials (paired_variant_ratio.csv).",
+            ),
+            Block("table", variant_table(variants, result.summary)),
+        ]
+    return blocks
+
+
+def variant_table(variants: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
+    v = variants
+    # Both sides by schedule and sync: the dimension that does not differ tells rows apart.
+    label = summary.set_index("case_id")[["schedule", "sync"]].astype(str).agg(" ".join, axis=1)
+    return pd.DataFrame(
+        {
+            "binary": v["binary"],
+            "workers": v["threads"] * v["ranks"],
+            "a": v["case_a"].map(label).fillna(v["variant_a"]),
+            "b": v["case_b"].map(label).fillna(v["variant_b"]),
+            "b / a, paired": ci_column(v, "paired_together_", "ratio_b_over_a"),
+            "trials": v["trials_together"],
+            "b / a, clean trials only": ci_column(v, "paired_", "ratio_b_over_a"),
+        }
+    ).sort_values(["binary", "workers", "a", "b"])

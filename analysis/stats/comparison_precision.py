@@ -1,0 +1,180 @@
+"""How precise the campaign's paired comparisons are: the acceptance counts of a trial campaign, one
+line of `analyze` and one object of its --json document (`comparison_precision`).
+
+Counted over the paired comparisons (speedups from stats/paired.py, variant ratios from
+stats/variant_ratios.py) at up to one worker per core; oversubscribed points are reported but not
+counted. A comparison is precise when its 95 % CI half-width is within PRECISE of its ratio. Besides:
+speedups whose CI lies wholly above min(workers, cores) (a defect to find: nothing can be faster than
+its cores), speedups at one worker whose CI lies wholly above 1, and per node type and kernel the
+headline — the paired speedup with the highest CI lower bound at up to one worker per core — and
+whether its CI lies inside HEADLINE_BAND times the core count ([1.90, 2.02] on two cores).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+PRECISE = 0.02  # the CI half-width (relative) a comparison must reach
+PRECISE_SHARE = 0.90  # the share of comparisons that must reach it
+HEADLINE_BAND = (0.95, 1.01)  # a perfectly parallel headline: its CI inside these times the cores
+# The paired estimate counted: every trial whose members were measured together (stats/paired.py's
+# `paired_together_*`), disturbed ones too. A slow phase of the host slows both members of a trial, so
+# it is paired within, not left out: with one repetition per process, leaving out every trial with a
+# disturbed member leaves too few trials on a host disturbed most of the time.
+PAIRED_ESTIMATE = "paired_together_"
+
+# One row per paired comparison; the columns this module reads.
+COMPARISON_COLUMNS = [
+    "kind",
+    "node_type",
+    "kernel",
+    "case_id",
+    "workers",
+    "cores",
+    "ratio",
+    "ci_low",
+    "ci_high",
+]
+
+
+def speedup_comparisons(
+    paired: pd.DataFrame, speedup: pd.DataFrame, cores: dict[str, int | None], prefix: str = PAIRED_ESTIMATE
+) -> pd.DataFrame:
+    """The paired speedups as comparison rows (kind "speedup"); cores: per node type (None: unknown)."""
+    if paired.empty:
+        return pd.DataFrame(columns=COMPARISON_COLUMNS)
+    rows = paired.merge(
+        speedup[["case_id", "baseline_case_id", "node_type", "kernel", "workers"]],
+        on=["case_id", "baseline_case_id"],
+        how="left",
+    )
+    return pd.DataFrame(
+        {
+            "kind": "speedup",
+            "node_type": rows["node_type"],
+            "kernel": rows["kernel"],
+            "case_id": rows["case_id"],
+            "workers": rows["workers"].astype(float),
+            "cores": rows["node_type"].map(lambda nt: cores.get(nt)).astype(float),
+            "ratio": rows[f"{prefix}speedup"].astype(float),
+            "ci_low": rows[f"{prefix}ci_low"].astype(float),
+            "ci_high": rows[f"{prefix}ci_high"].astype(float),
+        }
+    )
+
+
+def variant_comparisons(
+    paired: pd.DataFrame, cores: dict[str, int | None], prefix: str = PAIRED_ESTIMATE
+) -> pd.DataFrame:
+    """The paired variant ratios (stats/paired.py's paired_variant_ratios) as comparison rows."""
+    if paired.empty:
+        return pd.DataFrame(columns=COMPARISON_COLUMNS)
+    return pd.DataFrame(
+        {
+            "kind": "variant ratio",
+            "node_type": paired["node_type"],
+            "kernel": None,  # (headlines are speedups)
+            "case_id": paired["case_b"],
+            "workers": (paired["threads"] * paired["ranks"]).astype(float),
+            "cores": paired["node_type"].map(lambda nt: cores.get(nt)).astype(float),
+            "ratio": paired[f"{prefix}ratio_b_over_a"].astype(float),
+            "ci_low": paired[f"{prefix}ci_low"].astype(float),
+            "ci_high": paired[f"{prefix}ci_high"].astype(float),
+        }
+    )
+
+
+def comparison_precision(*tables: pd.DataFrame) -> dict:
+    """The acceptance counts (see the module's docstring) of comparison rows (COMPARISON_COLUMNS);
+    {} without any (a campaign not run in trials)."""
+    filled = [t for t in tables if not t.empty]
+    if not filled:
+        return {}
+    c = pd.concat(filled, ignore_index=True)
+    c[["workers", "cores", "ratio", "ci_low", "ci_high"]] = c[
+        ["workers", "cores", "ratio", "ci_low", "ci_high"]
+    ].astype(float)
+    halfwidth = (c["ci_high"] - c["ci_low"]) / 2 / c["ratio"]
+    counted = c["workers"] <= c["cores"].fillna(np.inf)
+    precise = counted & (halfwidth <= PRECISE)
+    speedups = c[c["kind"] == "speedup"]
+    bound = np.fmin(speedups["workers"], speedups["cores"].fillna(np.inf))
+    above_bound = speedups[speedups["ci_low"] > bound]
+    above_one = speedups[(speedups["workers"] == 1) & (speedups["ci_low"] > 1)]
+    n = int(counted.sum())
+    share = int(precise.sum()) / n if n else None
+    result = {
+        "precise_halfwidth": PRECISE,
+        "counted": n,
+        "precise": int(precise.sum()),
+        "precise_share": share,
+        "by_kind": {
+            kind: {
+                "counted": int(counted[c["kind"] == kind].sum()),
+                "precise": int(precise[c["kind"] == kind].sum()),
+            }
+            for kind in sorted(set(c["kind"]))
+        },
+        "oversubscribed": int((~counted).sum()),
+        "no_interval": int((counted & halfwidth.isna()).sum()),
+        "above_bound": sorted(above_bound["case_id"].astype(str)),
+        "above_one_at_one_worker": sorted(above_one["case_id"].astype(str)),
+        "headlines": headlines(speedups[counted[speedups.index]]),
+    }
+    result["met"] = bool(
+        share is not None
+        and share >= PRECISE_SHARE
+        and not result["above_bound"]
+        and not result["above_one_at_one_worker"]
+        and result["headlines"]
+        and all(h["inside"] for h in result["headlines"])
+    )
+    return result
+
+
+def headlines(speedups: pd.DataFrame) -> list[dict]:
+    """Per node type and kernel: the paired speedup with the highest CI lower bound, and whether its CI
+    lies inside HEADLINE_BAND x cores."""
+    out = []
+    ranked = speedups[speedups["ci_low"].notna()]
+    for (node_type, kernel), part in ranked.groupby(["node_type", "kernel"], sort=True):
+        best = part.loc[part["ci_low"].idxmax()]
+        cores = best["cores"]
+        low, high = (HEADLINE_BAND[0] * cores, HEADLINE_BAND[1] * cores) if cores == cores else (None, None)
+        out.append(
+            {
+                "node_type": str(node_type),
+                "kernel": str(kernel),
+                "case_id": str(best["case_id"]),
+                "workers": int(best["workers"]),
+                "speedup": float(best["ratio"]),
+                "ci_low": float(best["ci_low"]),
+                "ci_high": float(best["ci_high"]),
+                "band_low": low,
+                "band_high": high,
+                "inside": bool(low is not None and low <= best["ci_low"] and best["ci_high"] <= high),
+            }
+        )
+    return out
+
+
+def precision_line(p: dict) -> str:
+    """The console's one line: the counts a reader checks the campaign's comparisons against."""
+    if not p["counted"]:
+        return "paired comparisons: none at up to one worker per core"
+    heads = "; ".join(
+        f"{h['kernel']} x{h['workers']} {h['speedup']:.3f} [{h['ci_low']:.3f}-{h['ci_high']:.3f}]"
+        f" {'inside' if h['inside'] else 'outside'} [{h['band_low']:.2f}, {h['band_high']:.2f}]"
+        if h["band_low"] is not None
+        else f"{h['kernel']} x{h['workers']} {h['speedup']:.3f} (cores unknown)"
+        for h in p["headlines"]
+    )
+    kinds = ", ".join(f"{v['precise']}/{v['counted']} {k}s" for k, v in p["by_kind"].items())
+    return (
+        f"paired comparisons: {p['precise']} of {p['counted']} ({100 * p['precise_share']:.0f} %) at up to "
+        f"one worker per core within ±{100 * PRECISE:g} % ({kinds}; {p['oversubscribed']} oversubscribed "
+        f"not counted, {p['no_interval']} without an interval); {len(p['above_bound'])} speedups wholly "
+        f"above min(workers, cores), {len(p['above_one_at_one_worker'])} at one worker wholly above 1; "
+        f"headlines: {heads or 'none'}; target {'met' if p['met'] else 'NOT met'}"
+    )
