@@ -6,8 +6,8 @@ import json
 import jsonschema
 import pytest
 
-from tests.analysis.test_cli import scalebench
 from sbcore.output_json import VERSION
+from tests.analysis.test_cli import scalebench
 from tests.json_schema import validate
 from tests.synthetic_campaigns import CaseSpec, NodeTypeSpec, write_campaign
 
