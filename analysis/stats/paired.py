@@ -70,11 +70,14 @@ def trial_times(records: pd.DataFrame) -> pd.DataFrame:
     return out[["wall_s", "disturbed", "started_s"]]
 
 
-def median_ci(ratios: np.ndarray, rng: np.random.Generator, n_resamples: int) -> tuple[float, float]:
-    """Percentile bootstrap CI of the median of `ratios`, resampling whole trials."""
+def median_ci(
+    ratios: np.ndarray, rng: np.random.Generator, n_resamples: int, confidence: float = CONFIDENCE
+) -> tuple[float, float]:
+    """Percentile bootstrap CI of the median of `ratios`, resampling whole trials (the one paired
+    bootstrap: the reproductions' paired factors use it at their own confidence)."""
     draws = rng.integers(0, len(ratios), size=(n_resamples, len(ratios)))
     medians = np.median(ratios[draws], axis=1)
-    tail = (1 - CONFIDENCE) / 2 * 100
+    tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(medians, [tail, 100 - tail])
     return float(low), float(high)
 

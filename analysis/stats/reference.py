@@ -23,11 +23,13 @@ import pandas as pd
 from scipy import stats
 
 from analysis.reference_data import REFERENCE_DIR, read_seed
+from analysis.stats.paired import median_ci
 from analysis.stats.verdicts import DEFAULT_MARGIN, EQUIVALENCE_CONFIDENCE, equivalence
 
 DEFAULT = "default"  # a kernel option or env variable the case does not set
 ALL_CPUS = "all"
 CONFIDENCE = EQUIVALENCE_CONFIDENCE
+N_RESAMPLES = 2000
 LOAD_APPLIED = 0.8  # a load that got less than this fraction of its expected share was not applied
 MIN_PAIRED_TRIALS = 3  # fewer trials measured together: the unpaired ratio of medians
 LOAD_NOT_APPLIED = "load not applied"
@@ -125,7 +127,7 @@ def _bootstrap(data: tuple, statistic, paired: bool, rng: np.random.Generator) -
         vectorized=True,
         paired=paired,
         confidence_level=CONFIDENCE,
-        n_resamples=2000,
+        n_resamples=N_RESAMPLES,
         method="percentile",
         rng=rng,
     )
@@ -162,7 +164,7 @@ def paired_ratio_with_ci(ratios: np.ndarray, rng: np.random.Generator) -> tuple[
     median = float(np.median(ratios))
     if np.ptp(ratios) == 0:
         return median, median, median
-    low, high = _bootstrap((ratios,), lambda r, axis: np.median(r, axis=axis), True, rng)
+    low, high = median_ci(ratios, rng, N_RESAMPLES, CONFIDENCE)
     return median, low, high
 
 
