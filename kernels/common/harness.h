@@ -131,7 +131,8 @@ typedef struct sb_kernel_desc {
     int (*init)(int *argc, char ***argv); /* optional: after successful option parsing */
     void (*finalize)(void);               /* optional: before a normal exit */
     int (*run)(sb_ctx *ctx);              /* one repetition; 0 = success */
-    int32_t inner_simd; /* 1 = accepts --inner simd (its loops call sb_simd.h); 0 = scalar only */
+    int32_t inner_simd;  /* 1 = accepts --inner simd (its loops call sb_simd.h); 0 = scalar only */
+    int32_t wait_policy; /* 1 = accepts --wait-policy (its workers wait through sb_wait.h) */
 } sb_kernel_desc;
 
 extern const sb_kernel_desc sb_kernel;

@@ -43,12 +43,13 @@
 #define SB_DESC_MCPI_OMP SB_DESC_OMP("mcpi", SB_KERNEL_MCPI, SB_SYNC_REDUCTION, SB_OMP_MCPI_SYNCS)
 
 /* pthreads: block|cyclic|queue (default block, sync none); which of them take ",chunk" is the
- * kernel's own .chunk_schedules. */
+ * kernel's own .chunk_schedules. Its pool and barriers wait as --wait-policy says. */
 #define SB_DESC_PTHREADS(kernel_name, kernel_kind)                                                 \
     .kernel = (kernel_name), .model = "pthreads", .kind = (kernel_kind), .max_threads = 4096,      \
     .default_schedule = SB_SCHED_BLOCK, .default_sync = SB_SYNC_NONE,                              \
     .sync_by_schedule = {[SB_SCHED_BLOCK] = SB_PTHREADS_SYNCS,                                     \
                          [SB_SCHED_CYCLIC] = SB_PTHREADS_SYNCS,                                    \
-                         [SB_SCHED_QUEUE] = SB_PTHREADS_SYNCS & ~SB_BIT(SB_SYNC_NONE)}
+                         [SB_SCHED_QUEUE] = SB_PTHREADS_SYNCS & ~SB_BIT(SB_SYNC_NONE)},            \
+    .wait_policy = 1
 
 #endif /* SB_DESCRIPTORS_H */

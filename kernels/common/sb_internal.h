@@ -21,6 +21,7 @@ typedef struct sb_cli {
     int check_args;         /* --check-args: validate the options, run nothing */
     const char *micro_values[SB_MICRO_MAX_OPTIONS]; /* SB_KERNEL_MICRO: option texts (sb_micro.c) */
     sb_sched_request sched;                         /* --nice, --worker-nice, --worker-policy */
+    int32_t wait_policy; /* --wait-policy, enum sb_wait_policy (default auto) */
 } sb_cli;
 
 /* 0 = the per-worker measurements compiled out (-DSB_WORKER_TIMES=0): only for

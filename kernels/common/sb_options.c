@@ -2,6 +2,7 @@
  * and value. */
 #define _GNU_SOURCE
 #include "sb_options.h"
+#include "sb_wait.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -32,7 +33,8 @@ enum {
     OPT_CHECK_ARGS,
     OPT_NICE,
     OPT_WORKER_NICE,
-    OPT_WORKER_POLICY
+    OPT_WORKER_POLICY,
+    OPT_WAIT_POLICY
 };
 
 #define MAX_CHUNK (1 << 30)
@@ -54,6 +56,7 @@ static const struct option common_options[] = {
     {"nice", required_argument, NULL, OPT_NICE},
     {"worker-nice", required_argument, NULL, OPT_WORKER_NICE},
     {"worker-policy", required_argument, NULL, OPT_WORKER_POLICY},
+    {"wait-policy", required_argument, NULL, OPT_WAIT_POLICY},
 };
 static const struct option mandelbrot_options[] = {
     {"width", required_argument, NULL, OPT_WIDTH},
@@ -411,6 +414,17 @@ int sb_parse_options(const sb_kernel_desc *d, int argc, char **argv, sb_cli *cli
         case OPT_WORKER_POLICY:
             rc = sb_sched_parse_worker_policy(optarg, &cli->sched, err, errlen);
             break;
+        case OPT_WAIT_POLICY:
+            if (!d->wait_policy) {
+                set_error(err, errlen,
+                          "--wait-policy: '%s' is not supported (%s-%s-%s: only pthreads kernels "
+                          "take it; OpenMP reads OMP_WAIT_POLICY)",
+                          optarg, d->kernel, d->lang, d->model);
+                rc = -1;
+            } else {
+                rc = sb_wait_parse(optarg, &cli->wait_policy, err, errlen);
+            }
+            break;
         case OPT_HELP:
         case 'h':
             cli->help = 1;
@@ -497,6 +511,19 @@ void sb_print_help(const sb_kernel_desc *d, const char *prog, FILE *out) {
                      "  --seed S           uint64 seed, decimal or 0x-hex (default 0)\n"
                      "  --batch B          samples a worker accumulates locally before one\n"
                      "                     synchronised update; 1 = every sample (default 4096)\n");
+    if (d->wait_policy)
+        fprintf(
+            out,
+            "\nWaiting (the pool between jobs, the barriers inside a repetition):\n"
+            "  --wait-policy W    spin = wait on a pause loop without limit inside a repetition\n"
+            "                     (OMP_WAIT_POLICY=active); sleep = sleep in the kernel at once\n"
+            "                     (passive); auto = spin while the workers fit the CPUs the\n"
+            "                     process may use (pin list or affinity mask), else sleep\n"
+            "                     (default auto). Parked helpers between repetitions spin at\n"
+            "                     most %d pause iterations, then sleep. On a shared VM a\n"
+            "                     sleeping vCPU can slow the busy one: comparing a sleeping\n"
+            "                     and a spinning variant then measures the host.\n",
+            SB_SPIN_BETWEEN_JOBS);
     sb_sched_print_help(out);
     if (d->help && d->help[0])
         fprintf(out, "\n%s\n", d->help);

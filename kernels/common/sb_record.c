@@ -5,6 +5,7 @@
 #include "sb_clock.h"
 #include "sb_internal.h"
 #include "sb_simd.h"
+#include "sb_threads.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -204,7 +205,10 @@ void sb_record_print(const sb_ctx *ctx, int rep, int warmup) {
     put_clock(f, ctx);
     put_workers(f, ctx);
     put_key(f, "sched");
-    sb_sched_put_json(f, &ctx->cli.sched, ctx->sched_applied, p->threads);
+    const int waits = ctx->desc->wait_policy;
+    sb_sched_put_json(f, &ctx->cli.sched, ctx->sched_applied, p->threads,
+                      waits ? sb_wait_policy_name(ctx->cli.wait_policy) : NULL,
+                      waits ? sb_wait_policy_name(sb_wait_applied(ctx)) : NULL);
     put_key(f, "timer_res_s");
     put_double(f, sb_timer_resolution());
     fputs(",\"build\":{\"compiler\":", f);

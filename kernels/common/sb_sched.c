@@ -199,7 +199,7 @@ static void put_text_or_null(FILE *f, const char *s) {
 }
 
 void sb_sched_put_json(FILE *f, const sb_sched_request *req, const sb_sched_applied *workers,
-                       int32_t nworkers) {
+                       int32_t nworkers, const char *wait_policy, const char *wait_applied) {
     fputs("{\"nice\":", f);
     if (req->has_nice)
         fprintf(f, "%d", (int)req->nice);
@@ -225,6 +225,10 @@ void sb_sched_put_json(FILE *f, const sb_sched_request *req, const sb_sched_appl
             fputs("null", f);
         }
     }
+    fputs(",\"wait_policy\":", f);
+    put_text_or_null(f, wait_policy);
+    fputs(",\"wait_applied\":", f);
+    put_text_or_null(f, wait_applied);
     fputs(",\"applied\":[", f);
     for (int32_t w = 0; w < nworkers; w++)
         fprintf(f, "%s[\"%s\",%d,%d]", w ? "," : "", sb_policy_name(workers[w].policy),

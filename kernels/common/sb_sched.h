@@ -64,8 +64,10 @@ void sb_sched_claim_failure(void);
 void sb_sched_read_back(sb_sched_applied *out);
 
 /* The "sched" object of the record (without the leading comma and key). */
+/* wait_policy / wait_applied: --wait-policy as asked and as it ran (NULL for kernels without it).
+ */
 void sb_sched_put_json(FILE *f, const sb_sched_request *req, const sb_sched_applied *workers,
-                       int32_t nworkers);
+                       int32_t nworkers, const char *wait_policy, const char *wait_applied);
 
 /* The --help paragraph. */
 void sb_sched_print_help(FILE *out);

@@ -1,14 +1,20 @@
 /*
- * The persistent worker pool of the pthreads kernels. Helpers block on a condition variable between
- * jobs instead of spinning: with up to 4096 workers on a few cores, spinning helpers would steal
- * the CPU from the ones computing. The cost is the wake-up latency, which falls into setup_s.
+ * The persistent worker pool of the pthreads kernels. Helpers wait for the next job, and the caller
+ * for the job's end, with sb_wait.h's spin-then-sleep waits under --wait-policy: the caller spins
+ * as long as the policy says (its wait is inside the repetition); a parked helper spins at most
+ * SB_SPIN_BETWEEN_JOBS pause iterations and then sleeps, so the probe and the record between
+ * repetitions run beside sleeping helpers. With up to 4096 workers on a few cores, auto sleeps at
+ * once. The wake-up latency falls into setup_s.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include "sb_threads.h"
 #include "sb_internal.h"
+#include "sb_pin.h"
 
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,59 +24,69 @@
 #define WORKER_STACK_BYTES (256 * 1024)
 
 typedef struct {
-    pthread_mutex_t lock;
-    pthread_cond_t job_posted; /* helpers wait here for the next generation (or shutdown) */
-    pthread_cond_t job_done;   /* the caller waits here until `pending` is 0 */
+    sb_wait_word posted;     /* the generation: bumped once per job (and at shutdown) */
+    sb_wait_word done;       /* set to the generation by the helper that finishes the job last */
+    _Atomic int32_t pending; /* helpers still running the current job */
     void (*body)(void *, int32_t);
     void *arg;
-    uint64_t generation; /* bumped once per job: a helper runs each generation exactly once */
-    int32_t pending;     /* helpers still running the current job */
-    int busy;            /* a job is in progress: helpers may be inside the kernel's barriers */
-    int shutdown;
+    int64_t park_spin; /* pause iterations a parked helper spins before it sleeps */
+    int64_t done_spin; /* pause iterations the caller spins for the job's end */
+    atomic_int busy;   /* a job is in progress: helpers may be inside the kernel's barriers */
+    atomic_int shutdown;
     int32_t threads; /* workers including the caller; 0 = no pool yet */
     int32_t created; /* helpers created (1..created are running) */
     pthread_t *tids; /* tids[w] for helper w */
 } worker_pool;
 
-static worker_pool pool = {
-    .lock = PTHREAD_MUTEX_INITIALIZER,
-    .job_posted = PTHREAD_COND_INITIALIZER,
-    .job_done = PTHREAD_COND_INITIALIZER,
-};
+static worker_pool pool;
+
+/* CPUs the workers may use: the harness's pin list (its distinct CPUs) or the affinity mask. */
+static int32_t worker_cpus(void) {
+    int32_t n = 0;
+    const int32_t *list = sb_pin_list(&n);
+    if (!list)
+        return sb_wait_allowed_cpus();
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int32_t k = 0; k < n; k++)
+        if (list[k] >= 0 && list[k] < CPU_SETSIZE)
+            CPU_SET(list[k], &set);
+    return CPU_COUNT(&set) > 0 ? CPU_COUNT(&set) : 1;
+}
+
+int32_t sb_wait_applied(const sb_ctx *ctx) {
+    static int32_t applied = -1; /* one policy per process: the pool lives as long */
+    if (applied < 0)
+        applied = sb_wait_resolve(ctx->cli.wait_policy, ctx->cli.p.threads, worker_cpus());
+    return applied;
+}
+
+void sb_workers_barrier_init(const sb_ctx *ctx, sb_barrier *barrier, int32_t threads) {
+    sb_barrier_init(barrier, (uint32_t)threads, sb_wait_spin_limit(sb_wait_applied(ctx)));
+}
 
 static void *helper_main(void *p) {
     const int32_t worker = (int32_t)(intptr_t)p;
-    uint64_t seen = 0;
-    pthread_mutex_lock(&pool.lock);
+    uint32_t seen = 0;
     for (;;) {
-        while (pool.generation == seen && !pool.shutdown)
-            pthread_cond_wait(&pool.job_posted, &pool.lock);
-        if (pool.shutdown)
+        sb_wait_while_equal(&pool.posted, seen, pool.park_spin);
+        if (atomic_load(&pool.shutdown))
             break;
-        seen = pool.generation;
-        void (*body)(void *, int32_t) = pool.body;
-        void *arg = pool.arg;
-        pthread_mutex_unlock(&pool.lock);
-        body(arg, worker);
-        pthread_mutex_lock(&pool.lock);
-        if (--pool.pending == 0)
-            pthread_cond_signal(&pool.job_done);
+        seen = atomic_load_explicit(&pool.posted.value, memory_order_acquire);
+        pool.body(pool.arg, worker);
+        if (atomic_fetch_sub(&pool.pending, 1) == 1)
+            sb_wait_store_wake(&pool.done, seen);
     }
-    pthread_mutex_unlock(&pool.lock);
     return NULL;
 }
 
 /* Wakes and joins every idle helper. Skipped while a job runs: exit() from inside a job (sb_fail)
  * must not wait for helpers that may be blocked in the kernel's barriers; the exit ends them. */
 static void stop_pool(void) {
-    pthread_mutex_lock(&pool.lock);
-    const int idle = !pool.busy;
-    if (idle)
-        pool.shutdown = 1;
-    pthread_cond_broadcast(&pool.job_posted);
-    pthread_mutex_unlock(&pool.lock);
-    if (!idle)
+    if (atomic_load(&pool.busy))
         return;
+    atomic_store(&pool.shutdown, 1);
+    sb_wait_store_wake(&pool.posted, atomic_load(&pool.posted.value) + 1);
     for (int32_t w = 1; w <= pool.created; w++)
         pthread_join(pool.tids[w], NULL);
     free(pool.tids);
@@ -83,6 +99,9 @@ static void start_pool(sb_ctx *ctx, int32_t threads) {
     if (!pool.tids)
         sb_fail(ctx, "out of memory for worker threads");
     pool.threads = threads;
+    const int32_t applied = sb_wait_applied(ctx);
+    pool.done_spin = sb_wait_spin_limit(applied);
+    pool.park_spin = applied == SB_WAIT_SPIN ? SB_SPIN_BETWEEN_JOBS : 0;
     if (atexit(stop_pool) != 0)
         sb_fail(ctx, "cannot register the worker pool's shutdown (atexit)");
     pthread_attr_t attr;
@@ -118,21 +137,16 @@ void sb_run_workers(sb_ctx *ctx, int32_t threads, void (*body)(void *arg, int32_
                  (int)pool.threads, (int)threads);
         sb_fail(ctx, msg);
     }
-    pthread_mutex_lock(&pool.lock);
+    const uint32_t generation = atomic_load(&pool.posted.value) + 1;
     pool.body = body;
     pool.arg = arg;
-    pool.pending = threads - 1;
-    pool.busy = 1;
-    pool.generation++;
-    pthread_cond_broadcast(&pool.job_posted);
-    pthread_mutex_unlock(&pool.lock);
+    atomic_store(&pool.pending, threads - 1);
+    atomic_store(&pool.busy, 1);
+    sb_wait_store_wake(&pool.posted, generation); /* publishes body and arg (release) */
     body(arg, 0);
     /* The kernel's state lives in run()'s frame: return only once no helper can touch it. */
-    pthread_mutex_lock(&pool.lock);
-    while (pool.pending > 0)
-        pthread_cond_wait(&pool.job_done, &pool.lock);
-    pool.busy = 0;
-    pthread_mutex_unlock(&pool.lock);
+    sb_wait_while_equal(&pool.done, generation - 1, pool.done_spin);
+    atomic_store(&pool.busy, 0);
 }
 
 /* Acquisitions until the next timed one after the first SB_LOCK_TIMED_FIRST: geometric with mean
@@ -188,12 +202,12 @@ void sb_queue_time_waits(sb_queue *queue, sb_ctx *ctx) {
     sb_queue_lock_with(queue, lock_timed, ctx);
 }
 
-void sb_timed_queue_share(sb_ctx *ctx, pthread_barrier_t *barrier, sb_queue *queue, int32_t worker,
+void sb_timed_queue_share(sb_ctx *ctx, sb_barrier *barrier, sb_queue *queue, int32_t worker,
                           sb_range_work work, void *arg) {
-    pthread_barrier_wait(barrier); /* all workers exist */
+    sb_barrier_wait(barrier); /* all workers exist */
     if (worker == 0)
         sb_compute_begin(ctx);
-    pthread_barrier_wait(barrier); /* nobody starts before the clock */
+    sb_barrier_wait(barrier); /* nobody starts before the clock */
     sb_worker_begin(ctx, worker);
     sb_queue_cursor cursor;
     sb_queue_cursor_init(&cursor, queue, worker);
@@ -201,7 +215,7 @@ void sb_timed_queue_share(sb_ctx *ctx, pthread_barrier_t *barrier, sb_queue *que
     while (sb_queue_next(queue, &cursor, &begin, &end))
         work(arg, worker, begin, end);
     sb_worker_end(ctx, worker);
-    pthread_barrier_wait(barrier); /* every share is done */
+    sb_barrier_wait(barrier); /* every share is done */
     if (worker == 0)
         sb_compute_end(ctx);
 }

@@ -9,6 +9,7 @@
 #define SB_THREADS_H
 
 #include "harness.h"
+#include "sb_wait.h"
 #include "sb_workqueue.h"
 
 #include <pthread.h>
@@ -20,6 +21,13 @@
  * joining the helpers already created, or if a later call asks for a different thread count. */
 void sb_run_workers(sb_ctx *ctx, int32_t threads, void (*body)(void *arg, int32_t worker),
                     void *arg);
+
+/* The --wait-policy that runs in this process: auto resolved once against the CPUs the workers may
+ * use (the harness's pin list, else the affinity mask). enum sb_wait_policy, never SB_WAIT_AUTO. */
+int32_t sb_wait_applied(const sb_ctx *ctx);
+
+/* A barrier of `threads` workers that waits as sb_wait_applied says: the kernels' own barriers. */
+void sb_workers_barrier_init(const sb_ctx *ctx, sb_barrier *barrier, int32_t threads);
 
 /* pthread_mutex_lock that estimates the worker's wait on it without timing every acquisition (which
  * costs more than the kernels' per-sample critical sections): each of a worker's first
@@ -48,11 +56,11 @@ void sb_queue_time_waits(sb_queue *queue, sb_ctx *ctx);
 typedef void (*sb_range_work)(void *arg, int32_t worker, int64_t begin, int64_t end);
 
 /* One worker's timed share, called by every worker from its sb_run_workers body, as harness.h's
- * life cycle asks: all meet at `barrier` (initialised for `threads` workers), worker 0 starts the
- * clock, all meet again so nobody starts before it; then sb_worker_begin, work(arg, worker, ...)
- * for each range the queue hands this worker, sb_worker_end; all meet once the last range is
- * done, and worker 0 stops the clock. */
-void sb_timed_queue_share(sb_ctx *ctx, pthread_barrier_t *barrier, sb_queue *queue, int32_t worker,
+ * life cycle asks: all meet at `barrier` (sb_workers_barrier_init for `threads` workers), worker 0
+ * starts the clock, all meet again so nobody starts before it; then sb_worker_begin, work(arg,
+ * worker, ...) for each range the queue hands this worker, sb_worker_end; all meet once the last
+ * range is done, and worker 0 stops the clock. */
+void sb_timed_queue_share(sb_ctx *ctx, sb_barrier *barrier, sb_queue *queue, int32_t worker,
                           sb_range_work work, void *arg);
 
 #endif /* SB_THREADS_H */

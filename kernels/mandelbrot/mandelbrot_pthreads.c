@@ -25,7 +25,7 @@ typedef struct {
     const sb_params *p;
     uint32_t *image;
     sb_queue queue;
-    pthread_barrier_t barrier;
+    sb_barrier barrier;
     pthread_mutex_t *row_locks; /* fine: one per row */
 } shared_state;
 
@@ -87,9 +87,9 @@ static void worker_body(void *arg, int32_t worker) {
 static int run(sb_ctx *ctx) {
     const sb_params *p = sb_params_get(ctx);
     shared_state s = {.ctx = ctx, .p = p, .image = sb_image(ctx), .row_locks = NULL};
-    if (sb_queue_init(&s.queue, p->schedule, p->sync, p->height, p->chunk, p->threads) != 0 ||
-        pthread_barrier_init(&s.barrier, NULL, (unsigned)p->threads) != 0)
-        sb_fail(ctx, "cannot initialise the work queue or barrier");
+    if (sb_queue_init(&s.queue, p->schedule, p->sync, p->height, p->chunk, p->threads) != 0)
+        sb_fail(ctx, "cannot initialise the work queue");
+    sb_workers_barrier_init(ctx, &s.barrier, p->threads);
     if (p->sync == SB_SYNC_FINE) {
         s.row_locks = malloc((size_t)p->height * sizeof *s.row_locks);
         if (!s.row_locks)
@@ -104,7 +104,6 @@ static int run(sb_ctx *ctx) {
             pthread_mutex_destroy(&s.row_locks[j]);
         free(s.row_locks);
     }
-    pthread_barrier_destroy(&s.barrier);
     sb_queue_destroy(&s.queue);
     return 0;
 }

@@ -32,7 +32,7 @@ typedef struct {
     sb_ctx *ctx;
     const sb_params *p;
     sb_queue queue;
-    pthread_barrier_t barrier;
+    sb_barrier barrier;
     int64_t total;                /* coarse (under queue.global) */
     _Atomic int64_t total_atomic; /* atomic */
     hit_slot *slots;              /* none, fine */
@@ -100,9 +100,9 @@ static int run(sb_ctx *ctx) {
     atomic_init(&s.total_atomic, 0);
     const int64_t nbatches = (p->samples - 1) / p->batch + 1; /* no overflow near 2^62 */
     s.slots = calloc((size_t)p->threads, sizeof *s.slots);
-    if (!s.slots || sb_queue_init(&s.queue, p->schedule, p->sync, nbatches, 1, p->threads) != 0 ||
-        pthread_barrier_init(&s.barrier, NULL, (unsigned)p->threads) != 0)
-        sb_fail(ctx, "cannot initialise the work queue, slots or barrier");
+    if (!s.slots || sb_queue_init(&s.queue, p->schedule, p->sync, nbatches, 1, p->threads) != 0)
+        sb_fail(ctx, "cannot initialise the work queue or slots");
+    sb_workers_barrier_init(ctx, &s.barrier, p->threads);
     for (int32_t w = 0; w < p->threads; w++)
         pthread_mutex_init(&s.slots[w].lock, NULL);
     sb_queue_time_waits(&s.queue, ctx);
@@ -111,7 +111,6 @@ static int run(sb_ctx *ctx) {
     for (int32_t w = 0; w < p->threads; w++)
         pthread_mutex_destroy(&s.slots[w].lock);
     free(s.slots);
-    pthread_barrier_destroy(&s.barrier);
     sb_queue_destroy(&s.queue);
     return 0;
 }
