@@ -131,8 +131,14 @@ $(SIMD_UNIT_TEST): kernels/tests/test_simd.c kernels/tests/sb_test.h kernels/tes
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_REF) $(HARNESS_INC) $(filter %.c %.o,$^) -o $@ $(LIKWID_LIBS) -lm
 
-test-kernels-c: $(KERNEL_UNIT_TEST) $(SIMD_UNIT_TEST) kernels-sanitized
+WAIT_UNIT_TEST := build/tests/wait-unit
+$(WAIT_UNIT_TEST): kernels/tests/test_wait.c kernels/tests/sb_test.h $(OBJ_DIR)/common/sb_wait.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_REF) $(HARNESS_INC) $(filter %.c %.o,$^) -o $@
+
+test-kernels-c: $(KERNEL_UNIT_TEST) $(SIMD_UNIT_TEST) $(WAIT_UNIT_TEST) kernels-sanitized
 	$(KERNEL_UNIT_TEST)
 	$(SIMD_UNIT_TEST)
+	$(WAIT_UNIT_TEST)
 
 KERNEL_TEST_TARGETS += test-kernels-c
