@@ -311,12 +311,29 @@ def clock_max_ghz(clock, mean_ghz):
     return mean_ghz
 
 
+def wait_column(sched: dict) -> str | None:
+    """How waiting workers waited, side by side for pthreads and OpenMP variants: the pthreads
+    kernels' applied --wait-policy (spin, sleep; "(auto)" when auto chose it), OpenMP's
+    OMP_WAIT_POLICY as set (active = spin, passive = sleep); None = the OpenMP runtime's default
+    (libgomp: spin for a while, then sleep) or a record from before the field."""
+    if sched.get("wait_applied"):
+        return sched["wait_applied"] + (" (auto)" if sched.get("wait_policy") == "auto" else "")
+    omp = sched.get("omp_wait_policy")
+    return (
+        {"active": "spin", "passive": "sleep"}.get(str(omp).lower(), f"OMP_WAIT_POLICY={omp}")
+        if omp
+        else None
+    )
+
+
 def scenario_columns(sched, load) -> dict:
     """The scheduling scenario (what was asked, what the OS applied) and the competing load's CPU share."""
     sched = sched if isinstance(sched, dict) else {}
     asked = [
         f"{k}={sched[k]}" for k in ("nice", "worker_nice", "worker_policy", "omp_wait_policy") if sched.get(k)
     ]
+    if sched.get("wait_policy") not in (None, "auto"):  # the pthreads kernels' default is no scenario
+        asked.append(f"wait_policy={sched['wait_policy']}")
     applied: dict[str, int] = {}
     for policy, rtprio, nice in sched.get("applied") or []:
         key = f"{policy}" + (f":{rtprio}" if rtprio else "") + f" nice {nice}"
@@ -325,6 +342,7 @@ def scenario_columns(sched, load) -> dict:
     return {
         "sched_asked": " ".join(asked) or "-",
         "sched_applied": ", ".join(f"{k} x{n}" for k, n in applied.items()) or None,
+        "wait": wait_column(sched),
         "load_name": (load.get("profile") or {}).get("name"),
         "load_cpu_s": load.get("cpu_s"),
         # During the kernel's compute region where known, else over the load's whole run.

@@ -149,3 +149,24 @@ def test_scheduling_columns_equal_those_of_each_record(with_load):
     rows = [scenario_columns(s, ld) for s, ld in zip(scheds, loads, strict=True)]
     for key in rows[0]:
         assert list(columns[key]) == [row[key] for row in rows], key
+
+
+@pytest.mark.parametrize(
+    ("extra", "wait", "asked"),
+    [
+        ({"wait_policy": "auto", "wait_applied": "spin"}, "spin (auto)", "-"),
+        ({"wait_policy": "auto", "wait_applied": "sleep"}, "sleep (auto)", "-"),
+        ({"wait_policy": "sleep", "wait_applied": "sleep"}, "sleep", "wait_policy=sleep"),
+        (
+            {"wait_policy": None, "wait_applied": None, "omp_wait_policy": "PASSIVE"},
+            "sleep",
+            "omp_wait_policy=PASSIVE",
+        ),
+        ({"omp_wait_policy": "active"}, "spin", "omp_wait_policy=active"),
+        ({"omp_wait_policy": "bogus"}, "OMP_WAIT_POLICY=bogus", "omp_wait_policy=bogus"),
+        ({}, None, "-"),  # OpenMP's default, or a record from before the field
+    ],
+)
+def test_wait_column_puts_pthreads_and_openmp_side_by_side(extra, wait, asked):
+    row = scenario_columns(_sched() | extra, None)
+    assert row["wait"] == wait and row["sched_asked"] == asked

@@ -7,6 +7,11 @@ import pandas as pd
 from analysis.outputs.report.blocks import Block
 
 
+def _distinct(values) -> str:
+    """The distinct values of a group, joined; - when none is known."""
+    return "; ".join(sorted({str(v) for v in values if pd.notna(v)})) or "-"
+
+
 def scenario_table(records: pd.DataFrame) -> pd.DataFrame:
     """Per case with a scheduling knob or a competing load: what was asked, what the OS applied, the load
     and the CPU share it got, beside the median time."""
@@ -24,13 +29,17 @@ def scenario_table(records: pd.DataFrame) -> pd.DataFrame:
         case_id=r["case_id"].astype(object),
     )
     grouped = r.groupby(["case_id", "sched_asked", "load_name"], observed=True, dropna=False)
-    out = grouped.agg(
-        threads=("threads", "first"),
-        applied=("sched_applied", lambda v: "; ".join(sorted(set(map(str, v))))),
-        median_s=("wall_s", "median"),
-        load_cpu_share=("load_cpu_share", "median"),
-        n=("wall_s", "size"),
-    ).reset_index()
+    columns = {
+        "threads": ("threads", "first"),
+        "applied": ("sched_applied", lambda v: "; ".join(sorted(set(map(str, v))))),
+        "wait": ("wait", _distinct),
+        "median_s": ("wall_s", "median"),
+        "load_cpu_share": ("load_cpu_share", "median"),
+        "n": ("wall_s", "size"),
+    }
+    if "wait" not in r:  # records flattened before the column existed
+        del columns["wait"]
+    out = grouped.agg(**columns).reset_index()
     return out.rename(columns={"sched_asked": "asked", "load_name": "load"})
 
 
@@ -43,9 +52,10 @@ def section(result, plots=()) -> list[Block]:
         Block(
             "p",
             "What each case asked for (process nice, per-worker nice and policy, OpenMP wait "
-            "policy), what the OS applied to its workers' threads ([policy, nice] x workers, read "
-            "back from the OS), the competing load and the share of the CPU time its hogs asked for "
-            "that they got during the kernel's compute region.",
+            "policy, pthreads --wait-policy), what the OS applied to its workers' threads ([policy, "
+            "nice] x workers, read back from the OS), how waiting workers waited (spin or sleep; - = "
+            "the OpenMP runtime's default), the competing load and the share of the CPU time its "
+            "hogs asked for that they got during the kernel's compute region.",
         ),
         Block("table", scenario),
     ]
