@@ -22,54 +22,28 @@ BIN = ROOT / "build" / "bin"
 THREADS = 2
 IMAGE = ["--preset", "asymmetric", "--width", "256", "--height", "256", "--threads", str(THREADS)]
 SLOW_MODE = 1.25
-# (label, binary, options, environment): each pair is (spinning, sleeping)
+
+
+def variant(binary: str, schedule: str, wait: str) -> tuple[str, str, list[str], dict]:
+    """(label, binary, options, environment) of one schedule under one wait: the pthreads kernels take
+    --wait-policy spin|sleep, OpenMP reads OMP_WAIT_POLICY active|passive."""
+    model = binary.rsplit("-", 1)[1]
+    options, env = ["--schedule", schedule], {}
+    if model == "pthreads":
+        options += ["--wait-policy", wait]
+    else:
+        env = {"OMP_WAIT_POLICY": wait}
+    return f"{model} {schedule} {wait}", binary, options, env
+
+
+# (spinning, sleeping) per schedule
 PAIRS = [
-    (
-        (
-            "pthreads block spin",
-            "mandelbrot-c-pthreads",
-            ["--schedule", "block", "--wait-policy", "spin"],
-            {},
-        ),
-        (
-            "pthreads block sleep",
-            "mandelbrot-c-pthreads",
-            ["--schedule", "block", "--wait-policy", "sleep"],
-            {},
-        ),
-    ),
-    (
-        (
-            "pthreads cyclic spin",
-            "mandelbrot-c-pthreads",
-            ["--schedule", "cyclic", "--wait-policy", "spin"],
-            {},
-        ),
-        (
-            "pthreads cyclic sleep",
-            "mandelbrot-c-pthreads",
-            ["--schedule", "cyclic", "--wait-policy", "sleep"],
-            {},
-        ),
-    ),
-    (
-        ("omp static active", "mandelbrot-c-omp", ["--schedule", "static"], {"OMP_WAIT_POLICY": "active"}),
-        ("omp static passive", "mandelbrot-c-omp", ["--schedule", "static"], {"OMP_WAIT_POLICY": "passive"}),
-    ),
-    (
-        (
-            "omp static,1 active",
-            "mandelbrot-c-omp",
-            ["--schedule", "static,1"],
-            {"OMP_WAIT_POLICY": "active"},
-        ),
-        (
-            "omp static,1 passive",
-            "mandelbrot-c-omp",
-            ["--schedule", "static,1"],
-            {"OMP_WAIT_POLICY": "passive"},
-        ),
-    ),
+    (variant(binary, schedule, spinning), variant(binary, schedule, sleeping))
+    for binary, spinning, sleeping, schedules in (
+        ("mandelbrot-c-pthreads", "spin", "sleep", ["block", "cyclic"]),
+        ("mandelbrot-c-omp", "active", "passive", ["static", "static,1"]),
+    )
+    for schedule in schedules
 ]
 
 
