@@ -21,8 +21,10 @@ from __future__ import annotations
 from pathlib import Path
 from statistics import median
 
+from jobs.families import is_baseline, trial_runs
 from jobs.status import ok_records
 from sbcore import sampling
+from sbcore.trial_pairing import Run, times_together
 
 
 def comparison_target(cases: list[dict]) -> dict | None:
@@ -30,19 +32,31 @@ def comparison_target(cases: list[dict]) -> dict | None:
     return next((c["comparison"] for c in cases if c.get("comparison")), None)
 
 
-def process_times(records: dict[int, dict]) -> dict[int, float]:
-    """Invocation (trial) -> the median wall time of its repetitions."""
-    walls: dict[int, list[float]] = {}
+def process_times(records: dict[int, dict]) -> dict[int, list[Run]]:
+    """Trial -> the case's processes in it: (place in the trial, the median wall time of its
+    repetitions). Records without a trial (older campaigns) count their invocation as their trial."""
+    walls: dict[tuple[int, int], list[float]] = {}
+    places: dict[tuple[int, int], tuple[int, float]] = {}
     for k, record in records.items():
         if isinstance(record.get("wall_s"), int | float):
-            walls.setdefault(record.get("invocation", k), []).append(record["wall_s"])
-    return {p: median(ws) for p, ws in walls.items()}
+            p = record.get("invocation", k)
+            walls.setdefault(p, []).append(record["wall_s"])
+            places[p] = (record.get("trial", p), record.get("trial_slot", 0))
+    times: dict[int, list[Run]] = {}
+    for p, ws in walls.items():
+        trial, slot = places[p]
+        times.setdefault(trial, []).append(Run(slot, median(ws)))
+    return times
 
 
-def speedup_halfwidth(base: dict[int, float], case: dict[int, float]) -> float:
-    """The relative CI half-width of the paired speedup base/case over their common trials (infinite
-    while they have too few for an interval)."""
-    ratios = [base[p] / case[p] for p in base.keys() & case.keys() if case[p] > 0]
+def ratio_halfwidth(num: dict[int, list[Run]], den: dict[int, list[Run]]) -> float:
+    """The relative CI half-width of the paired ratio num/den (times at the same moment of each common
+    trial, sbcore/trial_pairing.py); infinite while they have too few trials for an interval."""
+    ratios = []
+    for t in num.keys() & den.keys():
+        a, b = times_together(num[t], den[t])
+        if b > 0:
+            ratios.append(a / b)
     halfwidth = sampling.relative_halfwidth(ratios)
     return float("inf") if halfwidth is None else halfwidth
 
@@ -52,41 +66,69 @@ def has_room(case: dict, measured: set[int], p: int) -> bool:
     return p < sampling.blocks(sampling.case_rule(case)) and p not in measured
 
 
+def trial_invocations(case: dict, t: int) -> list[int]:
+    """The invocations of the case in trial t (several for a baseline that runs more than once)."""
+    runs = trial_runs(case)
+    return list(range(t * runs, (t + 1) * runs))
+
+
+class RecordCache:
+    """Each case's process times, read once and then only again for a case that ran since."""
+
+    def __init__(self, campaign_dir: Path):
+        self.campaign_dir = Path(campaign_dir)
+        self.times: dict[str, tuple[dict[int, list[Run]], set[int]]] = {}
+
+    def get(self, case: dict) -> tuple[dict[int, list[Run]], set[int]]:
+        """(trial -> runs, measured invocations) of the case."""
+        if case["case_id"] not in self.times:
+            records = ok_records(self.campaign_dir, case)
+            invocations = {r.get("invocation", k) for k, r in records.items()}
+            self.times[case["case_id"]] = (process_times(records), invocations)
+        return self.times[case["case_id"]]
+
+    def forget(self, case: dict) -> None:
+        """The case ran: read its records again when next asked."""
+        self.times.pop(case["case_id"], None)
+
+
 def family_need(
-    campaign_dir: Path, members: list[dict], target: float
-) -> tuple[float, list[dict], int] | None:
-    """(widest half-width above target, the baseline and the members whose speedup is that imprecise
-    and that have room, the next trial's invocation number); None when the family needs no trial."""
-    baseline = next((c for c in members if c.get("model") == "serial"), None)
+    cache: RecordCache, members: list[dict], target: float
+) -> tuple[float, list[tuple[dict, int]]] | None:
+    """(widest half-width above target, the next trial's work: (case, invocation) of the baseline's
+    runs and of each member whose paired ratio is that imprecise and that has room); None when the
+    family needs no trial."""
+    baseline = next((c for c in members if is_baseline(c)), None)
     if baseline is None:
         return None
-    times = {c["case_id"]: process_times(ok_records(campaign_dir, c)) for c in members}
-    p = 1 + max((q for t in times.values() for q in t), default=-1)  # the same trial number for all
-    base = times[baseline["case_id"]]
-    if not has_room(baseline, set(base), p):
+    times = {c["case_id"]: cache.get(c) for c in members}
+    t = 1 + max((q for trials, _ in times.values() for q in trials), default=-1)  # one new trial for all
+    base, base_measured = times[baseline["case_id"]]
+    base_runs = trial_invocations(baseline, t)
+    if not all(has_room(baseline, base_measured, p) for p in base_runs):
         return None
     imprecise = [
-        (speedup_halfwidth(base, times[c["case_id"]]), c)
+        (ratio_halfwidth(base, times[c["case_id"]][0]), c)
         for c in members
         if c is not baseline
         and not c["comparison"].get("oversubscribed")
-        and has_room(c, set(times[c["case_id"]]), p)
+        and has_room(c, times[c["case_id"]][1], t)
     ]
     imprecise = [(hw, c) for hw, c in imprecise if hw > target]
     if not imprecise:
         return None
-    return max(hw for hw, _ in imprecise), [baseline, *(c for _, c in imprecise)], p
+    work = [(baseline, p) for p in base_runs] + [(c, t) for _, c in imprecise]
+    return max(hw for hw, _ in imprecise), work
 
 
-def next_trial(campaign_dir: Path, cases: list[dict], target: float) -> tuple[list[dict], int] | None:
-    """The members and invocation number of the next trial: of the family whose widest paired speedup
-    lies furthest above `target`; None when every family meets it or has no room left."""
+def next_trial(cache: RecordCache, cases: list[dict], target: float) -> list[tuple[dict, int]] | None:
+    """The (case, invocation) pairs of the next trial: of the family whose widest paired ratio lies
+    furthest above `target`; None when every family meets it or has no room left."""
     families: dict[str, list[dict]] = {}
     for case in cases:
         if case.get("family"):
             families.setdefault(case["family"], []).append(case)
-    needs = [n for n in (family_need(campaign_dir, m, target) for m in families.values()) if n]
+    needs = [n for n in (family_need(cache, m, target) for m in families.values()) if n]
     if not needs:
         return None
-    _, members, p = max(needs, key=lambda n: n[0])
-    return members, p
+    return max(needs, key=lambda n: n[0])[1]

@@ -14,7 +14,7 @@ from jobs import competing_load as load_config
 from jobs.binaries import binary_options, binary_path, is_mpi, split_name, unavailable_kernels
 from jobs.config import ALL_CPUS, NO_COUNTERS, Checker, Experiment, NodeType, resolve_threads
 from jobs.counter_groups import check_planned_groups
-from jobs.families import family_of
+from jobs.families import family_of, repeat_baselines
 from jobs.kernel_args import kernel_refusal, refused_option
 from jobs.topology import detect_topology
 from sbcore.errors import UsageError
@@ -69,8 +69,11 @@ def plan_cases(exp: Experiment, node_types: dict[str, NodeType], selected: list[
                 if case["case_id"] not in seen:
                     seen.add(case["case_id"])
                     cases.append(case)
+    if exp.interleave == "family":
+        repeat_baselines(cases, exp.baseline_every)
     for i, case in enumerate(cases):
         case["index"] = i
+        case["case_id"] = case_id(case)
     return cases
 
 

@@ -20,6 +20,7 @@ from jobs.campaign import load_cases
 from jobs.child import die_with_parent
 from jobs.competing_load import LoadError, LoadRun
 from jobs.counter_record import counters_from_csv, group_problem
+from jobs.families import trial_of
 from jobs.hostinfo import host_info, host_topology, hostname
 from jobs.measure_lock import measuring
 from jobs.pinning import (
@@ -267,10 +268,14 @@ def _kernel_message(status: int | None, stderr: str) -> str:
     return f": {lines[-1][:300]}" if status is not None and status > 0 and lines else ""
 
 
-def run_invocation(ctx: Context, case: dict, p: int, env=os.environ, beyond_target: bool = False) -> dict:
+def run_invocation(
+    ctx: Context, case: dict, p: int, env=os.environ, beyond_target: bool = False, place: dict | None = None
+) -> dict:
     """Run invocation p of the case (one kernel process measuring the repetitions of block p) unless
     all of them are done (or, unless `beyond_target`: a trial the comparison target asks for, the case
-    has met its own target); returns {"outcome": done|ok|failed|duplicate, ...}. Every measured
+    has met its own target); returns {"outcome": done|ok|failed|duplicate, ...}. `place`: its trial
+    and its place in it ({"trial", "trial_slot"}, jobs/families.py), written into its records (a
+    family member run alone, as by `run-case`, records its trial only). Every measured
     repetition becomes one line of the case's records.jsonl; a failed invocation leaves one
     failed-attempt file named after its first missing repetition."""
     rule = sampling.case_rule(case)
@@ -292,6 +297,8 @@ def run_invocation(ctx: Context, case: dict, p: int, env=os.environ, beyond_targ
         "hostname": ctx.hostname,
         "slurm": slurm_ids(env),
     }
+    if case.get("family"):
+        harness |= place or {"trial": trial_of(case, p)}
     if beyond_target:
         harness["comparison_trial"] = True  # its case's own precision target does not count it
     try:

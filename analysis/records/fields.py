@@ -58,6 +58,8 @@ RAW_NUMERIC = (
     "clock_ghz",
     "invocation",
     "in_process_rep",
+    "trial",  # the trial of its comparison family and its place in it (jobs/families.py)
+    "trial_slot",
     # per-worker measurements, mean and maximum over the workers (stats/pop_metrics.py)
     "worker_useful_mean_s",
     "worker_useful_max_s",
