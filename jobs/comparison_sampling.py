@@ -1,19 +1,24 @@
-"""A precision target on the comparison itself: more trials for the families whose paired speedups are
-not yet precise enough (experiment keys `comparison_target_ci` and `comparison_budget_s`, copied onto
-each case of a family as `comparison`).
+"""A precision target on the comparison itself: more trials for the families whose paired speedups or
+variant ratios are not yet precise enough (experiment keys `comparison_target_ci` and
+`comparison_budget_s`, copied onto each case of a family as `comparison`).
 
 It comes after today's per-case rule (sbcore/sampling.py): the runner first measures every case as its
 own `target_ci`/`min_reps`/`max_reps`/`budget_s` ask (in trials); then, while the campaign's comparison
-budget lasts, it picks the family whose widest paired speedup is furthest from the target and runs one
-more trial of it (one process of every member that still has room under `max_reps`, in a fresh random
-order), and decides again. A family is done when every speedup against its baseline (its serial member)
-has a 95 % CI half-width within the target, or when its baseline has no room left. Oversubscribed
+budget lasts, it picks the family whose widest paired comparison is furthest from the target and runs
+one more trial of it (a process of each case of the comparisons still too wide that all have room
+under `max_reps`, the baseline as often as it runs in a trial, jobs/families.py; in the trial order
+of jobs/families.py), and decides again. The comparisons are the analysis' (analysis/stats/paired.py):
+each member's speedup against the family's baseline (its serial member) and each variant ratio (two
+members that differ in exactly one of schedule or sync, analysis/stats/variant_tests.py). A family is
+done when every one of them has a 95 % CI half-width within the target, or when no case of one that
+does not has room left. Oversubscribed
 cases (more workers than the node type's cores, marked by the plan) are not sampled for it: their
-speedups are reported but outside the campaign's precision count (analysis/stats/comparison_precision.py).
+comparisons are reported but outside the campaign's precision count (analysis/stats/comparison_precision.py).
 
-The runner's decision uses the distribution-free CI of the median of the per-trial ratios (baseline
-time / case time within a trial, sbcore/sampling.py's median_ci: microseconds, no resampling); the
-analysis reports its bootstrap CI over the same trials (analysis/stats/paired.py).
+The runner's decision uses the distribution-free CI of the median of the per-trial ratios (the two
+times at the same moment of a trial, sbcore/trial_pairing.py; sbcore/sampling.py's median_ci:
+microseconds, no resampling); the analysis reports its bootstrap CI over the same trials
+(analysis/stats/paired.py).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 from statistics import median
 
-from jobs.families import is_baseline, trial_runs
+from jobs.families import NOT_THE_PROBLEM, is_baseline, trial_runs
 from jobs.status import ok_records
 from sbcore import sampling
 from sbcore.trial_pairing import Run, times_together
@@ -92,38 +97,67 @@ class RecordCache:
         self.times.pop(case["case_id"], None)
 
 
+VARIANT_MATCH = (
+    "binary",
+    "pin",
+    "counter_group",
+    "threads",
+    "ranks",
+)  # with the family: the same measurement
+
+
+def variant_pairs(members: list[dict]) -> list[tuple[dict, dict]]:
+    """The members the analysis compares as variants (analysis/stats/variant_tests.py): the same
+    measurement but for exactly one of schedule or sync; serial members take no part."""
+    others = [c for c in members if not is_baseline(c)]
+    pairs = []
+    for i, a in enumerate(others):
+        for b in others[i + 1 :]:
+            differ = [d for d in NOT_THE_PROBLEM if a["params"].get(d) != b["params"].get(d)]
+            if len(differ) == 1 and all(a.get(k) == b.get(k) for k in VARIANT_MATCH):
+                pairs.append((a, b))
+    return pairs
+
+
+def counted(case: dict) -> bool:
+    """In the campaign's precision count (oversubscribed cases are reported, not sampled for it)."""
+    return not case["comparison"].get("oversubscribed")
+
+
 def family_need(
     cache: RecordCache, members: list[dict], target: float
 ) -> tuple[float, list[tuple[dict, int]]] | None:
-    """(widest half-width above target, the next trial's work: (case, invocation) of the baseline's
-    runs and of each member whose paired ratio is that imprecise and that has room); None when the
-    family needs no trial."""
-    baseline = next((c for c in members if is_baseline(c)), None)
-    if baseline is None:
-        return None
+    """(widest half-width above target, the next trial's work): the paired speedups (baseline / member)
+    and variant ratios of the family whose CI is wider than the target and whose cases all have room
+    for one more trial; the trial runs those cases (the baseline's runs when a speedup is among them).
+    None when the family needs no trial."""
     times = {c["case_id"]: cache.get(c) for c in members}
     t = 1 + max((q for trials, _ in times.values() for q in trials), default=-1)  # one new trial for all
-    base, base_measured = times[baseline["case_id"]]
-    base_runs = trial_invocations(baseline, t)
-    if not all(has_room(baseline, base_measured, p) for p in base_runs):
-        return None
-    imprecise = [
-        (ratio_halfwidth(base, times[c["case_id"]][0]), c)
-        for c in members
-        if c is not baseline
-        and not c["comparison"].get("oversubscribed")
-        and has_room(c, times[c["case_id"]][1], t)
+
+    def room(case: dict) -> bool:
+        return all(has_room(case, times[case["case_id"]][1], p) for p in trial_invocations(case, t))
+
+    baseline = next((c for c in members if is_baseline(c)), None)
+    comparisons = [
+        (baseline, c) for c in members if baseline is not None and c is not baseline and counted(c)
     ]
-    imprecise = [(hw, c) for hw, c in imprecise if hw > target]
+    comparisons += [(a, b) for a, b in variant_pairs(members) if counted(a) and counted(b)]
+    imprecise = [
+        (ratio_halfwidth(times[a["case_id"]][0], times[b["case_id"]][0]), a, b)
+        for a, b in comparisons
+        if room(a) and room(b)
+    ]
+    imprecise = [(hw, a, b) for hw, a, b in imprecise if hw > target]
     if not imprecise:
         return None
-    work = [(baseline, p) for p in base_runs] + [(c, t) for _, c in imprecise]
-    return max(hw for hw, _ in imprecise), work
+    cases = {c["case_id"]: c for _, a, b in imprecise for c in (a, b)}
+    work = [(c, p) for c in cases.values() for p in trial_invocations(c, t)]
+    return max(hw for hw, _, _ in imprecise), work
 
 
 def next_trial(cache: RecordCache, cases: list[dict], target: float) -> list[tuple[dict, int]] | None:
-    """The (case, invocation) pairs of the next trial: of the family whose widest paired ratio lies
-    furthest above `target`; None when every family meets it or has no room left."""
+    """The (case, invocation) pairs of the next trial: of the family whose widest paired speedup or
+    variant ratio lies furthest above `target`; None when every family meets it or has no room left."""
     families: dict[str, list[dict]] = {}
     for case in cases:
         if case.get("family"):
