@@ -52,6 +52,7 @@ EXPERIMENT_KEYS = {
     "comparison_target_ci",
     "comparison_budget_s",
     "baseline_every",
+    "duet",
 } | RUN_KEYS
 AXES = ("binary", "threads", "ranks", "pin", "counter_group")
 SCENARIO_AXES = ("load", "cpus")  # competing load profile; CPUs the pin strategy may use
@@ -121,6 +122,7 @@ class Experiment:
     # with interleave = "family": a baseline run before a trial's members and after every this many
     # (jobs/families.py); 0: once per trial
     baseline_every: int = DEFAULT_BASELINE_EVERY
+    duet: bool = False  # single-worker alternatives measured two at once, one per CPU (jobs/duets.py)
 
 
 class Checker:
@@ -295,6 +297,11 @@ def load_experiment(path: Path, node_types: dict[str, NodeType]) -> Experiment:
     check.int_(baseline_every, "baseline_every", 0)
     if "baseline_every" in data and interleave != "family":
         check.fail("baseline_every", baseline_every, 'needs interleave = "family" (a baseline within trials)')
+    duet = data.get("duet", False)
+    if not isinstance(duet, bool):
+        check.fail("duet", duet, "must be true or false")
+    if duet and interleave != "none":
+        check.fail("duet", duet, f"not with interleave = {interleave!r}: a duet pairs two cases by itself")
     return Experiment(
         path,
         path.stem,
@@ -310,6 +317,7 @@ def load_experiment(path: Path, node_types: dict[str, NodeType]) -> Experiment:
         interleave,
         comparison,
         baseline_every,
+        duet,
     )
 
 

@@ -206,3 +206,26 @@ def paired_variant_ratios(
     return table.rename(columns=lambda c: c.replace("speedup", "ratio_b_over_a")).reindex(
         columns=VARIANT_COLUMNS
     )
+
+
+DUET_COLUMNS = ["duet", "case_a", "case_b", *VARIANT_COLUMNS[VARIANT_COLUMNS.index("family") + 1 :]]
+
+
+def paired_duet_ratios(
+    duets: dict[str, str], records: pd.DataFrame, rng: np.random.Generator
+) -> pd.DataFrame:
+    """duets: case_id -> its duet pair (jobs/duets.py: two single-worker cases measured at the same
+    time, one per CPU; `duet` in cases.jsonl, in the order of cases.jsonl). Per pair: case_b's time
+    over case_a's within each duet (a record's `trial` is its duet), as ratio_b_over_a."""
+    members: dict[str, list[str]] = {}
+    for case_id, name in duets.items():
+        members.setdefault(name, []).append(case_id)
+    pairs = pd.DataFrame(
+        [{"duet": name, "case_a": m[0], "case_b": m[1]} for name, m in members.items() if len(m) == 2],
+        columns=["duet", "case_a", "case_b"],
+    )
+    rows = paired_rows(pairs, "case_b", "case_a", records, duets, rng)
+    table = pd.DataFrame(rows).drop(columns="family", errors="ignore")
+    return table.rename(columns=lambda c: c.replace("speedup", "ratio_b_over_a")).reindex(
+        columns=DUET_COLUMNS
+    )
