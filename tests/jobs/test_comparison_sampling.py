@@ -69,3 +69,25 @@ def test_variant_pairs_are_the_analysis_pairs():
     d = member("d", "pthreads", "block") | {"binary": "mandelbrot-c-pthreads"}
     e = member("e", "omp", "dynamic,4", pin="none")
     assert [(x["case_id"], y["case_id"]) for x, y in variant_pairs([base, a, b, c, d, e])] == [("a", "b")]
+
+
+def test_the_record_cache_reads_a_case_again_only_after_it_ran(monkeypatch, tmp_path):
+    from jobs import comparison_sampling
+
+    reads = []
+
+    def ok_records(campaign_dir, case):
+        reads.append(case["case_id"])
+        return {0: {"wall_s": 1.0, "invocation": 0, "trial": 0, "trial_slot": 0}}
+
+    monkeypatch.setattr(comparison_sampling, "ok_records", ok_records)
+    cache = comparison_sampling.RecordCache(tmp_path)
+    a, b = member("a", "omp", "static"), member("b", "omp", "dynamic,4")
+    for _ in range(3):
+        assert cache.get(a) == ({0: [Run(0, 1.0)]}, {0})
+        cache.get(b)
+    assert reads == ["a", "b"]
+    cache.forget(a)
+    cache.get(a)
+    cache.get(b)
+    assert reads == ["a", "b", "a"]

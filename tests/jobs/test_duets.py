@@ -15,7 +15,7 @@ from jobs.config import load_experiment, load_node_types
 from jobs.duets import pair_cases
 from jobs.plan import plan_cases
 from sbcore.errors import UsageError
-from tests.jobs.conftest import run_cli
+from tests.jobs.conftest import run_cli, stand_in_bin_dir
 from tests.records import case_records
 
 FAKE = Path(__file__).resolve().parent / "sampling_fake" / "fake_kernel_duet.py"
@@ -40,12 +40,7 @@ params = {{ timeline = ["{timeline}"], slow = ["1-3,5-6"] }}
 
 @pytest.fixture
 def fake_bin_dir(tmp_path, monkeypatch) -> Path:
-    directory = tmp_path / "bin"
-    directory.mkdir()
-    for name in ("fakeduet-py-serial", "fakeduet-py-omp"):
-        (directory / name).symlink_to(FAKE)
-    monkeypatch.setenv("SCALEBENCH_BIN_DIR", str(directory))
-    return directory
+    return stand_in_bin_dir(tmp_path / "bin", FAKE, ("fakeduet-py-serial", "fakeduet-py-omp"), monkeypatch)
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="a duet needs two CPUs")

@@ -13,7 +13,7 @@ from jobs.campaign import load_cases
 from jobs.config import load_experiment, load_node_types
 from jobs.families import baseline_runs, family_of, repeat_baselines, trials
 from sbcore.errors import UsageError
-from tests.jobs.conftest import run_cli
+from tests.jobs.conftest import run_cli, stand_in_bin_dir
 from tests.records import case_records
 
 FAKE = Path(__file__).resolve().parent / "sampling_fake" / "fake_kernel_phases.py"
@@ -38,12 +38,7 @@ params = {{ timeline = ["{timeline}"], slow = ["3-11,15-17"] }}
 
 @pytest.fixture
 def fake_bin_dir(tmp_path, monkeypatch) -> Path:
-    directory = tmp_path / "bin"
-    directory.mkdir()
-    for name in ("fakephase-py-serial", "fakephase-py-omp"):
-        (directory / name).symlink_to(FAKE)
-    monkeypatch.setenv("SCALEBENCH_BIN_DIR", str(directory))
-    return directory
+    return stand_in_bin_dir(tmp_path / "bin", FAKE, ("fakephase-py-serial", "fakephase-py-omp"), monkeypatch)
 
 
 def test_family_members_run_back_to_back_and_pair_to_the_truth(tmp_path, fake_bin_dir):

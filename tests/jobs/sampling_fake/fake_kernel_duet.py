@@ -6,21 +6,15 @@ slots 2d and 2d+1, and the host's factor is 2 for the duets listed in --slow ("a
 Its wall_s is the true time (1 s serial, 0.8 s for any other model: the last part of the name it is
 called by) times that factor; `work` is its slot, `placement` the one CPU it was allowed to run on."""
 
-import argparse
 import fcntl
 import os
 import sys
 import time
 from pathlib import Path
 
-from fake_record import print_records
+from fake_record import print_records, timeline_parser
 
-parser = argparse.ArgumentParser(description="fake duet kernel: --reps --warmup --threads --timeline --slow")
-parser.add_argument("--reps", type=int, default=1)
-parser.add_argument("--warmup", type=int, default=0)
-parser.add_argument("--threads", type=int, default=1)
-parser.add_argument("--timeline", required=True)
-parser.add_argument("--slow", default="")
+parser = timeline_parser("fake duet kernel: --reps --warmup --threads --timeline --slow")
 parser.add_argument("--hold", type=float, default=0.3)
 args = parser.parse_args()
 with open(args.timeline, "a+") as timeline:
