@@ -272,3 +272,46 @@ def test_a_a_false_differences_with_a_repeated_baseline_within_the_binomial_boun
         assert row["trials"] == 16
         false += not (row["paired_ci_low"] <= 1.0 <= row["paired_ci_high"])
     assert false <= 5
+
+
+def test_a_campaign_planned_in_duets_gets_duet_ratios_and_a_report_section(tmp_path):
+    """Wiring: cases.jsonl naming a duet pair, records naming their partner and duet -> analyze ->
+    paired_duet_ratio.csv and the report's section "Duets"."""
+    import json
+
+    from analysis.outputs.report.render import write_report
+    from analysis.pipeline import Options, analyze, write_tables
+    from sbcore import layout
+    from tests.synthetic_campaigns import standard_campaign
+
+    truth = standard_campaign(tmp_path, reps=6, seed=4)
+    cases_file = layout.cases_path(truth.campaign_dir)
+    cases = [json.loads(line) for line in cases_file.read_text().splitlines() if line.strip()]
+    a, b = [c for c in cases if c["threads"] * c["ranks"] == 1][:2]
+    for c in (a, b):
+        c["duet"] = "duet-x"
+    cases_file.write_text("".join(json.dumps(c) + "\n" for c in cases))
+    for c, partner in ((a, b), (b, a)):
+        records = layout.records_path(truth.campaign_dir, c["case_id"])
+        lines = [json.loads(line) for line in records.read_text().splitlines() if line.strip()]
+        records.write_text(
+            "".join(
+                json.dumps(
+                    r | {"invocation": r["rep"], "trial": r["rep"], "duet_partner": partner["case_id"]}
+                )
+                + "\n"
+                for r in lines
+            )
+        )
+    result = analyze(truth.campaign_dir, Options(n_resamples=100, seed=1))
+    row = result.paired_duet_ratio.iloc[0]
+    assert (row["case_a"], row["case_b"], row["trials_together"]) == (a["case_id"], b["case_id"], 6)
+    times = result.stats.records.groupby("case_id")["wall_s"].median()
+    assert row["paired_together_ratio_b_over_a"] == pytest.approx(
+        times[b["case_id"]] / times[a["case_id"]], rel=0.5
+    )
+    write_tables(result)
+    assert (result.out_dir / "paired_duet_ratio.csv").is_file()
+    report = write_report(result, [], ("md", "html"))
+    assert "b / a, clean duets only" in report["md"].read_text()
+    assert "duets" in rendered_sections(report["html"])
