@@ -39,7 +39,7 @@ from analysis.stats.efficiency import efficiency
 from analysis.stats.micro import micro_tables
 from analysis.stats.models import fit_models
 from analysis.stats.node_types import best_configurations, node_type_table
-from analysis.stats.paired import paired_speedups, paired_variant_ratios
+from analysis.stats.paired import paired_duet_ratios, paired_speedups, paired_variant_ratios
 from analysis.stats.per_case import CaseStats, describe, with_median_cis
 from analysis.stats.pop_counters import counter_scaling
 from analysis.stats.pop_metrics import pop_metrics
@@ -91,6 +91,8 @@ class Analysis:
     paired_speedup: pd.DataFrame = field(default_factory=pd.DataFrame)
     # variant comparisons (schedule or sync at equal workers) paired within trials (stats/paired.py)
     paired_variant_ratio: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # two single-worker cases measured at once, one per CPU: per-duet ratios (stats/paired.py)
+    paired_duet_ratio: pd.DataFrame = field(default_factory=pd.DataFrame)
     # per case: the POP efficiency factors with CIs (load balance, synchronisation, computation scaling)
     pop_metrics: pd.DataFrame = field(default_factory=pd.DataFrame)
     # the acceptance counts of the paired comparisons (stats/comparison_precision.py)
@@ -159,6 +161,8 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
     precision = comparison_precision(
         speedup_comparisons(paired, speedup, node_cores), variant_comparisons(paired_variant, node_cores)
     )
+    duets = {c["case_id"]: c["duet"] for c in campaign.case_lines if c.get("duet")}
+    paired_duet = paired_duet_ratios(duets, case_stats.records, np.random.default_rng(options.seed + 5))
     lap("paired variant ratios")
     node_types = node_type_table(
         comparisons, summary, case_stats.dist, np.random.default_rng(options.seed + 2)
@@ -198,6 +202,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         process_correlation=correlation,
         paired_speedup=paired,
         paired_variant_ratio=paired_variant,
+        paired_duet_ratio=paired_duet,
         pop_metrics=counter_scaling(
             pop_metrics(summary, case_stats.records, options.seed), summary, loaded.records, loaded.counters
         ),
@@ -316,6 +321,7 @@ def write_tables(result: Analysis, big_csv: bool = False) -> list[Path]:
         "disturbance_effect.csv": result.disturbance_effect,
         "paired_speedup.csv": result.paired_speedup,
         "paired_variant_ratio.csv": result.paired_variant_ratio,
+        "paired_duet_ratio.csv": result.paired_duet_ratio,
         "pop_metrics.csv": result.pop_metrics,
         **result.micro,
     }

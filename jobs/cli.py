@@ -40,8 +40,10 @@ def register(sub) -> None:
         description="Create a campaign from EXP and run it on this machine: kernel processes interleaved\n"
         "in a seeded random order across cases (cases with a precision target get more processes,\n"
         'pass after pass, until it holds; with interleave = "family" in trials: one process of\n'
-        "each case of a comparison family back to back, and with comparison_target_ci more trials of the\n"
-        "families whose paired speedups are not yet that precise, within comparison_budget_s), with a\n"
+        "each case of a comparison family back to back, the baseline again after every baseline_every\n"
+        "of them, and with comparison_target_ci more trials of the families whose paired speedups or\n"
+        "variant ratios are not yet that precise, within comparison_budget_s; with duet = true two\n"
+        "single-worker alternatives at once, one per CPU), with a\n"
         "progress bar (ETA) on stderr. Ctrl-C stops cleanly and keeps what finished;\n"
         "`run --resume CAMPAIGN` runs only what is missing.\n"
         "Cases of Slurm node types are left for `submit`. At the end it prints the campaign\n"

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jobs import competing_load as load_config
-from jobs.families import INTERLEAVE
+from jobs.families import DEFAULT_BASELINE_EVERY, INTERLEAVE
 from jobs.pinning import PIN_TOOLS, STRATEGIES
 from jobs.slurm.site import SITE_KEYS, SiteOptions, check_site
 from sbcore.errors import UsageError
@@ -51,6 +51,8 @@ EXPERIMENT_KEYS = {
     "interleave",
     "comparison_target_ci",
     "comparison_budget_s",
+    "baseline_every",
+    "duet",
 } | RUN_KEYS
 AXES = ("binary", "threads", "ranks", "pin", "counter_group")
 SCENARIO_AXES = ("load", "cpus")  # competing load profile; CPUs the pin strategy may use
@@ -117,6 +119,10 @@ class Experiment:
     # {"target_ci", "budget_s"}: more trials for the families whose paired speedups are not that precise
     # (jobs/comparison_sampling.py); None without comparison_target_ci
     comparison: dict | None = None
+    # with interleave = "family": a baseline run before a trial's members and after every this many
+    # (jobs/families.py); 0: once per trial
+    baseline_every: int = DEFAULT_BASELINE_EVERY
+    duet: bool = False  # single-worker alternatives measured two at once, one per CPU (jobs/duets.py)
 
 
 class Checker:
@@ -287,6 +293,15 @@ def load_experiment(path: Path, node_types: dict[str, NodeType]) -> Experiment:
     if interleave not in INTERLEAVE:
         check.fail("interleave", interleave, f"must be one of {', '.join(INTERLEAVE)}")
     comparison = _comparison(check, data, interleave)
+    baseline_every = data.get("baseline_every", DEFAULT_BASELINE_EVERY)
+    check.int_(baseline_every, "baseline_every", 0)
+    if "baseline_every" in data and interleave != "family":
+        check.fail("baseline_every", baseline_every, 'needs interleave = "family" (a baseline within trials)')
+    duet = data.get("duet", False)
+    if not isinstance(duet, bool):
+        check.fail("duet", duet, "must be true or false")
+    if duet and interleave != "none":
+        check.fail("duet", duet, f"not with interleave = {interleave!r}: a duet pairs two cases by itself")
     return Experiment(
         path,
         path.stem,
@@ -301,6 +316,8 @@ def load_experiment(path: Path, node_types: dict[str, NodeType]) -> Experiment:
         reference,
         interleave,
         comparison,
+        baseline_every,
+        duet,
     )
 
 

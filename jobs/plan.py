@@ -14,7 +14,8 @@ from jobs import competing_load as load_config
 from jobs.binaries import binary_options, binary_path, is_mpi, split_name, unavailable_kernels
 from jobs.config import ALL_CPUS, NO_COUNTERS, Checker, Experiment, NodeType, resolve_threads
 from jobs.counter_groups import check_planned_groups
-from jobs.families import family_of
+from jobs.duets import pair_cases
+from jobs.families import family_of, repeat_baselines
 from jobs.kernel_args import kernel_refusal, refused_option
 from jobs.topology import detect_topology
 from sbcore.errors import UsageError
@@ -59,9 +60,10 @@ def plan_cases(exp: Experiment, node_types: dict[str, NodeType], selected: list[
         binaries = ", ".join(name for name, reason in skipped.items() if reason == why)
         print(f"plan: skipping the cases of {binaries}: {why}", file=sys.stderr)
     _check_binaries(check, exp, skipped)
-    cases, seen, checked = [], set(), {}
+    cases, seen, checked, cpus_of = [], set(), {}, {}
     for name in names:
         shape = node_shape(node_types[name])
+        cpus_of[name] = shape["hwthreads"]
         check_planned_groups(check, exp, node_types[name], NO_COUNTERS)
         for s, sweep in enumerate(exp.sweeps):
             for case in _sweep_cases(check, exp, sweep, f"sweep[{s}]", name, shape, skipped):
@@ -69,8 +71,13 @@ def plan_cases(exp: Experiment, node_types: dict[str, NodeType], selected: list[
                 if case["case_id"] not in seen:
                     seen.add(case["case_id"])
                     cases.append(case)
+    if exp.interleave == "family":
+        repeat_baselines(cases, exp.baseline_every)
+    if exp.duet:
+        pair_cases(cases, cpus_of, check.fail)
     for i, case in enumerate(cases):
         case["index"] = i
+        case["case_id"] = case_id(case)
     return cases
 
 

@@ -20,6 +20,7 @@ from jobs.campaign import load_cases
 from jobs.child import die_with_parent
 from jobs.competing_load import LoadError, LoadRun
 from jobs.counter_record import counters_from_csv, group_problem
+from jobs.families import trial_of
 from jobs.hostinfo import host_info, host_topology, hostname
 from jobs.measure_lock import measuring
 from jobs.pinning import (
@@ -81,8 +82,11 @@ class Command(NamedTuple):
     affinity: list[int] | None = None  # CPUs the child process is pinned to before exec
 
 
-def build_command(ctx: Context, case: dict, k: int, env=os.environ, nreps: int = 1) -> Command:
-    """The command of the invocation that measures repetitions k .. k+nreps-1 of the case."""
+def build_command(
+    ctx: Context, case: dict, k: int, env=os.environ, nreps: int = 1, cpu: int | None = None
+) -> Command:
+    """The command of the invocation that measures repetitions k .. k+nreps-1 of the case; `cpu`: its
+    one worker on that CPU (a duet half, jobs/duets.py) instead of the case's own placement."""
     topo = host_topology(ctx.host)
     kernel = [
         str(binary_path(case["binary"])),
@@ -116,6 +120,7 @@ def build_command(ctx: Context, case: dict, k: int, env=os.environ, nreps: int =
         if case["pin"] == "smt-siblings" and topo.threads_per_core < 2:
             raise CaseError(f"pin smt-siblings: host {ctx.hostname} has no SMT siblings")
         cpus = pin_cpus(case["pin"], min(case["threads"], case.get("cpus", case["threads"])), topo)
+        cpus = cpus if cpu is None else [cpu]
         pin["cpus"] = cpus
         pin_list = format_cpulist(cpus)
     group = case.get("counter_group")
@@ -152,6 +157,7 @@ def build_command(ctx: Context, case: dict, k: int, env=os.environ, nreps: int =
         argv = kernel
     else:
         argv = kernel
+        affinity = None if cpu is None else [cpu]  # unpinned duet half: kept on its CPU as a whole
     if case["ranks"] > 1 or is_mpi(case["model"]):
         argv = mpi_launcher(case, len(topo.hwthreads), env) + argv
         if os.geteuid() == 0:
@@ -267,10 +273,22 @@ def _kernel_message(status: int | None, stderr: str) -> str:
     return f": {lines[-1][:300]}" if status is not None and status > 0 and lines else ""
 
 
-def run_invocation(ctx: Context, case: dict, p: int, env=os.environ, beyond_target: bool = False) -> dict:
+def run_invocation(
+    ctx: Context,
+    case: dict,
+    p: int,
+    env=os.environ,
+    beyond_target: bool = False,
+    place: dict | None = None,
+    cpu: int | None = None,
+    lock_held: bool = False,
+) -> dict:
     """Run invocation p of the case (one kernel process measuring the repetitions of block p) unless
     all of them are done (or, unless `beyond_target`: a trial the comparison target asks for, the case
-    has met its own target); returns {"outcome": done|ok|failed|duplicate, ...}. Every measured
+    has met its own target); returns {"outcome": done|ok|failed|duplicate, ...}. `place`: its trial
+    and its place in it ({"trial", "trial_slot"}, jobs/families.py), written into its records (a
+    family member run alone, as by `run-case`, records its trial only; a duet half also its partner and
+    `cpu`, with the host's lock already held by the duet: `lock_held`). Every measured
     repetition becomes one line of the case's records.jsonl; a failed invocation leaves one
     failed-attempt file named after its first missing repetition."""
     rule = sampling.case_rule(case)
@@ -292,10 +310,14 @@ def run_invocation(ctx: Context, case: dict, p: int, env=os.environ, beyond_targ
         "hostname": ctx.hostname,
         "slurm": slurm_ids(env),
     }
+    if place:
+        harness |= place
+    elif case.get("family"):
+        harness["trial"] = trial_of(case, p)
     if beyond_target:
         harness["comparison_trial"] = True  # its case's own precision target does not count it
     try:
-        command = build_command(ctx, case, ks[0], env, nreps=len(ks))
+        command = build_command(ctx, case, ks[0], env, nreps=len(ks), cpu=cpu)
     except CaseError as err:
         return _failed(
             directory, todo[0], harness | {"reason": str(err), "exit_status": None, "stderr_tail": ""}
@@ -304,7 +326,7 @@ def run_invocation(ctx: Context, case: dict, p: int, env=os.environ, beyond_targ
     try:
         # One measurer per host (jobs/measure_lock.py); the competing load is stopped in any case.
         with (
-            measuring(ctx.wait_for_lock, env=env) as waited,
+            contextlib.nullcontext(0.0) if lock_held else measuring(ctx.wait_for_lock, env=env) as waited,
             LoadRun(case.get("load"), case["timeout_s"]) as load,
         ):
             started = time.monotonic()

@@ -20,9 +20,13 @@ from pathlib import Path
 from tqdm import tqdm
 
 from jobs.campaign import campaign_seed, load_cases
-from jobs.comparison_sampling import comparison_target, next_trial
+from jobs.comparison_sampling import RecordCache, comparison_target, next_trial
 from jobs.config import load_node_types
+from jobs.duets import duet_partners, run_duet
 from jobs.families import trials
+from jobs.hostinfo import host_topology
+from jobs.measure_lock import measuring
+from jobs.pinning import pin_cpus
 from jobs.runcase import Context, run_invocation
 from jobs.status import next_invocations
 from sbcore.clock import utc_stamp
@@ -32,7 +36,7 @@ def local_node_types() -> set[str]:
     return {name for name, node in load_node_types().items() if node.detect}
 
 
-def pending_work(campaign_dir: Path, cases: list[dict], rng: random.Random) -> list[tuple[dict, int]]:
+def pending_work(campaign_dir: Path, cases: list[dict], rng: random.Random) -> list[tuple[dict, int, dict]]:
     """One pass: (case, invocation) pairs that the cases' sampling rules ask for now, in trials."""
     return trials([(case, p) for case in cases for p in next_invocations(campaign_dir, case)], rng)
 
@@ -70,13 +74,14 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_fo
     # Line-buffered: a kill -9 loses at most the line being written; the records are the truth anyway.
     with log_path.open("a", buffering=1) as log:
 
-        def run_one(case: dict, p: int, beyond_target: bool = False) -> float:
-            """Runs invocation p of the case; returns how long it waited for the measurement lock."""
+        def run_one(case: dict, p: int, place: dict, beyond_target: bool = False, **duet) -> float:
+            """Runs invocation p of the case; returns how long it waited for the measurement lock.
+            `duet`: cpu and lock_held of a duet half (run_invocation)."""
             if case["case_id"] in failed_cases:
                 bar.update()
                 return 0.0
             bar.set_description(f"case {case['index']} run {p}")
-            result = run_invocation(ctx, case, p, beyond_target=beyond_target)
+            result = run_invocation(ctx, case, p, beyond_target=beyond_target, place=place, **duet)
             reason = result.get("reason", "")
             where = f"case {case['index']} {case['case_id']} invocation {p}"
             log.write(f"{utc_stamp()} {where} {result['outcome']} {reason}\n")
@@ -90,10 +95,38 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_fo
             bar.update()
             return float((result.get("record") or {}).get("lock_wait_s") or 0.0)
 
+        partners = duet_partners(mine)
+
+        def duet_half(case: dict, p: int, cpu: int, partner: dict) -> float:
+            where = {"trial": p, "duet_partner": partner["case_id"], "duet_cpu": cpu}
+            return run_one(case, p, where, cpu=cpu, lock_held=True)
+
+        duet_cpus = None
+
+        def run_pass(work: list[tuple[dict, int, dict]]) -> None:
+            """Runs one pass; the two halves of a duet at once, when both need that invocation."""
+            nonlocal duet_cpus
+            pending = {(case["case_id"], p) for case, p, _ in work}
+            done: set[tuple[str, int]] = set()
+            for case, p, place in work:
+                if (case["case_id"], p) in done:
+                    continue
+                partner = partners.get(case["case_id"])
+                if (
+                    partner is None
+                    or (partner["case_id"], p) not in pending
+                    or partner["case_id"] in failed_cases
+                ):
+                    run_one(case, p, place)
+                    continue
+                duet_cpus = duet_cpus or pin_cpus("cores", 2, host_topology(ctx.host))
+                with measuring(ctx.wait_for_lock):
+                    run_duet(duet_half, case, partner, p, duet_cpus)
+                done.add((partner["case_id"], p))
+
         try:
             while work:
-                for case, p in work:
-                    run_one(case, p)
+                run_pass(work)
                 unmet = [c for c in mine if c["case_id"] not in failed_cases]
                 work = pending_work(campaign_dir, unmet, rng)
                 bar.total += len(work)
@@ -101,15 +134,16 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_fo
             target = comparison_target(mine)
             if target:
                 start, waited = time.monotonic(), 0.0  # waits for another measurer's lock do not count
+                cache = RecordCache(campaign_dir)  # records read once; a case's again after it ran
                 while time.monotonic() - start - waited < target["budget_s"]:
                     usable = [c for c in mine if c["case_id"] not in failed_cases]
-                    trial = next_trial(campaign_dir, usable, target["target_ci"])
+                    trial = next_trial(cache, usable, target["target_ci"])
                     if trial is None:
                         break
-                    members, p = trial
-                    bar.total += len(members)
-                    for case in rng.sample(members, len(members)):
-                        waited += run_one(case, p, beyond_target=True)
+                    bar.total += len(trial)
+                    for case, p, place in trials(trial, rng):
+                        waited += run_one(case, p, place, beyond_target=True)
+                        cache.forget(case)
                     counts["comparison_trials"] += 1
         except KeyboardInterrupt:
             counts["interrupted"] = True

@@ -19,8 +19,12 @@ Budget: 8 cases x 12 processes x (2 kernel runs of ~30 ms + ~27 ms of runner ove
 and ~5 s of analysis per campaign, ~2.5 minutes for the default 5 repeats on a quiet 2-core VM; a
 repeat is not started once --budget-s (default 600) would be passed, and the figures say how many ran.
 
+With the default `baseline_every` (8) the paired campaigns run each family's serial baseline twice per
+trial (before and after its 3 other members: 5 processes per trial against the unpaired campaign's
+4); `--baseline-every 0` runs it once, in the same number of processes as the unpaired campaign.
+
 Run: .venv/bin/python perf/perf_paired.py [--repeats N] [--processes P] [--budget-s S] [--no-stress]
-(or `make perf`)
+[--baseline-every K]   (or `make perf`)
 """
 
 import argparse
@@ -77,9 +81,10 @@ schedule = ["dynamic,4"]
 """
 
 
-def experiment(interleave: str, processes: int, seed: int) -> str:
+def experiment(interleave: str, processes: int, seed: int, baseline_every: int) -> str:
+    every = f"baseline_every = {baseline_every}\n" if interleave == "family" else ""
     head = (
-        f'description = "perf_paired: {interleave}"\ninterleave = "{interleave}"\nseed = {seed}\n'
+        f'description = "perf_paired: {interleave}"\ninterleave = "{interleave}"\nseed = {seed}\n{every}'
         f"repetitions = {processes}\nreps_per_process = 1\nwarmup = 1\n"
         '[env]\nOMP_PROC_BIND = "false"\n'
     )
@@ -153,6 +158,12 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=12, help="kernel processes per case (default 12)")
     parser.add_argument("--budget-s", type=float, default=600, help="no repeat past this (default 600)")
     parser.add_argument("--no-stress", action="store_true", help="no planted stress-ng phases")
+    parser.add_argument(
+        "--baseline-every",
+        type=int,
+        default=8,
+        help="the paired campaigns' baseline_every (default 8, the experiments' default; 0: once per trial)",
+    )
     args = parser.parse_args()
     stress = not args.no_stress and shutil.which("stress-ng") is not None
     stop = threading.Event()
@@ -173,7 +184,9 @@ def main() -> None:
                 for method in order:
                     print(f"  repeat {r + 1}/{args.repeats}: {method} ...", file=sys.stderr, flush=True)
                     interleave = "family" if method == "paired" else "none"
-                    text = experiment(interleave, args.processes, seed=100 + r)
+                    text = experiment(
+                        interleave, args.processes, seed=100 + r, baseline_every=args.baseline_every
+                    )
                     campaign = run_campaign(Path(tmp), f"{method}-{r}", text)
                     result = analyze(campaign, Options(n_resamples=2000, seed=1, use_cache=False))
                     if method == "paired":
@@ -187,6 +200,7 @@ def main() -> None:
     load = os.getloadavg()
     print(
         f"perf_paired: {repeats_run} repeats x 2 campaigns, {args.processes} processes x 1 rep per case, "
+        f"baseline_every {args.baseline_every}, "
         f"stress-ng phases {'on' if stress else 'off'}, {time.monotonic() - started:.0f} s, "
         f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
     )

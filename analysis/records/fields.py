@@ -43,6 +43,7 @@ RECORD_SCHEMA = {
 
 RAW_TEXT = ("campaign", "node_type", "hostname", "host", "kernel", "lang", "model", "checksum", "started")
 RAW_TEXT += ("inner_path", "uarch")  # which inner loop ran, on which core design (stats/efficiency.py)
+RAW_TEXT += ("duet_partner",)  # the case measured at the same time on another CPU (jobs/duets.py)
 RAW_NUMERIC = (
     "wall_s",
     "setup_s",
@@ -58,6 +59,9 @@ RAW_NUMERIC = (
     "clock_ghz",
     "invocation",
     "in_process_rep",
+    "trial",  # the trial of its comparison family and its place in it (jobs/families.py)
+    "trial_slot",
+    "duet_cpu",
     # per-worker measurements, mean and maximum over the workers (stats/pop_metrics.py)
     "worker_useful_mean_s",
     "worker_useful_max_s",

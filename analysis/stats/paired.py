@@ -3,8 +3,10 @@ comparison family (jobs/families.py: members measured back to back, seconds apar
 trials and a bootstrap CI over trials. A slow phase of the host that lasts longer than a trial slows
 both members of it alike, so it cancels in the ratio instead of widening the interval.
 
-A trial is one invocation number of the two cases (a record's `invocation`); one kernel process's
+A trial is a record's `trial` (its `invocation` in campaigns without it); one kernel process's
 repetitions count as one time: the median of those not flagged as disturbed (stats/disturbance.py).
+A baseline that runs several times in a trial (`baseline_every`, jobs/families.py) is taken at the
+other case's place: the mean of its runs just before and after it (sbcore/trial_pairing.py).
 A trial is left out when a member has no such repetition, or when the two processes started more than
 MAX_APART_S apart (measured in different host phases: a resumed campaign, or Slurm array tasks);
 the table says how many of each, and gives the paired ratio over every trial measured together
@@ -19,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.stats.variant_tests import COLUMNS as VARIANT_TEST_COLUMNS
+from sbcore.trial_pairing import Run, times_together
 
 CONFIDENCE = 0.95
 MAX_APART_S = 30.0
@@ -43,12 +46,19 @@ COLUMNS = [
 
 
 def trial_times(records: pd.DataFrame) -> pd.DataFrame:
-    """Per (case_id, invocation): the median wall time of the clean repetitions (of all when none is
-    clean: `disturbed`), and when the process started (seconds since the epoch; NaN when unknown)."""
+    """Per (case_id, invocation), i.e. per kernel process: the median wall time of its clean
+    repetitions (of all when none is clean: `disturbed`), when it started (seconds since the epoch;
+    NaN when unknown), its trial and its place in the trial (records without them: the invocation
+    is the trial, place 0)."""
+    n = len(records)
     disturbed = records["disturbed"] if "disturbed" in records else pd.Series(False, index=records.index)
     started = (
         records["started"].astype(object) if "started" in records else pd.Series(None, index=records.index)
     )
+    trial = pd.to_numeric(records["trial"], errors="coerce") if "trial" in records else None
+    invocation = pd.to_numeric(records["invocation"], errors="coerce").astype(float)
+    trial = invocation if trial is None else trial.astype(float).where(trial.notna(), invocation)
+    slot = records["trial_slot"] if "trial_slot" in records else pd.Series(np.zeros(n), index=records.index)
     df = pd.DataFrame(
         {
             "case_id": records["case_id"].astype(str),
@@ -56,18 +66,24 @@ def trial_times(records: pd.DataFrame) -> pd.DataFrame:
             "wall_s": records["wall_s"].astype(float),
             "disturbed": disturbed.astype(bool).to_numpy(),
             "started": pd.to_datetime(started, utc=True, errors="coerce"),
+            "trial": trial,
+            "slot": pd.to_numeric(slot, errors="coerce").fillna(0.0),
         }
     ).dropna(subset=["invocation", "wall_s"])
     # A process's time: the median of its clean repetitions; disturbed when it has none.
     df["clean_wall_s"] = df["wall_s"].where(~df["disturbed"])
     grouped = df.groupby(["case_id", "invocation"], sort=True)
     out = grouped.agg(
-        clean=("clean_wall_s", "median"), all_s=("wall_s", "median"), started=("started", "min")
+        clean=("clean_wall_s", "median"),
+        all_s=("wall_s", "median"),
+        started=("started", "min"),
+        trial=("trial", "first"),
+        slot=("slot", "first"),
     )
     out["disturbed"] = out["clean"].isna()
     out["wall_s"] = out["clean"].fillna(out["all_s"])
     out["started_s"] = (out["started"] - pd.Timestamp(0, tz="UTC")) / pd.Timedelta(seconds=1)
-    return out[["wall_s", "disturbed", "started_s"]]
+    return out[["wall_s", "disturbed", "started_s", "trial", "slot"]]
 
 
 def median_ci(
@@ -96,23 +112,45 @@ def ratio_summary(ratios: np.ndarray, rng: np.random.Generator, n_resamples: int
     }
 
 
+def runs_by_trial(processes: pd.DataFrame) -> dict[float, pd.DataFrame]:
+    return {t: group for t, group in processes.groupby("trial", sort=True)}
+
+
+def side_in_trial(group: pd.DataFrame) -> tuple[list[Run], bool, float]:
+    """One case's processes in one trial: the runs to pair (the clean ones; all when none is clean),
+    whether none was clean, and when the first of them started."""
+    clean = group[~group["disturbed"]]
+    used = clean if len(clean) else group
+    runs = [Run(float(slot), float(wall)) for slot, wall in zip(used["slot"], used["wall_s"], strict=True)]
+    return runs, clean.empty, float(used["started_s"].min())
+
+
 def paired_ratio(
-    base: pd.DataFrame, case: pd.DataFrame, rng: np.random.Generator, n_resamples: int = 2000
+    num: pd.DataFrame, den: pd.DataFrame, rng: np.random.Generator, n_resamples: int = 2000
 ) -> dict:
-    """base, case: trial_times rows of two cases (index: invocation). The paired ratio base/case over
-    the clean trials, and shown separately over every trial measured together (disturbed ones too)."""
-    both = base.merge(case, left_index=True, right_index=True, suffixes=("_base", "_case"))
-    disturbed = both["disturbed_base"] | both["disturbed_case"]
-    apart = (both["started_s_base"] - both["started_s_case"]).abs() > MAX_APART_S
-    ratios = (both["wall_s_base"] / both["wall_s_case"]).to_numpy(dtype=float)
-    clean = (~disturbed & ~apart).to_numpy()
+    """num, den: trial_times rows of two cases (index: invocation). The paired ratio num/den over the
+    clean trials (each trial's two times at the same moment, sbcore/trial_pairing.py: a baseline that
+    ran several times in a trial is taken around the other case's place), and shown separately over
+    every trial measured together (disturbed ones too)."""
+    num_trials, den_trials = runs_by_trial(num), runs_by_trial(den)
+    ratios, disturbed, apart = [], [], []
+    for t in sorted(num_trials.keys() & den_trials.keys()):
+        num_runs, num_disturbed, num_started = side_in_trial(num_trials[t])
+        den_runs, den_disturbed, den_started = side_in_trial(den_trials[t])
+        num_time, den_time = times_together(num_runs, den_runs)
+        ratios.append(num_time / den_time)
+        disturbed.append(num_disturbed or den_disturbed)
+        apart.append(abs(num_started - den_started) > MAX_APART_S)
+    ratios_a = np.asarray(ratios, dtype=float)
+    disturbed_a, apart_a = np.asarray(disturbed, dtype=bool), np.asarray(apart, dtype=bool)
+    clean = ~disturbed_a & ~apart_a
     return {
         "trials": int(clean.sum()),
-        "left_out_disturbed": int(disturbed.sum()),
-        "left_out_apart": int((apart & ~disturbed).sum()),
-        **ratio_summary(ratios[clean], rng, n_resamples, "paired_"),
-        "trials_together": int((~apart).sum()),
-        **ratio_summary(ratios[(~apart).to_numpy()], rng, n_resamples, "paired_together_"),
+        "left_out_disturbed": int(disturbed_a.sum()),
+        "left_out_apart": int((apart_a & ~disturbed_a).sum()),
+        **ratio_summary(ratios_a[clean], rng, n_resamples, "paired_"),
+        "trials_together": int((~apart_a).sum()),
+        **ratio_summary(ratios_a[~apart_a], rng, n_resamples, "paired_together_"),
     }
 
 
@@ -167,4 +205,27 @@ def paired_variant_ratios(
     table = pd.DataFrame(rows)
     return table.rename(columns=lambda c: c.replace("speedup", "ratio_b_over_a")).reindex(
         columns=VARIANT_COLUMNS
+    )
+
+
+DUET_COLUMNS = ["duet", "case_a", "case_b", *VARIANT_COLUMNS[VARIANT_COLUMNS.index("family") + 1 :]]
+
+
+def paired_duet_ratios(
+    duets: dict[str, str], records: pd.DataFrame, rng: np.random.Generator
+) -> pd.DataFrame:
+    """duets: case_id -> its duet pair (jobs/duets.py: two single-worker cases measured at the same
+    time, one per CPU; `duet` in cases.jsonl, in the order of cases.jsonl). Per pair: case_b's time
+    over case_a's within each duet (a record's `trial` is its duet), as ratio_b_over_a."""
+    members: dict[str, list[str]] = {}
+    for case_id, name in duets.items():
+        members.setdefault(name, []).append(case_id)
+    pairs = pd.DataFrame(
+        [{"duet": name, "case_a": m[0], "case_b": m[1]} for name, m in members.items() if len(m) == 2],
+        columns=["duet", "case_a", "case_b"],
+    )
+    rows = paired_rows(pairs, "case_b", "case_a", records, duets, rng)
+    table = pd.DataFrame(rows).drop(columns="family", errors="ignore")
+    return table.rename(columns=lambda c: c.replace("speedup", "ratio_b_over_a")).reindex(
+        columns=DUET_COLUMNS
     )

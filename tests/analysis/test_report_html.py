@@ -16,6 +16,7 @@ RENDERED_ELSEWHERE = {
     "reference": "tests/seeds/test_seed_end_to_end.py",
     "micro": "tests/micro/test_experiments_e2e.py",
     "paired": "tests/analysis/test_paired_speedup.py",  # a campaign planned in families
+    "duets": "tests/analysis/test_paired_speedup.py",  # a campaign planned in duets
 }
 
 

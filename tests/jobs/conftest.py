@@ -24,6 +24,16 @@ def run_cli(*args, env=None, timeout=300, **kwargs) -> subprocess.CompletedProce
     )
 
 
+def stand_in_bin_dir(directory: Path, fake: Path, names, monkeypatch) -> Path:
+    """`directory` with each of `names` a link to the stand-in kernel `fake`, selected through
+    SCALEBENCH_BIN_DIR."""
+    directory.mkdir()
+    for name in names:
+        (directory / name).symlink_to(fake)
+    monkeypatch.setenv("SCALEBENCH_BIN_DIR", str(directory))
+    return directory
+
+
 @pytest.fixture
 def injection_bin_dir(tmp_path, bin_dir, monkeypatch) -> Path:
     """The real kernels plus failinject-sh-<mode> stand-ins, selected through SCALEBENCH_BIN_DIR."""

@@ -5,18 +5,12 @@ the host's timeline (a counter in --timeline FILE) and its wall_s is the true ti
 window of slots (--slow "a-b,c-d": slots a..b-1 and c..d-1), times 1 + a deterministic jitter within
 +-J of its slot (--jitter J). Deterministic; `work` is its slot."""
 
-import argparse
 import sys
 from pathlib import Path
 
-from fake_record import print_records
+from fake_record import print_records, timeline_parser
 
-parser = argparse.ArgumentParser(description="fake kernel: --reps --warmup --threads --timeline --slow")
-parser.add_argument("--reps", type=int, default=1)
-parser.add_argument("--warmup", type=int, default=0)
-parser.add_argument("--threads", type=int, default=1)
-parser.add_argument("--timeline", required=True)
-parser.add_argument("--slow", default="")
+parser = timeline_parser("fake kernel: --reps --warmup --threads --timeline --slow")
 parser.add_argument("--jitter", type=float, default=0.0)
 args = parser.parse_args()
 timeline = Path(args.timeline)

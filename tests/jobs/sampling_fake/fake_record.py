@@ -1,8 +1,21 @@
 """The record the stand-in kernels of the sampling tests print (schema scalebench.run/1, one CPU per
 worker, a zero checksum)."""
 
+import argparse
 import json
 import sys
+
+
+def timeline_parser(description: str) -> argparse.ArgumentParser:
+    """The options of the stand-ins on a synthetic host's timeline (fake_kernel_phases.py,
+    fake_kernel_duet.py): the harness's --reps --warmup --threads, the --timeline file, --slow windows."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--reps", type=int, default=1)
+    parser.add_argument("--warmup", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--timeline", required=True)
+    parser.add_argument("--slow", default="")
+    return parser
 
 
 def print_records(kernel: str, model: str, threads: int, warmup: int, walls: list[float], **extra) -> None:

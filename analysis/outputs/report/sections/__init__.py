@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from analysis.outputs.report.sections import (
     checks,
     counters,
+    duets,
     efficiency,
     findings,
     image,
@@ -44,6 +45,7 @@ SECTIONS = [
     Section("reference", "Published reference", reference.reference_section),
     Section("scaling", "Scaling", scaling.section),
     Section("paired", "Paired speedups (trials)", paired.section),
+    Section("duets", "Duets", duets.section),
     Section("variants", "Variants", variants.section),
     Section("pop-metrics", "Where the efficiency goes (POP metrics)", pop_metrics.section),
     Section("counters", "Hardware counters", counters.section),

@@ -1,0 +1,93 @@
+"""Which family gets the next trial of the comparison target (jobs/comparison_sampling.py): its paired
+speedups and its variant ratios both count, from times put straight into the record cache."""
+
+from jobs.comparison_sampling import next_trial, variant_pairs
+from sbcore.trial_pairing import Run
+
+TARGET = 0.02
+
+
+def member(case_id: str, model: str, schedule: str | None = None, threads: int = 1, **extra) -> dict:
+    params = {"preset": "asymmetric"} | ({"schedule": schedule} if schedule else {})
+    return {
+        "case_id": case_id,
+        "family": "f",
+        "model": model,
+        "binary": f"mandelbrot-c-{model}",
+        "pin": "compact",
+        "counter_group": None,
+        "threads": threads,
+        "ranks": 1,
+        "params": params,
+        "reps": 24,
+        "comparison": {"target_ci": TARGET, "budget_s": 10, "oversubscribed": False},
+    } | extra
+
+
+class Times:
+    """A stand-in for the runner's RecordCache: case id -> time of its one process in each trial."""
+
+    def __init__(self, times: dict[str, list[float]]):
+        self.times = times
+
+    def get(self, case: dict):
+        per_trial = self.times[case["case_id"]]
+        return {t: [Run(0, x)] for t, x in enumerate(per_trial)}, set(range(len(per_trial)))
+
+
+def test_a_variant_ratio_wider_than_the_target_gets_a_trial_of_its_two_cases():
+    """base / a and base / b each within +-1.5 %, but a and b vary in opposite directions, so a / b
+    spreads +-3 %: the family needs a trial for that ratio alone, which runs a and b (not the
+    baseline); with the variant pair inside the target the family needs none."""
+    wobble = [0.03 * (1 if t % 2 else -1) * (t % 5) / 4 for t in range(12)]
+    cases = [member("base", "serial"), member("a", "omp", "static"), member("b", "omp", "dynamic,4")]
+    opposite = Times(
+        {"base": [1.0] * 12, "a": [0.5 * (1 + w) for w in wobble], "b": [0.5 * (1 - w) for w in wobble]}
+    )
+    trial = next_trial(opposite, cases, TARGET)
+    assert trial is not None
+    assert sorted((c["case_id"], p) for c, p in trial) == [("a", 12), ("b", 12)]
+    together = Times(
+        {"base": [1.0] * 12, "a": [0.5 * (1 + w) for w in wobble], "b": [0.5 * (1 + w) for w in wobble]}
+    )
+    assert next_trial(together, cases, TARGET) is None
+
+
+def test_an_imprecise_speedup_brings_the_baseline_as_often_as_it_runs_in_a_trial():
+    cases = [member("base", "serial", trial_runs=2, reps=48), member("a", "omp", "static")]
+    noisy = [0.5 * (1 + 0.05 * ((t * 7) % 5 - 2)) for t in range(12)]
+    times = Times({"base": [1.0] * 12, "a": noisy})
+    trial = next_trial(times, cases, TARGET)
+    assert sorted((c["case_id"], p) for c, p in trial) == [("a", 12), ("base", 24), ("base", 25)]
+
+
+def test_variant_pairs_are_the_analysis_pairs():
+    """Exactly one of schedule or sync differs, the same binary, pinning and workers; not serial."""
+    base = member("base", "serial")
+    a, b = member("a", "omp", "static"), member("b", "omp", "dynamic,4")
+    c = member("c", "omp", "static", threads=2)
+    d = member("d", "pthreads", "block") | {"binary": "mandelbrot-c-pthreads"}
+    e = member("e", "omp", "dynamic,4", pin="none")
+    assert [(x["case_id"], y["case_id"]) for x, y in variant_pairs([base, a, b, c, d, e])] == [("a", "b")]
+
+
+def test_the_record_cache_reads_a_case_again_only_after_it_ran(monkeypatch, tmp_path):
+    from jobs import comparison_sampling
+
+    reads = []
+
+    def ok_records(campaign_dir, case):
+        reads.append(case["case_id"])
+        return {0: {"wall_s": 1.0, "invocation": 0, "trial": 0, "trial_slot": 0}}
+
+    monkeypatch.setattr(comparison_sampling, "ok_records", ok_records)
+    cache = comparison_sampling.RecordCache(tmp_path)
+    a, b = member("a", "omp", "static"), member("b", "omp", "dynamic,4")
+    for _ in range(3):
+        assert cache.get(a) == ({0: [Run(0, 1.0)]}, {0})
+        cache.get(b)
+    assert reads == ["a", "b"]
+    cache.forget(a)
+    cache.get(a)
+    cache.get(b)
+    assert reads == ["a", "b", "a"]
