@@ -36,7 +36,7 @@ typedef struct sb_worker_times {
     double wait_s;               /* sb_worker_add_wait, and sb_mutex_lock_timed's estimate */
     int64_t work;                /* reported by sb_worker_add_work */
     int64_t locks;               /* sb_mutex_lock_timed: acquisitions, counted up to the first 64 */
-    int64_t lock_gap;            /* sb_mutex_lock_timed: acquisitions until the next timed one */
+    int64_t lock_gap;            /* sb_mutex_lock_timed: countdown to the next timed acquisition */
     uint64_t lock_draw;          /* sb_mutex_lock_timed: state of its sampling draws */
     char pad[56];
 } sb_worker_times;
