@@ -199,7 +199,11 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         paired_speedup=paired,
         paired_variant_ratio=paired_variant,
         pop_metrics=counter_scaling(
-            pop_metrics(summary, case_stats.records, options.seed), summary, loaded.records, loaded.counters
+            pop_metrics(summary, case_stats.records, options.seed),
+            summary,
+            loaded.records,
+            loaded.counters,
+            options.seed,
         ),
         comparison_precision=precision,
     )
