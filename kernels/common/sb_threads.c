@@ -208,6 +208,8 @@ void sb_queue_time_waits(sb_queue *queue, sb_ctx *ctx) {
 
 void sb_timed_queue_share(sb_ctx *ctx, pthread_barrier_t *barrier, sb_queue *queue, int32_t worker,
                           sb_range_work work, void *arg) {
+    /* this worker's core clock, before the clock starts */
+    sb_worker_clock(ctx, worker, 0);
     pthread_barrier_wait(barrier); /* all workers exist */
     if (worker == 0)
         sb_compute_begin(ctx);
@@ -222,4 +224,5 @@ void sb_timed_queue_share(sb_ctx *ctx, pthread_barrier_t *barrier, sb_queue *que
     pthread_barrier_wait(barrier); /* every share is done */
     if (worker == 0)
         sb_compute_end(ctx);
+    sb_worker_clock(ctx, worker, 1); /* after it stopped */
 }
