@@ -204,7 +204,11 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         paired_variant_ratio=paired_variant,
         paired_duet_ratio=paired_duet,
         pop_metrics=counter_scaling(
-            pop_metrics(summary, case_stats.records, options.seed), summary, loaded.records, loaded.counters
+            pop_metrics(summary, case_stats.records, options.seed),
+            summary,
+            loaded.records,
+            loaded.counters,
+            options.seed,
         ),
         comparison_precision=precision,
     )

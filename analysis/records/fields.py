@@ -70,6 +70,8 @@ RAW_NUMERIC = (
     "worker_cpu_mean_s",
     "worker_work_mean",
     "worker_work_max",
+    "worker_clock_ghz_mean",
+    "worker_clock_ghz_min",
 )
 
 _VALIDATOR = jsonschema.Draft202012Validator(RECORD_SCHEMA)

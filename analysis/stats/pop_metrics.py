@@ -9,7 +9,8 @@ the workers of useful time U and work) and its wall time W (the compute region):
                          = serialisation_efficiency x transfer_efficiency   (MPI only, below)
     parallel_efficiency  = mean U / W                = load_balance x sync_efficiency
     computation_scaling  = U(1 worker) / (p x mean U)
-    frequency_scaling    = clock_ghz / clock_ghz(1 worker)
+    frequency_scaling    = clock / clock(1 worker), clock = the workers' mean core clock
+                           (worker_clock_ghz_mean), else the first thread's (clock_ghz)
     other_scaling        = computation_scaling / frequency_scaling (instructions x IPC: no counters)
     efficiency           = W(1 worker) / (p x W)     (measured, against the variant's 1-worker case)
                          = parallel_efficiency x computation_scaling / one_worker_parallel_efficiency
@@ -44,6 +45,7 @@ LOSS_FACTORS = {
 }
 MEASURED = ["worker_useful_mean_s", "worker_useful_max_s", "worker_work_mean", "worker_work_max"]
 CRITICAL_WAIT = "worker_wait_at_useful_max_s"  # optional: records before it lack it
+WORKER_CLOCK = "worker_clock_ghz_mean"  # optional: every worker's clock; else the first thread's
 SPLIT_MODELS = {"mpi"}  # models whose sync_efficiency is split into serialisation and transfer
 FACTORS = [
     "work_balance",
@@ -91,12 +93,14 @@ def pop_metrics(summary: pd.DataFrame, records: pd.DataFrame, seed: int = 0) -> 
     """One row per case whose records carry per-worker measurements and whose scaling series has a
     1-worker case: the factors above, each with _lo/_hi (95 % percentile bootstrap), serial_cost,
     efficiency_vs_serial and largest_loss (the factor furthest below 1 of LOSS_FACTORS)."""
-    columns = ["wall_s", *MEASURED, "clock_ghz", CRITICAL_WAIT]
+    columns = ["wall_s", *MEASURED, "clock", CRITICAL_WAIT]
     if records.empty or not set(MEASURED) <= set(records.columns):
         return pd.DataFrame()
     measured = records.dropna(subset=["wall_s", *MEASURED])
     if CRITICAL_WAIT not in measured:
         measured = measured.assign(**{CRITICAL_WAIT: np.nan})
+    workers_clock = measured.get(WORKER_CLOCK, pd.Series(np.nan, measured.index, dtype=float))
+    measured = measured.assign(clock=workers_clock.fillna(measured.get("clock_ghz", np.nan)))
     reps = {
         case: group[columns].to_numpy(dtype=float)
         for case, group in measured.groupby("case_id", observed=True)

@@ -173,6 +173,14 @@ void sb_worker_add_work(sb_ctx *ctx, int32_t worker, int64_t units);
  * `worker`; subtracted from its useful time. */
 void sb_worker_add_wait(sb_ctx *ctx, int32_t worker, double seconds);
 
+/* In worker `worker`, outside the timed region: before the clock starts (after = 0) and after it
+ * stopped (after = 1), measures the core clock of the CPU this worker runs on (sb_clock.h, about
+ * 0.5 ms), so that the record carries every worker's clock (worker_clock_ghz_mean/_min), not only
+ * the first thread's. The timed-region skeletons call it (sb_omp.h, sb_omp_f.f90,
+ * sb_timed_queue_share); skipped when the process has more workers than online CPUs (they would
+ * measure one another's time slices, at 1 ms per worker and repetition). */
+void sb_worker_clock(sb_ctx *ctx, int32_t worker, int32_t after);
+
 /* Mandelbrot result image: width*height uint32 counts, row-major from pixel (0,0), zeroed before
  * each repetition. NULL for π. Fortran: integer(c_int32_t) (counts never exceed 2^31-1). */
 uint32_t *sb_image(sb_ctx *ctx);

@@ -24,7 +24,7 @@ module sb_harness
   end type sb_params
 
   public :: sb_compute_begin, sb_compute_end, sb_worker_begin, sb_worker_end, sb_set_hits
-  public :: sb_worker_add_work
+  public :: sb_worker_add_work, sb_worker_clock
   public :: sb_check_team, sb_params_of, sb_image_of, sb_fail_with
 
   interface
@@ -55,6 +55,13 @@ module sb_harness
       type(c_ptr), value :: ctx
       integer(c_int32_t), value :: worker
     end subroutine sb_worker_end
+
+    ! This worker's core clock, outside the timed region (harness.h): sb_omp_f.f90 calls it.
+    subroutine sb_worker_clock(ctx, worker, after) bind(C, name='sb_worker_clock')
+      import :: c_ptr, c_int32_t
+      type(c_ptr), value :: ctx
+      integer(c_int32_t), value :: worker, after
+    end subroutine sb_worker_clock
 
     ! This worker's work (Mandelbrot iterations, pi samples): harness.h, per-worker measurements.
     subroutine sb_worker_add_work(ctx, worker, units) bind(C, name='sb_worker_add_work')

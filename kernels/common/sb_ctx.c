@@ -1,12 +1,15 @@
 /* The context a kernel works with: measurement calls, results, MPI overrides. */
 #define _GNU_SOURCE
+#include "sb_clock.h"
 #include "sb_internal.h"
 #include "sb_likwid.h"
 #include "sb_pin.h"
+#include "sb_simd.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int sb_ctx_init(sb_ctx *ctx, const sb_kernel_desc *desc, const sb_cli *cli) {
     memset(ctx, 0, sizeof *ctx);
@@ -15,6 +18,7 @@ int sb_ctx_init(sb_ctx *ctx, const sb_kernel_desc *desc, const sb_cli *cli) {
     ctx->cli = *cli;
     ctx->rank = 0;
     ctx->nranks = 1;
+    ctx->cpus_online = (int32_t)sysconf(_SC_NPROCESSORS_ONLN);
     size_t threads = (size_t)cli->p.threads;
     ctx->local_placement = calloc(2 * threads, sizeof(int32_t));
     ctx->sched_applied = calloc(threads, sizeof *ctx->sched_applied);
@@ -111,6 +115,17 @@ void sb_worker_end(sb_ctx *ctx, int32_t worker) {
     }
 }
 
+void sb_worker_clock(sb_ctx *ctx, int32_t worker, int32_t after) {
+    if (!SB_WORKER_TIMES || worker < 0 || worker >= ctx->cli.p.threads ||
+        ctx->cli.p.threads > ctx->cpus_online)
+        return;
+    const double ghz = sb_clock_measure_ghz(sb_inner_path(&ctx->cli.p) == SB_PATH_AVX512);
+    if (after)
+        ctx->workers[worker].clock_ghz_after = ghz;
+    else
+        ctx->workers[worker].clock_ghz_before = ghz;
+}
+
 void sb_worker_add_work(sb_ctx *ctx, int32_t worker, int64_t units) {
     if (worker >= 0 && worker < ctx->cli.p.threads)
         ctx->workers[worker].work += units;
@@ -137,6 +152,12 @@ sb_worker_totals sb_worker_totals_local(const sb_ctx *ctx) {
         t.cpu_sum += m->cpu_s;
         t.work_sum += (double)m->work;
         t.work_max = (double)m->work > t.work_max ? (double)m->work : t.work_max;
+        if (m->clock_ghz_before > 0 && m->clock_ghz_after > 0) {
+            const double ghz = (m->clock_ghz_before + m->clock_ghz_after) / 2;
+            t.clock_min = t.clocks == 0 || ghz < t.clock_min ? ghz : t.clock_min;
+            t.clock_sum += ghz;
+            t.clocks++;
+        }
     }
     return t;
 }

@@ -37,9 +37,10 @@ typedef struct sb_worker_times {
     double wait_s;               /* sb_worker_add_wait, and sb_mutex_lock_timed's estimate */
     int64_t work;                /* reported by sb_worker_add_work */
     int64_t locks;               /* sb_mutex_lock_timed: acquisitions, counted up to the first 64 */
-    int64_t lock_gap;            /* sb_mutex_lock_timed: acquisitions until the next timed one */
+    int64_t lock_gap;            /* sb_mutex_lock_timed: countdown to the next timed acquisition */
     uint64_t lock_draw;          /* sb_mutex_lock_timed: state of its sampling draws */
-    char pad[56];
+    double clock_ghz_before, clock_ghz_after; /* sb_worker_clock, around the region; 0 = none */
+    char pad[40];
 } sb_worker_times;
 
 /* The record's worker_* fields before division: sums and maxima over the workers of one process, or
@@ -47,6 +48,8 @@ typedef struct sb_worker_times {
 typedef struct sb_worker_totals {
     double useful_sum, useful_max, wait_sum, cpu_sum, work_sum, work_max, workers;
     double wait_at_useful_max; /* the waiting of the worker whose useful time is useful_max */
+    double clock_sum, clock_min,
+        clocks; /* the workers' clocks (sb_worker_clock): sum, least, count */
 } sb_worker_totals;
 
 struct sb_ctx {
@@ -85,6 +88,7 @@ struct sb_ctx {
     sb_worker_times *workers;        /* per worker: useful time, waiting, CPU time, work */
     sb_worker_totals worker_totals;  /* MPI: every rank's, reduced by sb_mpi_report */
     int worker_totals_set;
+    int32_t cpus_online; /* sb_worker_clock measures only with at most this many workers */
 };
 
 /* sb_time.c */

@@ -3,6 +3,7 @@
 #include "sb_mpi.h"
 #include "sb_internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -90,12 +91,15 @@ void sb_mpi_report(sb_ctx *ctx) {
     free(all);
     /* every rank's workers: sums and maxima onto rank 0 (worker_* fields) */
     const sb_worker_totals local = sb_worker_totals_local(ctx);
-    const double sums[] = {local.useful_sum, local.wait_sum, local.cpu_sum, local.work_sum,
-                           local.workers};
+    const double sums[] = {local.useful_sum, local.wait_sum,  local.cpu_sum, local.work_sum,
+                           local.workers,    local.clock_sum, local.clocks};
     const double maxima[] = {local.useful_max, local.work_max};
-    double sum_all[5], max_all[2];
-    MPI_Reduce(sums, sum_all, 5, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    /* a rank without measured clocks offers no least clock */
+    const double clock_min = local.clocks > 0 ? local.clock_min : HUGE_VAL;
+    double sum_all[7], max_all[2], clock_min_all = HUGE_VAL;
+    MPI_Reduce(sums, sum_all, 7, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(maxima, max_all, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&clock_min, &clock_min_all, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
     /* the waiting of the worker with the largest useful time (the critical path,
      * docs/pop-metrics.md): the rank holding it sends it to rank 0 */
     struct {
@@ -116,6 +120,9 @@ void sb_mpi_report(sb_ctx *ctx) {
             .useful_max = max_all[0],
             .work_max = max_all[1],
             .wait_at_useful_max = wait_at_max,
+            .clock_sum = sum_all[5],
+            .clocks = sum_all[6],
+            .clock_min = clock_min_all,
         };
         ctx->worker_totals_set = 1;
     }

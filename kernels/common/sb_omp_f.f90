@@ -28,12 +28,14 @@ contains
 
   ! Every thread of the region, first thing: one thread stores the team size in team (shared in
   ! the caller, for sb_check_team after the region); the master starts the clock once all threads
-  ! exist; then this thread's sb_worker_begin. Returns this thread's worker number.
+  ! exist; then this thread's sb_worker_begin. Each thread measures its core clock first
+  ! (sb_worker_clock). Returns this thread's worker number.
   integer(c_int32_t) function sb_omp_region_begin(ctx, team) result(worker)
     type(c_ptr), intent(in) :: ctx
     integer(c_int32_t), intent(inout) :: team
 
     worker = int(omp_get_thread_num(), c_int32_t)
+    call sb_worker_clock(ctx, worker, 0_c_int32_t)
     !$omp single
     team = int(omp_get_num_threads(), c_int32_t)
     !$omp end single
@@ -46,7 +48,7 @@ contains
   end function sb_omp_region_begin
 
   ! Every thread of the region, last thing: this thread's sb_worker_end, then the master stops the
-  ! clock once every share is done.
+  ! clock once every share is done; every thread measures its core clock again, outside the clock.
   subroutine sb_omp_region_end(ctx, worker)
     type(c_ptr), intent(in) :: ctx
     integer(c_int32_t), intent(in) :: worker
@@ -56,6 +58,7 @@ contains
     !$omp master
     call sb_compute_end(ctx)
     !$omp end master
+    call sb_worker_clock(ctx, worker, 1_c_int32_t)
   end subroutine sb_omp_region_end
 
 end module sb_omp

@@ -150,6 +150,12 @@ static void put_workers(FILE *f, const sb_ctx *ctx) {
     put_double(f, t.work_sum / t.workers);
     put_key(f, "worker_work_max");
     put_double(f, t.work_max);
+    if (t.clocks > 0) {
+        put_key(f, "worker_clock_ghz_mean");
+        put_double(f, t.clock_sum / t.clocks);
+        put_key(f, "worker_clock_ghz_min");
+        put_double(f, t.clock_min);
+    }
 }
 
 void sb_record_print(const sb_ctx *ctx, int rep, int warmup) {

@@ -71,6 +71,77 @@ def test_instruction_and_ipc_scaling_from_real_likwid_output(name):
     assert many["instruction_scaling"] < 1  # every thread of the real run retired instructions
 
 
+def metric_tables(path: Path) -> list[dict[str, list[float]]]:
+    """Every Metric table of the file with CPI and unhalted runtime, in order (csv module only): the
+    sc19 Zen 1 and Cascade Lake outputs hold 20 runs of the same benchmark."""
+    rows = list(csv.reader(io.StringIO(path.read_text(errors="replace"))))
+    tables = []
+    for i, row in enumerate(rows):
+        if len(row) > 3 and row[0] == "TABLE" and "Group 1 Metric" in row:
+            count = int([c for c in row if c][-1])
+            table = {r[0]: [float(v) for v in r[1:] if v != ""] for r in rows[i + 2 : i + 2 + count]}
+            if "CPI" in table and "Runtime unhalted [s]" in table:
+                tables.append(table)
+    return tables
+
+
+def runs_as_repetitions(tables: list[dict], threads: list[int] | None, case_id: str) -> pd.DataFrame:
+    """The counters table of one case whose repetition k measured the file's run k."""
+    rows = [
+        (case_id, rep, metric, hwthread, value)
+        for rep, table in enumerate(tables)
+        for metric in ("CPI", "Runtime unhalted [s]")
+        for hwthread, value in enumerate(table[metric])
+        if threads is None or hwthread in threads
+    ]
+    return pd.DataFrame(rows, columns=["case_id", "rep", "metric", "hwthread", "value"])
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason=f"real likwid outputs not present ({REAL})")
+@pytest.mark.parametrize("name", ["sc19_zen1_MEM_24t.raw", "sc19_casclakesp_MEM_20t.raw"])
+def test_intervals_over_repetitions_from_real_runs(name):
+    """Ten real runs as the 1-worker case's repetitions (thread 0), the next ten as the scaled case's
+    (all threads): the interval holds the estimate, is not a point (the runs differ), and lies within
+    what any resample of the runs' own values can give."""
+    tables = metric_tables(REAL / name)
+    assert len(tables) == 20
+    one, many = tables[:10], tables[10:]
+    counters = pd.concat([runs_as_repetitions(one, [0], "one"), runs_as_repetitions(many, None, "many")])
+    records = pd.DataFrame({"case_id": ["one", "many"], "counters_status": "ok", "counters_reason": None})
+    row = counter_scaling(pop_rows(["one", "many"]), cases(), records, counters, seed=3).set_index("case_id")
+    row = row.loc["many"]
+
+    def instructions(t, threads):
+        return sum(u / c for u, c in list(zip(t["Runtime unhalted [s]"], t["CPI"], strict=True))[threads])
+
+    i1 = np.array([instructions(t, slice(0, 1)) for t in one])
+    i = np.array([instructions(t, slice(None)) for t in many])
+    assert row["instruction_scaling"] == pytest.approx(i1.mean() / i.mean(), rel=1e-9)
+    for factor in ("instruction_scaling", "ipc_scaling"):
+        assert row[f"{factor}_lo"] < row[factor] < row[f"{factor}_hi"], factor
+    assert i1.min() / i.max() <= row["instruction_scaling_lo"]
+    assert row["instruction_scaling_hi"] <= i1.max() / i.min()
+    again = counter_scaling(pop_rows(["one", "many"]), cases(), records, counters, seed=3)
+    assert again.set_index("case_id").loc["many", "ipc_scaling_hi"] == row["ipc_scaling_hi"]
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason=f"real likwid outputs not present ({REAL})")
+def test_one_reading_per_case_gives_the_factor_without_an_interval():
+    """The Ivy Bridge output holds one run: each case has one counter reading, nothing to resample."""
+    (table,) = metric_tables(REAL / "bbp_ivybridgeep_CACHES_4t.txt")
+    counters = pd.concat(
+        [runs_as_repetitions([table], [0], "one"), runs_as_repetitions([table], None, "many")]
+    )
+    records = pd.DataFrame({"case_id": ["one", "many"], "counters_status": "ok", "counters_reason": None})
+    row = (
+        counter_scaling(pop_rows(["one", "many"]), cases(), records, counters)
+        .set_index("case_id")
+        .loc["many"]
+    )
+    assert row["counter_scaling"] == "measured" and 0 < row["instruction_scaling"] < 1
+    assert row[["instruction_scaling_lo", "instruction_scaling_hi", "ipc_scaling_lo"]].isna().all()
+
+
 @pytest.mark.skipif(not REAL.is_dir(), reason=f"real likwid outputs not present ({REAL})")
 @pytest.mark.parametrize("name", ["sc19_power9_MEM.raw", "sc19_thunderx2_MEM_32t.raw"])
 def test_real_groups_without_unhalted_runtime_leave_the_split_unavailable(name):

@@ -123,6 +123,27 @@ def test_the_factors_multiply_to_the_measured_efficiency_within_its_ci_on_every_
     assert (t.loc[t["workers"] == 2, "efficiency_hi"] > t.loc[t["workers"] == 2, "efficiency_lo"]).all()
 
 
+def test_frequency_scaling_takes_every_workers_clock_where_records_carry_it():
+    """The first thread ran at 3.0 GHz in both cases, but the second worker of "two" at 2.4 GHz:
+    the workers' mean clock (2.7) gives the frequency scaling; a record without it falls back to the
+    first thread's clock."""
+    s = summary({"one": ("omp", 1), "two": ("omp", 2)})
+    r = records({k: {**PLANTED[k], "clock": 3.0} for k in ("one", "two")})
+    r["worker_clock_ghz_mean"] = np.where(r["case_id"] == "two", 2.7, 3.0)
+    s["median_s"] = s["case_id"].map(r.groupby("case_id")["wall_s"].median())
+    two = pop_metrics(s, r, seed=1).set_index("case_id").loc["two"]
+    assert two["frequency_scaling"] == pytest.approx(0.9)
+    assert two["frequency_scaling_lo"] == pytest.approx(0.9) and two["frequency_scaling_hi"] == pytest.approx(
+        0.9
+    )
+    assert two["other_scaling"] == pytest.approx(two["computation_scaling"] / 0.9)
+    r.loc[r["case_id"] == "one", "worker_clock_ghz_mean"] = np.nan  # older records: the first thread's
+    two = pop_metrics(s, r, seed=1).set_index("case_id").loc["two"]
+    assert two["frequency_scaling"] == pytest.approx(2.7 / 3.0)
+    without = pop_metrics(s, r.drop(columns="worker_clock_ghz_mean"), seed=1).set_index("case_id")
+    assert without.loc["two", "frequency_scaling"] == pytest.approx(1.0)
+
+
 def test_no_one_worker_case_means_no_factors():
     s = summary({"two": ("omp", 2)})
     r = records({"two": PLANTED["two"]})

@@ -57,3 +57,12 @@ def test_the_master_rank_waits_and_the_worker_rank_computes(need_mpirun, kernel)
 def test_static_distributions_wait_for_no_rank_inside_the_region(need_mpirun, kernel):
     (record,) = mpirun_records(2, kernel("mandelbrot-c-mpi"), *ARGS, "--schedule", "block")
     assert record["worker_wait_at_useful_max_s"] == 0  # serialisation efficiency 1
+
+
+def test_every_ranks_clock_is_reduced_onto_rank_0(need_mpirun, kernel):
+    """Each rank's thread measures its core clock outside the region; rank 0's record carries the
+    mean and the least over every rank's (near rank 0's own first-thread reading, clock_ghz)."""
+    (record,) = mpirun_records(2, kernel("mandelbrot-c-mpi"), *ARGS, "--schedule", "block")
+    low, mean = record["worker_clock_ghz_min"], record["worker_clock_ghz_mean"]
+    assert 0 < low <= mean
+    assert 0.5 * record["clock_ghz"] < mean < 1.5 * record["clock_ghz"]

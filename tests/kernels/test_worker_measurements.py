@@ -4,6 +4,7 @@ measured work balance must match it exactly (work is counted, not timed); a plan
 shows as waiting, not as work imbalance."""
 
 import json
+import os
 import subprocess
 
 import numpy as np
@@ -98,3 +99,18 @@ def test_a_planted_lock_contention_is_waiting_not_work_imbalance(kernel):
 def test_kernels_that_do_not_report_work_carry_no_worker_fields(kernel):
     (record,) = records(kernel("mandelbrot-c-serial"), "--width", 16, "--height", 16)
     assert not any(key.startswith("worker_") for key in record)
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two online CPUs")
+@pytest.mark.parametrize("binary", ["mandelbrot-c-omp", "mandelbrot-f-omp", "mandelbrot-c-pthreads"])
+def test_every_worker_measures_its_clock_outside_the_region(kernel, binary):
+    """Each worker's clock (the chain of clock_ghz, run on that worker) is in the record: mean and
+    least over the workers, near the first thread's own reading (the same chain on the same host;
+    bounds wide enough for a loaded host). With more workers than online CPUs none is measured."""
+    args = ["--preset", "asymmetric", "--width", WIDTH, "--height", HEIGHT, "--max-iter", MAX_ITER]
+    for record in records(kernel(binary), *args, "--threads", 2, "--reps", 2):
+        low, mean = record["worker_clock_ghz_min"], record["worker_clock_ghz_mean"]
+        assert 0 < low <= mean
+        assert 0.5 * record["clock_ghz"] < mean < 1.5 * record["clock_ghz"]
+    (crowded,) = records(kernel(binary), *args, "--threads", (os.cpu_count() or 1) + 1)
+    assert "worker_clock_ghz_mean" not in crowded and "worker_useful_mean_s" in crowded
