@@ -85,14 +85,16 @@ def test_tc05_competing_load_is_started_measured_and_gone(tmp_path):
     campaign, table, doc = run_and_analyze(scaled_down("seed-000-tc05", tmp_path, repetitions=1), tmp_path)
     records = campaign_records(campaign)
     loaded = [r for r in records if "load" in r]
-    assert len(records) == 6 and len(loaded) == 4
+    # 2 classes x 3 loads on 2 threads, and each class on 1 thread without load (POP's 1-worker case)
+    assert len(records) == 8 and len(loaded) == 4
+    assert sorted(r["threads"] for r in records) == [1, 1] + [2] * 6
     assert {r["load"]["profile"]["name"] for r in loaded} == {"small", "large"}
     for record in loaded:
         workers = record["load"]["profile"]["workers"]
         assert record["load"]["command"][:3] == ["stress-ng", "--cpu", str(workers)]
         assert 0 < record["load"]["cpu_s"] <= workers * record["load"]["wall_s"] * 1.1
         assert group_members(record["load"]["pgid"]) == []
-    above = [r for r in records if r["sched"]["nice"] == -5]
+    above = [r for r in records if r["sched"]["nice"] == -5 and r["threads"] == 2]
     assert len(above) == 3 and all(r["sched"]["applied"] == [["other", 0, 0]] * 2 for r in above)
     # 4 derived factors, the study's own 2 (+2 of CPU time) and class against class (2)
     assert len(table) == 10 and table["measured"].notna().all()
@@ -103,7 +105,8 @@ def test_tc05_competing_load_is_started_measured_and_gone(tmp_path):
     scenario = report[
         report.index("## Scheduling scenario and competing load") : report.index("## Published")
     ]
-    assert scenario.count("| nice=-5 worker_nice=0 |") == 3 and scenario.count("| large |") == 2
+    # 3 loads on 2 threads and the 1-thread case; the study's threads block in join: wait_policy sleep
+    assert scenario.count("| nice=-5 worker_nice=0 wait_policy=sleep |") == 4 and scenario.count("| large |") == 2
     assert "scenario" in rendered_sections(campaign / "analysis" / "report.html")
 
 
