@@ -106,7 +106,8 @@ def test_tc05_competing_load_is_started_measured_and_gone(tmp_path):
         report.index("## Scheduling scenario and competing load") : report.index("## Published")
     ]
     # 3 loads on 2 threads and the 1-thread case; the study's threads block in join: wait_policy sleep
-    assert scenario.count("| nice=-5 worker_nice=0 wait_policy=sleep |") == 4 and scenario.count("| large |") == 2
+    assert scenario.count("| nice=-5 worker_nice=0 wait_policy=sleep |") == 4
+    assert scenario.count("| large |") == 2
     assert "scenario" in rendered_sections(campaign / "analysis" / "report.html")
 
 
