@@ -199,8 +199,11 @@ int sb_lock_wait_weight(sb_worker_times *t, int32_t worker) {
     return lock_wait_weight(t, worker);
 }
 
+/* One worker has nobody to wait for: its lock is taken untimed (the countdown beside an uncontended
+ * lock cost +7.4 % on one worker of --batch 1 pi with the coarse lock, docs/pop-metrics.md). */
 void sb_mutex_lock_timed(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex) {
-    if (!SB_WORKER_TIMES || worker < 0 || worker >= ctx->cli.p.threads) {
+    const int32_t threads = ctx->cli.p.threads;
+    if (!SB_WORKER_TIMES || threads == 1 || worker < 0 || worker >= threads) {
         pthread_mutex_lock(mutex);
         return;
     }

@@ -316,6 +316,19 @@ static void test_lock_wait_sampling(void) {
     CHECK(2 * even > timed - 5 * 100 && 2 * even < timed + 5 * 100);
 }
 
+/* One worker has nobody to wait for: no draw, no wait, whatever the number of acquisitions. */
+static void test_lock_wait_one_worker(void) {
+    CHECK(parse(&mandel_pthreads, "--threads 1 --width 4 --height 4") == SB_PARSE_OK);
+    sb_ctx ctx;
+    CHECK(sb_ctx_init(&ctx, &mandel_pthreads, &cli) == 0);
+    for (int i = 0; i < 1000; i++) {
+        sb_mutex_lock_timed(&ctx, 0, &held);
+        pthread_mutex_unlock(&held);
+    }
+    CHECK(ctx.workers[0].locks == 0 && ctx.workers[0].wait_s == 0.0);
+    sb_ctx_free(&ctx);
+}
+
 static void test_lock_wait(void) {
     CHECK(parse(&mandel_pthreads, "--threads 2 --width 4 --height 4") == SB_PARSE_OK);
     sb_ctx ctx;
@@ -348,5 +361,6 @@ int main(void) {
     test_queue_lock_hook();
     test_lock_wait_sampling();
     test_lock_wait();
+    test_lock_wait_one_worker();
     return sb_test_summary();
 }
