@@ -26,8 +26,8 @@ enum sb_wait_policy {
 #define SB_SPIN_FOREVER INT64_MAX
 
 /* Spin limit of a helper parked between repetitions under spin: short, so that a warm-up followed
- * by the next repetition finds it awake, while the harness's probe and record between repetitions
- * (sb_probe.c times the CPU with its own loops) run with the helpers asleep. */
+ * by the next repetition finds it awake, while the harness's probe between repetitions (sb_probe.c
+ * moves the main thread onto each CPU of the case in turn) never shares a CPU with a spinner. */
 #define SB_SPIN_BETWEEN_JOBS 20000
 
 const char *sb_wait_policy_name(int32_t policy);
