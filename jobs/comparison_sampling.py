@@ -26,10 +26,11 @@ from __future__ import annotations
 from pathlib import Path
 from statistics import median
 
-from jobs.families import NOT_THE_PROBLEM, is_baseline, trial_runs
+from jobs.families import is_baseline, trial_runs
 from jobs.status import ok_records
 from sbcore import sampling
 from sbcore.trial_pairing import Run, times_together
+from sbcore.variant_dimensions import VARIANT_DIMENSIONS
 
 
 def comparison_target(cases: list[dict]) -> dict | None:
@@ -113,7 +114,7 @@ def variant_pairs(members: list[dict]) -> list[tuple[dict, dict]]:
     pairs = []
     for i, a in enumerate(others):
         for b in others[i + 1 :]:
-            differ = [d for d in NOT_THE_PROBLEM if a["params"].get(d) != b["params"].get(d)]
+            differ = [d for d in VARIANT_DIMENSIONS if a["params"].get(d) != b["params"].get(d)]
             if len(differ) == 1 and all(a.get(k) == b.get(k) for k in VARIANT_MATCH):
                 pairs.append((a, b))
     return pairs

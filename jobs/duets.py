@@ -21,14 +21,15 @@ import hashlib
 import json
 from concurrent.futures import ThreadPoolExecutor
 
-from jobs.families import DEFAULT_INNER, NOT_THE_PROBLEM
+from jobs.families import DEFAULT_INNER
+from sbcore.variant_dimensions import VARIANT_DIMENSIONS
 
 NOT_THE_MEASUREMENT = ("lang", "model", "binary", "case_id", "index", "argv", "params", "family")
 
 
 def duet_key(case: dict) -> str:
     """Equal for the two cases of one duet pair."""
-    problem = {k: v for k, v in case["params"].items() if k not in (*NOT_THE_PROBLEM, "inner")}
+    problem = {k: v for k, v in case["params"].items() if k not in (*VARIANT_DIMENSIONS, "inner")}
     rest = {k: v for k, v in case.items() if k not in NOT_THE_MEASUREMENT}
     rest.pop("threads", None)
     body = json.dumps([case["kernel"], problem, rest], sort_keys=True, default=str)

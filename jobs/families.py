@@ -18,15 +18,16 @@ and after it (sbcore/trial_pairing.py). Each record says its `trial` and its pla
 import hashlib
 import json
 
+from sbcore.variant_dimensions import VARIANT_DIMENSIONS
+
 INTERLEAVE = ("none", "family")  # the experiment key `interleave`: its allowed values, the default first
-NOT_THE_PROBLEM = ("schedule", "sync")  # parameters that vary within a family
 DEFAULT_INNER = "scalar"  # the kernels' --inner when a case does not give it
 DEFAULT_BASELINE_EVERY = 8  # the experiment key `baseline_every`: a baseline run after every 8 members
 
 
 def family_of(case: dict) -> str:
     """<kernel>-<lang>-<hash of node type, inner loop and problem>: equal for exactly one family."""
-    problem = {k: v for k, v in case["params"].items() if k not in NOT_THE_PROBLEM}
+    problem = {k: v for k, v in case["params"].items() if k not in VARIANT_DIMENSIONS}
     problem["inner"] = problem.get("inner", DEFAULT_INNER)
     key = json.dumps([case["node_type"], case["kernel"], case["lang"], problem], sort_keys=True)
     return f"{case['kernel']}-{case['lang']}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
