@@ -11,8 +11,8 @@ its family.
 In a large family a member can run many seconds after the baseline of its trial, in another phase of
 the host. So the baseline runs several times in a trial (`baseline_every = k`): before the members and
 after every k of them, the members shuffled between (its `trial_runs` processes per trial, its
-invocations t*trial_runs ...), and a member is paired with the mean of the baseline runs just before
-and after it (sbcore/trial_pairing.py). Each record says its `trial` and its place in it (`trial_slot`).
+invocations t*trial_runs ...), and a member is paired with the baseline run nearest to it in the
+trial (sbcore/trial_pairing.py). Each record says its `trial` and its place in it (`trial_slot`).
 """
 
 import hashlib

@@ -6,7 +6,7 @@ both members of it alike, so it cancels in the ratio instead of widening the int
 A trial is a record's `trial` (its `invocation` in campaigns without it); one kernel process's
 repetitions count as one time: the median of those not flagged as disturbed (stats/disturbance.py).
 A baseline that runs several times in a trial (`baseline_every`, jobs/families.py) is taken at the
-other case's place: the mean of its runs just before and after it (sbcore/trial_pairing.py).
+other case's place: its run nearest to it in the trial (sbcore/trial_pairing.py).
 A trial is left out when a member has no such repetition, or when the two processes started more than
 MAX_APART_S apart (measured in different host phases: a resumed campaign, or Slurm array tasks);
 the table says how many of each, and gives the paired ratio over every trial measured together
