@@ -31,7 +31,7 @@ LIKWID_LIBS := -ldl
 endif
 
 HARNESS_NAMES := main sb_options sb_names sb_time sb_placement sb_ctx sb_fail sb_json sb_record sb_pgm \
-                 sb_threads sb_workqueue sb_probe sb_pin sb_likwid sb_cpu sb_mandel_simd sb_pi_simd sb_clock sb_micro sb_sched sb_wait
+                 sb_threads sb_workqueue sb_probe sb_pin sb_likwid sb_cpu sb_mandel_simd sb_pi_simd sb_clock sb_micro sb_sched sb_wait sb_xfer
 HARNESS_OBJS := $(HARNESS_NAMES:%=$(OBJ_DIR)/common/%.o)
 
 # The SIMD row kernels start on a cache line and so do their loops: their speed then no longer depends
@@ -136,9 +136,15 @@ $(WAIT_UNIT_TEST): kernels/tests/test_wait.c kernels/tests/sb_test.h $(OBJ_DIR)/
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_REF) $(HARNESS_INC) $(filter %.c %.o,$^) -o $@
 
-test-kernels-c: $(KERNEL_UNIT_TEST) $(SIMD_UNIT_TEST) $(WAIT_UNIT_TEST) kernels-sanitized
+XFER_UNIT_TEST := build/tests/xfer-unit
+$(XFER_UNIT_TEST): kernels/tests/test_xfer.c kernels/tests/sb_test.h $(OBJ_DIR)/common/sb_xfer.o $(OBJ_DIR)/common/sb_time.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_REF) $(HARNESS_INC) $(filter %.c %.o,$^) -o $@
+
+test-kernels-c: $(KERNEL_UNIT_TEST) $(SIMD_UNIT_TEST) $(WAIT_UNIT_TEST) $(XFER_UNIT_TEST) kernels-sanitized
 	$(KERNEL_UNIT_TEST)
 	$(SIMD_UNIT_TEST)
 	$(WAIT_UNIT_TEST)
+	$(XFER_UNIT_TEST)
 
 KERNEL_TEST_TARGETS += test-kernels-c

@@ -10,7 +10,7 @@ NATIVE_GEN := build/gen/record_plain_fields.h
 
 native: $(NATIVE_LIB)
 
-$(NATIVE_GEN): analysis/records/fields.py analysis/records/native_fields.py
+$(NATIVE_GEN): analysis/records/fields.py analysis/records/native_fields.py analysis/records/machine_state.py
 	@mkdir -p $(@D)
 	$(PY) -m analysis.records.native_fields > $@.tmp
 	mv $@.tmp $@

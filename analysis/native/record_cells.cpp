@@ -346,10 +346,13 @@ int64_t int_at_least(element e, int64_t low) {
 }
 
 void read_probe(Cells &c, element probe) {
-    static const int extremes[3][2] = {{S_PROBE_INT_MUL_MIN_S, S_PROBE_INT_MUL_MAX_S},
+    static const int extremes[4][2] = {{S_PROBE_INT_MUL_MIN_S, S_PROBE_INT_MUL_MAX_S},
                                        {S_PROBE_FP_LAT_MIN_S, S_PROBE_FP_LAT_MAX_S},
-                                       {S_PROBE_FP_TPUT_MIN_S, S_PROBE_FP_TPUT_MAX_S}};
-    static const char *chains[3] = {"int_mul", "fp_lat", "fp_tput"};
+                                       {S_PROBE_FP_TPUT_MIN_S, S_PROBE_FP_TPUT_MAX_S},
+                                       {S_PROBE_XFER_MIN_S, S_PROBE_XFER_MAX_S}};
+    static const char *chains[4] = {"int_mul", "fp_lat", "fp_tput", "xfer"};
+    // The cache-line transfer (the last chain) is null or absent wherever no pair was timed.
+    constexpr int TIMED_ALWAYS = 3;
     for (auto &pair : extremes)
         c.tag[pair[0]] = c.tag[pair[1]] = T_NULL;
     c.tag[S_PROBE_RUNQ_WAIT_S] = c.tag[S_PROBE_CPUS] = T_NULL;
@@ -364,9 +367,12 @@ void read_probe(Cells &c, element probe) {
         element own;
         if (!find(object(probe), sides[m], own) || own.type() != element_type::OBJECT)
             throw Refused{};
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 4; k++) {
             element t;
-            if (!find(object(own), chains[k], t) || !is_number(t))
+            const bool found = find(object(own), chains[k], t);
+            if (k >= TIMED_ALWAYS && (!found || t.type() == element_type::NULL_VALUE))
+                continue;
+            if (!found || !is_number(t))
                 throw Refused{};
             set_double(c, extremes[k][m], number(t));
         }

@@ -27,10 +27,12 @@ from msgspec.structs import astuple
 from analysis.records.joined_parts import count_per_part
 from analysis.records.typed_columns import distinct
 
-# The probe's fixed-work chains (docs/formats.md): two latency chains and one throughput block.
+# The probe's fixed-work chains (docs/formats.md): two latency chains and one throughput block, timed
+# per CPU, and the cache-line round trip between the case's first CPU and each other one.
 LATENCY_CHAINS = ("int_mul", "fp_lat")
 TPUT_CHAINS = ("fp_tput",)
-CHAINS = LATENCY_CHAINS + TPUT_CHAINS
+TRANSFER_CHAINS = ("xfer",)
+CHAINS = LATENCY_CHAINS + TPUT_CHAINS + TRANSFER_CHAINS
 
 NULL = msgspec.Raw(b"null")
 NO_PROBE = b"null"
@@ -41,6 +43,7 @@ class _Side(msgspec.Struct, gc=False):
     int_mul_s: msgspec.Raw = NULL
     fp_lat_s: msgspec.Raw = NULL
     fp_tput_s: msgspec.Raw = NULL
+    xfer_s: msgspec.Raw = NULL
 
 
 class _Probe(msgspec.Struct, gc=False):
@@ -53,6 +56,7 @@ class _Extremes(msgspec.Struct, gc=False):
     int_mul: float | None = None
     fp_lat: float | None = None
     fp_tput: float | None = None
+    xfer: float | None = None
 
 
 class _CpusOnly(msgspec.Struct, gc=False):
@@ -121,7 +125,9 @@ def _sides(probes: list) -> dict[str, list]:
 
 def _own_extremes(probes: list) -> tuple[dict[str, list], list[int]]:
     """(probe_<chain>_min_s / _max_s as the kernels wrote them, None where a record has none; the rows
-    of probes that lack one of them). Field by field in C (astuple, zip), not probe by probe."""
+    of probes that lack one of them). Field by field in C (astuple, zip), not probe by probe. A
+    transfer time is null wherever no pair of workers timed one (one CPU), and kernels that wrote no
+    extremes timed no transfers: a record without one is not sent to be derived."""
     n = len(probes)
     lows = [p.min_s if p is not None and p.min_s is not None else _NO_EXTREMES for p in probes]
     highs = [p.max_s if p is not None and p.max_s is not None else _NO_EXTREMES for p in probes]
@@ -132,7 +138,7 @@ def _own_extremes(probes: list) -> tuple[dict[str, list], list[int]]:
     for chain, low, high in zip(CHAINS, low_columns, high_columns, strict=True):
         for name, values in (("min", low), ("max", high)):
             columns[f"probe_{chain}_{name}_s"] = list(values)
-            if None in values:
+            if chain not in TRANSFER_CHAINS and None in values:
                 lacking.update(i for i, v in enumerate(values) if v is None)
     no_probe = {i for i, p in enumerate(probes) if p is None}  # nothing to derive from
     return columns, sorted(lacking - no_probe)

@@ -21,7 +21,8 @@ HEADLINE_BAND = (0.95, 1.01)  # a perfectly parallel headline: its CI inside the
 # The paired estimate counted: every trial whose members were measured together (stats/paired.py's
 # `paired_together_*`), disturbed ones too. A slow phase of the host slows both members of a trial, so
 # it is paired within, not left out: with one repetition per process, leaving out every trial with a
-# disturbed member leaves too few trials on a host disturbed most of the time.
+# disturbed member leaves too few trials on a host disturbed most of the time. Trials with a member
+# measured in a slow cache-line transfer are not in it: that phase slows one member only.
 PAIRED_ESTIMATE = "paired_together_"
 
 # One row per paired comparison; the columns this module reads.

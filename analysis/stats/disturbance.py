@@ -13,6 +13,12 @@ alike). A repetition is flagged as disturbed when
   (docs/simd-bounds.md, "Host phases"); latency-bound loops barely notice. Its normal time is a lower
   quantile (TPUT_NORMAL_QUANTILE): on a host shared this way the slow state is the common one, and the
   block cannot run faster than the pipes allow, so the fastest times are the core's own, or
+- the cache-line round trip between the case's CPUs around it (the probe's transfer, timed by two of
+  the case's workers) took clearly longer than that case's normal one (SLOW_RATIO; its normal time is
+  a low quantile of the case's own, since its CPUs are the same in every repetition while another
+  case's pair may lie further apart): the host placed our vCPUs further apart or gave the partner's
+  to someone else. Contended locks and atomics on two CPUs then run up to 2-3x slower while every
+  single-CPU chain, and a single-threaded baseline, stay as they were (TRANSFER_REASON), or
 - its threads waited for a CPU for a clearly larger share of the run than is normal on that host
   (WAIT_SHARE more than the host's low quantile) although the case has no more threads than CPUs
   (scaling kernels only: a microbenchmark's partner thread or process waits for its CPU by design):
@@ -26,12 +32,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.records.machine_state import LATENCY_CHAINS, TPUT_CHAINS
+from analysis.records.machine_state import LATENCY_CHAINS, TPUT_CHAINS, TRANSFER_CHAINS
 from analysis.stats.categorical import case_categories, numeric, text_in
 from sbcore.sampling import median_ci
 
 SLOW_RATIO = 1.3  # probe time / node's normal probe time
 PIPES_REASON = "shared FP pipes"
+TRANSFER_REASON = "slow cache-line transfer"
 WAIT_SHARE = 0.2  # run-queue wait / (run time x threads), above the host's normal share
 NORMAL_QUANTILE = 0.1
 TPUT_NORMAL_QUANTILE = 0.02
@@ -39,6 +46,8 @@ SCALING_KERNELS = ("mandelbrot", "mcpi")  # the run-queue rule applies to these
 RECORD_COLUMNS = [
     "probe_slowdown",
     "probe_tput_slowdown",
+    "probe_xfer_slowdown",
+    "slow_transfer",
     "runq_wait_share",
     "normal_runq_share",
     "disturbed",
@@ -81,6 +90,21 @@ def _slowdown(out: pd.DataFrame, host, chains: tuple, quantile: float) -> pd.Ser
     return slowdown
 
 
+def _transfer_slowdown(out: pd.DataFrame, host) -> pd.Series:
+    """Per record: the slowest cache-line round trip around it / its case's normal one on its host
+    (a low quantile of the case's fastest); NaN where no pair was timed."""
+    (chain,) = TRANSFER_CHAINS
+    lo, hi = f"probe_{chain}_min_s", f"probe_{chain}_max_s"
+    if lo not in out:
+        return pd.Series(np.nan, index=out.index)
+    fastest = numeric(out[lo])
+    if fastest.isna().all():
+        return pd.Series(np.nan, index=out.index)
+    keys = [host(), case_categories(out["case_id"])]
+    normal = fastest.groupby(keys, observed=True).transform("quantile", NORMAL_QUANTILE)
+    return numeric(out[hi]) / normal
+
+
 def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
     """The records with RECORD_COLUMNS added (records without a probe are never flagged)."""
     out = records.copy(deep=False)  # copy-on-write: the new columns never reach `records`
@@ -93,6 +117,7 @@ def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
 
     out["probe_slowdown"] = _slowdown(out, host, LATENCY_CHAINS, NORMAL_QUANTILE)
     out["probe_tput_slowdown"] = _slowdown(out, host, TPUT_CHAINS, TPUT_NORMAL_QUANTILE)
+    out["probe_xfer_slowdown"] = _transfer_slowdown(out, host)
     wait = numeric(out.get("probe_runq_wait_s"))
     setup = numeric(out["setup_s"]).fillna(0) if "setup_s" in out else 0
     run = (out["wall_s"] + setup) * out["threads"]
@@ -113,8 +138,12 @@ def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
     # says that the pipes, not the core, were shared.
     pipes = (out["probe_tput_slowdown"] > SLOW_RATIO) & ~slow
     waited = fits & (share > normal_share.fillna(0) + WAIT_SHARE)
-    out["disturbed"] = slow | pipes | waited
-    out["disturbed_reason"] = _reasons([slow, pipes, waited], ["slow probe", PIPES_REASON, "run-queue wait"])
+    transfer = out["probe_xfer_slowdown"] > SLOW_RATIO
+    out["slow_transfer"] = transfer
+    out["disturbed"] = slow | pipes | waited | transfer
+    out["disturbed_reason"] = _reasons(
+        [slow, pipes, waited, transfer], ["slow probe", PIPES_REASON, "run-queue wait", TRANSFER_REASON]
+    )
     return out
 
 

@@ -10,7 +10,10 @@ other case's place: its run nearest to it in the trial (sbcore/trial_pairing.py)
 A trial is left out when a member has no such repetition, or when the two processes started more than
 MAX_APART_S apart (measured in different host phases: a resumed campaign, or Slurm array tasks);
 the table says how many of each, and gives the paired ratio over every trial measured together
-(disturbed ones too: `paired_together_*`) separately, for a host disturbed all the time. Cases
+(disturbed ones too: `paired_together_*`) separately, for a host disturbed all the time. A phase
+that slows only one member cannot cancel, though: a slow cache-line transfer between the case's CPUs
+(stats/disturbance.py) slows contended locks 2-3x while a single-threaded baseline beside it runs
+as before, so trials with a member measured in it are left out of both (`left_out_slow_transfer`). Cases
 without a family, or whose baseline is in another family, get no paired speedup (the unpaired one in
 speedup.csv stays, as do all summaries of absolute times).
 """
@@ -33,6 +36,7 @@ COLUMNS = [
     "trials",
     "left_out_disturbed",
     "left_out_apart",
+    "left_out_slow_transfer",
     "paired_speedup",
     "paired_ci_low",
     "paired_ci_high",
@@ -47,11 +51,14 @@ COLUMNS = [
 
 def trial_times(records: pd.DataFrame) -> pd.DataFrame:
     """Per (case_id, invocation), i.e. per kernel process: the median wall time of its clean
-    repetitions (of all when none is clean: `disturbed`), when it started (seconds since the epoch;
-    NaN when unknown), its trial and its place in the trial (records without them: the invocation
-    is the trial, place 0)."""
+    repetitions (of all when none is clean: `disturbed`; `slow_transfer` when one of those was
+    measured in a slow cache-line transfer), when it started (seconds since the epoch; NaN when
+    unknown), its trial and its place in the trial (records without them: the invocation is the
+    trial, place 0)."""
     n = len(records)
-    disturbed = records["disturbed"] if "disturbed" in records else pd.Series(False, index=records.index)
+    absent = pd.Series(False, index=records.index)
+    disturbed = records.get("disturbed", absent)
+    transfer = records.get("slow_transfer", absent)
     started = (
         records["started"].astype(object) if "started" in records else pd.Series(None, index=records.index)
     )
@@ -65,6 +72,7 @@ def trial_times(records: pd.DataFrame) -> pd.DataFrame:
             "invocation": records["invocation"],
             "wall_s": records["wall_s"].astype(float),
             "disturbed": disturbed.astype(bool).to_numpy(),
+            "slow_transfer": transfer.fillna(False).astype(bool).to_numpy(),
             "started": pd.to_datetime(started, utc=True, errors="coerce"),
             "trial": trial,
             "slot": pd.to_numeric(slot, errors="coerce").fillna(0.0),
@@ -76,14 +84,17 @@ def trial_times(records: pd.DataFrame) -> pd.DataFrame:
     out = grouped.agg(
         clean=("clean_wall_s", "median"),
         all_s=("wall_s", "median"),
+        any_slow_transfer=("slow_transfer", "any"),
         started=("started", "min"),
         trial=("trial", "first"),
         slot=("slot", "first"),
     )
     out["disturbed"] = out["clean"].isna()
     out["wall_s"] = out["clean"].fillna(out["all_s"])
+    # Its clean repetitions are never slow-transfer ones: only a time over all of them can hold one.
+    out["slow_transfer"] = out["disturbed"] & out["any_slow_transfer"]
     out["started_s"] = (out["started"] - pd.Timestamp(0, tz="UTC")) / pd.Timedelta(seconds=1)
-    return out[["wall_s", "disturbed", "started_s", "trial", "slot"]]
+    return out[["wall_s", "disturbed", "slow_transfer", "started_s", "trial", "slot"]]
 
 
 def median_ci(
@@ -116,13 +127,14 @@ def runs_by_trial(processes: pd.DataFrame) -> dict[float, pd.DataFrame]:
     return {t: group for t, group in processes.groupby("trial", sort=True)}
 
 
-def side_in_trial(group: pd.DataFrame) -> tuple[list[Run], bool, float]:
+def side_in_trial(group: pd.DataFrame) -> tuple[list[Run], bool, bool, float]:
     """One case's processes in one trial: the runs to pair (the clean ones; all when none is clean),
-    whether none was clean, and when the first of them started."""
+    whether none was clean, whether a run used holds a slow cache-line transfer, and when the first
+    of them started."""
     clean = group[~group["disturbed"]]
     used = clean if len(clean) else group
     runs = [Run(float(slot), float(wall)) for slot, wall in zip(used["slot"], used["wall_s"], strict=True)]
-    return runs, clean.empty, float(used["started_s"].min())
+    return runs, clean.empty, bool(used["slow_transfer"].any()), float(used["started_s"].min())
 
 
 def paired_ratio(
@@ -131,26 +143,31 @@ def paired_ratio(
     """num, den: trial_times rows of two cases (index: invocation). The paired ratio num/den over the
     clean trials (each trial's two times at the same moment, sbcore/trial_pairing.py: a baseline that
     ran several times in a trial is taken around the other case's place), and shown separately over
-    every trial measured together (disturbed ones too)."""
+    every trial measured together (disturbed ones too, except those with a slow cache-line transfer:
+    it slows one member only)."""
     num_trials, den_trials = runs_by_trial(num), runs_by_trial(den)
-    ratios, disturbed, apart = [], [], []
+    ratios, disturbed, apart, transfer = [], [], [], []
     for t in sorted(num_trials.keys() & den_trials.keys()):
-        num_runs, num_disturbed, num_started = side_in_trial(num_trials[t])
-        den_runs, den_disturbed, den_started = side_in_trial(den_trials[t])
+        num_runs, num_disturbed, num_transfer, num_started = side_in_trial(num_trials[t])
+        den_runs, den_disturbed, den_transfer, den_started = side_in_trial(den_trials[t])
         num_time, den_time = times_together(num_runs, den_runs)
         ratios.append(num_time / den_time)
         disturbed.append(num_disturbed or den_disturbed)
+        transfer.append(num_transfer or den_transfer)
         apart.append(abs(num_started - den_started) > MAX_APART_S)
     ratios_a = np.asarray(ratios, dtype=float)
     disturbed_a, apart_a = np.asarray(disturbed, dtype=bool), np.asarray(apart, dtype=bool)
+    transfer_a = np.asarray(transfer, dtype=bool)
     clean = ~disturbed_a & ~apart_a
+    together = ~apart_a & ~transfer_a
     return {
         "trials": int(clean.sum()),
         "left_out_disturbed": int(disturbed_a.sum()),
         "left_out_apart": int((apart_a & ~disturbed_a).sum()),
+        "left_out_slow_transfer": int((transfer_a & ~apart_a).sum()),
         **ratio_summary(ratios_a[clean], rng, n_resamples, "paired_"),
-        "trials_together": int((~apart_a).sum()),
-        **ratio_summary(ratios_a[~apart_a], rng, n_resamples, "paired_together_"),
+        "trials_together": int(together.sum()),
+        **ratio_summary(ratios_a[together], rng, n_resamples, "paired_together_"),
     }
 
 

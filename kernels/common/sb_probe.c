@@ -4,6 +4,8 @@
 #include "sb_probe.h"
 #include "sb_internal.h"
 #include "sb_pin.h"
+#include "sb_threads.h"
+#include "sb_xfer.h"
 
 #include <dirent.h>
 #include <sched.h>
@@ -165,6 +167,49 @@ void sb_probe_unmeasured(sb_probe_sample *s, int32_t k) {
     s->int_mul_s[k] = s->fp_lat_s[k] = s->fp_tput_s[k] = -1.0;
 }
 
+int sb_probe_xfer_pair(const sb_probe_sample *out, int32_t k) {
+    return k > 0 && k < out->n && out->cpu[k] != out->cpu[0];
+}
+
+static void no_transfers(sb_probe_sample *s) {
+    for (int32_t k = 0; k < SB_PROBE_MAX_CPUS; k++)
+        s->xfer_s[k] = -1.0;
+}
+
+typedef struct {
+    sb_probe_sample *out;
+    sb_xfer_line *lines;
+    int32_t pairs;
+} pool_transfers;
+
+static void transfer_job(void *arg, int32_t worker) {
+    pool_transfers *p = arg;
+    if (worker == 0) {
+        for (int32_t k = 1; k < p->pairs; k++)
+            if (sb_probe_xfer_pair(p->out, k))
+                p->out->xfer_s[k] = sb_xfer_ping(&p->lines[k]);
+    } else if (worker < p->pairs && sb_probe_xfer_pair(p->out, worker)) {
+        sb_xfer_pong(&p->lines[worker]);
+    }
+}
+
+/* The pthreads pool's transfers: worker k sits on pin-list entry k (sb_threads.h), the probe's
+ * entry k when the list's first entries are distinct; one job of the pool times worker 0 with each.
+ */
+static void pool_transfers_measure(sb_ctx *ctx, sb_probe_sample *out) {
+    int32_t n = 0;
+    const int32_t *pinned = sb_pin_list(&n);
+    const int32_t threads = sb_pool_threads();
+    if (!pinned || threads < 2)
+        return;
+    const int32_t pairs = threads < out->n ? threads : out->n;
+    for (int32_t k = 0; k < pairs; k++)
+        if (out->cpu[k] != pinned[k % n])
+            return;
+    pool_transfers job = {out, sb_xfer_lines(pairs), pairs};
+    sb_run_workers(ctx, threads, transfer_job, &job);
+}
+
 /* Without an OpenMP team the calling thread probes (sb_probe_omp.c overrides this). */
 __attribute__((weak)) int sb_probe_team(const sb_ctx *ctx, sb_probe_sample *out) {
     (void)ctx;
@@ -172,8 +217,9 @@ __attribute__((weak)) int sb_probe_team(const sb_ctx *ctx, sb_probe_sample *out)
     return 0;
 }
 
-void sb_probe_measure(const sb_ctx *ctx, sb_probe_sample *out) {
+void sb_probe_measure(sb_ctx *ctx, sb_probe_sample *out) {
     memset(out, 0, sizeof *out);
+    no_transfers(out);
     if (sb_probe_team(ctx, out))
         return;
     cpus_from_env(out);
@@ -199,6 +245,7 @@ void sb_probe_measure(const sb_ctx *ctx, sb_probe_sample *out) {
     }
     if (have_saved)
         sched_setaffinity(0, sizeof saved, &saved);
+    pool_transfers_measure(ctx, out);
 }
 
 static void put_times(FILE *f, const char *key, const double *t, int32_t n) {
@@ -221,6 +268,8 @@ static void put_sample(FILE *f, const char *key, const sb_probe_sample *s) {
     put_times(f, "fp_lat_s", s->fp_lat_s, s->n);
     fputc(',', f);
     put_times(f, "fp_tput_s", s->fp_tput_s, s->n);
+    fputc(',', f);
+    put_times(f, "xfer_s", s->xfer_s, s->n);
     fputc('}', f);
 }
 
@@ -269,21 +318,25 @@ static void put_number_or_null(FILE *f, const char *key, double t, const char *s
         fprintf(f, "\"%s\":%.9g%s", key, t, sep);
 }
 
-/* ,"<key>":{"int_mul":..,"fp_lat":..,"fp_tput":..}: each chain's extreme over both samples. Written
- * so that the analysis of a big campaign reads two numbers per chain instead of two arrays of one
- * time per CPU (which stay in the record for a person to look at). */
+/* ,"<key>":{"int_mul":..,"fp_lat":..,"fp_tput":..,"xfer":..}: each chain's extreme over both
+ * samples. Written so that the analysis of a big campaign reads two numbers per chain instead of
+ * two arrays of one time per CPU (which stay in the record for a person to look at). */
 static void put_extremes(FILE *f, const char *key, const sb_probe_sample *b,
                          const sb_probe_sample *a, int sign) {
     fprintf(f, ",\"%s\":{", key);
     put_number_or_null(f, "int_mul", extreme(b->int_mul_s, b->n, a->int_mul_s, a->n, sign), ",");
     put_number_or_null(f, "fp_lat", extreme(b->fp_lat_s, b->n, a->fp_lat_s, a->n, sign), ",");
-    put_number_or_null(f, "fp_tput", extreme(b->fp_tput_s, b->n, a->fp_tput_s, a->n, sign), "}");
+    put_number_or_null(f, "fp_tput", extreme(b->fp_tput_s, b->n, a->fp_tput_s, a->n, sign), ",");
+    put_number_or_null(f, "xfer", extreme(b->xfer_s, b->n, a->xfer_s, a->n, sign), "}");
 }
 
 void sb_probe_put(FILE *f, const sb_probe_sample *before, const sb_probe_sample *after,
                   double runq_wait_s) {
-    fprintf(f, ",\"probe\":{\"int_mul_iters\":%d,\"fp_lat_iters\":%d,\"fp_tput_iters\":%d",
-            SB_PROBE_INT_ITERS, SB_PROBE_FP_ITERS, SB_PROBE_TPUT_ITERS);
+    fprintf(f,
+            ",\"probe\":{\"int_mul_iters\":%d,\"fp_lat_iters\":%d,\"fp_tput_iters\":%d,"
+            "\"xfer_round_trips\":%d",
+            SB_PROBE_INT_ITERS, SB_PROBE_FP_ITERS, SB_PROBE_TPUT_ITERS,
+            SB_XFER_SAMPLES * SB_XFER_BATCH);
     put_sample(f, "before", before);
     put_sample(f, "after", after);
     if (runq_wait_s >= 0)

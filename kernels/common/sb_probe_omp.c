@@ -4,6 +4,7 @@
 #include "sb_internal.h"
 #include "sb_pin.h"
 #include "sb_probe.h"
+#include "sb_xfer.h"
 
 #include <omp.h>
 
@@ -19,6 +20,10 @@ int sb_probe_team(const sb_ctx *ctx, sb_probe_sample *out) {
     const int32_t first = ctx->rank * threads;
     const int32_t probers = threads < n ? threads : n;
     out->n = probers < SB_PROBE_MAX_CPUS ? probers : SB_PROBE_MAX_CPUS;
+    /* Then worker 0 times the cache-line transfer with each other prober in turn (sb_xfer.h), where
+     * both are on their CPUs. */
+    int pinned_at[SB_PROBE_MAX_CPUS] = {0};
+    sb_xfer_line *lines = sb_xfer_lines(out->n);
 #pragma omp parallel num_threads(threads)
     {
         const int32_t w = (int32_t)omp_get_thread_num();
@@ -26,10 +31,19 @@ int sb_probe_team(const sb_ctx *ctx, sb_probe_sample *out) {
         const int pinned = sb_pin_worker(first + w, err, sizeof err) == 0;
         if (w < out->n) {
             out->cpu[w] = list[(first + w) % n];
+            pinned_at[w] = pinned;
             if (pinned)
                 sb_probe_chains(out, w);
             else
                 sb_probe_unmeasured(out, w);
+        }
+#pragma omp barrier
+        if (w == 0) {
+            for (int32_t k = 1; k < out->n; k++)
+                if (pinned_at[0] && pinned_at[k] && sb_probe_xfer_pair(out, k))
+                    out->xfer_s[k] = sb_xfer_ping(&lines[k]);
+        } else if (w < out->n && pinned_at[0] && pinned_at[w] && sb_probe_xfer_pair(out, w)) {
+            sb_xfer_pong(&lines[w]);
         }
     }
     return 1;

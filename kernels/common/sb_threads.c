@@ -54,6 +54,10 @@ static int32_t worker_cpus(void) {
     return CPU_COUNT(&set) > 0 ? CPU_COUNT(&set) : 1;
 }
 
+int32_t sb_pool_threads(void) {
+    return pool.threads;
+}
+
 int32_t sb_wait_applied(const sb_ctx *ctx) {
     static int32_t applied = -1; /* one policy per process: the pool lives as long */
     if (applied < 0)

@@ -22,6 +22,9 @@
 void sb_run_workers(sb_ctx *ctx, int32_t threads, void (*body)(void *arg, int32_t worker),
                     void *arg);
 
+/* Workers of the pool (the caller included): 0 before the first sb_run_workers created it. */
+int32_t sb_pool_threads(void);
+
 /* The --wait-policy that runs in this process: auto resolved once against the CPUs the workers may
  * use (the harness's pin list, else the affinity mask). enum sb_wait_policy, never SB_WAIT_AUTO. */
 int32_t sb_wait_applied(const sb_ctx *ctx);

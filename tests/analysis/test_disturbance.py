@@ -135,3 +135,48 @@ def test_report_says_when_a_node_was_shared_throughout():
         )
         assert ("shared throughout" in text) == shared
         assert "1 of 20 repetitions" in text or shared
+
+
+def transfer_rows(case, round_trip_s, slow=(), n=20, cpus=(0, 1)):
+    """Records of a case whose probe timed the cache-line round trip `round_trip_s` between its CPUs
+    (None: one CPU, nothing timed), 2.4x that in the repetitions `slow`; every single-CPU chain
+    normal."""
+    out = []
+    for k in range(n):
+        p = probe(0.0004, 0.0004, 0.0001, cpus=cpus)
+        if round_trip_s is not None:
+            t = round_trip_s * (2.4 if k in slow else 1.0 + 0.01 * (k % 3))
+            p["before"] = p["after"] = p["after"] | {"xfer_s": [None] + [t] * (len(cpus) - 1)}
+        out.append(
+            {"case_id": case, "rep": k, "hostname": "n1", "wall_s": 0.1, "setup_s": 0.0}
+            | {"threads": len(cpus)}
+            | probe_columns(p)
+        )
+    return out
+
+
+def test_a_slow_cache_line_transfer_is_flagged_against_the_cases_own_normal():
+    """A case on two near CPUs (60 ns) in a phase where the host moved them apart (2.4x): flagged as
+    a slow transfer, nothing else. A case whose pair lies far apart all the time (e.g. another
+    socket, 400 ns) is its own normal and not flagged, and a one-CPU case has no transfer."""
+    records = pd.DataFrame(
+        transfer_rows("near", 60e-9, slow={3, 7, 8})
+        + transfer_rows("far", 400e-9, cpus=(0, 9))
+        + transfer_rows("serial", None, cpus=(0,))
+    )
+    flagged = flag_disturbed(records).set_index(["case_id", "rep"])
+    assert set(flagged.index[flagged["disturbed"]]) == {("near", 3), ("near", 7), ("near", 8)}
+    assert set(flagged.index[flagged["slow_transfer"]]) == {("near", 3), ("near", 7), ("near", 8)}
+    assert flagged.loc[("near", 3), "disturbed_reason"] == "slow cache-line transfer"
+    assert np.isclose(flagged.loc[("near", 7), "probe_xfer_slowdown"], 2.4)
+    assert flagged.loc[("far", 5), "probe_xfer_slowdown"] < 1.05
+    assert np.isnan(flagged.loc[("serial", 0), "probe_xfer_slowdown"])
+
+
+def test_probe_columns_of_the_transfer():
+    p = probe(0.001, 0.002, 0.0, cpus=(0, 1, 2))
+    p["before"] = p["before"] | {"xfer_s": [None, 7e-8, 2e-7]}
+    p["after"] = p["after"] | {"xfer_s": [None, 6e-8, 9e-8]}
+    cols = probe_columns(p)
+    assert cols["probe_xfer_min_s"] == 6e-8 and cols["probe_xfer_max_s"] == 2e-7
+    assert probe_columns(probe(0.001, 0.002, 0.0))["probe_xfer_max_s"] is None  # before the transfer

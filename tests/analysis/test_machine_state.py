@@ -11,7 +11,9 @@ from analysis.records.machine_state import machine_state_columns, probe_columns
 
 
 def side(cpus, rng, chains=("int_mul", "fp_lat", "fp_tput")):
-    return {"cpus": list(cpus)} | {
+    """Per-CPU chain times, and the cache-line round trips with the first CPU (none for it)."""
+    transfers = [None] + [float(t) for t in 5e-8 + 5e-8 * rng.random(len(cpus) - 1)] if len(cpus) else []
+    return {"cpus": list(cpus), "xfer_s": transfers} | {
         f"{c}_s": [float(t) for t in 3e-4 + 1e-4 * rng.random(len(cpus))] for c in chains
     }
 
@@ -95,7 +97,8 @@ def with_extremes(probe: dict) -> dict:
     """The probe as today's kernels write it: each chain's extremes over both sides beside the arrays."""
     sides = [probe["before"], probe["after"]]
     times = {
-        c: [t for s in sides for t in s[f"{c}_s"] if t is not None] for c in ("int_mul", "fp_lat", "fp_tput")
+        c: [t for s in sides for t in s.get(f"{c}_s", []) if t is not None]
+        for c in ("int_mul", "fp_lat", "fp_tput", "xfer")
     }
     return probe | {
         "min_s": {c: min(t, default=None) for c, t in times.items()},

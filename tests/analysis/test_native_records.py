@@ -116,6 +116,12 @@ ORDINARY = {
     "missing optional fields": lambda r: {k: v for k, v in r.items() if k not in ("host", "slurm", "uarch")},
     "no schedule field (from params)": _mutated("schedule", _DELETE),
     "no probe": _mutated("probe", None),
+    "cache-line transfer timed": lambda r: _mutated("probe.max_s.xfer", 2e-7)(
+        _mutated("probe.min_s.xfer", 6e-8)(r)
+    ),
+    "cache-line transfer null (one CPU)": lambda r: _mutated("probe.max_s.xfer", None)(
+        _mutated("probe.min_s.xfer", None)(r)
+    ),
     "counters off": _mutated("counters", {"status": "off", "group": None}),
     "counter value unmeasured": _mutated(
         "counters.metrics.CPI.per_hwthread", {"0": "-", "1": None, "2": 1.5}

@@ -78,6 +78,42 @@ def test_disturbed_and_far_apart_trials_are_left_out_and_counted():
     assert row["paired_speedup"] == pytest.approx(1.0)
 
 
+def test_trials_in_a_slow_cache_line_transfer_phase_are_left_out_of_both_estimates():
+    """A contended case on two CPUs whose cache-line transfer slowed (the host moved the vCPUs apart)
+    runs 2.4x as long in those trials while its single-threaded baseline does not: pairing cannot
+    cancel that, so the trials are left out of the estimate over every trial measured together too,
+    and counted. Trials merely disturbed otherwise (a slow phase both members share) stay there."""
+    true_s = {"serial": 1.0, "atomic2": 0.8}  # the truth: 1.25x
+    schedule = trial_schedule(list(true_s), 16, np.random.default_rng(8))
+    records = records_for(schedule, true_s, [])
+    phase = (records["case_id"] == "atomic2") & records["invocation"].isin([4, 5, 6, 7, 8])
+    records.loc[phase, "wall_s"] *= 2.4
+    records["slow_transfer"] = phase
+    records.loc[phase, "disturbed"] = True
+    shared = records["invocation"] == 12  # a phase both members were in: disturbed, paired within it
+    records.loc[shared, "disturbed"] = True
+    records.loc[shared, "wall_s"] *= 1.5
+    row = paired_speedups(
+        speedup_rows([("atomic2", "serial")]),
+        records,
+        {"serial": "f", "atomic2": "f"},
+        np.random.default_rng(9),
+    ).iloc[0]
+    assert (row["trials"], row["left_out_disturbed"], row["left_out_slow_transfer"]) == (10, 6, 5)
+    assert row["trials_together"] == 11
+    assert row["paired_together_speedup"] == pytest.approx(1.25)
+    assert row["paired_together_halfwidth_rel"] == pytest.approx(0.0, abs=1e-9)
+    # Without the transfer flag the phase would sit in the estimate over trials together: 5 of 16
+    # trials at 0.52x widen its interval far past the +-2 % the comparison aims at.
+    unflagged = paired_speedups(
+        speedup_rows([("atomic2", "serial")]),
+        records.assign(slow_transfer=False),
+        {"serial": "f", "atomic2": "f"},
+        np.random.default_rng(9),
+    ).iloc[0]
+    assert unflagged["trials_together"] == 16 and unflagged["paired_together_halfwidth_rel"] > 0.1
+
+
 def test_no_pairing_across_families_or_without_one():
     records = records_for(
         trial_schedule(["a", "b", "c"], 6, np.random.default_rng(5)), {"a": 1, "b": 1, "c": 1}, []

@@ -2,6 +2,7 @@
 each CPU of the case before and after the repetition, chained within a process, never in warm-ups, with
 each chain's fastest and slowest time written beside the arrays."""
 
+import json
 import os
 import re
 import shutil
@@ -90,3 +91,74 @@ def test_timing_chains_start_on_a_cache_line(kernel, binary):
     assert all(start % 64 == 0 and jump + 2 <= start + 64 for _, start, jump in loops), [
         (k, hex(s), hex(j)) for k, s, j in loops
     ]
+
+
+TWO_CPUS = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
+XFER_BINARIES = ["mcpi-c-pthreads", "mcpi-c-omp", "mandelbrot-c-pthreads", "mandelbrot-f-omp"]
+
+
+def transfers(record: dict, side: str) -> list:
+    return record["probe"][side]["xfer_s"]
+
+
+@TWO_CPUS
+@pytest.mark.parametrize("binary", XFER_BINARIES)
+def test_workers_pinned_by_the_harness_time_the_cache_line_transfer(kernel, record_validator, binary):
+    """Two workers on CPUs 0 and 1: each probe times the round trip between them (entry 1; entry 0 is
+    the first CPU itself), a plausible one (a round trip between two CPUs of one machine takes tens
+    of nanoseconds to a few microseconds, never 0 or a millisecond on an idle pair), and min_s /
+    max_s carry its fastest and slowest. The pthreads pool exists only after the first repetition, so
+    that process's first probe has no pair to time."""
+    name = binary.split("-")[0]
+    records = run_records(
+        kernel(binary), *ARGS[name], "--threads", 2, "--reps", 3, env={"SB_PIN_CPUS": "0,1"}
+    )
+    for record in records:
+        record_validator.validate(record)
+        probe = record["probe"]
+        assert probe["xfer_round_trips"] > 0
+        assert probe["after"]["cpus"] == [0, 1]
+        timed = [t for side in ("before", "after") for t in transfers(record, side) if t is not None]
+        assert all(transfers(record, side)[0] is None for side in ("before", "after"))
+        assert timed and all(5e-9 < t < 1e-3 for t in timed), timed
+        assert probe["min_s"]["xfer"] == min(timed) and probe["max_s"]["xfer"] == max(timed)
+    first = transfers(records[0], "before")
+    assert first == ([None, None] if "pthreads" in binary else first) and first[0] is None
+
+
+@pytest.mark.parametrize(
+    ("binary", "threads"), [("mcpi-c-serial", []), ("mcpi-c-pthreads", ["--threads", 1])]
+)
+def test_one_cpu_times_no_transfer(kernel, binary, threads):
+    records = run_records(kernel(binary), *ARGS["mcpi"], *threads, "--reps", 2, env={"SB_PIN_CPUS": "0"})
+    for record in records:
+        probe = record["probe"]
+        assert probe["min_s"]["xfer"] is None and probe["max_s"]["xfer"] is None
+        assert transfers(record, "after") == [None]
+
+
+def test_mpi_ranks_time_no_transfer(kernel):
+    for record in mpirun_records(2, kernel("mcpi-c-mpi"), *ARGS["mcpi"], "--reps", 2):
+        assert record["probe"]["max_s"]["xfer"] is None
+
+
+@TWO_CPUS
+def test_a_busy_partner_cpu_ends_the_transfer_timing_within_its_budget(kernel):
+    """Another process busy on CPU 1: the partner answers once per time slice, so the ping stops
+    after its budget (a few ms) instead of timing every round trip; the slow trips are the result."""
+    hog = subprocess.Popen(["taskset", "-c", "1", "sh", "-c", "while :; do :; done"])
+    try:
+        proc = subprocess.run(
+            [str(kernel("mcpi-c-pthreads")), *map(str, ARGS["mcpi"]), "--threads", "2", "--reps", "4"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "SB_PIN_CPUS": "0,1", "SB_WAIT_POLICY": ""},
+        )
+    finally:
+        hog.kill()
+        hog.wait()
+    records = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert proc.returncode == 0 and len(records) == 4, proc.stderr[-2000:]
+    timed = [r["probe"]["max_s"]["xfer"] for r in records[1:]]
+    assert all(t is not None and t > 0 for t in timed), timed

@@ -21,7 +21,10 @@ def disturbance_section(result) -> list[tuple[str, object]]:
             f"{bad} of {n} repetitions ({100 * bad / max(n, 1):.0f} %) were measured while the machine was "
             f"disturbed: a probe chain around them took more than {SLOW_RATIO:g}x the node's normal time "
             '(only the FP-throughput block: "shared FP pipes", another hardware thread used the core\'s '
-            "vector pipes, which slows vector kernels and barely the scalar loops), or "
+            "vector pipes, which slows vector kernels and barely the scalar loops), the cache-line "
+            f"round trip between the case's CPUs took more than {SLOW_RATIO:g}x the case's normal one "
+            '("slow cache-line transfer": the host placed the vCPUs further apart, which slows contended '
+            "locks and atomics), or "
             f"their threads waited for a CPU {100 * WAIT_SHARE:.0f} % of the time more than is normal on "
             "that node, without being oversubscribed. They stay in every result above; the table shows "
             "what the affected cases give without them (records.parquet has the flag and reason per "

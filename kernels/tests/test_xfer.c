@@ -1,0 +1,96 @@
+/* C-level tests of sb_xfer.c, the probe's cache-line ping-pong: a round trip between two threads is
+ * timed and the partner stopped; a partner slow to answer ends the timing after its budget instead
+ * of after every round trip; a partner that arrives late does not count. A hang (a partner never
+ * stopped) is turned into a failure by the alarm. */
+#define _GNU_SOURCE
+#include "sb_internal.h"
+#include "sb_test.h"
+#include "sb_xfer.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+
+static void sleep_us(long us) {
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000L};
+    nanosleep(&ts, NULL);
+}
+
+static void *pong(void *line) {
+    sb_xfer_pong(line);
+    return NULL;
+}
+
+/* A partner that arrives `delay_us` late and then sleeps `answer_us` before each answer. */
+typedef struct {
+    sb_xfer_line *line;
+    long delay_us, answer_us;
+} slow_partner;
+
+static void *slow_pong(void *arg) {
+    slow_partner *p = arg;
+    sleep_us(p->delay_us);
+    for (;;) {
+        uint64_t turn = atomic_load(&p->line->turn);
+        if (turn == SB_XFER_STOP)
+            return NULL;
+        if (turn % 2 == 1) {
+            sleep_us(p->answer_us);
+            atomic_store(&p->line->turn, turn + 1);
+        }
+    }
+}
+
+static double timed_ping(void *(*partner)(void *), void *arg, sb_xfer_line *line, double *elapsed) {
+    pthread_t t;
+    pthread_create(&t, NULL, partner, arg);
+    double t0 = sb_now();
+    double per_trip = sb_xfer_ping(line);
+    *elapsed = sb_now() - t0;
+    pthread_join(t, NULL); /* returns only if the partner saw the stop */
+    return per_trip;
+}
+
+static void test_round_trip(void) {
+    sb_xfer_line *line = &sb_xfer_lines(2)[1];
+    double elapsed;
+    double per_trip = timed_ping(pong, line, line, &elapsed);
+    CHECK(per_trip > 0 && per_trip < elapsed);
+    CHECK(atomic_load(&line->turn) == SB_XFER_STOP);
+    sb_xfer_lines(2); /* reset: the same line serves the next probe */
+    CHECK(atomic_load(&line->turn) == 0);
+    per_trip = timed_ping(pong, line, line, &elapsed);
+    CHECK(per_trip > 0);
+}
+
+static void test_budget(void) {
+    /* 300 us per answer: every round trip would take 31 x 8 x 300 us = 74 ms or more; the budget
+     * stops the ping after the sample that passes 2 ms, i.e. within two samples (about 5 ms; 30 ms
+     * leaves room for a loaded machine's late wake-ups). */
+    sb_xfer_line *line = &sb_xfer_lines(2)[1];
+    slow_partner p = {line, 0, 300};
+    double elapsed;
+    double per_trip = timed_ping(slow_pong, &p, line, &elapsed);
+    CHECK(per_trip >= 250e-6);
+    CHECK(elapsed < 30e-3);
+}
+
+static void test_late_partner(void) {
+    /* A partner 20 ms late (a helper woken from sleep, a preempted thread): not a slow transfer. */
+    sb_xfer_line *line = &sb_xfer_lines(2)[1];
+    slow_partner p = {line, 20000, 0};
+    double elapsed;
+    double per_trip = timed_ping(slow_pong, &p, line, &elapsed);
+    CHECK(elapsed >= 19e-3);
+    CHECK(per_trip < 1e-3);
+}
+
+int main(void) {
+    alarm(60);
+    test_round_trip();
+    test_budget();
+    test_late_partner();
+    return sb_test_summary();
+}
