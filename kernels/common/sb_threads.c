@@ -232,8 +232,11 @@ static void lock_timed(void *ctx, int32_t worker, pthread_mutex_t *mutex) {
     sb_mutex_lock_timed(ctx, worker, mutex);
 }
 
+/* One worker waits for nobody and the build without measurements times nothing: the queue then
+ * keeps its plain pthread_mutex_lock, without the hook's indirect call on every fetch. */
 void sb_queue_time_waits(sb_queue *queue, sb_ctx *ctx) {
-    sb_queue_lock_with(queue, lock_timed, ctx);
+    if (SB_WORKER_TIMES && ctx->cli.p.threads > 1)
+        sb_queue_lock_with(queue, lock_timed, ctx);
 }
 
 void sb_timed_queue_share(sb_ctx *ctx, sb_barrier *barrier, sb_queue *queue, int32_t worker,

@@ -48,8 +48,8 @@ int sb_lock_wait_weight(struct sb_worker_times *t, int32_t worker);
 void sb_mutex_lock_timed(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex);
 
 /* The queue's workers take its locks with sb_mutex_lock_timed (their waits for the cursor and the
- * slots are sampled like the kernels' own locks). Call after sb_queue_init, before the workers run.
- */
+ * slots are sampled like the kernels' own locks); on one worker, or with the measurements compiled
+ * out, the queue keeps pthread_mutex_lock. Call after sb_queue_init, before the workers run. */
 void sb_queue_time_waits(sb_queue *queue, sb_ctx *ctx);
 
 /* Work on a range of units [begin, end) of the queue, in worker `worker`. */
