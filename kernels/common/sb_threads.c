@@ -209,11 +209,11 @@ int sb_lock_wait_weight(sb_worker_times *t, int32_t worker) {
 }
 
 /* One worker has nobody to wait for: its lock is taken untimed (the countdown beside an uncontended
- * lock cost +7.4 % on one worker of --batch 1 pi with the coarse lock, docs/pop-metrics.md). Every
- * path ends in a tail call and none keeps a value across a call, so the function saves no registers
- * and sets up no frame: one worker pays a load, a compare and a branch per acquisition (with the
- * draw's call inline it pushed a register and moved the stack on every acquisition, one worker's
- * included: +1.5 %). */
+ * lock cost +7.4 % on one worker of --batch 1 pi with the coarse lock, docs/pop-metrics.md); the
+ * kernels do not even call this then (sb_worker_lock). Every path ends in a tail call and none
+ * keeps a value across a call, so the function saves no registers and sets up no frame (with the
+ * draw's call inline it pushed a register and moved the stack on every acquisition: +1.5 % on one
+ * worker before sb_worker_lock). */
 void sb_mutex_lock_timed(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex) {
     const int32_t threads = ctx->cli.p.threads;
     /* one compare for "worker outside 0..threads-1" */
@@ -228,6 +228,21 @@ void sb_mutex_lock_timed(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex) {
         lock_drawn(t, worker, mutex);
 }
 
+/* Two or more workers, measurements compiled in: the waits are sampled. */
+static int waits_sampled(const sb_ctx *ctx) {
+    return SB_WORKER_TIMES && ctx->cli.p.threads > 1;
+}
+
+static void lock_plain(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex) {
+    (void)ctx;
+    (void)worker;
+    pthread_mutex_lock(mutex);
+}
+
+sb_lock_fn sb_worker_lock(const sb_ctx *ctx) {
+    return waits_sampled(ctx) ? sb_mutex_lock_timed : lock_plain;
+}
+
 static void lock_timed(void *ctx, int32_t worker, pthread_mutex_t *mutex) {
     sb_mutex_lock_timed(ctx, worker, mutex);
 }
@@ -235,7 +250,7 @@ static void lock_timed(void *ctx, int32_t worker, pthread_mutex_t *mutex) {
 /* One worker waits for nobody and the build without measurements times nothing: the queue then
  * keeps its plain pthread_mutex_lock, without the hook's indirect call on every fetch. */
 void sb_queue_time_waits(sb_queue *queue, sb_ctx *ctx) {
-    if (SB_WORKER_TIMES && ctx->cli.p.threads > 1)
+    if (waits_sampled(ctx))
         sb_queue_lock_with(queue, lock_timed, ctx);
 }
 
