@@ -3,14 +3,16 @@
  * where the lock is never contended and the figure does not depend on how the lock is handed over
  * between workers (perf/perf_worker_times.py bounds the two-worker cost with it). Three loops,
  * interleaved round by round, each ACQUISITIONS long:
- *   plain    pthread_mutex_lock + unlock
- *   sampled  sb_mutex_lock_timed (a context of two workers, worker 0: the countdown, one draw in 64
- *            acquisitions, a trylock on the timed ones) + unlock
+ *   plain    the lock function of one worker (sb_worker_lock: pthread_mutex_lock, what the build
+ *            without measurements takes at any worker count) + unlock
+ *   sampled  the lock function of two workers (sb_mutex_lock_timed, worker 0: the countdown, one
+ *            draw in 64 acquisitions, a trylock on the timed ones) + unlock
  *   clock    sb_now(), the clock a timed acquisition reads twice when its trylock fails
- * A second thread exists throughout but never touches the lock: with one thread in the process
- * glibc takes a mutex without an atomic instruction, with two (as at two workers) it uses one.
- * Prints one JSON line: each loop's nanoseconds per operation, the least over the rounds, and the
- * sampling's constants (sb_threads.h) the bound is computed with.
+ * plain and sampled are called through the pointer sb_worker_lock returns, as the kernels call
+ * them. A second thread exists throughout but never touches the lock: with one thread in the
+ * process glibc takes a mutex without an atomic instruction, with two (as at two workers) it uses
+ * one. Prints one JSON line: each loop's nanoseconds per operation, the least over the rounds, and
+ * the sampling's constants (sb_threads.h) the bound is computed with.
  */
 #define _GNU_SOURCE
 #include "sb_descriptors.h"
@@ -25,7 +27,8 @@
 #define ROUNDS 41
 #define ACQUISITIONS 200000
 
-static const sb_kernel_desc two_workers = {SB_DESC_PTHREADS("mcpi", SB_KERNEL_MCPI), .lang = "c"};
+static const sb_kernel_desc pthreads_kernel = {SB_DESC_PTHREADS("mcpi", SB_KERNEL_MCPI),
+                                               .lang = "c"};
 
 static pthread_barrier_t done;
 
@@ -35,19 +38,11 @@ static void *bystander(void *unused) {
     return NULL;
 }
 
-static double plain_ns(pthread_mutex_t *mutex) {
+/* ns per acquisition + release through `lock` */
+static double lock_ns(sb_lock_fn lock, sb_ctx *ctx, pthread_mutex_t *mutex) {
     const double t0 = sb_now();
     for (int i = 0; i < ACQUISITIONS; i++) {
-        pthread_mutex_lock(mutex);
-        pthread_mutex_unlock(mutex);
-    }
-    return (sb_now() - t0) / ACQUISITIONS * 1e9;
-}
-
-static double sampled_ns(sb_ctx *ctx, pthread_mutex_t *mutex) {
-    const double t0 = sb_now();
-    for (int i = 0; i < ACQUISITIONS; i++) {
-        sb_mutex_lock_timed(ctx, 0, mutex);
+        lock(ctx, 0, mutex);
         pthread_mutex_unlock(mutex);
     }
     return (sb_now() - t0) / ACQUISITIONS * 1e9;
@@ -66,17 +61,26 @@ static double least(double a, double b) {
     return b < a ? b : a;
 }
 
-int main(void) {
-    char prog[] = "lock-path-cost", threads[] = "--threads", two[] = "2";
-    char *argv[] = {prog, threads, two, NULL};
+/* A context of `threads` workers; 0 when it cannot be set up. */
+static int workers_ctx(sb_ctx *ctx, const char *threads) {
+    char prog[] = "lock-path-cost", option[] = "--threads", value[8];
+    snprintf(value, sizeof value, "%s", threads);
+    char *argv[] = {prog, option, value, NULL};
     sb_cli cli;
-    char err[256];
-    sb_ctx ctx;
-    if (sb_parse_options(&two_workers, 3, argv, &cli, err, sizeof err) != SB_PARSE_OK ||
-        sb_ctx_init(&ctx, &two_workers, &cli) != 0) {
-        fprintf(stderr, "lock-path-cost: cannot set up a context of two workers: %s\n", err);
-        return 1;
+    char err[256] = "";
+    if (sb_parse_options(&pthreads_kernel, 3, argv, &cli, err, sizeof err) != SB_PARSE_OK ||
+        sb_ctx_init(ctx, &pthreads_kernel, &cli) != 0) {
+        fprintf(stderr, "lock-path-cost: cannot set up a context of %s workers: %s\n", threads,
+                err);
+        return 0;
     }
+    return 1;
+}
+
+int main(void) {
+    sb_ctx one, two;
+    if (!workers_ctx(&one, "1") || !workers_ctx(&two, "2"))
+        return 1;
     pthread_t other;
     if (pthread_barrier_init(&done, NULL, 2) != 0 ||
         pthread_create(&other, NULL, bystander, NULL) != 0) {
@@ -86,8 +90,8 @@ int main(void) {
     pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
     double plain = 1e30, sampled = 1e30, clock = 1e30;
     for (int r = 0; r < ROUNDS; r++) {
-        plain = least(plain, plain_ns(&mutex));
-        sampled = least(sampled, sampled_ns(&ctx, &mutex));
+        plain = least(plain, lock_ns(sb_worker_lock(&one), &one, &mutex));
+        sampled = least(sampled, lock_ns(sb_worker_lock(&two), &two, &mutex));
         clock = least(clock, clock_ns());
     }
     pthread_barrier_wait(&done);
@@ -96,6 +100,7 @@ int main(void) {
            "\"acquisitions\":%d,\"timed_first\":%d,\"sample_every\":%d,\"worker_times\":%d}\n",
            plain, sampled, clock, ROUNDS, ACQUISITIONS, SB_LOCK_TIMED_FIRST, SB_LOCK_SAMPLE_EVERY,
            SB_WORKER_TIMES);
-    sb_ctx_free(&ctx);
+    sb_ctx_free(&one);
+    sb_ctx_free(&two);
     return 0;
 }
