@@ -13,7 +13,7 @@ both builds (e.g. a wait policy).
 
 Where workers take a lock per sample, two figures bound the measurements' cost independently of the
 hand-off regime. "matched": on against off compared only between repetitions of the same regime
-(their voluntary context switches in the same decade: 0, 1-9, 10-99, ...), the median ratio of each
+(their voluntary context switches in the same octave: 0, 1, 2-3, 4-7, ...), the median ratio of each
 regime both builds reached at least 3 times, weighted by the smaller count. "bound": the sampled lock
 path's own cost per acquisition, measured on one thread where it is stable (build/perf/lock-path-cost,
 perf/lock_path_cost.c), times the acquisitions of a repetition, plus two clock reads per timed
@@ -118,8 +118,8 @@ def lock_bound(cost: dict, locks: int, workers: int, wall_off: float) -> tuple[f
 
 
 def regime(switches: int) -> int:
-    """The decade of a repetition's voluntary context switches: 0, 1-9, 10-99, ... -> 0, 1, 2, ..."""
-    return len(str(switches)) if switches > 0 else 0
+    """The octave of a repetition's voluntary context switches: 0, 1, 2-3, 4-7, ... -> 0, 1, 2, 3, ..."""
+    return switches.bit_length()
 
 
 def matched_overhead(on: list[dict], off: list[dict]) -> tuple[float, int] | None:

@@ -28,15 +28,15 @@ def reps(wall: float, switches: int, count: int) -> list[dict]:
     return [{"wall_s": wall, "ctx_voluntary": switches} for _ in range(count)]
 
 
-def test_regime_is_the_decade_of_the_context_switches():
-    assert [pwt.regime(n) for n in (0, 1, 9, 10, 99, 100, 2101)] == [0, 1, 1, 2, 2, 3, 4]
+def test_regime_is_the_octave_of_the_context_switches():
+    assert [pwt.regime(n) for n in (0, 1, 2, 3, 4, 7, 8, 204, 391)] == [0, 1, 2, 2, 3, 3, 4, 8, 9]
 
 
 def test_matched_overhead_leaves_out_a_regime_only_one_build_reached():
     # the plain medians differ by half (more of on's repetitions fell in the slow regime);
     # within the regime both reached, on is 2 % slower
     on = reps(1.02, 0, 3) + reps(2.0, 500, 3)
-    off = reps(1.0, 0, 5) + reps(2.0, 500, 1)
+    off = reps(1.0, 0, 5) + reps(2.0, 300, 1)
     overhead, compared = pwt.matched_overhead(on, off)
     assert overhead == pytest.approx(0.02)
     assert compared == 6
@@ -44,8 +44,8 @@ def test_matched_overhead_leaves_out_a_regime_only_one_build_reached():
 
 def test_matched_overhead_weights_each_regime_by_its_smaller_count():
     on = reps(1.01, 0, 3) + reps(2.06, 2000, 6)
-    off = reps(1.0, 5, 4) + reps(2.0, 3000, 6)  # 5 and 0 differ: regimes 1 and 0
-    on += reps(1.01, 5, 3)
+    off = reps(1.0, 5, 4) + reps(2.0, 1900, 6)  # 0 and 5 differ: regimes 0 and 3
+    on += reps(1.01, 6, 3)
     overhead, compared = pwt.matched_overhead(on, off)
     assert overhead == pytest.approx((0.01 * 3 + 0.03 * 6) / 9)
     assert compared == 18
