@@ -9,10 +9,27 @@ time also depends on how often the lock's hand-off goes through the kernel (fute
 swings between trials of either build: the voluntary context switches per repetition (median) of
 each build are printed beside it. The workers are pinned to CPUs 0..threads-1 (SB_PIN_CPUS) so both
 builds run on the same placement. --kernel-arg and --env pass options and variables to every run of
-both builds (e.g. a wait policy). Prints, asserts nothing; run it on a quiet machine.
+both builds (e.g. a wait policy).
+
+Where workers take a lock per sample, two figures bound the measurements' cost independently of the
+hand-off regime. "matched": on against off compared only between repetitions of the same regime
+(their voluntary context switches in the same octave: 0, 1, 2-3, 4-7, ...), the median ratio of each
+regime both builds reached at least 3 times, weighted by the smaller count. "bound": the sampled lock
+path's own cost per acquisition, measured on one thread where it is stable (build/perf/lock-path-cost,
+perf/lock_path_cost.c), times the acquisitions of a repetition, plus two clock reads per timed
+acquisition (the one before the wait and the one inside the critical section, which lengthens what
+the other workers wait for), over the build without measurements' repetition time:
+
+    bound = (A x (sampled - plain) + T x 2 x clock) / W_off,  T = p x first + A / every
+
+with A the acquisitions per repetition over all workers, p the workers, first and every the sampling's
+constants (sb_threads.h). It counts every added nanosecond as if it lay on the critical path (the lock
+serialising everything) and every timed acquisition as contended: an upper bound on the direct cost,
+not on a change of hand-off regime that the added nanoseconds may trigger. Prints, asserts nothing;
+run it on a quiet machine.
 
 Run: .venv/bin/python perf/perf_worker_times.py [--trials N] [--reps K] [--kernel-arg=--opt=value]
-     [--env NAME=VALUE]   (or `make perf`)
+     [--env NAME=VALUE] [--only TEXT]   (or `make perf`)
 """
 
 import argparse
@@ -21,28 +38,45 @@ import os
 import statistics
 import subprocess
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 ON = ROOT / "build" / "bin"
 OFF_DIR = ROOT / "build" / "perf-worker-times-off"
+LOCK_PATH_COST = Path("build") / "perf" / "lock-path-cost"
 AIM = 0.01
 MANDELBROT = ["--preset", "asymmetric", "--width", "384", "--height", "384", "--max-iter", "1000"]
 PI_COARSE_BLOCK = ["--samples", "4000000", "--sync", "coarse", "--schedule", "block", "--batch", "1"]
-# (binary, options, workers: None = --threads)
+PI_COARSE_QUEUE = ["--samples", "4000000", "--sync", "coarse", "--schedule", "queue", "--batch", "1"]
+PI_SAMPLES = 4_000_000
+MANDELBROT_PIXELS, MANDELBROT_ROWS = 384 * 384, 384
+
+
+class Case(NamedTuple):
+    binary: str
+    options: list[str]
+    workers: int | None  # None = --threads
+    locks: int  # acquisitions through sb_mutex_lock_timed per repetition, all workers; 0 = none
+
+
 CASES = [
-    ("mandelbrot-c-omp", [*MANDELBROT, "--schedule", "static"], None),
-    ("mandelbrot-c-omp", [*MANDELBROT, "--schedule", "static,1"], None),
-    ("mandelbrot-c-pthreads", [*MANDELBROT, "--schedule", "cyclic", "--sync", "none"], None),
-    ("mandelbrot-c-pthreads", [*MANDELBROT, "--schedule", "queue", "--sync", "coarse"], None),
-    ("mcpi-c-omp", ["--samples", "4000000", "--sync", "critical", "--batch", "1"], None),
-    ("mcpi-c-pthreads", PI_COARSE_BLOCK, 1),
-    ("mcpi-c-pthreads", PI_COARSE_BLOCK, None),
-    (
-        "mcpi-c-pthreads",
-        ["--samples", "4000000", "--sync", "coarse", "--schedule", "queue", "--batch", "1"],
+    Case("mandelbrot-c-omp", [*MANDELBROT, "--schedule", "static"], None, 0),
+    Case("mandelbrot-c-omp", [*MANDELBROT, "--schedule", "static,1"], None, 0),
+    Case("mandelbrot-c-pthreads", [*MANDELBROT, "--schedule", "cyclic", "--sync", "none"], None, 0),
+    # a lock per pixel, and one per row taken from the queue
+    Case(
+        "mandelbrot-c-pthreads",
+        [*MANDELBROT, "--schedule", "queue", "--sync", "coarse"],
         None,
+        MANDELBROT_PIXELS + MANDELBROT_ROWS,
     ),
+    Case("mcpi-c-omp", ["--samples", "4000000", "--sync", "critical", "--batch", "1"], None, 0),
+    Case("mcpi-c-pthreads", PI_COARSE_BLOCK, 1, PI_SAMPLES),
+    Case("mcpi-c-pthreads", PI_COARSE_BLOCK, None, PI_SAMPLES),
+    # a lock per batch taken from the queue, one per batch's hits
+    Case("mcpi-c-pthreads", PI_COARSE_QUEUE, None, 2 * PI_SAMPLES),
 ]
+MATCHED_MIN = 3  # repetitions of each build a regime needs to be compared
 
 
 def build_off() -> Path:
@@ -61,6 +95,51 @@ def build_off() -> Path:
         check=True,
     )
     return OFF_DIR / "bin"
+
+
+def lock_path_cost() -> dict:
+    """build/perf/lock-path-cost's figures: ns per plain, per sampled acquisition and per clock read."""
+    subprocess.run(["make", "-s", str(LOCK_PATH_COST)], cwd=ROOT, check=True)
+    out = subprocess.run(
+        [str(ROOT / LOCK_PATH_COST)], capture_output=True, text=True, check=True, timeout=600
+    )
+    return json.loads(out.stdout)
+
+
+def lock_bound(cost: dict, locks: int, workers: int, wall_off: float) -> tuple[float, str]:
+    """The upper bound on the sampled lock's direct cost per repetition, as a fraction of wall_off,
+    and its terms (the module's docstring derives it)."""
+    per_lock_s = (cost["sampled_ns"] - cost["plain_ns"]) * 1e-9
+    timed = workers * cost["timed_first"] + locks / cost["sample_every"]
+    clock_s = 2 * cost["clock_ns"] * 1e-9
+    added = locks * per_lock_s + timed * clock_s
+    terms = f"({locks} x {per_lock_s * 1e9:.2f} ns + {timed:.0f} x {clock_s * 1e9:.1f} ns) / {wall_off:.4f} s"
+    return added / wall_off, terms
+
+
+def regime(switches: int) -> int:
+    """The octave of a repetition's voluntary context switches: 0, 1, 2-3, 4-7, ... -> 0, 1, 2, 3, ..."""
+    return switches.bit_length()
+
+
+def matched_overhead(on: list[dict], off: list[dict]) -> tuple[float, int] | None:
+    """on/off - 1 within the hand-off regimes both builds reached MATCHED_MIN times: each regime's
+    median ratio, weighted by its smaller count; and the repetitions compared. None: no such regime."""
+    by_regime = {}
+    for build, records in (("on", on), ("off", off)):
+        for record in records:
+            by_regime.setdefault(regime(record["ctx_voluntary"]), {"on": [], "off": []})[build].append(
+                record["wall_s"]
+            )
+    ratios, weights = [], []
+    for walls_of in by_regime.values():
+        weight = min(len(walls_of["on"]), len(walls_of["off"]))
+        if weight >= MATCHED_MIN:
+            ratios.append(statistics.median(walls_of["on"]) / statistics.median(walls_of["off"]) - 1)
+            weights.append(weight)
+    if not weights:
+        return None
+    return sum(r * w for r, w in zip(ratios, weights, strict=True)) / sum(weights), 2 * sum(weights)
 
 
 def env_pair(text: str) -> tuple[str, str]:
@@ -99,25 +178,35 @@ def main() -> None:
         type=env_pair,
         help="NAME=VALUE set for every kernel run of both builds (repeatable)",
     )
+    parser.add_argument(
+        "--only",
+        default="",
+        help="run only the cases whose binary and options contain this text (e.g. 'mcpi-c-pthreads')",
+    )
     args = parser.parse_args()
     env = dict(args.env)
+    cases = [case for case in CASES if args.only in " ".join([case.binary, *case.options])]
+    if not cases:
+        parser.error(f"--only {args.only!r}: no case's binary and options contain it")
     off = build_off()
+    lock_cost = lock_path_cost()
     print(f"load average before: {os.getloadavg()[0]:.2f} (quote figures only from a quiet machine)")
     if args.kernel_arg or env:
         print(f"every run: {' '.join(args.kernel_arg)} {' '.join(f'{k}={v}' for k, v in env.items())}")
     print(
         f"{'binary':24} {'options':50} {'p':>2} {'on s':>9} {'off s':>9} {'overhead':>9}"
-        f" {'trials q1..q3':>17}"
-        f" {'csw on/off':>11}"
+        f" {'trials q1..q3':>17} {'csw on/off':>11} {'matched':>15}"
     )
-    for name, options, workers in CASES:
-        threads = workers or args.threads
+    bounds = []
+    for case in cases:
+        threads = case.workers or args.threads
         records = {"on": [], "off": []}
         per_trial = []
         for _ in range(args.trials):  # alternating: drift in the machine's load hits both alike
             trial = {}
             for build, directory in (("on", ON), ("off", off)):
-                trial[build] = walls(directory / name, [*options, *args.kernel_arg], threads, args.reps, env)
+                command = [*case.options, *args.kernel_arg]
+                trial[build] = walls(directory / case.binary, command, threads, args.reps, env)
                 records[build] += trial[build]
             per_trial.append(
                 statistics.median(r["wall_s"] for r in trial["on"])
@@ -132,12 +221,27 @@ def main() -> None:
         q1, _, q3 = statistics.quantiles(per_trial, n=4) if len(per_trial) > 1 else [overhead] * 3
         verdict = "ok" if overhead <= AIM else f"above the {AIM:.0%} aim"
         spread = f"{q1:+.1%}..{q3:+.1%}"
-        shown = " ".join(options[-6:])
+        matched = matched_overhead(records["on"], records["off"])
+        matched_text = f"{matched[0]:+.2%} ({matched[1]})" if matched else "no common"
+        shown = " ".join(case.options[-6:])
         print(
-            f"{name:24} {shown:50} {threads:2} {on:9.4f} {cost:9.4f} {overhead:+8.2%} {spread:>17}"
-            f" {switches:>11} {verdict}"
+            f"{case.binary:24} {shown:50} {threads:2} {on:9.4f} {cost:9.4f} {overhead:+8.2%} {spread:>17}"
+            f" {switches:>11} {matched_text:>15} {verdict}"
         )
+        if case.locks and threads > 1:
+            bounds.append((case, threads, *lock_bound(lock_cost, case.locks, threads, cost)))
     print(f"load average after: {os.getloadavg()[0]:.2f}")
+    if bounds:
+        print(
+            f"sampled lock path on one thread: {lock_cost['sampled_ns']:.2f} ns per acquisition against"
+            f" {lock_cost['plain_ns']:.2f} ns plain, clock read {lock_cost['clock_ns']:.2f} ns"
+            f" (least of {lock_cost['rounds']} rounds of {lock_cost['acquisitions']})"
+        )
+        print("bound = (A x (sampled - plain) + T x 2 x clock) / W_off, T = p x first + A / every:")
+        for case, threads, bound, terms in bounds:
+            verdict = "ok" if bound <= AIM else f"above the {AIM:.0%} aim"
+            shown = " ".join(case.options[-6:])
+            print(f"{case.binary:24} {shown:50} {threads:2} {bound:+8.2%} = {terms} {verdict}")
 
 
 if __name__ == "__main__":

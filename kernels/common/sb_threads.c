@@ -179,14 +179,6 @@ static __attribute__((noinline)) int lock_gap_ended(sb_worker_times *t, int32_t 
     return SB_LOCK_SAMPLE_EVERY;
 }
 
-/* One decrement and a branch per untimed acquisition (inlined into sb_mutex_lock_timed): a call
- * there cost ~1 ns per acquisition, +18 % on --batch 1 pi with the coarse lock on one thread. */
-static inline int lock_wait_weight(sb_worker_times *t, int32_t worker) {
-    if (__builtin_expect(--t->lock_gap > 0, 1))
-        return 0;
-    return lock_gap_ended(t, worker);
-}
-
 /* A timed acquisition, out of line so that the untimed path saves no registers for it: a trylock
  * first, the clock only when it fails. */
 static __attribute__((noinline)) void lock_timed_wait(sb_worker_times *t, int weight,
@@ -199,32 +191,71 @@ static __attribute__((noinline)) void lock_timed_wait(sb_worker_times *t, int we
     t->wait_s += (sb_now() - t0) * weight;
 }
 
-int sb_lock_wait_weight(sb_worker_times *t, int32_t worker) {
-    return lock_wait_weight(t, worker);
-}
-
-/* One worker has nobody to wait for: its lock is taken untimed (the countdown beside an uncontended
- * lock cost +7.4 % on one worker of --batch 1 pi with the coarse lock, docs/pop-metrics.md). */
-void sb_mutex_lock_timed(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex) {
-    const int32_t threads = ctx->cli.p.threads;
-    if (!SB_WORKER_TIMES || threads == 1 || worker < 0 || worker >= threads) {
-        pthread_mutex_lock(mutex);
-        return;
-    }
-    sb_worker_times *t = &ctx->workers[worker];
-    const int weight = lock_wait_weight(t, worker);
+/* The draw and, when it says so, the timed wait: out of line, so that nothing the caller holds
+ * lives across a call and sb_mutex_lock_timed saves no registers. */
+static __attribute__((noinline)) void lock_drawn(sb_worker_times *t, int32_t worker,
+                                                 pthread_mutex_t *mutex) {
+    const int weight = lock_gap_ended(t, worker);
     if (weight == 0)
         pthread_mutex_lock(mutex);
     else
         lock_timed_wait(t, weight, mutex);
 }
 
+/* One decrement and a branch per untimed acquisition (inlined into sb_mutex_lock_timed): a call
+ * there cost ~1 ns per acquisition, +18 % on --batch 1 pi with the coarse lock on one thread. */
+static inline int lock_untimed(sb_worker_times *t) {
+    return __builtin_expect(--t->lock_gap > 0, 1);
+}
+
+int sb_lock_wait_weight(sb_worker_times *t, int32_t worker) {
+    return lock_untimed(t) ? 0 : lock_gap_ended(t, worker);
+}
+
+/* One worker has nobody to wait for: its lock is taken untimed (the countdown beside an uncontended
+ * lock cost +7.4 % on one worker of --batch 1 pi with the coarse lock, docs/pop-metrics.md); the
+ * kernels do not even call this then (sb_worker_lock). Every path ends in a tail call and none
+ * keeps a value across a call, so the function saves no registers and sets up no frame (with the
+ * draw's call inline it pushed a register and moved the stack on every acquisition: +1.5 % on one
+ * worker before sb_worker_lock). */
+void sb_mutex_lock_timed(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex) {
+    const int32_t threads = ctx->cli.p.threads;
+    /* one compare for "worker outside 0..threads-1" */
+    if (!SB_WORKER_TIMES || threads == 1 || (uint32_t)worker >= (uint32_t)threads) {
+        pthread_mutex_lock(mutex);
+        return;
+    }
+    sb_worker_times *t = &ctx->workers[worker];
+    if (lock_untimed(t))
+        pthread_mutex_lock(mutex);
+    else
+        lock_drawn(t, worker, mutex);
+}
+
+/* Two or more workers, measurements compiled in: the waits are sampled. */
+static int waits_sampled(const sb_ctx *ctx) {
+    return SB_WORKER_TIMES && ctx->cli.p.threads > 1;
+}
+
+static void lock_plain(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex) {
+    (void)ctx;
+    (void)worker;
+    pthread_mutex_lock(mutex);
+}
+
+sb_lock_fn sb_worker_lock(const sb_ctx *ctx) {
+    return waits_sampled(ctx) ? sb_mutex_lock_timed : lock_plain;
+}
+
 static void lock_timed(void *ctx, int32_t worker, pthread_mutex_t *mutex) {
     sb_mutex_lock_timed(ctx, worker, mutex);
 }
 
+/* One worker waits for nobody and the build without measurements times nothing: the queue then
+ * keeps its plain pthread_mutex_lock, without the hook's indirect call on every fetch. */
 void sb_queue_time_waits(sb_queue *queue, sb_ctx *ctx) {
-    sb_queue_lock_with(queue, lock_timed, ctx);
+    if (waits_sampled(ctx))
+        sb_queue_lock_with(queue, lock_timed, ctx);
 }
 
 void sb_timed_queue_share(sb_ctx *ctx, sb_barrier *barrier, sb_queue *queue, int32_t worker,

@@ -50,9 +50,18 @@ int sb_lock_wait_weight(struct sb_worker_times *t, int32_t worker);
 
 void sb_mutex_lock_timed(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex);
 
+/* How a worker takes a lock: sb_mutex_lock_timed, or a plain pthread_mutex_lock. */
+typedef void (*sb_lock_fn)(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex);
+
+/* The lock function of this run's workers, chosen once before they run: sb_mutex_lock_timed when
+ * there are two or more, a plain pthread_mutex_lock when there is one (nobody to wait for: its wait
+ * is 0) or the measurements are compiled out. One worker's per-acquisition path is then the same
+ * instructions in both builds. */
+sb_lock_fn sb_worker_lock(const sb_ctx *ctx);
+
 /* The queue's workers take its locks with sb_mutex_lock_timed (their waits for the cursor and the
- * slots are sampled like the kernels' own locks). Call after sb_queue_init, before the workers run.
- */
+ * slots are sampled like the kernels' own locks); on one worker, or with the measurements compiled
+ * out, the queue keeps pthread_mutex_lock. Call after sb_queue_init, before the workers run. */
 void sb_queue_time_waits(sb_queue *queue, sb_ctx *ctx);
 
 /* Work on a range of units [begin, end) of the queue, in worker `worker`. */

@@ -23,6 +23,7 @@
 typedef struct {
     sb_ctx *ctx;
     const sb_params *p;
+    sb_lock_fn lock; /* coarse, fine: sb_worker_lock */
     uint32_t *image;
     sb_queue queue;
     sb_barrier barrier;
@@ -55,7 +56,7 @@ static void compute_rows(void *arg, int32_t worker, int64_t begin, int64_t end) 
         case SB_SYNC_COARSE:
             for (int32_t i = 0; i < p->width; i++) {
                 uint32_t n = pixel(p, simd_row, i, j);
-                sb_mutex_lock_timed(s->ctx, worker, &s->queue.global);
+                s->lock(s->ctx, worker, &s->queue.global);
                 row[i] = n;
                 pthread_mutex_unlock(&s->queue.global);
             }
@@ -63,7 +64,7 @@ static void compute_rows(void *arg, int32_t worker, int64_t begin, int64_t end) 
         case SB_SYNC_FINE:
             for (int32_t i = 0; i < p->width; i++) {
                 uint32_t n = pixel(p, simd_row, i, j);
-                sb_mutex_lock_timed(s->ctx, worker, &s->row_locks[j]);
+                s->lock(s->ctx, worker, &s->row_locks[j]);
                 row[i] = n;
                 pthread_mutex_unlock(&s->row_locks[j]);
             }
@@ -86,7 +87,8 @@ static void worker_body(void *arg, int32_t worker) {
 
 static int run(sb_ctx *ctx) {
     const sb_params *p = sb_params_get(ctx);
-    shared_state s = {.ctx = ctx, .p = p, .image = sb_image(ctx), .row_locks = NULL};
+    shared_state s = {
+        .ctx = ctx, .p = p, .lock = sb_worker_lock(ctx), .image = sb_image(ctx), .row_locks = NULL};
     if (sb_queue_init(&s.queue, p->schedule, p->sync, p->height, p->chunk, p->threads) != 0)
         sb_fail(ctx, "cannot initialise the work queue");
     sb_workers_barrier_init(ctx, &s.barrier, p->threads);

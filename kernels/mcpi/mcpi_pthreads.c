@@ -31,6 +31,7 @@ typedef struct {
 typedef struct {
     sb_ctx *ctx;
     const sb_params *p;
+    sb_lock_fn lock; /* coarse, fine: sb_worker_lock */
     sb_queue queue;
     sb_barrier barrier;
     int64_t total;                /* coarse (under queue.global) */
@@ -44,12 +45,12 @@ static void add_hits(shared_state *s, int32_t worker, int64_t h) {
         s->slots[worker].hits += h; /* only this worker touches its slot until the barrier */
         break;
     case SB_SYNC_COARSE:
-        sb_mutex_lock_timed(s->ctx, worker, &s->queue.global);
+        s->lock(s->ctx, worker, &s->queue.global);
         s->total += h;
         pthread_mutex_unlock(&s->queue.global);
         break;
     case SB_SYNC_FINE:
-        sb_mutex_lock_timed(s->ctx, worker, &s->slots[worker].lock);
+        s->lock(s->ctx, worker, &s->slots[worker].lock);
         s->slots[worker].hits += h;
         pthread_mutex_unlock(&s->slots[worker].lock);
         break;
@@ -96,7 +97,7 @@ static int64_t collect_total(shared_state *s) {
 
 static int run(sb_ctx *ctx) {
     const sb_params *p = sb_params_get(ctx);
-    shared_state s = {.ctx = ctx, .p = p, .total = 0};
+    shared_state s = {.ctx = ctx, .p = p, .lock = sb_worker_lock(ctx), .total = 0};
     atomic_init(&s.total_atomic, 0);
     const int64_t nbatches = (p->samples - 1) / p->batch + 1; /* no overflow near 2^62 */
     s.slots = calloc((size_t)p->threads, sizeof *s.slots);

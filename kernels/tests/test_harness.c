@@ -329,6 +329,25 @@ static void test_lock_wait_one_worker(void) {
     sb_ctx_free(&ctx);
 }
 
+/* Locks are timed only where there is somebody to wait for: on two workers, not on one (the
+ * workers' lock function and the queue's hook alike). */
+static void test_locks_timed_from_two_workers(void) {
+    for (int32_t threads = 1; threads <= 2; threads++) {
+        char args[64];
+        snprintf(args, sizeof args, "--threads %d --width 4 --height 4", (int)threads);
+        CHECK(parse(&mandel_pthreads, args) == SB_PARSE_OK);
+        sb_ctx ctx;
+        CHECK(sb_ctx_init(&ctx, &mandel_pthreads, &cli) == 0);
+        sb_queue q;
+        CHECK(sb_queue_init(&q, SB_SCHED_QUEUE, SB_SYNC_COARSE, 10, 1, threads) == 0);
+        sb_queue_time_waits(&q, &ctx);
+        CHECK((q.lock != NULL) == (threads > 1));
+        CHECK((sb_worker_lock(&ctx) == sb_mutex_lock_timed) == (threads > 1));
+        sb_queue_destroy(&q);
+        sb_ctx_free(&ctx);
+    }
+}
+
 static void test_lock_wait(void) {
     CHECK(parse(&mandel_pthreads, "--threads 2 --width 4 --height 4") == SB_PARSE_OK);
     sb_ctx ctx;
@@ -362,5 +381,6 @@ int main(void) {
     test_lock_wait_sampling();
     test_lock_wait();
     test_lock_wait_one_worker();
+    test_locks_timed_from_two_workers();
     return sb_test_summary();
 }

@@ -1,0 +1,77 @@
+"""perf/perf_worker_times.py's two regime-independent figures of the sampled lock's cost: the on/off
+ratio within matched hand-off regimes, and the bound from the lock path's cost on one thread (and the
+probe that measures it, perf/lock_path_cost.c)."""
+
+import importlib.util
+import json
+import math
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("perf_worker_times", ROOT / "perf" / "perf_worker_times.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+pwt = load_script()
+
+
+def reps(wall: float, switches: int, count: int) -> list[dict]:
+    return [{"wall_s": wall, "ctx_voluntary": switches} for _ in range(count)]
+
+
+def test_regime_is_the_octave_of_the_context_switches():
+    assert [pwt.regime(n) for n in (0, 1, 2, 3, 4, 7, 8, 204, 391)] == [0, 1, 2, 2, 3, 3, 4, 8, 9]
+
+
+def test_matched_overhead_leaves_out_a_regime_only_one_build_reached():
+    # the plain medians differ by half (more of on's repetitions fell in the slow regime);
+    # within the regime both reached, on is 2 % slower
+    on = reps(1.02, 0, 3) + reps(2.0, 500, 3)
+    off = reps(1.0, 0, 5) + reps(2.0, 300, 1)
+    overhead, compared = pwt.matched_overhead(on, off)
+    assert overhead == pytest.approx(0.02)
+    assert compared == 6
+
+
+def test_matched_overhead_weights_each_regime_by_its_smaller_count():
+    on = reps(1.01, 0, 3) + reps(2.06, 2000, 6)
+    off = reps(1.0, 5, 4) + reps(2.0, 1900, 6)  # 0 and 5 differ: regimes 0 and 3
+    on += reps(1.01, 6, 3)
+    overhead, compared = pwt.matched_overhead(on, off)
+    assert overhead == pytest.approx((0.01 * 3 + 0.03 * 6) / 9)
+    assert compared == 18
+
+
+def test_matched_overhead_is_none_without_a_common_regime():
+    assert pwt.matched_overhead(reps(1.0, 0, 5), reps(1.0, 100, 5)) is None
+
+
+def test_lock_bound_adds_the_path_and_two_clock_reads_per_timed_acquisition():
+    cost = {"plain_ns": 10.0, "sampled_ns": 10.5, "clock_ns": 25.0, "timed_first": 64, "sample_every": 64}
+    bound, terms = pwt.lock_bound(cost, locks=6400, workers=2, wall_off=0.01)
+    timed = 2 * 64 + 6400 / 64
+    assert bound == pytest.approx((6400 * 0.5e-9 + timed * 50e-9) / 0.01)
+    assert "6400 x 0.50 ns" in terms and "228 x 50.0 ns" in terms
+
+
+def test_lock_path_cost_probe_prints_its_figures_and_the_sampling_constants():
+    subprocess.run(["make", "-s", str(pwt.LOCK_PATH_COST)], cwd=ROOT, check=True, timeout=600)
+    out = subprocess.run(
+        [str(ROOT / pwt.LOCK_PATH_COST)], capture_output=True, text=True, check=True, timeout=600
+    )
+    figures = json.loads(out.stdout)
+    for key in ("plain_ns", "sampled_ns", "clock_ns"):
+        assert math.isfinite(figures[key]) and 0 < figures[key] < 10_000, (key, figures)
+    header = (ROOT / "kernels" / "common" / "sb_threads.h").read_text()
+    for key, macro in (("timed_first", "SB_LOCK_TIMED_FIRST"), ("sample_every", "SB_LOCK_SAMPLE_EVERY")):
+        assert figures[key] == int(re.search(rf"#define {macro} (\d+)", header).group(1))
+    assert figures["worker_times"] == 1
