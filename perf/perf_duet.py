@@ -12,8 +12,9 @@ Per repeat (`--repeats`, alternating which mode goes first, so both meet the hos
 campaign per mode, both run by `./scalebench run` on an experiment file this script writes (tomli-w,
 in a temporary directory) and analysed by `./scalebench analyze`:
   trials: `interleave = "family"`, `baseline_every = 0`, `--trials` processes per case;
-  duet:   `duet = true`, 2 x `--trials` duets per pair (two processes at once: the same wall-clock
-          budget on two CPUs as the trials' processes one after the other; each mode's time is printed).
+  duet:   `duet = true`, as many duets per pair as fit in the trials' wall-clock: twice `--trials` in
+          the first repeat (two processes at once on two CPUs), then the trials' run time per trial
+          over the duets' per duet, measured so far, times `--trials` (the runs' times are printed).
 Each process measures 1 repetition after 1 warm-up. Ratios are b's time over a's, read from what
 `analyze` writes: duets from paired_duet_ratio.csv, the A/A trials from paired_speedup.csv (both copies
 are serial cases of one family: b over a is 1 / speedup), both over every trial or duet measured
@@ -21,14 +22,17 @@ together (the `paired_together_` columns, disturbed ones too). The runner's fami
 language and inner loop (jobs/families.py), so it does not pair C against Fortran nor scalar against
 SIMD in trials: for those the trials figure is what a user gets without duets, the ratio of the two
 cases' medians with a bootstrap CI over their processes (from records.parquet), marked "unpaired".
+The SIMD pi kernel is several times faster than the scalar one on the same problem, so in that duet
+the SIMD half ends long before the scalar one: duets suit alternatives of about equal length.
 
 Prints per mode and pair: the median over repeats of the ratio's median (b/a) and of its 95 % CI
 half-width, and for the A/A pair in how many repeats the CI excludes 1 (false differences); the load
 average beside. Asserts nothing (tests/jobs/test_perf_duet_experiments.py checks that the experiment
 files plan and yield duets).
 
-Budget: 6 cases x 12 processes x (2 runs of ~30-80 ms + ~30 ms of runner overhead) per mode plus two
-analyses per repeat: ~30 s per repeat, ~2.5 minutes for the default 5 repeats on a quiet 2-core VM.
+Budget: 6 cases x 10 processes (2 short kernel runs each, the probe and the runner's overhead) per
+mode, the same wall-clock for the duets, and two analyses per repeat: under 3 minutes for the default 5
+repeats on a 2-core VM (more when other work shares it).
 
 Run: .venv/bin/python perf/perf_duet.py [--repeats N] [--trials T]   (or `make perf`)
 """
@@ -50,6 +54,7 @@ from scipy.stats import bootstrap
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from analysis.stats.paired import MIN_TRIALS  # noqa: E402
 
 MODES = ("trials", "duet")
 PI = {"samples": [40000000], "batch": [64]}
@@ -68,13 +73,15 @@ PAIRS = {  # name: the sweeps of its two cases, a first
 }
 
 
-def experiment(mode: str, trials: int, seed: int) -> dict:
-    """The experiment file (as a dict for tomli-w) of one mode's campaign over every pair."""
+def experiment(mode: str, processes: int, seed: int) -> dict:
+    """The experiment file (as a dict for tomli-w) of one mode's campaign over every pair, `processes`
+    per case (in duets: the pair's duets)."""
     head = {"description": f"perf_duet: {mode}", "seed": seed, "reps_per_process": 1, "warmup": 1}
+    head |= {"repetitions": processes}
     if mode == "duet":
-        head |= {"duet": True, "repetitions": 2 * trials}
+        head |= {"duet": True}
     else:
-        head |= {"interleave": "family", "baseline_every": 0, "repetitions": trials}
+        head |= {"interleave": "family", "baseline_every": 0}
     return head | {"sweep": [sweep for sweeps in PAIRS.values() for sweep in sweeps]}
 
 
@@ -88,20 +95,24 @@ def pair_of(case: dict) -> tuple[str, str]:
     return "pi scalar vs SIMD serial", "a" if params.get("inner", "scalar") == "scalar" else "b"
 
 
-def run_and_analyze(tmp: Path, name: str, exp: dict) -> Path:
-    """Runs the experiment as campaign `name` under tmp and analyses it; returns its analysis dir."""
+def run_and_analyze(tmp: Path, name: str, exp: dict) -> float:
+    """Runs the experiment as campaign `name` under tmp and analyses it (tmp/name/analysis); returns
+    how long the run took."""
     path = tmp / f"{name}.toml"
     path.write_bytes(tomli_w.dumps(exp).encode())
     scalebench = [sys.executable, str(ROOT / "scalebench")]
     run = [*scalebench, "run", str(path), "--results-dir", str(tmp), "--name", name, "--no-progress"]
     analyze = [*scalebench, "analyze", str(tmp / name), "--format", "csv", "--seed", "1"]
+    seconds = []
     for command in (run, analyze):
+        began = time.monotonic()
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
         if done.returncode != 0:
             raise SystemExit(
                 f"perf_duet: scalebench {command[2]} {name} exited {done.returncode}: {done.stderr}"
             )
-    return tmp / name / "analysis"
+        seconds.append(time.monotonic() - began)
+    return seconds[0]
 
 
 def row(ratio: float, low: float, high: float, paired: bool) -> dict:
@@ -164,13 +175,14 @@ def figures(mode: str, campaign: Path, analysis: Path, rng: np.random.Generator)
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="repeats of both modes (default 5)")
-    parser.add_argument(
-        "--trials", type=int, default=12, help="processes per case in trials; duets: twice that (default 12)"
-    )
+    parser.add_argument("--trials", type=int, default=10, help="trials per repeat (default 10)")
     args = parser.parse_args()
     rng = np.random.default_rng(12)
     found: dict[tuple[str, str], list[dict]] = {}
-    seconds = dict.fromkeys(MODES, 0.0)
+    run_s = dict.fromkeys(MODES, 0.0)  # the runs' wall-clock, without the analyses
+    measured = dict.fromkeys(MODES, 0)  # trials; duets per pair
+    processes = {"trials": args.trials, "duet": 2 * args.trials}
+    duets_used = []
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(args.repeats):
@@ -178,16 +190,24 @@ def main() -> None:
             for mode in modes:
                 print(f"  repeat {r + 1}/{args.repeats}: {mode} ...", file=sys.stderr, flush=True)
                 name = f"{mode}-{r}"
-                began = time.monotonic()
-                analysis = run_and_analyze(Path(tmp), name, experiment(mode, args.trials, seed=100 + r))
-                seconds[mode] += time.monotonic() - began
-                for pair, figure in figures(mode, Path(tmp) / name, analysis, rng).items():
+                exp = experiment(mode, processes[mode], seed=100 + r)
+                run_s[mode] += run_and_analyze(Path(tmp), name, exp)
+                measured[mode] += processes[mode]
+                if mode == "duet":
+                    duets_used.append(processes[mode])
+                for pair, figure in figures(
+                    mode, Path(tmp) / name, Path(tmp) / name / "analysis", rng
+                ).items():
                     found.setdefault((mode, pair), []).append(figure)
+                if all(measured.values()):  # as many duets as fit in the trials' wall-clock so far
+                    per_duet, per_trial = (run_s[m] / measured[m] for m in ("duet", "trials"))
+                    processes["duet"] = max(MIN_TRIALS, round(args.trials * per_trial / per_duet))
     load = os.getloadavg()
     print(
-        f"perf_duet: {args.repeats} repeats x {args.trials} trials / {2 * args.trials} duets per pair, "
-        f"{time.monotonic() - started:.0f} s (run and analysis: trials {seconds['trials']:.0f} s, duets "
-        f"{seconds['duet']:.0f} s), load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+        f"perf_duet: {args.repeats} repeats x {args.trials} trials / {min(duets_used)}-{max(duets_used)} "
+        f"duets per pair (2 x trials at first, then as many as fit in the trials' time), "
+        f"{time.monotonic() - started:.0f} s (runs: trials {run_s['trials']:.0f} s, duets "
+        f"{run_s['duet']:.0f} s), load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
     )
     for (mode, pair), rows in sorted(
         found.items(), key=lambda item: (list(PAIRS).index(item[0][1]), item[0][0])

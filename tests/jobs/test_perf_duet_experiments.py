@@ -19,7 +19,7 @@ SPEC.loader.exec_module(perf_duet)
 
 def planned(tmp_path: Path, mode: str) -> list[dict]:
     path = tmp_path / f"{mode}.toml"
-    path.write_bytes(tomli_w.dumps(perf_duet.experiment(mode, trials=3, seed=1)).encode())
+    path.write_bytes(tomli_w.dumps(perf_duet.experiment(mode, processes=3, seed=1)).encode())
     plan = run_cli("plan", path, "--write", "--name", mode, "--results-dir", tmp_path / "res")
     assert plan.returncode == 0, plan.stderr
     return load_cases(tmp_path / "res" / mode)
@@ -42,7 +42,7 @@ def test_with_duet_true_every_pair_is_one_duet_of_the_runner(tmp_path, bin_dir):
     duets = {pair: {case["duet"] for case in side.values()} for pair, side in sides(cases).items()}
     assert all(len(names) == 1 for names in duets.values()), duets
     assert len({name for names in duets.values() for name in names}) == len(perf_duet.PAIRS)
-    assert {case["reps"] for case in cases} == {6}  # twice the trials' processes
+    assert {case["reps"] for case in cases} == {3}
 
 
 def test_in_trials_the_a_a_copies_are_one_family_and_nothing_is_a_duet(tmp_path, bin_dir):
@@ -56,6 +56,6 @@ def test_in_trials_the_a_a_copies_are_one_family_and_nothing_is_a_duet(tmp_path,
 
 @pytest.mark.parametrize("mode", perf_duet.MODES)
 def test_the_experiment_names_its_mode(mode):
-    exp = perf_duet.experiment(mode, trials=4, seed=1)
+    exp = perf_duet.experiment(mode, processes=4, seed=1)
     assert exp.get("duet", False) == (mode == "duet")
     assert exp.get("interleave", "none") == ("family" if mode == "trials" else "none")
