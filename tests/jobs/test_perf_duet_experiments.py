@@ -1,11 +1,14 @@
 """The experiment files perf/perf_duet.py writes are accepted by `scalebench plan` and measure what the
 benchmark says it compares: with `duet = true` each of its pairs is one duet of the runner (so the
 benchmark cannot silently stop measuring duets), and in trials the A/A pair is one comparison family.
-Planned against the real kernels (their options are checked), nothing runs."""
+Planned against the real kernels (their options are checked); one small campaign per mode is run and
+analysed, so that the benchmark's reading of the product's tables is checked too."""
 
 import importlib.util
+import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 import tomli_w
 
@@ -59,3 +62,29 @@ def test_the_experiment_names_its_mode(mode):
     exp = perf_duet.experiment(mode, processes=4, seed=1)
     assert exp.get("duet", False) == (mode == "duet")
     assert exp.get("interleave", "none") == ("family" if mode == "trials" else "none")
+
+
+def small(sweep: dict) -> dict:
+    """The sweep on a problem small enough for a test."""
+    params = dict(sweep["params"])
+    params |= {"samples": [400000]} if "samples" in params else {"width": [32], "height": [32]}
+    return sweep | {"params": params}
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="a duet needs two CPUs")
+@pytest.mark.parametrize("mode", perf_duet.MODES)
+def test_the_benchmark_reads_a_ratio_of_every_pair_from_what_analyze_writes(
+    tmp_path, bin_dir, monkeypatch, mode
+):
+    """Run and analysed by the real scalebench on a small problem: every pair gets a ratio with a CI,
+    paired in duets and for the A/A copies in trials, unpaired for the pairs trials cannot pair."""
+    pairs = {pair: [small(sweep) for sweep in sweeps] for pair, sweeps in perf_duet.PAIRS.items()}
+    monkeypatch.setattr(perf_duet, "PAIRS", pairs)
+    perf_duet.run_and_analyze(tmp_path, mode, perf_duet.experiment(mode, processes=4, seed=1))
+    rows = perf_duet.figures(mode, tmp_path / mode, tmp_path / mode / "analysis", np.random.default_rng(1))
+    assert sorted(rows) == sorted(pairs)
+    for pair, row in rows.items():
+        assert row["ratio"] > 0 and 0 <= row["halfwidth"] < 1, (pair, row)
+        assert row["paired"] == (mode == "duet" or pair.startswith("A/A")), (pair, row)
+    # The SIMD pi kernel is faster than the scalar one: b/a below 1 tells the two sides apart.
+    assert rows["pi scalar vs SIMD serial"]["ratio"] < 1
