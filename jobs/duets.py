@@ -2,16 +2,17 @@
 on each of two CPUs, so that whatever slows the host in that instant slows both (Bulej et al., ICPE
 2020: duet benchmarking).
 
-A duet pair is two cases that are the same measurement but for the kernel's language, model or inner
-loop: the same node type, kernel, problem (the parameters without schedule, sync and inner) and
-pinning, one worker each (C against Fortran serial, scalar against SIMD, the serial kernel against
-OpenMP on one thread). Planning names each case's pair (`duet` in `cases.jsonl`) and refuses, with one
-line, a case with more than one worker, a group of other than two cases, or a node type with fewer
-than two CPUs. The runner runs invocation p of both at once (one measurement for the host's lock,
-jobs/measure_lock.py), the first of the pair on CPU p mod 2 of the node's first two CPUs in the
-`cores` order and the second on the other, so the CPUs swap between duets; each record names its
-partner (`duet_partner`) and its CPU (`duet_cpu`), and its trial is p. The analysis pairs the two
-times of each duet (analysis/stats/paired.py, `paired_duet_ratio.csv`).
+A duet pair is two cases that are the same measurement but for the kernel's language, model, inner loop
+or environment: the same node type, kernel, problem (the parameters without schedule, sync and inner)
+and pinning, one worker each (C against Fortran serial, scalar against SIMD, the serial kernel against
+OpenMP on one thread, and an A/A pair: the same binary and options twice, told apart only by an
+environment variable the kernel ignores). Planning names each case's pair (`duet` in `cases.jsonl`) and
+refuses, with one line, a case with more than one worker, a group of other than two cases, or a node
+type with fewer than two CPUs. The runner runs invocation p of both at once (one measurement for the
+host's lock, jobs/measure_lock.py), the first of the pair on CPU p mod 2 of the node's first two CPUs in
+the `cores` order and the second on the other, so the CPUs swap between duets; each record names its
+partner (`duet_partner`) and its CPU (`duet_cpu`), and its trial is p. The analysis pairs the two times
+of each duet (analysis/stats/paired.py, `paired_duet_ratio.csv`).
 
 Our vCPUs share execution units with another tenant, and the two halves share the host's caches,
 memory and clock: a duet also measures that contention (perf/perf_duet.py says whether it wins).
@@ -24,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from jobs.families import DEFAULT_INNER
 from sbcore.variant_dimensions import VARIANT_DIMENSIONS
 
-NOT_THE_MEASUREMENT = ("lang", "model", "binary", "case_id", "index", "argv", "params", "family")
+NOT_THE_MEASUREMENT = ("lang", "model", "binary", "case_id", "index", "argv", "params", "family", "env")
 
 
 def duet_key(case: dict) -> str:

@@ -91,9 +91,10 @@ def test_a_multi_worker_case_is_refused_in_one_line(tmp_path, fake_bin_dir):
         plan_cases(load_experiment(experiment, load_node_types()), load_node_types())
 
 
-def case(binary: str, node_type: str = "n", **params) -> dict:
+def case(binary: str, node_type: str = "n", env: dict | None = None, **params) -> dict:
     kernel, lang, model = binary.split("-")
     return {
+        "env": env or {},
         "binary": binary,
         "kernel": kernel,
         "lang": lang,
@@ -117,6 +118,16 @@ def test_pairs_are_alternatives_of_one_measurement():
     cases += [case("mcpi-c-serial", samples=10), case("mcpi-c-serial", samples=10, inner="simd")]
     pair_cases(cases, {"n": 2}, fail)
     assert cases[0]["duet"] == cases[1]["duet"] != cases[2]["duet"] == cases[3]["duet"]
+
+
+def test_an_a_a_pair_is_the_same_case_twice_told_apart_by_its_environment():
+    """The same binary and options twice pair as one duet; the problem still keeps pairs apart."""
+    cases = [case("mcpi-c-serial", env={"SB_AA_COPY": copy}, samples=10) for copy in "ab"]
+    cases.append(case("mcpi-c-serial", env={"SB_AA_COPY": "a"}, samples=20))
+    with pytest.raises(UsageError, match="1 cases would run as one duet"):
+        pair_cases(cases, {"n": 2}, fail)
+    pair_cases(cases[:2], {"n": 2}, fail)
+    assert cases[0]["duet"] == cases[1]["duet"]
 
 
 @pytest.mark.parametrize(
