@@ -20,7 +20,10 @@ alike). A repetition is flagged as disturbed when
   a low quantile of the case's own, since its CPUs are the same in every repetition while another
   case's pair may lie further apart): the host placed our vCPUs further apart or gave the partner's
   to someone else. Contended locks and atomics on two CPUs then run up to 2-3x slower while every
-  single-CPU chain, and a single-threaded baseline, stay as they were (TRANSFER_REASON), or
+  single-CPU chain, and a single-threaded baseline, stay as they were (TRANSFER_REASON). Only for
+  cases it slows, though: a case whose repetitions in that state took, at the median, within
+  TRANSFER_MATTERS of its other ones (a static schedule without shared writes) was not disturbed
+  by it, and keeps them; or
 - its threads waited for a CPU for a clearly larger share of the run than is normal on that host
   (WAIT_SHARE more than the host's low quantile) although the case has no more threads than CPUs
   (scaling kernels only: a microbenchmark's partner thread or process waits for its CPU by design):
@@ -40,6 +43,7 @@ from sbcore.sampling import median_ci
 
 SLOW_RATIO = 1.3  # probe time / node's normal probe time
 TRANSFER_SLOW_RATIO = 2.0  # cache-line round trip / the case's normal round trip
+TRANSFER_MATTERS = 0.02  # a case slowed less than this in a slow transfer is not disturbed by it
 PIPES_REASON = "shared FP pipes"
 TRANSFER_REASON = "slow cache-line transfer"
 WAIT_SHARE = 0.2  # run-queue wait / (run time x threads), above the host's normal share
@@ -108,6 +112,17 @@ def _transfer_slowdown(out: pd.DataFrame, host) -> pd.Series:
     return numeric(out[hi]) / normal
 
 
+def _slowed_by(out: pd.DataFrame, state: pd.Series) -> pd.Series:
+    """Per record: whether its case ran slower in `state` in this campaign, i.e. the median time of
+    its repetitions in it exceeds that of its other ones by more than TRANSFER_MATTERS (True where a
+    case has no repetition outside it to tell)."""
+    wall = numeric(out["wall_s"])
+    case = case_categories(out["case_id"])
+    inside = wall.where(state).groupby(case, observed=True).transform("median")
+    outside = wall.where(~state).groupby(case, observed=True).transform("median")
+    return ~(inside <= outside * (1 + TRANSFER_MATTERS))
+
+
 def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
     """The records with RECORD_COLUMNS added (records without a probe are never flagged)."""
     out = records.copy(deep=False)  # copy-on-write: the new columns never reach `records`
@@ -142,6 +157,8 @@ def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
     pipes = (out["probe_tput_slowdown"] > SLOW_RATIO) & ~slow
     waited = fits & (share > normal_share.fillna(0) + WAIT_SHARE)
     transfer = out["probe_xfer_slowdown"] > TRANSFER_SLOW_RATIO
+    if transfer.any():
+        transfer &= _slowed_by(out, transfer)
     out["slow_transfer"] = transfer
     out["disturbed"] = slow | pipes | waited | transfer
     out["disturbed_reason"] = _reasons(

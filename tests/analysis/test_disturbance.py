@@ -137,10 +137,11 @@ def test_report_says_when_a_node_was_shared_throughout():
         assert "1 of 20 repetitions" in text or shared
 
 
-def transfer_rows(case, round_trip_s, slow=(), n=20, cpus=(0, 1)):
+def transfer_rows(case, round_trip_s, slow=(), n=20, cpus=(0, 1), slowed=1.8):
     """Records of a case whose probe timed the cache-line round trip `round_trip_s` between its CPUs,
     up to 1.5x that in the normal state (its spread on our guests), 6.5x in the repetitions `slow`
-    (the vCPUs placed apart: 55 against 360 ns); None: one CPU, nothing timed. Every single-CPU chain
+    (the vCPUs placed apart: 55 against 360 ns); None: one CPU, nothing timed. The case's time is
+    `slowed` times its normal 0.1 s in those (a contended atomic: 1.8x). Every single-CPU chain
     normal."""
     out = []
     for k in range(n):
@@ -149,8 +150,8 @@ def transfer_rows(case, round_trip_s, slow=(), n=20, cpus=(0, 1)):
             t = round_trip_s * (6.5 if k in slow else 1.0 + 0.05 * (k % 11))
             p["before"] = p["after"] = p["after"] | {"xfer_s": [None] + [t] * (len(cpus) - 1)}
         out.append(
-            {"case_id": case, "rep": k, "hostname": "n1", "wall_s": 0.1, "setup_s": 0.0}
-            | {"threads": len(cpus)}
+            {"case_id": case, "rep": k, "hostname": "n1", "setup_s": 0.0, "threads": len(cpus)}
+            | {"wall_s": 0.1 * (1.0 + 0.001 * (k % 5)) * (slowed if k in slow else 1.0)}
             | probe_columns(p)
         )
     return out
@@ -174,6 +175,20 @@ def test_a_slow_cache_line_transfer_is_flagged_against_the_cases_own_normal():
     assert flagged.loc[("near", 10), "probe_xfer_slowdown"] > 1.3  # the near state's spread: not flagged
     assert flagged.loc["far", "probe_xfer_slowdown"].max() < 1.6
     assert np.isnan(flagged.loc[("serial", 0), "probe_xfer_slowdown"])
+
+
+def test_a_slow_transfer_that_did_not_slow_a_case_does_not_disturb_it():
+    """The same phase over a static schedule without shared writes: its round trips were slow too,
+    but its repetitions in them took the same time (within 2 %), so none of them is disturbed; a
+    contended case over the same repetitions is (1.8x)."""
+    slow = {2, 5, 6, 11}
+    records = pd.DataFrame(
+        transfer_rows("static", 55e-9, slow=slow, slowed=1.01) + transfer_rows("atomic", 55e-9, slow=slow)
+    )
+    flagged = flag_disturbed(records).set_index(["case_id", "rep"])
+    assert (flagged.loc["static", "probe_xfer_slowdown"] > 5).sum() == len(slow)
+    assert not flagged.loc["static", "disturbed"].any() and not flagged.loc["static", "slow_transfer"].any()
+    assert set(flagged.loc["atomic"].index[flagged.loc["atomic", "slow_transfer"]]) == slow
 
 
 def test_probe_columns_of_the_transfer():

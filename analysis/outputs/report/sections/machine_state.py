@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.stats.disturbance import SLOW_RATIO, TRANSFER_SLOW_RATIO, WAIT_SHARE
+from analysis.stats.disturbance import SLOW_RATIO, TRANSFER_MATTERS, TRANSFER_SLOW_RATIO, WAIT_SHARE
 
 
 def disturbance_section(result) -> list[tuple[str, object]]:
@@ -24,7 +24,8 @@ def disturbance_section(result) -> list[tuple[str, object]]:
             "vector pipes, which slows vector kernels and barely the scalar loops), the cache-line "
             f"round trip between the case's CPUs took more than {TRANSFER_SLOW_RATIO:g}x the case's normal "
             'one ("slow cache-line transfer": the host placed the vCPUs further apart, which slows '
-            "contended locks and atomics), or "
+            f"contended locks and atomics; flagged only in cases it slowed by more than "
+            f"{100 * TRANSFER_MATTERS:g} %), or "
             f"their threads waited for a CPU {100 * WAIT_SHARE:.0f} % of the time more than is normal on "
             "that node, without being oversubscribed. They stay in every result above; the table shows "
             "what the affected cases give without them (records.parquet has the flag and reason per "
