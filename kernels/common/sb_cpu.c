@@ -109,6 +109,16 @@ void sb_mandel_row_inner(const sb_params *p, int32_t j, uint32_t *row_out) {
     }
 }
 
+int64_t sb_pi_hits_batches(const sb_params *p, int64_t first, int64_t end) {
+    int64_t hits = 0;
+    for (int64_t b = first; b < end; b++) {
+        int64_t s0 = b * p->batch;
+        int64_t s1 = p->samples - s0 > p->batch ? s0 + p->batch : p->samples;
+        hits += sb_pi_hits_inner(p, s0, s1);
+    }
+    return hits;
+}
+
 int64_t sb_pi_hits_inner(const sb_params *p, int64_t begin, int64_t end) {
     switch (sb_inner_path(p)) {
     case SB_PATH_AVX512:

@@ -30,6 +30,12 @@ const char *sb_cpu_uarch(void);
 void sb_mandel_row_inner(const sb_params *p, int32_t j, uint32_t *row_out);
 /* Hits among π samples [begin, end) of p->seed, by the path --inner selects. */
 int64_t sb_pi_hits_inner(const sb_params *p, int64_t begin, int64_t end);
+/* Hits among the samples of batches [first, end) of p->batch samples each (the last one may be
+ * short), one sb_pi_hits_inner call per batch: the loop of every model that publishes nothing per
+ * batch (serial, pthreads --sync none), so their per-batch code is one piece of machine code at
+ * one address in every binary. Two copies of this loop in two kernels differed by 0.4 % in
+ * speed (the threaded one faster on one thread, with more instructions per sample): code layout. */
+int64_t sb_pi_hits_batches(const sb_params *p, int64_t first, int64_t end);
 
 /* The AVX-512 Mandelbrot row kernel's shape (docs/simd-bounds.md); the test's 8-lane emulation
  * uses the same. Vectors of 8 lanes in flight: 64 lanes, the most its lane flags hold (32 zmm

@@ -64,11 +64,14 @@ static void add_hits(shared_state *s, int32_t worker, int64_t h) {
 static void count_batches(void *arg, int32_t worker, int64_t begin, int64_t end) {
     shared_state *s = arg;
     const sb_params *p = s->p;
-    for (int64_t b = begin; b < end; b++) {
-        int64_t s0 = b * p->batch;
-        int64_t s1 = p->samples - s0 > p->batch ? s0 + p->batch : p->samples;
-        add_hits(s, worker, sb_pi_hits_inner(p, s0, s1));
-    }
+    if (p->sync == SB_SYNC_NONE) /* nothing published per batch: the serial kernel's loop */
+        add_hits(s, worker, sb_pi_hits_batches(p, begin, end));
+    else
+        for (int64_t b = begin; b < end; b++) {
+            int64_t s0 = b * p->batch;
+            int64_t s1 = p->samples - s0 > p->batch ? s0 + p->batch : p->samples;
+            add_hits(s, worker, sb_pi_hits_inner(p, s0, s1));
+        }
     if (end > begin) /* samples of batches [begin, end): the last batch may be short */
         sb_worker_add_work(s->ctx, worker,
                            (end * p->batch < p->samples ? end * p->batch : p->samples) -

@@ -6,14 +6,10 @@
 
 static int run(sb_ctx *ctx) {
     const sb_params *p = sb_params_get(ctx);
-    int64_t hits = 0;
     sb_compute_begin(ctx);
     sb_worker_begin(ctx, 0);
     /* batches as in the threaded models, so --batch means the same everywhere */
-    for (int64_t s0 = 0; s0 < p->samples; s0 += p->batch) {
-        int64_t s1 = p->samples - s0 > p->batch ? s0 + p->batch : p->samples;
-        hits += sb_pi_hits_inner(p, s0, s1);
-    }
+    const int64_t hits = sb_pi_hits_batches(p, 0, (p->samples - 1) / p->batch + 1);
     sb_worker_end(ctx, 0);
     sb_compute_end(ctx);
     sb_set_hits(ctx, hits);
