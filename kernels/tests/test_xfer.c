@@ -67,14 +67,22 @@ static void test_round_trip(void) {
     CHECK(per_trip > 0);
 }
 
+/* A ping against a partner `delay_us` late that sleeps `answer_us` before each answer: the
+ * partner's state after it (its answers counted), the time per round trip and the ping's time. */
+static slow_partner ping_slow_partner(long delay_us, long answer_us, double *per_trip,
+                                      double *elapsed) {
+    sb_xfer_line *line = &sb_xfer_lines(2)[1];
+    slow_partner p = {line, delay_us, answer_us, 0};
+    *per_trip = timed_ping(slow_pong, &p, line, elapsed);
+    return p;
+}
+
 static void test_budget(void) {
     /* 300 us per answer: a sample of 8 round trips takes 2.4 ms or more, past the 2 ms budget, so
      * the ping stops after its first sample: the arrival trip and 8 answers, not 1 + 31 x 8
      * (counted, not timed: a loaded machine's late wake-ups change the time, not the count). */
-    sb_xfer_line *line = &sb_xfer_lines(2)[1];
-    slow_partner p = {line, 0, 300, 0};
-    double elapsed;
-    double per_trip = timed_ping(slow_pong, &p, line, &elapsed);
+    double per_trip, elapsed;
+    slow_partner p = ping_slow_partner(0, 300, &per_trip, &elapsed);
     CHECK(per_trip >= 250e-6);
     CHECK(p.answers == 1 + SB_XFER_BATCH);
 }
@@ -83,10 +91,8 @@ static void test_late_partner(void) {
     /* A partner 80 ms late (a helper woken from sleep, a preempted thread): not a slow transfer.
      * Were its arrival timed, the first sample alone would pass the budget and give 10 ms per round
      * trip; 5 ms leaves room for a loaded machine's preemptions of the partner afterwards. */
-    sb_xfer_line *line = &sb_xfer_lines(2)[1];
-    slow_partner p = {line, 80000, 0, 0};
-    double elapsed;
-    double per_trip = timed_ping(slow_pong, &p, line, &elapsed);
+    double per_trip, elapsed;
+    ping_slow_partner(80000, 0, &per_trip, &elapsed);
     CHECK(elapsed >= 79e-3);
     CHECK(per_trip < 5e-3);
 }
