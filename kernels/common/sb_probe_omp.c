@@ -38,11 +38,13 @@ int sb_probe_team(const sb_ctx *ctx, sb_probe_sample *out) {
                 sb_probe_unmeasured(out, w);
         }
 #pragma omp barrier
+        /* Only threads the runtime gave the team (fewer than asked would leave a ping alone). */
+        const int32_t pairs = omp_get_num_threads() < out->n ? omp_get_num_threads() : out->n;
         if (w == 0) {
-            for (int32_t k = 1; k < out->n; k++)
+            for (int32_t k = 1; k < pairs; k++)
                 if (pinned_at[0] && pinned_at[k] && sb_probe_xfer_pair(out, k))
                     out->xfer_s[k] = sb_xfer_ping(&lines[k]);
-        } else if (w < out->n && pinned_at[0] && pinned_at[w] && sb_probe_xfer_pair(out, w)) {
+        } else if (w < pairs && pinned_at[0] && pinned_at[w] && sb_probe_xfer_pair(out, w)) {
             sb_xfer_pong(&lines[w]);
         }
     }
