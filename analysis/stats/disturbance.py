@@ -80,9 +80,10 @@ def _host(records: pd.DataFrame) -> pd.Series:
     return host.fillna("unknown").astype(str)
 
 
-def _slowdown(out: pd.DataFrame, host, chains: tuple, quantile: float) -> pd.Series:
-    """Per record: the slowest time of the chains around it / the host's normal time of that chain
-    (`host()`: each record's host)."""
+def _slowdown(out: pd.DataFrame, groups, chains: tuple, quantile: float) -> pd.Series:
+    """Per record: the slowest time of the chains around it / the normal time of that chain in its
+    group, a low `quantile` of the group's fastest times (`groups()`: the groupby keys, each record's
+    host, or its host and case); NaN where no chain was timed."""
     slowdown = pd.Series(np.nan, index=out.index)
     for chain in chains:
         lo, hi = f"probe_{chain}_min_s", f"probe_{chain}_max_s"
@@ -91,25 +92,10 @@ def _slowdown(out: pd.DataFrame, host, chains: tuple, quantile: float) -> pd.Ser
         fastest = numeric(out[lo])
         if fastest.isna().all():  # no probe in any record: nothing to learn (and a million-row groupby less)
             continue
-        normal = fastest.groupby(host(), observed=True).transform(lambda s: s.quantile(quantile))
+        normal = fastest.groupby(groups(), observed=True).transform("quantile", quantile)
         ratio = numeric(out[hi]) / normal
         slowdown = pd.concat([slowdown, ratio], axis=1).max(axis=1)
     return slowdown
-
-
-def _transfer_slowdown(out: pd.DataFrame, host) -> pd.Series:
-    """Per record: the slowest cache-line round trip around it / its case's normal one on its host
-    (a low quantile of the case's fastest); NaN where no pair was timed."""
-    (chain,) = TRANSFER_CHAINS
-    lo, hi = f"probe_{chain}_min_s", f"probe_{chain}_max_s"
-    if lo not in out:
-        return pd.Series(np.nan, index=out.index)
-    fastest = numeric(out[lo])
-    if fastest.isna().all():
-        return pd.Series(np.nan, index=out.index)
-    keys = [host(), case_categories(out["case_id"])]
-    normal = fastest.groupby(keys, observed=True).transform("quantile", NORMAL_QUANTILE)
-    return numeric(out[hi]) / normal
 
 
 def _slowed_by(out: pd.DataFrame, state: pd.Series) -> pd.Series:
@@ -135,7 +121,10 @@ def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
 
     out["probe_slowdown"] = _slowdown(out, host, LATENCY_CHAINS, NORMAL_QUANTILE)
     out["probe_tput_slowdown"] = _slowdown(out, host, TPUT_CHAINS, TPUT_NORMAL_QUANTILE)
-    out["probe_xfer_slowdown"] = _transfer_slowdown(out, host)
+    # A transfer's normal is its case's own: another case's pair of CPUs may lie further apart.
+    out["probe_xfer_slowdown"] = _slowdown(
+        out, lambda: [host(), case_categories(out["case_id"])], TRANSFER_CHAINS, NORMAL_QUANTILE
+    )
     wait = numeric(out.get("probe_runq_wait_s"))
     setup = numeric(out["setup_s"]).fillna(0) if "setup_s" in out else 0
     run = (out["wall_s"] + setup) * out["threads"]
