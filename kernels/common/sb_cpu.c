@@ -113,8 +113,7 @@ int64_t sb_pi_hits_batches(const sb_params *p, int64_t first, int64_t end) {
     int64_t hits = 0;
     for (int64_t b = first; b < end; b++) {
         int64_t s0 = b * p->batch;
-        int64_t s1 = p->samples - s0 > p->batch ? s0 + p->batch : p->samples;
-        hits += sb_pi_hits_inner(p, s0, s1);
+        hits += sb_pi_hits_inner(p, s0, sb_pi_batch_end(s0, p->batch, p->samples));
     }
     return hits;
 }

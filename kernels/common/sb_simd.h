@@ -30,6 +30,15 @@ const char *sb_cpu_uarch(void);
 void sb_mandel_row_inner(const sb_params *p, int32_t j, uint32_t *row_out);
 /* Hits among π samples [begin, end) of p->seed, by the path --inner selects. */
 int64_t sb_pi_hits_inner(const sb_params *p, int64_t begin, int64_t end);
+/* Batches of p->batch samples in p->samples, the last one possibly short (no overflow near 2^62).
+ */
+static inline int64_t sb_pi_batches(const sb_params *p) {
+    return (p->samples - 1) / p->batch + 1;
+}
+/* The end of the batch of `batch` samples that starts at sample s0, in samples [.., end). */
+static inline int64_t sb_pi_batch_end(int64_t s0, int64_t batch, int64_t end) {
+    return end - s0 > batch ? s0 + batch : end;
+}
 /* Hits among the samples of batches [first, end) of p->batch samples each (the last one may be
  * short), one sb_pi_hits_inner call per batch: the loop of every model that publishes nothing per
  * batch (serial, pthreads --sync none), so their per-batch code is one piece of machine code at

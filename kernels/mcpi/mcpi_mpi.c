@@ -27,7 +27,7 @@ static int run(sb_ctx *ctx) {
 #pragma omp for schedule(static) reduction(+ : hits) nowait
         for (int64_t b = 0; b < nbatches; b++) {
             int64_t s0 = first + b * p->batch;
-            int64_t s1 = end - s0 > p->batch ? s0 + p->batch : end;
+            int64_t s1 = sb_pi_batch_end(s0, p->batch, end);
             hits += sb_pi_hits_inner(p, s0, s1);
             work += s1 - s0;
         }

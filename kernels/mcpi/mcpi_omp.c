@@ -14,14 +14,14 @@
 /* Batch b's hits; adds its samples to *work (this thread's). */
 static inline int64_t batch_hits(const sb_params *p, int64_t b, int64_t *work) {
     int64_t s0 = b * p->batch;
-    int64_t s1 = p->samples - s0 > p->batch ? s0 + p->batch : p->samples;
+    int64_t s1 = sb_pi_batch_end(s0, p->batch, p->samples);
     *work += s1 - s0;
     return sb_pi_hits_inner(p, s0, s1);
 }
 
 static int run(sb_ctx *ctx) {
     const sb_params *p = sb_params_get(ctx);
-    const int64_t nbatches = (p->samples - 1) / p->batch + 1; /* no overflow near 2^62 */
+    const int64_t nbatches = sb_pi_batches(p);
     omp_set_schedule(sb_omp_kind(p->schedule), p->chunk);
     omp_set_dynamic(0);
     int64_t total = 0;

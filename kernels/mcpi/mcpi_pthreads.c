@@ -69,8 +69,7 @@ static void count_batches(void *arg, int32_t worker, int64_t begin, int64_t end)
     else
         for (int64_t b = begin; b < end; b++) {
             int64_t s0 = b * p->batch;
-            int64_t s1 = p->samples - s0 > p->batch ? s0 + p->batch : p->samples;
-            add_hits(s, worker, sb_pi_hits_inner(p, s0, s1));
+            add_hits(s, worker, sb_pi_hits_inner(p, s0, sb_pi_batch_end(s0, p->batch, p->samples)));
         }
     if (end > begin) /* samples of batches [begin, end): the last batch may be short */
         sb_worker_add_work(s->ctx, worker,
@@ -102,7 +101,7 @@ static int run(sb_ctx *ctx) {
     const sb_params *p = sb_params_get(ctx);
     shared_state s = {.ctx = ctx, .p = p, .lock = sb_worker_lock(ctx), .total = 0};
     atomic_init(&s.total_atomic, 0);
-    const int64_t nbatches = (p->samples - 1) / p->batch + 1; /* no overflow near 2^62 */
+    const int64_t nbatches = sb_pi_batches(p);
     s.slots = calloc((size_t)p->threads, sizeof *s.slots);
     if (!s.slots || sb_queue_init(&s.queue, p->schedule, p->sync, nbatches, 1, p->threads) != 0)
         sb_fail(ctx, "cannot initialise the work queue or slots");

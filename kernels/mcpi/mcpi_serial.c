@@ -9,7 +9,7 @@ static int run(sb_ctx *ctx) {
     sb_compute_begin(ctx);
     sb_worker_begin(ctx, 0);
     /* batches as in the threaded models, so --batch means the same everywhere */
-    const int64_t hits = sb_pi_hits_batches(p, 0, (p->samples - 1) / p->batch + 1);
+    const int64_t hits = sb_pi_hits_batches(p, 0, sb_pi_batches(p));
     sb_worker_end(ctx, 0);
     sb_compute_end(ctx);
     sb_set_hits(ctx, hits);
