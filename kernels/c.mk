@@ -149,7 +149,7 @@ test-kernels-c: $(KERNEL_UNIT_TEST) $(SIMD_UNIT_TEST) $(WAIT_UNIT_TEST) $(XFER_U
 
 KERNEL_TEST_TARGETS += test-kernels-c
 
-# ---- perf/perf_worker_times.py's probe: what one acquisition through sb_mutex_lock_timed costs ----
+# ---- perf/perf_worker_times.py's probe: what an acquisition through the sampled lock path costs ----
 LOCK_PATH_COST := build/perf/lock-path-cost
 $(LOCK_PATH_COST): perf/lock_path_cost.c $(HARNESS_HDRS) $(filter-out $(OBJ_DIR)/common/main.o,$(HARNESS_OBJS))
 	@mkdir -p $(@D)

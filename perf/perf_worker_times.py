@@ -15,18 +15,21 @@ Where workers take a lock per sample, two figures bound the measurements' cost i
 hand-off regime. "matched": on against off compared only between repetitions of the same regime
 (their voluntary context switches in the same octave: 0, 1, 2-3, 4-7, ...), the median ratio of each
 regime both builds reached at least 3 times, weighted by the smaller count. "bound": the sampled lock
-path's own cost per acquisition, measured on one thread where it is stable (build/perf/lock-path-cost,
-perf/lock_path_cost.c), times the acquisitions of a repetition, plus two clock reads per timed
-acquisition (the one before the wait and the one inside the critical section, which lengthens what
-the other workers wait for), over the build without measurements' repetition time:
+path's own cost, measured on one thread where it is stable (build/perf/lock-path-cost,
+perf/lock_path_cost.c) per acquisition of a kernel's lock and per range of the queue (its fetch under
+the coarse lock and the range's one kernel lock), times the case's acquisitions and ranges, plus two
+clock reads per timed acquisition (the one before the wait and the one inside the critical section,
+which lengthens what the other workers wait for), over the build without measurements' repetition
+time:
 
-    bound = (A x (sampled - plain) + T x 2 x clock) / W_off,  T = p x first + A / every
+    bound = ((A - 2 R) x max(0, sampled - plain) + R x max(0, queue sampled - queue plain)
+             + T x 2 x clock) / W_off,  T = p x first + A / every
 
-with A the acquisitions per repetition over all workers, p the workers, first and every the sampling's
-constants (sb_threads.h). It counts every added nanosecond as if it lay on the critical path (the lock
-serialising everything) and every timed acquisition as contended: an upper bound on the direct cost,
-not on a change of hand-off regime that the added nanoseconds may trigger. Prints, asserts nothing;
-run it on a quiet machine.
+with A the acquisitions per repetition over all workers, R the ranges taken from the queue under its
+lock, p the workers, first and every the sampling's constants (sb_lock_sample.h). It counts every
+added nanosecond as if it lay on the critical path (the lock serialising everything) and every timed
+acquisition as contended: an upper bound on the direct cost, not on a change of hand-off regime that
+the added nanoseconds may trigger. Prints, asserts nothing; run it on a quiet machine.
 
 Run: .venv/bin/python perf/perf_worker_times.py [--trials N] [--reps K] [--kernel-arg=--opt=value]
      [--env NAME=VALUE] [--only TEXT]   (or `make perf`)
@@ -56,7 +59,8 @@ class Case(NamedTuple):
     binary: str
     options: list[str]
     workers: int | None  # None = --threads
-    locks: int  # acquisitions through sb_mutex_lock_timed per repetition, all workers; 0 = none
+    locks: int  # acquisitions through the sampled lock path per repetition, all workers; 0 = none
+    ranges: int = 0  # of them, ranges fetched under the queue's lock (each with one kernel lock)
 
 
 CASES = [
@@ -69,12 +73,13 @@ CASES = [
         [*MANDELBROT, "--schedule", "queue", "--sync", "coarse"],
         None,
         MANDELBROT_PIXELS + MANDELBROT_ROWS,
+        MANDELBROT_ROWS,
     ),
     Case("mcpi-c-omp", ["--samples", "4000000", "--sync", "critical", "--batch", "1"], None, 0),
     Case("mcpi-c-pthreads", PI_COARSE_BLOCK, 1, PI_SAMPLES),
     Case("mcpi-c-pthreads", PI_COARSE_BLOCK, None, PI_SAMPLES),
     # a lock per batch taken from the queue, one per batch's hits
-    Case("mcpi-c-pthreads", PI_COARSE_QUEUE, None, 2 * PI_SAMPLES),
+    Case("mcpi-c-pthreads", PI_COARSE_QUEUE, None, 2 * PI_SAMPLES, PI_SAMPLES),
 ]
 MATCHED_MIN = 3  # repetitions of each build a regime needs to be compared
 
@@ -106,14 +111,19 @@ def lock_path_cost() -> dict:
     return json.loads(out.stdout)
 
 
-def lock_bound(cost: dict, locks: int, workers: int, wall_off: float) -> tuple[float, str]:
+def lock_bound(cost: dict, case: Case, workers: int, wall_off: float) -> tuple[float, str]:
     """The upper bound on the sampled lock's direct cost per repetition, as a fraction of wall_off,
     and its terms (the module's docstring derives it)."""
-    per_lock_s = (cost["sampled_ns"] - cost["plain_ns"]) * 1e-9
-    timed = workers * cost["timed_first"] + locks / cost["sample_every"]
+    per_lock_s = max(0.0, cost["sampled_ns"] - cost["plain_ns"]) * 1e-9
+    per_range_s = max(0.0, cost["queue_sampled_ns"] - cost["queue_plain_ns"]) * 1e-9
+    kernel_locks = case.locks - 2 * case.ranges
+    timed = workers * cost["timed_first"] + case.locks / cost["sample_every"]
     clock_s = 2 * cost["clock_ns"] * 1e-9
-    added = locks * per_lock_s + timed * clock_s
-    terms = f"({locks} x {per_lock_s * 1e9:.2f} ns + {timed:.0f} x {clock_s * 1e9:.1f} ns) / {wall_off:.4f} s"
+    added = kernel_locks * per_lock_s + case.ranges * per_range_s + timed * clock_s
+    terms = (
+        f"({kernel_locks} x {per_lock_s * 1e9:.2f} ns + {case.ranges} x {per_range_s * 1e9:.2f} ns"
+        f" + {timed:.0f} x {clock_s * 1e9:.1f} ns) / {wall_off:.4f} s"
+    )
     return added / wall_off, terms
 
 
@@ -229,15 +239,19 @@ def main() -> None:
             f" {switches:>11} {matched_text:>15} {verdict}"
         )
         if case.locks and threads > 1:
-            bounds.append((case, threads, *lock_bound(lock_cost, case.locks, threads, cost)))
+            bounds.append((case, threads, *lock_bound(lock_cost, case, threads, cost)))
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     if bounds:
         print(
             f"sampled lock path on one thread: {lock_cost['sampled_ns']:.2f} ns per acquisition against"
-            f" {lock_cost['plain_ns']:.2f} ns plain, clock read {lock_cost['clock_ns']:.2f} ns"
-            f" (least of {lock_cost['rounds']} rounds of {lock_cost['acquisitions']})"
+            f" {lock_cost['plain_ns']:.2f} ns plain, {lock_cost['queue_sampled_ns']:.2f} ns per queue"
+            f" range against {lock_cost['queue_plain_ns']:.2f} ns, clock read {lock_cost['clock_ns']:.2f}"
+            f" ns (least of {lock_cost['rounds']} rounds of {lock_cost['acquisitions']})"
         )
-        print("bound = (A x (sampled - plain) + T x 2 x clock) / W_off, T = p x first + A / every:")
+        print(
+            "bound = ((A - 2R) x (sampled - plain) + R x (queue sampled - queue plain) + T x 2 x clock)"
+            " / W_off, T = p x first + A / every, differences below 0 counted as 0:"
+        )
         for case, threads, bound, terms in bounds:
             verdict = "ok" if bound <= AIM else f"above the {AIM:.0%} aim"
             shown = " ".join(case.options[-6:])

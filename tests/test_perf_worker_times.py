@@ -55,12 +55,35 @@ def test_matched_overhead_is_none_without_a_common_regime():
     assert pwt.matched_overhead(reps(1.0, 0, 5), reps(1.0, 100, 5)) is None
 
 
-def test_lock_bound_adds_the_path_and_two_clock_reads_per_timed_acquisition():
-    cost = {"plain_ns": 10.0, "sampled_ns": 10.5, "clock_ns": 25.0, "timed_first": 64, "sample_every": 64}
-    bound, terms = pwt.lock_bound(cost, locks=6400, workers=2, wall_off=0.01)
+def test_lock_bound_adds_the_paths_and_two_clock_reads_per_timed_acquisition():
+    cost = {
+        "plain_ns": 10.0,
+        "sampled_ns": 10.5,
+        "queue_plain_ns": 20.0,
+        "queue_sampled_ns": 21.0,
+        "clock_ns": 25.0,
+        "timed_first": 64,
+        "sample_every": 64,
+    }
+    case = pwt.Case("k", [], None, locks=6400, ranges=1000)
+    bound, terms = pwt.lock_bound(cost, case, workers=2, wall_off=0.01)
     timed = 2 * 64 + 6400 / 64
-    assert bound == pytest.approx((6400 * 0.5e-9 + timed * 50e-9) / 0.01)
-    assert "6400 x 0.50 ns" in terms and "228 x 50.0 ns" in terms
+    assert bound == pytest.approx((4400 * 0.5e-9 + 1000 * 1e-9 + timed * 50e-9) / 0.01)
+    assert "4400 x 0.50 ns" in terms and "1000 x 1.00 ns" in terms and "228 x 50.0 ns" in terms
+
+
+def test_lock_bound_counts_a_path_measured_cheaper_than_plain_as_free():
+    cost = {
+        "plain_ns": 10.0,
+        "sampled_ns": 9.9,
+        "queue_plain_ns": 20.0,
+        "queue_sampled_ns": 19.0,
+        "clock_ns": 25.0,
+        "timed_first": 64,
+        "sample_every": 64,
+    }
+    bound, _ = pwt.lock_bound(cost, pwt.Case("k", [], None, locks=6400, ranges=1000), 2, 0.01)
+    assert bound == pytest.approx((2 * 64 + 6400 / 64) * 50e-9 / 0.01)
 
 
 def test_lock_path_cost_probe_prints_its_figures_and_the_sampling_constants():
@@ -69,9 +92,9 @@ def test_lock_path_cost_probe_prints_its_figures_and_the_sampling_constants():
         [str(ROOT / pwt.LOCK_PATH_COST)], capture_output=True, text=True, check=True, timeout=600
     )
     figures = json.loads(out.stdout)
-    for key in ("plain_ns", "sampled_ns", "clock_ns"):
+    for key in ("plain_ns", "sampled_ns", "queue_plain_ns", "queue_sampled_ns", "clock_ns"):
         assert math.isfinite(figures[key]) and 0 < figures[key] < 10_000, (key, figures)
-    header = (ROOT / "kernels" / "common" / "sb_threads.h").read_text()
+    header = (ROOT / "kernels" / "common" / "sb_lock_sample.h").read_text()
     for key, macro in (("timed_first", "SB_LOCK_TIMED_FIRST"), ("sample_every", "SB_LOCK_SAMPLE_EVERY")):
         assert figures[key] == int(re.search(rf"#define {macro} (\d+)", header).group(1))
     assert figures["worker_times"] == 1

@@ -140,7 +140,7 @@ sb_worker_totals sb_worker_totals_local(const sb_ctx *ctx) {
     sb_worker_totals t = {.workers = ctx->cli.p.threads};
     for (int32_t w = 0; w < ctx->cli.p.threads; w++) {
         const sb_worker_times *m = &ctx->workers[w];
-        /* a sampled lock wait (sb_mutex_lock_timed) may overshoot: at most the span */
+        /* a sampled lock wait (sb_lock_timed) may overshoot: at most the span */
         const double wait = m->wait_s < m->span_s ? m->wait_s : m->span_s;
         const double useful = m->span_s - wait;
         t.useful_sum += useful;

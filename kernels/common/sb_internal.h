@@ -34,13 +34,11 @@ typedef struct sb_cli {
 typedef struct sb_worker_times {
     double begin_s, begin_cpu_s; /* at the end of sb_worker_begin */
     double span_s, cpu_s;        /* sb_worker_begin .. sb_worker_end: monotonic, thread CPU */
-    double wait_s;               /* sb_worker_add_wait, and sb_mutex_lock_timed's estimate */
+    double wait_s;               /* sb_worker_add_wait, and sb_lock_timed's estimate */
     int64_t work;                /* reported by sb_worker_add_work */
-    int64_t locks;               /* sb_mutex_lock_timed: acquisitions, counted up to the first 64 */
-    int64_t lock_gap;            /* sb_mutex_lock_timed: countdown to the next timed acquisition */
-    uint64_t lock_draw;          /* sb_mutex_lock_timed: state of its sampling draws */
+    uint64_t lock_draw;          /* sb_lock_timed: state of its sampling draws */
     double clock_ghz_before, clock_ghz_after; /* sb_worker_clock, around the region; 0 = none */
-    char pad[40];
+    char pad[56];
 } sb_worker_times;
 
 /* The record's worker_* fields before division: sums and maxima over the workers of one process, or

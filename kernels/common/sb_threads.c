@@ -155,8 +155,8 @@ void sb_run_workers(sb_ctx *ctx, int32_t threads, void (*body)(void *arg, int32_
 
 /* Acquisitions until the next timed one after the first SB_LOCK_TIMED_FIRST: geometric with mean
  * SB_LOCK_SAMPLE_EVERY, so each acquisition is timed with chance 1 / SB_LOCK_SAMPLE_EVERY,
- * independently (a Bernoulli process), while the acquisitions in between cost one decrement.
- * xorshift64, seeded per worker and repetition. */
+ * independently (a Bernoulli process). xorshift64, one state per worker and repetition, shared by
+ * the worker's streams. */
 static int64_t next_gap(sb_worker_times *t, int32_t worker) {
     uint64_t x = t->lock_draw ? t->lock_draw : 0x9E3779B97F4A7C15u * (uint64_t)(worker + 1);
     x ^= x << 13;
@@ -167,69 +167,25 @@ static int64_t next_gap(sb_worker_times *t, int32_t worker) {
     return 1 + (int64_t)(log(u) / log(1.0 - 1.0 / SB_LOCK_SAMPLE_EVERY));
 }
 
-/* The draw when the countdown runs out: each of the first SB_LOCK_TIMED_FIRST acquisitions (the
- * countdown is set to 1 after each), then a timed one SB_LOCK_SAMPLE_EVERY apart on average. Out of
- * line: the common path is the one decrement in lock_wait_weight. */
-static __attribute__((noinline)) int lock_gap_ended(sb_worker_times *t, int32_t worker) {
-    if (t->locks < SB_LOCK_TIMED_FIRST) {
-        t->lock_gap = ++t->locks == SB_LOCK_TIMED_FIRST ? next_gap(t, worker) : 1;
-        return 1;
-    }
-    t->lock_gap = next_gap(t, worker);
-    return SB_LOCK_SAMPLE_EVERY;
-}
-
-/* A timed acquisition, out of line so that the untimed path saves no registers for it: a trylock
- * first, the clock only when it fails. */
-static __attribute__((noinline)) void lock_timed_wait(sb_worker_times *t, int weight,
-                                                      pthread_mutex_t *mutex) {
+sb_lock_sampler sb_lock_timed(void *arg, int32_t worker, sb_lock_sampler s,
+                              pthread_mutex_t *mutex) {
+    sb_ctx *ctx = arg;
+    sb_worker_times *t = &ctx->workers[worker];
+    /* each of the first SB_LOCK_TIMED_FIRST (the countdown is set to 1 after each), then one
+     * SB_LOCK_SAMPLE_EVERY apart on average */
+    int weight = SB_LOCK_SAMPLE_EVERY;
+    if (s.first < SB_LOCK_TIMED_FIRST) {
+        weight = 1;
+        s.gap = ++s.first == SB_LOCK_TIMED_FIRST ? next_gap(t, worker) : 1;
+    } else
+        s.gap = next_gap(t, worker);
     if (pthread_mutex_trylock(mutex) == 0)
-        return;
+        return s;
     const double t0 = sb_now();
     pthread_mutex_lock(mutex);
     /* Horvitz-Thompson: a timed wait stands for 1 / (its chance of being timed) waits */
     t->wait_s += (sb_now() - t0) * weight;
-}
-
-/* The draw and, when it says so, the timed wait: out of line, so that nothing the caller holds
- * lives across a call and sb_mutex_lock_timed saves no registers. */
-static __attribute__((noinline)) void lock_drawn(sb_worker_times *t, int32_t worker,
-                                                 pthread_mutex_t *mutex) {
-    const int weight = lock_gap_ended(t, worker);
-    if (weight == 0)
-        pthread_mutex_lock(mutex);
-    else
-        lock_timed_wait(t, weight, mutex);
-}
-
-/* One decrement and a branch per untimed acquisition (inlined into sb_mutex_lock_timed): a call
- * there cost ~1 ns per acquisition, +18 % on --batch 1 pi with the coarse lock on one thread. */
-static inline int lock_untimed(sb_worker_times *t) {
-    return __builtin_expect(--t->lock_gap > 0, 1);
-}
-
-int sb_lock_wait_weight(sb_worker_times *t, int32_t worker) {
-    return lock_untimed(t) ? 0 : lock_gap_ended(t, worker);
-}
-
-/* One worker has nobody to wait for: its lock is taken untimed (the countdown beside an uncontended
- * lock cost +7.4 % on one worker of --batch 1 pi with the coarse lock, docs/pop-metrics.md); the
- * kernels do not even call this then (sb_worker_lock). Every path ends in a tail call and none
- * keeps a value across a call, so the function saves no registers and sets up no frame (with the
- * draw's call inline it pushed a register and moved the stack on every acquisition: +1.5 % on one
- * worker before sb_worker_lock). */
-void sb_mutex_lock_timed(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex) {
-    const int32_t threads = ctx->cli.p.threads;
-    /* one compare for "worker outside 0..threads-1" */
-    if (!SB_WORKER_TIMES || threads == 1 || (uint32_t)worker >= (uint32_t)threads) {
-        pthread_mutex_lock(mutex);
-        return;
-    }
-    sb_worker_times *t = &ctx->workers[worker];
-    if (lock_untimed(t))
-        pthread_mutex_lock(mutex);
-    else
-        lock_drawn(t, worker, mutex);
+    return s;
 }
 
 /* Two or more workers, measurements compiled in: the waits are sampled. */
@@ -237,25 +193,15 @@ static int waits_sampled(const sb_ctx *ctx) {
     return SB_WORKER_TIMES && ctx->cli.p.threads > 1;
 }
 
-static void lock_plain(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex) {
-    (void)ctx;
-    (void)worker;
-    pthread_mutex_lock(mutex);
-}
-
-sb_lock_fn sb_worker_lock(const sb_ctx *ctx) {
-    return waits_sampled(ctx) ? sb_mutex_lock_timed : lock_plain;
-}
-
-static void lock_timed(void *ctx, int32_t worker, pthread_mutex_t *mutex) {
-    sb_mutex_lock_timed(ctx, worker, mutex);
+sb_lock_sampler sb_worker_locks_start(const sb_ctx *ctx) {
+    return waits_sampled(ctx) ? (sb_lock_sampler){0, 0} : SB_LOCK_UNSAMPLED;
 }
 
 /* One worker waits for nobody and the build without measurements times nothing: the queue then
- * keeps its plain pthread_mutex_lock, without the hook's indirect call on every fetch. */
+ * keeps its plain pthread_mutex_lock. */
 void sb_queue_time_waits(sb_queue *queue, sb_ctx *ctx) {
     if (waits_sampled(ctx))
-        sb_queue_lock_with(queue, lock_timed, ctx);
+        sb_queue_lock_with(queue, sb_lock_timed, ctx);
 }
 
 void sb_timed_queue_share(sb_ctx *ctx, sb_barrier *barrier, sb_queue *queue, int32_t worker,
@@ -269,9 +215,10 @@ void sb_timed_queue_share(sb_ctx *ctx, sb_barrier *barrier, sb_queue *queue, int
     sb_worker_begin(ctx, worker);
     sb_queue_cursor cursor;
     sb_queue_cursor_init(&cursor, queue, worker);
+    cursor.locks = sb_worker_locks_start(ctx);
     int64_t begin, end;
     while (sb_queue_next(queue, &cursor, &begin, &end))
-        work(arg, worker, begin, end);
+        work(arg, worker, begin, end, &cursor.locks);
     sb_worker_end(ctx, worker);
     sb_barrier_wait(barrier); /* every share is done */
     if (worker == 0)

@@ -9,6 +9,7 @@
 #define SB_THREADS_H
 
 #include "harness.h"
+#include "sb_lock_sample.h"
 #include "sb_wait.h"
 #include "sb_workqueue.h"
 
@@ -32,46 +33,45 @@ int32_t sb_wait_applied(const sb_ctx *ctx);
 /* A barrier of `threads` workers that waits as sb_wait_applied says: the kernels' own barriers. */
 void sb_workers_barrier_init(const sb_ctx *ctx, sb_barrier *barrier, int32_t threads);
 
-/* pthread_mutex_lock that estimates the worker's wait on it without timing every acquisition (which
- * costs more than the kernels' per-sample critical sections): each of a worker's first
- * SB_LOCK_TIMED_FIRST acquisitions in a repetition and then one in SB_LOCK_SAMPLE_EVERY, drawn at
- * random, is timed (a trylock first: the clock is read only when it fails, so an uncontended lock
- * waits 0); a timed wait counts SB_LOCK_SAMPLE_EVERY times (1 among the first). Unbiased; its
- * relative standard error is sqrt((SB_LOCK_SAMPLE_EVERY - 1) / n) x sqrt(1 + cv^2) for n
- * acquisitions whose waits have coefficient of variation cv (docs/pop-metrics.md). */
-#define SB_LOCK_TIMED_FIRST 64
-#define SB_LOCK_SAMPLE_EVERY 64
+/* A worker's stream of lock acquisitions at the start of its share in a repetition: timed from its
+ * first acquisition on with two or more workers ({0, 0}), never (SB_LOCK_UNSAMPLED) on one worker,
+ * which has nobody to wait for, or with the measurements compiled out. */
+sb_lock_sampler sb_worker_locks_start(const sb_ctx *ctx);
 
-/* sb_mutex_lock_timed's draw for the worker's next acquisition: the weight of its wait if it is
- * timed (1 among the first SB_LOCK_TIMED_FIRST, SB_LOCK_SAMPLE_EVERY afterwards), 0 if it is not.
- */
-struct sb_worker_times;
-int sb_lock_wait_weight(struct sb_worker_times *t, int32_t worker);
+/* The timed acquisition of a worker's stream (sb_lock_timed_fn, arg = the sb_ctx): a trylock first,
+ * the clock only when it fails (an uncontended lock waits 0), the wait times its weight added to
+ * the worker's waiting (sb_worker_add_wait). */
+sb_lock_sampler sb_lock_timed(void *ctx, int32_t worker, sb_lock_sampler s, pthread_mutex_t *mutex);
 
-void sb_mutex_lock_timed(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex);
+/* How a pthreads kernel's worker takes one of its locks. */
+static inline void sb_worker_lock(sb_ctx *ctx, int32_t worker, sb_lock_sampler *locks,
+                                  pthread_mutex_t *mutex) {
+#if defined(SB_WORKER_TIMES) && !SB_WORKER_TIMES
+    (void)ctx, (void)worker, (void)locks;
+    pthread_mutex_lock(mutex);
+#else
+    sb_lock_sampled(locks, sb_lock_timed, ctx, worker, mutex);
+#endif
+}
 
-/* How a worker takes a lock: sb_mutex_lock_timed, or a plain pthread_mutex_lock. */
-typedef void (*sb_lock_fn)(sb_ctx *ctx, int32_t worker, pthread_mutex_t *mutex);
-
-/* The lock function of this run's workers, chosen once before they run: sb_mutex_lock_timed when
- * there are two or more, a plain pthread_mutex_lock when there is one (nobody to wait for: its wait
- * is 0) or the measurements are compiled out. One worker's per-acquisition path is then the same
- * instructions in both builds. */
-sb_lock_fn sb_worker_lock(const sb_ctx *ctx);
-
-/* The queue's workers take its locks with sb_mutex_lock_timed (their waits for the cursor and the
- * slots are sampled like the kernels' own locks); on one worker, or with the measurements compiled
- * out, the queue keeps pthread_mutex_lock. Call after sb_queue_init, before the workers run. */
+/* The queue's workers time their waits for its locks (the coarse cursor's, the fine slots') like
+ * the kernels' own, in the stream of their cursor; on one worker, or with the measurements
+ * compiled out, the queue keeps pthread_mutex_lock. Call after sb_queue_init, before the workers
+ * run. */
 void sb_queue_time_waits(sb_queue *queue, sb_ctx *ctx);
 
-/* Work on a range of units [begin, end) of the queue, in worker `worker`. */
-typedef void (*sb_range_work)(void *arg, int32_t worker, int64_t begin, int64_t end);
+/* Work on a range of units [begin, end) of the queue, in worker `worker`. locks: the worker's
+ * stream of lock acquisitions, shared with the queue's fetches; the work copies it into a local
+ * variable for its loop of sb_worker_lock and stores it back at the end, so that the countdown
+ * stays in a register (sb_lock_sample.h). */
+typedef void (*sb_range_work)(void *arg, int32_t worker, int64_t begin, int64_t end,
+                              sb_lock_sampler *locks);
 
 /* One worker's timed share, called by every worker from its sb_run_workers body, as harness.h's
  * life cycle asks: all meet at `barrier` (sb_workers_barrier_init for `threads` workers), worker 0
  * starts the clock, all meet again so nobody starts before it; then sb_worker_begin, work(arg,
- * worker, ...) for each range the queue hands this worker, sb_worker_end; all meet once the last
- * range is done, and worker 0 stops the clock. */
+ * worker, ..., the cursor's stream of lock acquisitions) for each range the queue hands this
+ * worker, sb_worker_end; all meet once the last range is done, and worker 0 stops the clock. */
 void sb_timed_queue_share(sb_ctx *ctx, sb_barrier *barrier, sb_queue *queue, int32_t worker,
                           sb_range_work work, void *arg);
 

@@ -24,7 +24,7 @@ int sb_queue_init(sb_queue *q, int32_t schedule, int32_t sync, int64_t nunits, i
     q->next = 0;
     atomic_init(&q->next_atomic, 0);
     q->slots = NULL;
-    q->lock = NULL; /* pthread_mutex_lock until sb_queue_lock_with */
+    q->lock_timed = NULL; /* pthread_mutex_lock until sb_queue_lock_with */
     q->lock_arg = NULL;
     if (pthread_mutex_init(&q->global, NULL) != 0)
         return -1;
@@ -56,19 +56,22 @@ void sb_queue_cursor_init(sb_queue_cursor *c, const sb_queue *q, int32_t worker)
     c->worker = worker;
     c->next_group = worker;
     c->done = 0;
+    c->locks = (sb_lock_sampler){0, 0};
     (void)q;
 }
 
-void sb_queue_lock_with(sb_queue *q,
-                        void (*lock)(void *arg, int32_t worker, pthread_mutex_t *mutex),
-                        void *arg) {
-    q->lock = lock;
+void sb_queue_lock_with(sb_queue *q, sb_lock_timed_fn timed, void *arg) {
+    q->lock_timed = timed;
     q->lock_arg = arg;
 }
 
-static void lock(sb_queue *q, int32_t worker, pthread_mutex_t *mutex) {
-    if (q->lock)
-        q->lock(q->lock_arg, worker, mutex);
+/* locks: a copy of the cursor's stream in a local variable of the caller, stored back after the
+ * locks are released, so the countdown adds no memory access before the mutex's atomic instruction
+ * (sb_lock_sample.h). */
+static inline void lock(sb_queue *q, sb_lock_sampler *locks, int32_t worker,
+                        pthread_mutex_t *mutex) {
+    if (q->lock_timed)
+        sb_lock_sampled(locks, q->lock_timed, q->lock_arg, worker, mutex);
     else
         pthread_mutex_lock(mutex);
 }
@@ -78,36 +81,42 @@ static void group_range(const sb_queue *q, int64_t g, int64_t *begin, int64_t *e
     *end = *begin + q->chunk < q->nunits ? *begin + q->chunk : q->nunits;
 }
 
-/* Worker `worker` takes one group from slot s: the owner from the front, a thief from the back. */
-static int64_t take_from_slot(sb_queue *q, sb_queue_slot *s, int32_t worker, int owner) {
+/* Cursor c's worker takes one group from slot s: the owner from the front, a thief from the back.
+ */
+static inline __attribute__((always_inline)) int64_t
+take_from_slot(sb_queue *q, sb_queue_slot *s, sb_lock_sampler *locks, int32_t worker, int owner) {
     int64_t g = -1;
-    lock(q, worker, &s->lock);
+    lock(q, locks, worker, &s->lock);
     if (s->lo < s->hi)
         g = owner ? s->lo++ : --s->hi;
     pthread_mutex_unlock(&s->lock);
     return g;
 }
 
-static int64_t next_queued_group(sb_queue *q, int32_t worker) {
+static int64_t next_queued_group(sb_queue *q, sb_queue_cursor *c) {
+    const int32_t worker = c->worker;
+    sb_lock_sampler locks = c->locks;
     int64_t g = -1;
     switch (q->sync) {
     case SB_SYNC_COARSE:
-        lock(q, worker, &q->global);
+        lock(q, &locks, worker, &q->global);
         if (q->next < q->ngroups)
             g = q->next++;
         pthread_mutex_unlock(&q->global);
-        return g;
+        break;
     case SB_SYNC_ATOMIC:
         g = atomic_fetch_add_explicit(&q->next_atomic, 1, memory_order_relaxed);
         return g < q->ngroups ? g : -1;
     case SB_SYNC_FINE:
-        g = take_from_slot(q, &q->slots[worker], worker, 1);
+        g = take_from_slot(q, &q->slots[worker], &locks, worker, 1);
         for (int32_t k = 1; g < 0 && k < q->nworkers; k++)
-            g = take_from_slot(q, &q->slots[(worker + k) % q->nworkers], worker, 0);
-        return g;
+            g = take_from_slot(q, &q->slots[(worker + k) % q->nworkers], &locks, worker, 0);
+        break;
     default:
-        return -1;
+        break;
     }
+    c->locks = locks;
+    return g;
 }
 
 int sb_queue_next(sb_queue *q, sb_queue_cursor *c, int64_t *begin, int64_t *end) {
@@ -125,7 +134,7 @@ int sb_queue_next(sb_queue *q, sb_queue_cursor *c, int64_t *begin, int64_t *end)
         c->next_group += q->nworkers;
         break;
     default:
-        g = next_queued_group(q, c->worker);
+        g = next_queued_group(q, c);
         break;
     }
     if (g < 0 || g >= q->ngroups) {

@@ -14,6 +14,8 @@
 #ifndef SB_WORKQUEUE_H
 #define SB_WORKQUEUE_H
 
+#include "sb_lock_sample.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -32,8 +34,8 @@ typedef struct sb_queue {
     int64_t next;                /* coarse: next group */
     _Atomic int64_t next_atomic; /* atomic: next group */
     sb_queue_slot *slots;        /* fine: nworkers slots */
-    /* how a worker takes the queue's locks: pthread_mutex_lock unless sb_queue_lock_with says */
-    void (*lock)(void *arg, int32_t worker, pthread_mutex_t *mutex);
+    /* how a worker times the queue's locks (sb_queue_lock_with); NULL: plain pthread_mutex_lock */
+    sb_lock_timed_fn lock_timed;
     void *lock_arg;
 } sb_queue;
 
@@ -42,6 +44,7 @@ typedef struct sb_queue_cursor {
     int32_t worker;
     int64_t next_group; /* block/cyclic: the next group this worker owns */
     int done;
+    sb_lock_sampler locks; /* this worker's stream of the queue's locks */
 } sb_queue_cursor;
 
 /* chunk = units per group (block ignores it). Returns 0, or -1 if memory or a mutex fails. */
@@ -51,11 +54,10 @@ void sb_queue_destroy(sb_queue *q);
 
 void sb_queue_cursor_init(sb_queue_cursor *c, const sb_queue *q, int32_t worker);
 
-/* Worker `worker` takes the queue's locks (the coarse cursor's, the fine slots') with
- * lock(arg, worker, mutex) instead of pthread_mutex_lock: the pthreads kernels time the waits
- * there (sb_queue_time_waits, sb_threads.h). Call before any worker uses the queue. */
-void sb_queue_lock_with(sb_queue *q,
-                        void (*lock)(void *arg, int32_t worker, pthread_mutex_t *mutex), void *arg);
+/* Every worker samples its waits for the queue's locks (the coarse cursor's, the fine slots') in a
+ * stream of its cursor (sb_lock_sample.h), timing them through timed(arg, ...): the pthreads
+ * kernels do (sb_queue_time_waits, sb_threads.h). Call before any worker uses the queue. */
+void sb_queue_lock_with(sb_queue *q, sb_lock_timed_fn timed, void *arg);
 
 /* Next range of units [*begin, *end) for this worker; returns 0 when there is no more work. */
 int sb_queue_next(sb_queue *q, sb_queue_cursor *c, int64_t *begin, int64_t *end);

@@ -23,7 +23,6 @@
 typedef struct {
     sb_ctx *ctx;
     const sb_params *p;
-    sb_lock_fn lock; /* coarse, fine: sb_worker_lock */
     uint32_t *image;
     sb_queue queue;
     sb_barrier barrier;
@@ -36,7 +35,8 @@ static inline uint32_t pixel(const sb_params *p, const uint32_t *simd_row, int32
 }
 
 /* sb_range_work: rows [begin, end), stored as --sync says. */
-static void compute_rows(void *arg, int32_t worker, int64_t begin, int64_t end) {
+static void compute_rows(void *arg, int32_t worker, int64_t begin, int64_t end,
+                         sb_lock_sampler *stream) {
     shared_state *s = arg; /* rows go to the shared image whoever computes them */
     const sb_params *p = s->p;
     const size_t w = (size_t)p->width;
@@ -45,6 +45,7 @@ static void compute_rows(void *arg, int32_t worker, int64_t begin, int64_t end) 
     uint32_t *simd_row = NULL;
     if (p->inner == SB_INNER_SIMD && p->sync != SB_SYNC_NONE && !(simd_row = malloc(w * 4)))
         sb_fail(s->ctx, "out of memory for a row");
+    sb_lock_sampler locks = *stream; /* coarse, fine */
     for (int32_t j = (int32_t)begin; j < (int32_t)end; j++) {
         uint32_t *row = s->image + (size_t)j * w;
         if (simd_row)
@@ -56,7 +57,7 @@ static void compute_rows(void *arg, int32_t worker, int64_t begin, int64_t end) 
         case SB_SYNC_COARSE:
             for (int32_t i = 0; i < p->width; i++) {
                 uint32_t n = pixel(p, simd_row, i, j);
-                s->lock(s->ctx, worker, &s->queue.global);
+                sb_worker_lock(s->ctx, worker, &locks, &s->queue.global);
                 row[i] = n;
                 pthread_mutex_unlock(&s->queue.global);
             }
@@ -64,7 +65,7 @@ static void compute_rows(void *arg, int32_t worker, int64_t begin, int64_t end) 
         case SB_SYNC_FINE:
             for (int32_t i = 0; i < p->width; i++) {
                 uint32_t n = pixel(p, simd_row, i, j);
-                s->lock(s->ctx, worker, &s->row_locks[j]);
+                sb_worker_lock(s->ctx, worker, &locks, &s->row_locks[j]);
                 row[i] = n;
                 pthread_mutex_unlock(&s->row_locks[j]);
             }
@@ -77,6 +78,7 @@ static void compute_rows(void *arg, int32_t worker, int64_t begin, int64_t end) 
         }
         sb_worker_add_work(s->ctx, worker, sb_mandel_row_work(simd_row ? simd_row : row, p->width));
     }
+    *stream = locks;
     free(simd_row);
 }
 
@@ -87,8 +89,7 @@ static void worker_body(void *arg, int32_t worker) {
 
 static int run(sb_ctx *ctx) {
     const sb_params *p = sb_params_get(ctx);
-    shared_state s = {
-        .ctx = ctx, .p = p, .lock = sb_worker_lock(ctx), .image = sb_image(ctx), .row_locks = NULL};
+    shared_state s = {.ctx = ctx, .p = p, .image = sb_image(ctx), .row_locks = NULL};
     if (sb_queue_init(&s.queue, p->schedule, p->sync, p->height, p->chunk, p->threads) != 0)
         sb_fail(ctx, "cannot initialise the work queue");
     sb_workers_barrier_init(ctx, &s.barrier, p->threads);

@@ -31,7 +31,6 @@ typedef struct {
 typedef struct {
     sb_ctx *ctx;
     const sb_params *p;
-    sb_lock_fn lock; /* coarse, fine: sb_worker_lock */
     sb_queue queue;
     sb_barrier barrier;
     int64_t total;                /* coarse (under queue.global) */
@@ -39,18 +38,19 @@ typedef struct {
     hit_slot *slots;              /* none, fine */
 } shared_state;
 
-static void add_hits(shared_state *s, int32_t worker, int64_t h) {
+/* locks: the worker's stream of acquisitions (sb_worker_lock), coarse and fine only. */
+static inline void add_hits(shared_state *s, int32_t worker, sb_lock_sampler *locks, int64_t h) {
     switch (s->p->sync) {
     case SB_SYNC_NONE:
         s->slots[worker].hits += h; /* only this worker touches its slot until the barrier */
         break;
     case SB_SYNC_COARSE:
-        s->lock(s->ctx, worker, &s->queue.global);
+        sb_worker_lock(s->ctx, worker, locks, &s->queue.global);
         s->total += h;
         pthread_mutex_unlock(&s->queue.global);
         break;
     case SB_SYNC_FINE:
-        s->lock(s->ctx, worker, &s->slots[worker].lock);
+        sb_worker_lock(s->ctx, worker, locks, &s->slots[worker].lock);
         s->slots[worker].hits += h;
         pthread_mutex_unlock(&s->slots[worker].lock);
         break;
@@ -61,16 +61,21 @@ static void add_hits(shared_state *s, int32_t worker, int64_t h) {
 }
 
 /* sb_range_work: batches [begin, end), each batch's hits published as --sync says. */
-static void count_batches(void *arg, int32_t worker, int64_t begin, int64_t end) {
+static void count_batches(void *arg, int32_t worker, int64_t begin, int64_t end,
+                          sb_lock_sampler *stream) {
     shared_state *s = arg;
     const sb_params *p = s->p;
     if (p->sync == SB_SYNC_NONE) /* nothing published per batch: the serial kernel's loop */
-        add_hits(s, worker, sb_pi_hits_batches(p, begin, end));
-    else
+        add_hits(s, worker, NULL, sb_pi_hits_batches(p, begin, end));
+    else {
+        sb_lock_sampler locks = *stream;
         for (int64_t b = begin; b < end; b++) {
             int64_t s0 = b * p->batch;
-            add_hits(s, worker, sb_pi_hits_inner(p, s0, sb_pi_batch_end(s0, p->batch, p->samples)));
+            add_hits(s, worker, &locks,
+                     sb_pi_hits_inner(p, s0, sb_pi_batch_end(s0, p->batch, p->samples)));
         }
+        *stream = locks;
+    }
     if (end > begin) /* samples of batches [begin, end): the last batch may be short */
         sb_worker_add_work(s->ctx, worker,
                            (end * p->batch < p->samples ? end * p->batch : p->samples) -
@@ -99,7 +104,7 @@ static int64_t collect_total(shared_state *s) {
 
 static int run(sb_ctx *ctx) {
     const sb_params *p = sb_params_get(ctx);
-    shared_state s = {.ctx = ctx, .p = p, .lock = sb_worker_lock(ctx), .total = 0};
+    shared_state s = {.ctx = ctx, .p = p, .total = 0};
     atomic_init(&s.total_atomic, 0);
     const int64_t nbatches = sb_pi_batches(p);
     s.slots = calloc((size_t)p->threads, sizeof *s.slots);

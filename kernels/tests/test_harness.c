@@ -262,14 +262,18 @@ static void *hold(void *unused) {
     return NULL;
 }
 
-/* The queue takes its locks through the hook sb_queue_lock_with sets (the kernels time the waits
- * there): once per group taken under coarse, per slot visited under fine, never without locks. */
+/* The queue times its locks through the function sb_queue_lock_with sets (the kernels time the
+ * waits there): each acquisition the countdown picks, here all of them (the countdown is set to 1),
+ * once per group taken under coarse, per slot visited under fine, never without locks. */
 static int hook_calls;
-static void counting_lock(void *arg, int32_t worker, pthread_mutex_t *mutex) {
+static sb_lock_sampler counting_lock(void *arg, int32_t worker, sb_lock_sampler s,
+                                     pthread_mutex_t *mutex) {
     (void)arg;
     (void)worker;
     hook_calls++;
     pthread_mutex_lock(mutex);
+    s.gap = 1;
+    return s;
 }
 
 static void test_queue_lock_hook(void) {
@@ -292,45 +296,68 @@ static void test_queue_lock_hook(void) {
     }
 }
 
-/* The sampling of lock waits: the first 64 acquisitions timed with weight 1, then each with chance
- * 1/64 and weight 64, independently of its neighbours (no period: as many on even as on odd ones).
- */
-static void test_lock_wait_sampling(void) {
-    sb_worker_times t = {0};
-    int first = 1;
-    for (int i = 0; i < SB_LOCK_TIMED_FIRST; i++)
-        first &= sb_lock_wait_weight(&t, 3) == 1;
-    CHECK(first);
-    const int n = 640000;
-    int timed = 0, even = 0, weights_ok = 1;
-    for (int i = 0; i < n; i++) {
-        const int w = sb_lock_wait_weight(&t, 3);
-        weights_ok &= w == 0 || w == SB_LOCK_SAMPLE_EVERY;
-        timed += w != 0;
-        even += w != 0 && i % 2 == 0;
-    }
-    CHECK(weights_ok);
-    /* 10000 expected, standard deviation ~99: within 5 of them (the draws are seeded: no flakiness)
-     */
-    CHECK(timed > 10000 - 500 && timed < 10000 + 500);
-    CHECK(2 * even > timed - 5 * 100 && 2 * even < timed + 5 * 100);
+/* The timed acquisitions among a worker's stream of uncontended ones, counted by a timed function
+ * that passes them on to sb_lock_timed. */
+static int timed_calls, timed_even;
+static int64_t acquisition;
+static sb_lock_sampler counting_timed(void *ctx, int32_t worker, sb_lock_sampler s,
+                                      pthread_mutex_t *mutex) {
+    timed_calls++;
+    timed_even += acquisition % 2 == 0;
+    return sb_lock_timed(ctx, worker, s, mutex);
 }
 
-/* One worker has nobody to wait for: no draw, no wait, whatever the number of acquisitions. */
+static sb_ctx two_workers(void) {
+    CHECK(parse(&mandel_pthreads, "--threads 2 --width 4 --height 4") == SB_PARSE_OK);
+    sb_ctx ctx;
+    CHECK(sb_ctx_init(&ctx, &mandel_pthreads, &cli) == 0);
+    return ctx;
+}
+
+/* The sampling of lock waits: the first SB_LOCK_TIMED_FIRST acquisitions of a stream timed, then
+ * each with chance 1/SB_LOCK_SAMPLE_EVERY, independently of its neighbours (no period: as many on
+ * even as on odd ones), from the stream a worker's share starts with (sb_worker_locks_start). */
+static void test_lock_wait_sampling(void) {
+    sb_ctx ctx = two_workers();
+    sb_lock_sampler locks = sb_worker_locks_start(&ctx);
+    timed_calls = 0;
+    for (acquisition = 0; acquisition < SB_LOCK_TIMED_FIRST; acquisition++) {
+        sb_lock_sampled(&locks, counting_timed, &ctx, 1, &held);
+        pthread_mutex_unlock(&held);
+    }
+    CHECK(timed_calls == SB_LOCK_TIMED_FIRST);
+    const int64_t expected = 10000, n = expected * SB_LOCK_SAMPLE_EVERY;
+    timed_calls = timed_even = 0;
+    for (acquisition = 0; acquisition < n; acquisition++) {
+        sb_lock_sampled(&locks, counting_timed, &ctx, 1, &held);
+        pthread_mutex_unlock(&held);
+    }
+    /* 10000 expected, standard deviation ~100: within 5 of them (the draws are seeded: no
+     * flakiness) */
+    CHECK(timed_calls > expected - 500 && timed_calls < expected + 500);
+    CHECK(2 * timed_even > timed_calls - 5 * 100 && 2 * timed_even < timed_calls + 5 * 100);
+    CHECK(ctx.workers[1].wait_s == 0.0); /* uncontended: no wait, however often timed */
+    sb_ctx_free(&ctx);
+}
+
+/* One worker has nobody to wait for: its stream is never timed, whatever the number of
+ * acquisitions. */
 static void test_lock_wait_one_worker(void) {
     CHECK(parse(&mandel_pthreads, "--threads 1 --width 4 --height 4") == SB_PARSE_OK);
     sb_ctx ctx;
     CHECK(sb_ctx_init(&ctx, &mandel_pthreads, &cli) == 0);
+    sb_lock_sampler locks = sb_worker_locks_start(&ctx);
+    timed_calls = 0;
     for (int i = 0; i < 1000; i++) {
-        sb_mutex_lock_timed(&ctx, 0, &held);
+        sb_lock_sampled(&locks, counting_timed, &ctx, 0, &held);
         pthread_mutex_unlock(&held);
     }
-    CHECK(ctx.workers[0].locks == 0 && ctx.workers[0].wait_s == 0.0);
+    CHECK(timed_calls == 0 && ctx.workers[0].wait_s == 0.0);
     sb_ctx_free(&ctx);
 }
 
 /* Locks are timed only where there is somebody to wait for: on two workers, not on one (the
- * workers' lock function and the queue's hook alike). */
+ * kernels' locks and the queue's alike). */
 static void test_locks_timed_from_two_workers(void) {
     for (int32_t threads = 1; threads <= 2; threads++) {
         char args[64];
@@ -341,31 +368,44 @@ static void test_locks_timed_from_two_workers(void) {
         sb_queue q;
         CHECK(sb_queue_init(&q, SB_SCHED_QUEUE, SB_SYNC_COARSE, 10, 1, threads) == 0);
         sb_queue_time_waits(&q, &ctx);
-        CHECK((q.lock != NULL) == (threads > 1));
-        CHECK((sb_worker_lock(&ctx) == sb_mutex_lock_timed) == (threads > 1));
+        CHECK((q.lock_timed != NULL) == (threads > 1));
+        const sb_lock_sampler locks = sb_worker_locks_start(&ctx);
+        CHECK((locks.gap == 0) == (threads > 1) && (locks.gap == INT64_MAX) == (threads == 1));
         sb_queue_destroy(&q);
         sb_ctx_free(&ctx);
     }
 }
 
-static void test_lock_wait(void) {
-    CHECK(parse(&mandel_pthreads, "--threads 2 --width 4 --height 4") == SB_PARSE_OK);
-    sb_ctx ctx;
-    CHECK(sb_ctx_init(&ctx, &mandel_pthreads, &cli) == 0);
-    for (int i = 0; i < 100000; i++) { /* uncontended: sampled or not, no wait */
-        sb_mutex_lock_timed(&ctx, 0, &held);
-        pthread_mutex_unlock(&held);
-    }
-    CHECK(ctx.workers[0].wait_s == 0.0);
+/* A wait on a held mutex: (1) counted once when the acquisition is one of the first, (2) counted
+ * SB_LOCK_SAMPLE_EVERY times when it is a sampled one after them (the Horvitz-Thompson weight). */
+static double timed_wait_on_held(sb_ctx *ctx, int32_t worker, sb_lock_sampler locks) {
     pthread_t holder;
     CHECK(pthread_barrier_init(&locked, NULL, 2) == 0);
     CHECK(pthread_create(&holder, NULL, hold, NULL) == 0);
     pthread_barrier_wait(&locked);
-    sb_mutex_lock_timed(&ctx, 1, &held); /* worker 1's first acquisition: timed, weight 1 */
+    const double before = ctx->workers[worker].wait_s;
+    sb_worker_lock(ctx, worker, &locks, &held);
     pthread_mutex_unlock(&held);
     pthread_join(holder, NULL);
     pthread_barrier_destroy(&locked);
-    CHECK(ctx.workers[1].wait_s > 0.5 * HOLD_S && ctx.workers[1].wait_s < 2.0);
+    return ctx->workers[worker].wait_s - before;
+}
+
+static void test_lock_wait(void) {
+    sb_ctx ctx = two_workers();
+    sb_lock_sampler locks = sb_worker_locks_start(&ctx);
+    for (int i = 0; i < 100000; i++) { /* uncontended: sampled or not, no wait */
+        sb_worker_lock(&ctx, 0, &locks, &held);
+        pthread_mutex_unlock(&held);
+    }
+    CHECK(ctx.workers[0].wait_s == 0.0);
+    /* worker 1's first acquisition: timed, weight 1 */
+    const double first = timed_wait_on_held(&ctx, 1, sb_worker_locks_start(&ctx));
+    CHECK(first > 0.5 * HOLD_S && first < 2.0);
+    /* the next one timed after the first SB_LOCK_TIMED_FIRST: weight SB_LOCK_SAMPLE_EVERY */
+    const double sampled =
+        timed_wait_on_held(&ctx, 1, (sb_lock_sampler){.gap = 1, .first = SB_LOCK_TIMED_FIRST});
+    CHECK(sampled > 0.5 * HOLD_S * SB_LOCK_SAMPLE_EVERY && sampled < 2.0 * SB_LOCK_SAMPLE_EVERY);
     sb_ctx_free(&ctx);
 }
 
