@@ -1,17 +1,22 @@
 /*
  * What one acquisition through the kernels' sampled lock path costs, measured on one thread, where
  * the lock is never contended and the figure does not depend on how the lock is handed over
- * between workers (perf/perf_worker_times.py bounds the two-worker cost with it). Three loops,
+ * between workers (perf/perf_worker_times.py bounds the two-worker cost with it). Five loops,
  * interleaved round by round, each ACQUISITIONS long:
  *   plain    pthread_mutex_lock + unlock: what the build without measurements takes
- *   sampled  sb_worker_lock of a two-worker context + unlock, with the stream in a local variable
- *            as the kernels keep it (sb_threads.h): the countdown in a register, the timed
- *            acquisition (a trylock, the draw) for the first 64 and one in SB_LOCK_SAMPLE_EVERY
- *   clock    sb_now(), the clock a timed acquisition reads twice when its trylock fails
- * A second thread exists throughout but never touches the lock: with one thread in the process
- * glibc takes a mutex without an atomic instruction, with two (as at two workers) it uses one.
- * Prints one JSON line: each loop's nanoseconds per operation, the least over the rounds, and the
- * sampling's constants (sb_lock_sample.h) the bound is computed with.
+ *   sampled  sb_worker_lock of a two-worker context + unlock in the kernels' loop (sb_threads.h):
+ *            the untimed acquisitions before the next timed one counted off at once and taken
+ *            plainly, the timed one (a trylock, the draw) for the first 64 and one in
+ *            SB_LOCK_SAMPLE_EVERY
+ *   queue plain, queue sampled
+ *            ranges of one unit of a coarse-locked work queue, each the queue's fetch under its
+ * lock and the range's one kernel lock, as pi --schedule queue --batch 1 takes them: plainly (no
+ * stream) and through the worker's stream shared by the queue and the kernel clock    sb_now(), the
+ * clock a timed acquisition reads twice when its trylock fails A second thread exists throughout
+ * but never touches the lock: with one thread in the process glibc takes a mutex without an atomic
+ * instruction, with two (as at two workers) it uses one. Prints one JSON line: each loop's
+ * nanoseconds per operation, the least over the rounds, and the sampling's constants
+ * (sb_lock_sample.h) the bound is computed with.
  */
 #define _GNU_SOURCE
 #include "sb_descriptors.h"
@@ -38,14 +43,27 @@ static void *bystander(void *unused) {
     return NULL;
 }
 
-/* ns per acquisition + release: pthread_mutex_lock when sampled is 0, else sb_worker_lock */
+/* One acquisition + release through sb_worker_lock: plainly with locks NULL, else through the
+ * stream. */
+static inline void lock_unlock(sb_ctx *ctx, sb_lock_sampler *locks, pthread_mutex_t *mutex) {
+    sb_worker_lock(ctx, 0, locks, mutex);
+    pthread_mutex_unlock(mutex);
+}
+
+/* ns per acquisition + release: pthread_mutex_lock when sampled is 0, else the kernels' loop
+ * (sb_threads.h): the untimed acquisitions before the next timed one counted off at once */
 static double lock_ns(sb_ctx *ctx, int sampled, pthread_mutex_t *mutex) {
     sb_lock_sampler locks = sb_worker_locks_start(ctx);
     const double t0 = sb_now();
     if (sampled)
-        for (int i = 0; i < ACQUISITIONS; i++) {
-            sb_worker_lock(ctx, 0, &locks, mutex);
-            pthread_mutex_unlock(mutex);
+        for (int64_t i = 0; i < ACQUISITIONS;) {
+            for (const int64_t plain_end = i + sb_lock_untimed_run(&locks, ACQUISITIONS - i);
+                 i < plain_end; i++)
+                lock_unlock(ctx, NULL, mutex);
+            if (i < ACQUISITIONS) {
+                lock_unlock(ctx, &locks, mutex);
+                i++;
+            }
         }
     else
         for (int i = 0; i < ACQUISITIONS; i++) {
@@ -61,8 +79,7 @@ static double lock_ns(sb_ctx *ctx, int sampled, pthread_mutex_t *mutex) {
 static __attribute__((noinline)) void one_locked_unit(sb_ctx *ctx, pthread_mutex_t *mutex,
                                                       sb_lock_sampler *stream) {
     sb_lock_sampler locks = *stream;
-    sb_worker_lock(ctx, 0, &locks, mutex);
-    pthread_mutex_unlock(mutex);
+    lock_unlock(ctx, sb_lock_untimed_run(&locks, 1) ? NULL : &locks, mutex);
     *stream = locks;
 }
 

@@ -43,14 +43,25 @@ sb_lock_sampler sb_worker_locks_start(const sb_ctx *ctx);
  * the worker's waiting (sb_worker_add_wait). */
 sb_lock_sampler sb_lock_timed(void *ctx, int32_t worker, sb_lock_sampler s, pthread_mutex_t *mutex);
 
-/* How a pthreads kernel's worker takes one of its locks. */
+/* How a pthreads kernel's worker takes one of its locks: through its stream `locks`, or, with locks
+ * NULL, plainly, as one of the acquisitions sb_lock_untimed_run counted off. A kernel's loop of
+ * acquisitions over units [i, end):
+ *     while (i < end) {
+ *         for (int64_t plain_end = i + sb_lock_untimed_run(&locks, end - i); i < plain_end; i++)
+ *             ... sb_worker_lock(ctx, worker, NULL, mutex) ...
+ *         if (i < end)
+ *             ... sb_worker_lock(ctx, worker, &locks, mutex) ... i++
+ *     } */
 static inline void sb_worker_lock(sb_ctx *ctx, int32_t worker, sb_lock_sampler *locks,
                                   pthread_mutex_t *mutex) {
 #if defined(SB_WORKER_TIMES) && !SB_WORKER_TIMES
     (void)ctx, (void)worker, (void)locks;
     pthread_mutex_lock(mutex);
 #else
-    sb_lock_sampled(locks, sb_lock_timed, ctx, worker, mutex);
+    if (locks)
+        sb_lock_sampled(locks, sb_lock_timed, ctx, worker, mutex);
+    else
+        pthread_mutex_lock(mutex);
 #endif
 }
 

@@ -34,6 +34,14 @@ static inline uint32_t pixel(const sb_params *p, const uint32_t *simd_row, int32
     return simd_row ? simd_row[i] : sb_mandel_pixel(p, i, j);
 }
 
+/* A pixel stored under `lock`, taken through the worker's stream `locks` or plainly (NULL). */
+static inline void store_pixel(shared_state *s, int32_t worker, sb_lock_sampler *locks,
+                               pthread_mutex_t *lock, uint32_t *dst, uint32_t n) {
+    sb_worker_lock(s->ctx, worker, locks, lock);
+    *dst = n;
+    pthread_mutex_unlock(lock);
+}
+
 /* sb_range_work: rows [begin, end), stored as --sync says. */
 static void compute_rows(void *arg, int32_t worker, int64_t begin, int64_t end,
                          sb_lock_sampler *stream) {
@@ -55,21 +63,20 @@ static void compute_rows(void *arg, int32_t worker, int64_t begin, int64_t end,
             sb_mandel_row_inner(p, j, row);
             break;
         case SB_SYNC_COARSE:
-            for (int32_t i = 0; i < p->width; i++) {
-                uint32_t n = pixel(p, simd_row, i, j);
-                sb_worker_lock(s->ctx, worker, &locks, &s->queue.global);
-                row[i] = n;
-                pthread_mutex_unlock(&s->queue.global);
+        case SB_SYNC_FINE: {
+            pthread_mutex_t *lock = p->sync == SB_SYNC_COARSE ? &s->queue.global : &s->row_locks[j];
+            for (int32_t i = 0; i < p->width;) {
+                /* the pixels before the next timed acquisition take the lock plainly */
+                for (const int64_t plain_end = i + sb_lock_untimed_run(&locks, p->width - i);
+                     i < plain_end; i++)
+                    store_pixel(s, worker, NULL, lock, &row[i], pixel(p, simd_row, i, j));
+                if (i < p->width) {
+                    store_pixel(s, worker, &locks, lock, &row[i], pixel(p, simd_row, i, j));
+                    i++;
+                }
             }
             break;
-        case SB_SYNC_FINE:
-            for (int32_t i = 0; i < p->width; i++) {
-                uint32_t n = pixel(p, simd_row, i, j);
-                sb_worker_lock(s->ctx, worker, &locks, &s->row_locks[j]);
-                row[i] = n;
-                pthread_mutex_unlock(&s->row_locks[j]);
-            }
-            break;
+        }
         default: /* atomic */
             for (int32_t i = 0; i < p->width; i++)
                 atomic_store_explicit((_Atomic uint32_t *)&row[i], pixel(p, simd_row, i, j),

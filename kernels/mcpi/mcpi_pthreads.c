@@ -38,7 +38,8 @@ typedef struct {
     hit_slot *slots;              /* none, fine */
 } shared_state;
 
-/* locks: the worker's stream of acquisitions (sb_worker_lock), coarse and fine only. */
+/* locks: the worker's stream of acquisitions for a timed one, NULL for an untimed one
+ * (sb_worker_lock); coarse and fine only. */
 static inline void add_hits(shared_state *s, int32_t worker, sb_lock_sampler *locks, int64_t h) {
     switch (s->p->sync) {
     case SB_SYNC_NONE:
@@ -60,6 +61,11 @@ static inline void add_hits(shared_state *s, int32_t worker, sb_lock_sampler *lo
     }
 }
 
+static inline int64_t batch_hits(const sb_params *p, int64_t b) {
+    const int64_t s0 = b * p->batch;
+    return sb_pi_hits_inner(p, s0, sb_pi_batch_end(s0, p->batch, p->samples));
+}
+
 /* sb_range_work: batches [begin, end), each batch's hits published as --sync says. */
 static void count_batches(void *arg, int32_t worker, int64_t begin, int64_t end,
                           sb_lock_sampler *stream) {
@@ -69,10 +75,13 @@ static void count_batches(void *arg, int32_t worker, int64_t begin, int64_t end,
         add_hits(s, worker, NULL, sb_pi_hits_batches(p, begin, end));
     else {
         sb_lock_sampler locks = *stream;
-        for (int64_t b = begin; b < end; b++) {
-            int64_t s0 = b * p->batch;
-            add_hits(s, worker, &locks,
-                     sb_pi_hits_inner(p, s0, sb_pi_batch_end(s0, p->batch, p->samples)));
+        for (int64_t b = begin; b < end;) {
+            /* the batches before the next timed acquisition take the lock plainly */
+            for (const int64_t plain_end = b + sb_lock_untimed_run(&locks, end - b); b < plain_end;
+                 b++)
+                add_hits(s, worker, NULL, batch_hits(p, b));
+            if (b < end)
+                add_hits(s, worker, &locks, batch_hits(p, b++));
         }
         *stream = locks;
     }

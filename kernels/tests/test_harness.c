@@ -340,6 +340,50 @@ static void test_lock_wait_sampling(void) {
     sb_ctx_free(&ctx);
 }
 
+/* A loop that counts off the untimed acquisitions at once (sb_lock_untimed_run, in runs of
+ * irregular length as ranges of units are) times the same acquisitions as one that decrements the
+ * countdown on each (two contexts: the same draws). */
+static int64_t timed_at[256];
+static int timed_count;
+static sb_lock_sampler recording_timed(void *ctx, int32_t worker, sb_lock_sampler s,
+                                       pthread_mutex_t *mutex) {
+    if (timed_count < 256)
+        timed_at[timed_count] = acquisition;
+    timed_count++;
+    return sb_lock_timed(ctx, worker, s, mutex);
+}
+
+static void test_lock_untimed_runs(void) {
+    enum { N = 40000 };
+    int64_t each[256];
+    int each_count;
+    for (int by_runs = 0; by_runs < 2; by_runs++) {
+        sb_ctx ctx = two_workers();
+        sb_lock_sampler locks = sb_worker_locks_start(&ctx);
+        timed_count = 0;
+        for (acquisition = 0; acquisition < N;) {
+            const int64_t end = acquisition + 1 + acquisition % 7 * 13; /* a range of units */
+            while (acquisition < end && acquisition < N) {
+                const int64_t plain = by_runs ? sb_lock_untimed_run(&locks, end - acquisition) : 0;
+                acquisition += plain; /* taken plainly: nothing to record */
+                if (acquisition < end) {
+                    sb_lock_sampled(&locks, recording_timed, &ctx, 1, &held);
+                    pthread_mutex_unlock(&held);
+                    acquisition++;
+                }
+            }
+        }
+        if (!by_runs) {
+            memcpy(each, timed_at, sizeof each);
+            each_count = timed_count;
+        }
+        sb_ctx_free(&ctx);
+    }
+    /* the first 64, then ~N/512 more */
+    CHECK(each_count > SB_LOCK_TIMED_FIRST + 40 && each_count < 256);
+    CHECK(timed_count == each_count && memcmp(timed_at, each, sizeof each) == 0);
+}
+
 /* One worker has nobody to wait for: its stream is never timed, whatever the number of
  * acquisitions. */
 static void test_lock_wait_one_worker(void) {
@@ -419,6 +463,7 @@ int main(void) {
     test_pgm();
     test_queue_lock_hook();
     test_lock_wait_sampling();
+    test_lock_untimed_runs();
     test_lock_wait();
     test_lock_wait_one_worker();
     test_locks_timed_from_two_workers();
