@@ -7,7 +7,9 @@ on / median off - 1): where they straddle the aim the machine is too noisy to te
 on one worker shows the lock mechanism's own cost (the lock is never contended); on two workers its
 time also depends on how often the lock's hand-off goes through the kernel (futex sleeps), which
 swings between trials of either build: the voluntary context switches per repetition (median) of
-each build are printed beside it. The workers are pinned to CPUs 0..threads-1 (SB_PIN_CPUS) so both
+each build are printed beside it. With the fine lock (each worker its own) the sampled path runs on
+every acquisition at two workers without such a regime: the direct figure of its cost where nothing
+hides it. The workers are pinned to CPUs 0..threads-1 (SB_PIN_CPUS) so both
 builds run on the same placement. --kernel-arg and --env pass options and variables to every run of
 both builds (e.g. a wait policy).
 
@@ -51,6 +53,7 @@ AIM = 0.01
 MANDELBROT = ["--preset", "asymmetric", "--width", "384", "--height", "384", "--max-iter", "1000"]
 PI_COARSE_BLOCK = ["--samples", "4000000", "--sync", "coarse", "--schedule", "block", "--batch", "1"]
 PI_COARSE_QUEUE = ["--samples", "4000000", "--sync", "coarse", "--schedule", "queue", "--batch", "1"]
+PI_FINE_BLOCK = ["--samples", "4000000", "--sync", "fine", "--schedule", "block", "--batch", "1"]
 PI_SAMPLES = 4_000_000
 MANDELBROT_PIXELS, MANDELBROT_ROWS = 384 * 384, 384
 
@@ -80,6 +83,9 @@ CASES = [
     Case("mcpi-c-pthreads", PI_COARSE_BLOCK, None, PI_SAMPLES),
     # a lock per batch taken from the queue, one per batch's hits
     Case("mcpi-c-pthreads", PI_COARSE_QUEUE, None, 2 * PI_SAMPLES, PI_SAMPLES),
+    # a lock per sample that nobody else takes (each worker its own slot's): the sampled path on
+    # every acquisition, at two workers, without a hand-off regime to swing between
+    Case("mcpi-c-pthreads", PI_FINE_BLOCK, None, PI_SAMPLES),
 ]
 MATCHED_MIN = 3  # repetitions of each build a regime needs to be compared
 
