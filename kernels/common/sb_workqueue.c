@@ -81,8 +81,8 @@ static void group_range(const sb_queue *q, int64_t g, int64_t *begin, int64_t *e
     *end = *begin + q->chunk < q->nunits ? *begin + q->chunk : q->nunits;
 }
 
-/* Cursor c's worker takes one group from slot s: the owner from the front, a thief from the back.
- */
+/* Worker `worker` takes one group from slot s: the owner from the front, a thief from the back
+ * (inlined: `locks` must stay a local variable of next_queued_group, not memory). */
 static inline __attribute__((always_inline)) int64_t
 take_from_slot(sb_queue *q, sb_queue_slot *s, sb_lock_sampler *locks, int32_t worker, int owner) {
     int64_t g = -1;
