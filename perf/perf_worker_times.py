@@ -14,8 +14,9 @@ builds run on the same placement. --kernel-arg and --env pass options and variab
 both builds (e.g. a wait policy).
 
 Where workers take a lock per sample, two figures bound the measurements' cost independently of the
-hand-off regime. "matched": on against off compared only between repetitions of the same regime
-(their voluntary context switches in the same octave: 0, 1, 2-3, 4-7, ...), the median ratio of each
+hand-off regime. "matched": on against off compared only between repetitions of the same regime (the same
+state of the host's placement of the CPUs, near or apart as the probe's cache-line round trip tells,
+and their voluntary context switches in the same octave: 0, 1, 2-3, 4-7, ...), the median ratio of each
 regime both builds reached at least 3 times, weighted by the smaller count. "bound": the sampled lock
 path's own cost, measured on one thread where it is stable (build/perf/lock-path-cost,
 perf/lock_path_cost.c) per acquisition of a kernel's lock and per range of the queue (its fetch under
@@ -42,10 +43,15 @@ import json
 import os
 import statistics
 import subprocess
+import sys
 from pathlib import Path
 from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from analysis.stats.disturbance import TRANSFER_SLOW_RATIO  # noqa: E402
+
 ON = ROOT / "build" / "bin"
 OFF_DIR = ROOT / "build" / "perf-worker-times-off"
 LOCK_PATH_COST = Path("build") / "perf" / "lock-path-cost"
@@ -136,20 +142,40 @@ def lock_bound(cost: dict, case: Case, workers: int, wall_off: float) -> tuple[f
     return added / wall_off, terms
 
 
-def regime(switches: int) -> int:
-    """The octave of a repetition's voluntary context switches: 0, 1, 2-3, 4-7, ... -> 0, 1, 2, 3, ..."""
-    return switches.bit_length()
+def round_trip(record: dict) -> float | None:
+    """The slower of the cache-line round trips the probe timed before and after the repetition
+    (between worker 0's CPU and each other's), None where none was timed."""
+    probe = record.get("probe") or {}
+    timed = [
+        x
+        for side in ("before", "after")
+        for x in ((probe.get(side) or {}).get("xfer_s") or [])
+        if x is not None
+    ]
+    return max(timed) if timed else None
+
+
+def regime(switches: int, apart: bool = False) -> tuple[bool, int]:
+    """A repetition's hand-off regime: whether the host had its CPUs apart (a slow cache-line
+    transfer, analysis/stats/disturbance.py's rule) and the octave of its voluntary context switches
+    (0, 1, 2-3, 4-7, ... -> 0, 1, 2, 3, ...)."""
+    return apart, switches.bit_length()
 
 
 def matched_overhead(on: list[dict], off: list[dict]) -> tuple[float, int] | None:
     """on/off - 1 within the hand-off regimes both builds reached MATCHED_MIN times: each regime's
-    median ratio, weighted by its smaller count; and the repetitions compared. None: no such regime."""
+    median ratio, weighted by its smaller count; and the repetitions compared. None: no such regime.
+    A repetition is apart when its round trip exceeds TRANSFER_SLOW_RATIO times the least of both
+    builds' (the CPUs' near state)."""
+    trips = [t for t in map(round_trip, on + off) if t is not None]
+    near = min(trips) if trips else None
     by_regime = {}
     for build, records in (("on", on), ("off", off)):
         for record in records:
-            by_regime.setdefault(regime(record["ctx_voluntary"]), {"on": [], "off": []})[build].append(
-                record["wall_s"]
-            )
+            trip = round_trip(record)
+            apart = near is not None and trip is not None and trip > TRANSFER_SLOW_RATIO * near
+            key = regime(record["ctx_voluntary"], apart)
+            by_regime.setdefault(key, {"on": [], "off": []})[build].append(record["wall_s"])
     ratios, weights = [], []
     for walls_of in by_regime.values():
         weight = min(len(walls_of["on"]), len(walls_of["off"]))

@@ -24,12 +24,24 @@ def load_script():
 pwt = load_script()
 
 
-def reps(wall: float, switches: int, count: int) -> list[dict]:
-    return [{"wall_s": wall, "ctx_voluntary": switches} for _ in range(count)]
+def reps(wall: float, switches: int, count: int, trip: float | None = None) -> list[dict]:
+    probe = {"before": {"xfer_s": [None, trip]}, "after": {"xfer_s": [None, trip]}}
+    return [{"wall_s": wall, "ctx_voluntary": switches, "probe": probe} for _ in range(count)]
 
 
 def test_regime_is_the_octave_of_the_context_switches():
-    assert [pwt.regime(n) for n in (0, 1, 2, 3, 4, 7, 8, 204, 391)] == [0, 1, 2, 2, 3, 3, 4, 8, 9]
+    octaves = [pwt.regime(n)[1] for n in (0, 1, 2, 3, 4, 7, 8, 204, 391)]
+    assert octaves == [0, 1, 2, 2, 3, 3, 4, 8, 9]
+
+
+def test_matched_overhead_compares_only_repetitions_with_the_cpus_in_the_same_state():
+    # the CPUs apart (a 6x round trip) make the lock 40 % faster; on spent more of its repetitions
+    # there: pooled by context switches alone on would look faster, within each state it is 1 % slower
+    on = reps(1.01, 0, 3, trip=60e-9) + reps(0.606, 0, 9, trip=360e-9)
+    off = reps(1.0, 0, 9, trip=60e-9) + reps(0.6, 0, 3, trip=360e-9)
+    overhead, compared = pwt.matched_overhead(on, off)
+    assert overhead == pytest.approx(0.01)
+    assert compared == 12
 
 
 def test_matched_overhead_leaves_out_a_regime_only_one_build_reached():
