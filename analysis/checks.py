@@ -231,11 +231,11 @@ def plausibility(speedup: pd.DataFrame, cores: dict[str, int | None]) -> pd.Data
     return sp
 
 
-def oversubscribed(workers, speedup_bound):
-    """More workers than cores (scalars or columns of a rated speedup table): the bound is
-    min(workers, cores), below the workers exactly then; unknown cores bound nothing, oversubscribe
-    nothing."""
-    return workers > speedup_bound
+def oversubscribed(workers, cores):
+    """More workers than cores (scalars or columns). `cores` may be the node type's core count or a
+    speedup's speedup_bound, min(workers, cores): the workers exceed either exactly when they exceed
+    the cores. Unknown cores (NaN) oversubscribe nothing."""
+    return workers > cores
 
 
 def attach_case_flags(speedup: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:

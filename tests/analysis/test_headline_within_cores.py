@@ -76,3 +76,13 @@ def test_the_findings_explain_the_rule(oversubscribed_best):
     _, result = oversubscribed_best
     rule = section(result, [])[0].value
     assert "at most one worker per core" in rule and "oversubscribed: N workers on C cores" in rule
+
+
+def test_best_configuration_of_the_node_type_follows_the_same_rule(oversubscribed_best):
+    """The lowest median time is the oversubscribed point (1.97x); the best configuration is the 2-worker
+    case."""
+    ids, result = oversubscribed_best
+    times = result.summary.set_index("case_id")["median_s"]
+    assert times.loc[ids[2]] < times.loc[ids[1]]
+    best = result.node_types_best.set_index("kernel").loc["mandelbrot"]
+    assert best["case_id"] == ids[1] and best["threads"] == CORES
