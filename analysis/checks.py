@@ -7,8 +7,8 @@
 - noise: cases whose CI of the median is wider than a fraction of the median;
 - bimodality: cases whose repetitions fall into two clusters (analysis/stats/bimodality.py);
 - plausibility: a speedup above min(workers, cores) is implausible unless its CI's lower bound is
-  above it too (then superlinear); the headline speedup is chosen by the CI's lower bound and is never
-  an implausible one;
+  above it too (then superlinear); the headline speedup is chosen by the CI's lower bound among the
+  cases at up to one worker per core and is never an implausible one;
 - counters: asked for but unavailable, and why.
 """
 
@@ -231,6 +231,13 @@ def plausibility(speedup: pd.DataFrame, cores: dict[str, int | None]) -> pd.Data
     return sp
 
 
+def oversubscribed(workers, cores):
+    """More workers than cores (scalars or columns). `cores` may be the node type's core count or a
+    speedup's speedup_bound, min(workers, cores): the workers exceed either exactly when they exceed
+    the cores. Unknown cores (NaN) oversubscribe nothing."""
+    return workers > cores
+
+
 def attach_case_flags(speedup: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
     """Noise and bimodality of each case and of its baseline, next to the speedup they produce."""
     flags = summary.set_index("case_id")[["noisy", "bimodal"]]
@@ -244,6 +251,9 @@ def attach_case_flags(speedup: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFr
 def caveats(row) -> str:
     """The reader's warnings for one speedup row, as a short comma-separated text ('' when none)."""
     notes = []
+    workers, bound = row.get("workers", np.nan), row.get("speedup_bound", np.nan)
+    if oversubscribed(workers, bound):
+        notes.append(f"oversubscribed: {workers:g} workers on {bound:g} cores")
     if row["plausibility"] == "implausible":
         notes.append(f"implausible: above {row['speedup_bound']:g} cores/workers")
     if row["plausibility"] == "superlinear":
@@ -268,11 +278,16 @@ def caveats(row) -> str:
 def headline(speedup: pd.DataFrame) -> pd.DataFrame:
     """Best speedup per node type and kernel, chosen by the CI's lower bound (never the median).
 
+    Only cases at up to one worker per core are candidates: more workers than cores answer whether
+    oversubscription hurts, not which variant scales best on the node, and the pick would depend on the
+    noise between the points at and above the cores. A kernel measured only oversubscribed has its
+    best chosen among those, and its caveats say "oversubscribed: N workers on C cores".
+
     Implausible speedups are never a headline, and a superlinear one only when nothing plausible is
-    left: on compute-bound kernels it is far more often a baseline measured in a slower phase of the
-    machine than a cache effect, and the findings list it anyway. A case without a CI (one repetition)
-    ranks after every case with one. `caveats` says when the case or its baseline is noisy or bimodal;
-    `implausible_left_out` counts what was passed over."""
+    left among the candidates: on compute-bound kernels it is far more often a baseline measured in a
+    slower phase of the machine than a cache effect, and the findings list it anyway. A case without a
+    CI (one repetition) ranks after every case with one. `caveats` says when the case or its baseline
+    is noisy or bimodal; `implausible_left_out` counts the kernel's implausible speedups passed over."""
     columns = HEADLINE_COLUMNS
     # A case against itself (the one-worker case of --baseline self) is 1 by definition, not a result.
     itself = (
@@ -285,11 +300,13 @@ def headline(speedup: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=columns)
     rows = []
     for (node, kernel), part in ok.groupby(["node_type", "kernel"], sort=True):
-        eligible = part[part["plausibility"].isin(["ok", "unknown"])]
-        superlinear = part[part["plausibility"] == "superlinear"]
-        passed_over = len(superlinear) if len(eligible) else 0
-        eligible = eligible if len(eligible) else superlinear
         skipped = int((part["plausibility"] == "implausible").sum())
+        within = ~oversubscribed(part["workers"], part["speedup_bound"])
+        candidates = part[within] if within.any() else part
+        eligible = candidates[candidates["plausibility"].isin(["ok", "unknown"])]
+        superlinear = candidates[candidates["plausibility"] == "superlinear"]
+        passed_over = int((part["plausibility"] == "superlinear").sum()) if len(eligible) else 0
+        eligible = eligible if len(eligible) else superlinear
         if eligible.empty:
             rows.append({"node_type": node, "kernel": kernel, "implausible_left_out": skipped})
             continue

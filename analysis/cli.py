@@ -31,7 +31,8 @@ def register(sub) -> None:
             "variant comparisons (Mann-Whitney, Holm). Writes results/<campaign>/analysis/ (records.parquet "
             "counters.parquet summary.csv speedup.csv models.csv comparisons.csv, plots/, report.md, "
             "report.html) and prints "
-            "a short summary (best speedup per kernel by its CI lower bound, never an implausible one) "
+            "a short summary (best speedup per kernel by its CI lower bound at up to one worker per core, "
+            "never an implausible one) "
             "and the path of report.html."
         ),
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from analysis.checks import oversubscribed
 from analysis.reference_data import BOUND_KEYS as KEYS
 
 COLUMNS = [
@@ -66,7 +67,7 @@ def efficiency(
     out = out.merge(bounds[[*KEYS, "bound_per_cycle", "limited_by"]], on=KEYS, how="left")
     out["pct_of_bound"] = 100.0 * out["per_cycle_core"] / out["bound_per_cycle"]
     node_cores = out["node_type"].astype(str).map(lambda nt: cores.get(nt))
-    out["oversubscribed"] = node_cores.notna() & (out["workers"] > node_cores.fillna(0))
+    out["oversubscribed"] = oversubscribed(out["workers"], node_cores.astype(float))
     return out[COLUMNS].sort_values(["kernel", "inner_path", "workers", "binary"]).reset_index(drop=True)
 
 

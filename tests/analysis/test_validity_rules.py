@@ -118,6 +118,7 @@ def test_headline_says_when_the_case_is_noisy():
         "kernel": "k",
         "model": "omp",
         "binary": "k-c-omp",
+        "workers": 2,
         "speedup": 1.5,
         "speedup_ci_low": 1.1,
         "speedup_ci_high": 1.9,
@@ -182,7 +183,8 @@ def test_report_leads_with_findings_and_ends_with_readable_provenance(trap):
 
 
 def test_headline_says_when_it_is_no_speedup_at_all():
-    base = {"node_type": "n", "kernel": "k", "model": "omp", "binary": "k-c-omp", "speedup_bound": 2}
+    base = {"node_type": "n", "kernel": "k", "model": "omp", "binary": "k-c-omp", "workers": 2}
+    base["speedup_bound"] = 2
     rows = [
         {**base, "speedup": 0.9, "speedup_ci_low": 0.8, "speedup_ci_high": 1.2, "plausibility": "ok"},
         {

@@ -1,6 +1,6 @@
 """Findings: what a reader can act on, first. Per kernel and node type the speedup and efficiency at
-all cores with CIs, the headline (chosen by the CI's lower bound, never implausible), the significant
-differences between variants, and every validity warning in one line."""
+all cores with CIs, the headline (chosen by the CI's lower bound at up to one worker per core, never
+implausible), the significant differences between variants, and every validity warning in one line."""
 
 from __future__ import annotations
 
@@ -156,7 +156,10 @@ def section(result, plots) -> list[Block]:
             "p",
             "Speedup = baseline median time / case median time, efficiency = speedup / workers "
             "(threads x ranks); brackets are 95 % bootstrap CIs. The best variant is the one with the "
-            "highest CI lower bound; a speedup more than "
+            "highest CI lower bound among the cases with at most one worker per core (more workers than "
+            "cores show whether oversubscription hurts, not which variant scales best on the node); only "
+            "a kernel measured solely oversubscribed has its best chosen among those, marked "
+            '"oversubscribed: N workers on C cores". A speedup more than '
             f"{PLAUSIBILITY_TOLERANCE:.0%} above min(workers, cores) whose CI reaches below that bound is "
             "implausible and never chosen, one whose CI lies above it (superlinear) only when no "
             f"plausible one exists; within {PLAUSIBILITY_TOLERANCE:.0%} of the bound it is taken as "

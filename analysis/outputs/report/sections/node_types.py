@@ -83,7 +83,9 @@ def section(result, plots) -> list[Block]:
         b.append(
             block(
                 "p",
-                "Best configuration per node type and kernel (lowest median time among valid cases); "
+                "Best configuration per node type and kernel (lowest median time among valid cases "
+                "with at most one worker per core, oversubscribed ones only where nothing else was "
+                "measured); "
                 "rates are work per second of the compute region; efficiency at full node is that "
                 "variant's efficiency at as many workers as the node type has cores (95 % CIs).",
             )

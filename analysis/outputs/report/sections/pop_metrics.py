@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from analysis.checks import oversubscribed
 from analysis.outputs.report.blocks import Block, ci_text, folded, plot_blocks, variant_text
 from analysis.stats.pop_metrics import LOSS_FACTORS
 
@@ -152,5 +153,5 @@ def within_cores(table: pd.DataFrame, cores: dict) -> pd.DataFrame:
     """The rows at up to one worker per core of their node type (more workers than cores share cores:
     what such a case loses is oversubscription, not a finding about the variant); every row where the
     node's core count is unknown."""
-    limit = table["node_type"].map(lambda nt: (cores.get(nt) or (None, ""))[0])
-    return table[limit.isna() | (table["workers"] <= limit.fillna(0))]
+    limit = table["node_type"].map(lambda nt: (cores.get(nt) or (None, ""))[0]).astype(float)
+    return table[~oversubscribed(table["workers"], limit)]
