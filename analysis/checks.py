@@ -275,6 +275,16 @@ def caveats(row) -> str:
     return ", ".join(notes)
 
 
+def untrustworthy(speedup: pd.DataFrame) -> pd.Series:
+    """Speedups whose case or baseline is noisy or bimodal: a median of two clusters, or one known only
+    loosely, ranks by where its resampling happened to fall."""
+    flags = ["noisy", "bimodal", "baseline_noisy", "baseline_bimodal"]
+    present = [f for f in flags if f in speedup]
+    if not present:
+        return pd.Series(False, index=speedup.index)
+    return speedup[present].fillna(False).astype(bool).any(axis=1)
+
+
 def headline(speedup: pd.DataFrame) -> pd.DataFrame:
     """Best speedup per node type and kernel, chosen by the CI's lower bound (never the median).
 
@@ -285,9 +295,11 @@ def headline(speedup: pd.DataFrame) -> pd.DataFrame:
 
     Implausible speedups are never a headline, and a superlinear one only when nothing plausible is
     left among the candidates: on compute-bound kernels it is far more often a baseline measured in a
-    slower phase of the machine than a cache effect, and the findings list it anyway. A case without a
-    CI (one repetition) ranks after every case with one. `caveats` says when the case or its baseline
-    is noisy or bimodal; `implausible_left_out` counts the kernel's implausible speedups passed over."""
+    slower phase of the machine than a cache effect, and the findings list it anyway. Among those left,
+    a case whose case or baseline is noisy or bimodal is chosen only when every one is (`untrustworthy`),
+    and the caveats count the ones with a higher CI lower bound passed over. A case without a CI (one
+    repetition) ranks after every case with one. `caveats` says when the case or its baseline is noisy
+    or bimodal; `implausible_left_out` counts the kernel's implausible speedups passed over."""
     columns = HEADLINE_COLUMNS
     # A case against itself (the one-worker case of --baseline self) is 1 by definition, not a result.
     itself = (
@@ -311,12 +323,20 @@ def headline(speedup: pd.DataFrame) -> pd.DataFrame:
             rows.append({"node_type": node, "kernel": kernel, "implausible_left_out": skipped})
             continue
         rank = eligible["speedup_ci_low"].fillna(-np.inf)
-        best = eligible.loc[rank.idxmax()].to_dict()
+        trusted = ~untrustworthy(eligible)
+        best_any = rank.idxmax()
+        best = eligible.loc[rank[trusted].idxmax() if trusted.any() else best_any].to_dict()
         best["implausible_left_out"] = skipped
         best["caveats"] = caveats(best)
+        listed = []
         if passed_over:
-            listed = f"{passed_over} superlinear speedup(s) not taken as the headline (see the findings)"
-            best["caveats"] = f"{best['caveats']}, {listed}" if best["caveats"] else listed
+            listed.append(
+                f"{passed_over} superlinear speedup(s) not taken as the headline (see the findings)"
+            )
+        if trusted.any() and not trusted[best_any]:
+            ranked_above = int((rank[~trusted] > rank[trusted].max()).sum())
+            listed.append(f"{ranked_above} noisy or bimodal case(s) with a higher CI lower bound passed over")
+        best["caveats"] = ", ".join([best["caveats"], *listed] if best["caveats"] else listed)
         rows.append(best)
     return pd.DataFrame(rows).reindex(columns=columns)
 

@@ -32,7 +32,7 @@ def register(sub) -> None:
             "counters.parquet summary.csv speedup.csv models.csv comparisons.csv, plots/, report.md, "
             "report.html) and prints "
             "a short summary (best speedup per kernel by its CI lower bound at up to one worker per core, "
-            "never an implausible one) "
+            "never an implausible one, a noisy or bimodal one only when all are) "
             "and the path of report.html."
         ),
     )

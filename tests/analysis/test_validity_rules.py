@@ -133,6 +133,38 @@ def test_headline_says_when_the_case_is_noisy():
     assert caveats == "noisy case, bimodal baseline"
 
 
+def flagged_row(case_id, ci_low, **flags):
+    row = {
+        "node_type": "n",
+        "kernel": "k",
+        "model": "omp",
+        "case_id": case_id,
+        "baseline_case_id": "serial",
+        "binary": "k-c-omp",
+        "workers": 2,
+        "speedup": ci_low + 0.03,
+        "speedup_ci_low": ci_low,
+        "speedup_ci_high": ci_low + 0.06,
+        "speedup_bound": 2,
+        "plausibility": "ok",
+    }
+    return row | {f: flags.get(f, False) for f in ("noisy", "bimodal", "baseline_noisy", "baseline_bimodal")}
+
+
+def test_headline_passes_over_a_bimodal_case_while_a_clean_one_exists():
+    rows = [flagged_row("a", 1.95, bimodal=True), flagged_row("b", 1.90), flagged_row("c", 1.93, noisy=True)]
+    (best,) = headline(pd.DataFrame(rows)).to_dict("records")
+    assert best["case_id"] == "b"
+    assert best["caveats"] == "2 noisy or bimodal case(s) with a higher CI lower bound passed over"
+
+
+def test_headline_takes_the_best_flagged_case_when_every_one_is_flagged():
+    # a bimodal baseline flags every speedup of the kernel alike: the CI lower bound decides, as before
+    rows = [flagged_row("a", 1.95, baseline_bimodal=True), flagged_row("b", 1.90, baseline_bimodal=True)]
+    (best,) = headline(pd.DataFrame(rows)).to_dict("records")
+    assert best["case_id"] == "a" and best["caveats"] == "bimodal baseline"
+
+
 def test_console_summary_applies_the_same_rules(trap, repo_root):
     truth, ids, _ = trap
     run = subprocess.run(

@@ -163,7 +163,8 @@ def section(result, plots) -> list[Block]:
             f"{PLAUSIBILITY_TOLERANCE:.0%} above min(workers, cores) whose CI reaches below that bound is "
             "implausible and never chosen, one whose CI lies above it (superlinear) only when no "
             f"plausible one exists; within {PLAUSIBILITY_TOLERANCE:.0%} of the bound it is taken as "
-            "perfect scaling measured with noise.",
+            "perfect scaling measured with noise. A case whose times or whose baseline's are noisy or "
+            "bimodal is chosen only when every candidate is; the line counts those passed over.",
         )
     ]
     lines = headline_lines(result)
