@@ -57,11 +57,24 @@ OFF_DIR = ROOT / "build" / "perf-worker-times-off"
 LOCK_PATH_COST = Path("build") / "perf" / "lock-path-cost"
 AIM = 0.01
 MANDELBROT = ["--preset", "asymmetric", "--width", "384", "--height", "384", "--max-iter", "1000"]
-PI_COARSE_BLOCK = ["--samples", "4000000", "--sync", "coarse", "--schedule", "block", "--batch", "1"]
-PI_COARSE_QUEUE = ["--samples", "4000000", "--sync", "coarse", "--schedule", "queue", "--batch", "1"]
-# ~0.1 s per repetition on two workers, as the others (each worker takes its own lock: faster)
-PI_FINE_BLOCK = ["--samples", "14000000", "--sync", "fine", "--schedule", "block", "--batch", "1"]
 PI_SAMPLES = 4_000_000
+# ~0.1 s per repetition on two workers, as the others (each worker takes its own lock: faster)
+PI_FINE_SAMPLES = 14_000_000
+
+
+def pi(samples: int, sync: str, schedule: str | None = None) -> list[str]:
+    """The options of --batch 1 pi (one lock per sample with a lock)."""
+    return [
+        "--samples",
+        str(samples),
+        "--sync",
+        sync,
+        *(["--schedule", schedule] if schedule else []),
+        "--batch",
+        "1",
+    ]
+
+
 MANDELBROT_PIXELS, MANDELBROT_ROWS = 384 * 384, 384
 
 
@@ -86,15 +99,15 @@ CASES = [
         MANDELBROT_PIXELS + MANDELBROT_ROWS,
         MANDELBROT_ROWS,
     ),
-    Case("mcpi-c-omp", ["--samples", "4000000", "--sync", "critical", "--batch", "1"], None, 0),
-    Case("mcpi-c-pthreads", PI_COARSE_BLOCK, 1, PI_SAMPLES),
-    Case("mcpi-c-pthreads", PI_COARSE_BLOCK, None, PI_SAMPLES),
+    Case("mcpi-c-omp", pi(PI_SAMPLES, "critical"), None, 0),
+    Case("mcpi-c-pthreads", pi(PI_SAMPLES, "coarse", "block"), 1, PI_SAMPLES),
+    Case("mcpi-c-pthreads", pi(PI_SAMPLES, "coarse", "block"), None, PI_SAMPLES),
     # a lock per batch taken from the queue, one per batch's hits
-    Case("mcpi-c-pthreads", PI_COARSE_QUEUE, None, 2 * PI_SAMPLES, PI_SAMPLES),
+    Case("mcpi-c-pthreads", pi(PI_SAMPLES, "coarse", "queue"), None, 2 * PI_SAMPLES, PI_SAMPLES),
     # a lock per sample that nobody else takes (each worker its own slot's): the sampled path on
     # every acquisition, at two workers, without a hand-off regime to swing between; its timed
     # acquisitions' trylocks succeed and read no clock, so the direct figure is the measure
-    Case("mcpi-c-pthreads", PI_FINE_BLOCK, None, 14_000_000, contended=False),
+    Case("mcpi-c-pthreads", pi(PI_FINE_SAMPLES, "fine", "block"), None, PI_FINE_SAMPLES, contended=False),
 ]
 MATCHED_MIN = 3  # repetitions of each build a regime needs to be compared
 
@@ -118,7 +131,8 @@ def build_off() -> Path:
 
 
 def lock_path_cost() -> dict:
-    """build/perf/lock-path-cost's figures: ns per plain, per sampled acquisition and per clock read."""
+    """build/perf/lock-path-cost's figures: ns per plain and per sampled acquisition, per plain and
+    per sampled queue range, and per clock read."""
     subprocess.run(["make", "-s", str(LOCK_PATH_COST)], cwd=ROOT, check=True)
     out = subprocess.run(
         [str(ROOT / LOCK_PATH_COST)], capture_output=True, text=True, check=True, timeout=600
@@ -167,12 +181,13 @@ def matched_overhead(on: list[dict], off: list[dict]) -> tuple[float, int] | Non
     median ratio, weighted by its smaller count; and the repetitions compared. None: no such regime.
     A repetition is apart when its round trip exceeds TRANSFER_SLOW_RATIO times the least of both
     builds' (the CPUs' near state)."""
-    trips = [t for t in map(round_trip, on + off) if t is not None]
-    near = min(trips) if trips else None
+    trips = {id(record): round_trip(record) for record in on + off}
+    timed = [t for t in trips.values() if t is not None]
+    near = min(timed) if timed else None
     by_regime = {}
     for build, records in (("on", on), ("off", off)):
         for record in records:
-            trip = round_trip(record)
+            trip = trips[id(record)]
             apart = near is not None and trip is not None and trip > TRANSFER_SLOW_RATIO * near
             key = regime(record["ctx_voluntary"], apart)
             by_regime.setdefault(key, {"on": [], "off": []})[build].append(record["wall_s"])
