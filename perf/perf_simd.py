@@ -114,7 +114,7 @@ def phases(runs: dict[str, list[dict]]) -> None:
         rec = runs[label][k]
         rows.append(
             {key: rec.get(key) for key in ("hostname", "kernel", "wall_s", "threads")}
-            | {"setup_s": rec.get("setup_s") or 0.0}
+            | {"case_id": label, "setup_s": rec.get("setup_s") or 0.0}
             | probe_columns(rec.get("probe"))
         )
     flagged = flag_disturbed(pd.DataFrame(rows))
