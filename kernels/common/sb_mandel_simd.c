@@ -13,6 +13,11 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 
+static inline __attribute__((target("avx2"))) double sbv_hmin_avx2(__m256d v) {
+    __m128d m = _mm_min_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    return _mm_cvtsd_f64(_mm_min_sd(m, _mm_unpackhi_pd(m, m)));
+}
+
 /* ---- AVX2
  * ---------------------------------------------------------------------------------------- */
 #define SBV_FN sb_mandel_row_avx2
@@ -33,6 +38,8 @@
 #define SBV_M_BITS _mm256_movemask_pd
 #define SBV_M_ZERO(x, m) _mm256_andnot_pd(m, x)
 #define SBV_M_BLEND _mm256_blendv_pd
+#define SBV_MIN _mm256_min_pd
+#define SBV_HMIN sbv_hmin_avx2
 #include "sb_mandel_simd_body.h"
 
 /* ---- AVX-512
@@ -57,6 +64,8 @@
 #define SBV_M_BITS(m) ((int)(m))
 #define SBV_M_ZERO(x, m) _mm512_maskz_mov_pd((__mmask8) ~(m), x)
 #define SBV_M_BLEND(a, b, m) _mm512_mask_blend_pd(m, a, b)
+#define SBV_MIN _mm512_min_pd
+#define SBV_HMIN _mm512_reduce_min_pd
 #include "sb_mandel_simd_body.h"
 
 #else /* not x86-64: never selected (sb_cpu_supports_path), defined so every build links */

@@ -6,7 +6,8 @@
  *   SBV_NOT_LE(r, bound) -> int: bit w set when !(r <= bound) in lane w (NaN included);
  *   lane masks of type SBV_M: SBV_M_NLE(a, b) (!(a <= b), NaN included), SBV_M_LE(a, b) (a <= b),
  *   SBV_M_OR(m1, m2), SBV_M_BITS(m) -> int (bit w = lane w), SBV_M_ZERO(x, m) (x with the lanes
- *   of m zeroed), SBV_M_BLEND(a, b, m) (b in the lanes of m, a elsewhere).
+ *   of m zeroed), SBV_M_BLEND(a, b, m) (b in the lanes of m, a elsewhere);
+ *   SBV_MIN(a, b) lane-wise minimum and SBV_HMIN(a) -> double, the least lane (no NaN involved).
  *
  * Bit-identical to sb_mandel_count: every lane performs exactly the reference operations in the
  * reference order. For speed:
@@ -118,7 +119,8 @@ struct SBV_LANES {
     _Alignas(64) double ends[SBV_L]; /* step at which the lane's pixel reaches max_iter */
     _Alignas(64) double xs[2][SBV_L], ys[2][SBV_L]; /* x and y at the start of the last 2 blocks */
     _Alignas(64) double r2s[SBV_L];                 /* |z|^2 tested at the last block's end */
-    double deadline; /* at most the earliest of ends (brought up to date in the bookkeeping) */
+    double deadline; /* at most the earliest of ends (the refill's vector min; 0 from the
+                        bookkeeping when it makes a lane due) */
     /* the scalar bookkeeping's view, brought up to date half a block late */
     int32_t pix[SBV_L];   /* pixel in the lane, -1 = none, -2 = counted, not yet refilled */
     int32_t npix[SBV_L];  /* the lane's next pixel (in ncxs, ncys), -1 = none */
@@ -188,37 +190,46 @@ static SBV_TARGET __attribute__((noinline)) void SBV_REPLAY(struct SBV_LANES *st
     const int32_t n = st->npending, max_iter = st->max_iter;
     for (int32_t i = n; i % G != 0; i++) /* padding: c = 0 from 0 never escapes */
         st->pxs[i] = st->pys[i] = st->pcxs[i] = st->pcys[i] = 0.0;
-    const SBV_T four = SBV_SET1(4.0), two = SBV_SET1(2.0);
+    const SBV_T four = SBV_SET1(4.0), two = SBV_SET1(2.0), never = SBV_SET1((double)SBV_K);
     for (int32_t base = 0; base < n; base += G) {
-        SBV_T X[SBV_RV], Y[SBV_RV];
+        SBV_T X[SBV_RV], Y[SBV_RV], E[SBV_RV]; /* E: the first step whose test failed, or SBV_K */
 #pragma GCC unroll 8
         for (int v = 0; v < SBV_RV; v++) {
             X[v] = SBV_LOAD(st->pxs + base + v * SBV_W);
             Y[v] = SBV_LOAD(st->pys + base + v * SBV_W);
+            E[v] = never;
         }
         const int32_t m = n - base < G ? n - base : G;
         uint64_t alive = m == 64 ? ~UINT64_C(0) : (UINT64_C(1) << m) - 1;
+        /* no branch per lane: each lane's first failing step is kept in E, the loop ends when the
+           last lane of the group has failed (or after SBV_K steps) */
         for (int s = 0; alive && s < SBV_K; s++) {
             uint64_t out = 0;
+            const SBV_T step = SBV_SET1((double)s);
 #pragma GCC unroll 8
             for (int v = 0; v < SBV_RV; v++) {
                 const SBV_T xx = SBV_MUL(X[v], X[v]);
                 const SBV_T yy = SBV_MUL(Y[v], Y[v]);
-                out |= (uint64_t)(unsigned)SBV_NOT_LE(SBV_ADD(xx, yy), four) << (v * SBV_W);
+                const SBV_T r2 = SBV_ADD(xx, yy);
+                out |= (uint64_t)(unsigned)SBV_NOT_LE(r2, four) << (v * SBV_W);
+                E[v] = SBV_MIN(E[v], SBV_M_BLEND(never, step, SBV_M_NLE(r2, four)));
                 Y[v] = SBV_ADD(SBV_MUL(SBV_MUL(two, X[v]), Y[v]),
                                SBV_LOAD(st->pcys + base + v * SBV_W));
                 X[v] = SBV_ADD(SBV_SUB(xx, yy), SBV_LOAD(st->pcxs + base + v * SBV_W));
             }
-            for (uint64_t lanes = out & alive; lanes; lanes &= lanes - 1) {
-                const int32_t i = base + __builtin_ctzll(lanes);
-                const int64_t left = max_iter - st->pdone[i];
-                st->row_out[st->ppix[i]] =
-                    s < left ? (uint32_t)(st->pdone[i] + s) : (uint32_t)max_iter;
-            }
             alive &= ~out;
         }
-        for (; alive; alive &= alive - 1)
-            st->row_out[st->ppix[base + __builtin_ctzll(alive)]] = (uint32_t)max_iter;
+        _Alignas(64) double e[G];
+#pragma GCC unroll 8
+        for (int v = 0; v < SBV_RV; v++)
+            SBV_STORE(e + v * SBV_W, E[v]);
+        for (int32_t k = 0; k < m; k++) {
+            const int32_t i = base + k;
+            const int64_t left = max_iter - st->pdone[i], s = (int64_t)e[k];
+            /* a lane that did not fail within the block reached max_iter in it */
+            st->row_out[st->ppix[i]] =
+                s < SBV_K && s < left ? (uint32_t)(st->pdone[i] + s) : (uint32_t)max_iter;
+        }
     }
     st->npending = 0;
 }
@@ -243,8 +254,8 @@ static inline __attribute__((always_inline)) void SBV_SETTLE(struct SBV_LANES *s
                     SBV_ESCAPE(st->xs[par][l], st->ys[par][l], st->pcx[l], st->pcy[l], SBV_K);
                 if (esc < SBV_K) {
                     st->row_out[pix] = (uint32_t)(done + esc);
-                    st->pix[l] = -2;   /* counted; the lane still runs it until refilled */
-                    st->ends[l] = 0.0; /* due at the next block's end */
+                    st->pix[l] = -2; /* counted; the lane still runs it until refilled */
+                    st->ends[l] = st->deadline = 0.0; /* due at the next block's end */
                 }
             }
             continue;
@@ -266,15 +277,6 @@ static inline __attribute__((always_inline)) void SBV_SETTLE(struct SBV_LANES *s
         st->active -= pix != -1;
         SBV_TAKE(st, l, t + SBV_K);
     }
-    double d[SBV_W]; /* SBV_W independent chains: the branch at the block's end waits for this */
-    for (int w = 0; w < SBV_W; w++)
-        d[w] = st->ends[w];
-    for (int l = SBV_W; l < SBV_L; l += SBV_W)
-        for (int w = 0; w < SBV_W; w++)
-            d[w] = st->ends[l + w] < d[w] ? st->ends[l + w] : d[w];
-    for (int w = 1; w < SBV_W; w++)
-        d[0] = d[w] < d[0] ? d[w] : d[0];
-    st->deadline = d[0];
     if (st->npending > SBV_PENDING - SBV_L)
         SBV_REPLAY(st);
 }
@@ -345,6 +347,7 @@ SBV_TARGET void SBV_FN(const sb_params *p, int32_t j, uint32_t *row_out) {
             const SBV_T sure = SBV_SET1(SBV_SURE_R2), t_end = SBV_SET1((double)(t + SBV_K));
             const SBV_T t_due = SBV_SET1((double)(t + SBV_K + max_iter));
             uint64_t ended = 0;
+            SBV_T due = t_due; /* the earliest step at which a lane reaches max_iter */
             double *cx = st.cxs, *cy = st.cys;
             SBV_LAUNDER(cx);
             SBV_LAUNDER(cy);
@@ -360,9 +363,11 @@ SBV_TARGET void SBV_FN(const sb_params *p, int32_t j, uint32_t *row_out) {
                           SBV_M_BLEND(SBV_LOAD(cx + v * SBV_W), SBV_LOAD(st.ncxs + v * SBV_W), m));
                 SBV_STORE(cy + v * SBV_W,
                           SBV_M_BLEND(SBV_LOAD(cy + v * SBV_W), SBV_LOAD(st.ncys + v * SBV_W), m));
-                SBV_STORE(st.ends + v * SBV_W,
-                          SBV_M_BLEND(SBV_LOAD(st.ends + v * SBV_W), t_due, m));
+                const SBV_T ends = SBV_M_BLEND(SBV_LOAD(st.ends + v * SBV_W), t_due, m);
+                SBV_STORE(st.ends + v * SBV_W, ends);
+                due = SBV_MIN(due, ends);
             }
+            st.deadline = SBV_HMIN(due);
             st.ended = ended;
             st.flags = flags;
         }
@@ -409,3 +414,5 @@ SBV_TARGET void SBV_FN(const sb_params *p, int32_t j, uint32_t *row_out) {
 #undef SBV_M_BITS
 #undef SBV_M_ZERO
 #undef SBV_M_BLEND
+#undef SBV_MIN
+#undef SBV_HMIN

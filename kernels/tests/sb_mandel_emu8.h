@@ -53,6 +53,12 @@ OP2(v8_andnot, _mm256_andnot_pd)
 static inline EMU8 int v8_bits(v8 m) {
     return _mm256_movemask_pd(m.lo) | _mm256_movemask_pd(m.hi) << 4;
 }
+OP2(v8_min, _mm256_min_pd)
+static inline EMU8 double v8_hmin(v8 a) {
+    const __m256d m = _mm256_min_pd(a.lo, a.hi);
+    const __m128d h = _mm_min_pd(_mm256_castpd256_pd128(m), _mm256_extractf128_pd(m, 1));
+    return _mm_cvtsd_f64(_mm_min_sd(h, _mm_unpackhi_pd(h, h)));
+}
 static inline EMU8 v8 v8_blend(v8 a, v8 b, v8 m) {
     v8 r = {_mm256_blendv_pd(a.lo, b.lo, m.lo), _mm256_blendv_pd(a.hi, b.hi, m.hi)};
     return r;

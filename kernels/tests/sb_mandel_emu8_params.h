@@ -21,4 +21,6 @@
 #define SBV_M_BITS v8_bits
 #define SBV_M_ZERO(x, m) v8_andnot(m, x)
 #define SBV_M_BLEND v8_blend
+#define SBV_MIN v8_min
+#define SBV_HMIN v8_hmin
 #define SBV_OPAQUE(x) __asm__("" : "+v"((x).lo), "+v"((x).hi))
