@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysis.stats.categorical import numeric
 from analysis.stats.per_case import CONFIDENCE
 from analysis.stats.speedup import baseline_rows, self_rows
 
@@ -99,8 +100,9 @@ def pop_metrics(summary: pd.DataFrame, records: pd.DataFrame, seed: int = 0) -> 
     measured = records.dropna(subset=["wall_s", *MEASURED])
     if CRITICAL_WAIT not in measured:
         measured = measured.assign(**{CRITICAL_WAIT: np.nan})
-    workers_clock = measured.get(WORKER_CLOCK, pd.Series(np.nan, measured.index, dtype=float))
-    measured = measured.assign(clock=workers_clock.fillna(measured.get("clock_ghz", np.nan)))
+    workers_clock = numeric(measured.get(WORKER_CLOCK, pd.Series(np.nan, measured.index, dtype=float)))
+    first_clock = numeric(measured.get("clock_ghz", pd.Series(np.nan, measured.index, dtype=float)))
+    measured = measured.assign(clock=workers_clock.fillna(first_clock))
     reps = {
         case: group[columns].to_numpy(dtype=float)
         for case, group in measured.groupby("case_id", observed=True)

@@ -144,6 +144,19 @@ def test_frequency_scaling_takes_every_workers_clock_where_records_carry_it():
     assert without.loc["two", "frequency_scaling"] == pytest.approx(1.0)
 
 
+def test_clock_columns_loaded_as_categoricals_give_the_same_factors():
+    """The records loader types a column of few distinct values as a categorical (a million records,
+    a handful of clocks): the clocks are read as the numbers they stand for."""
+    s = summary({"one": ("omp", 1), "two": ("omp", 2)})
+    r = records({k: {**PLANTED[k], "clock": 3.0} for k in ("one", "two")})
+    r["worker_clock_ghz_mean"] = np.where(r["case_id"] == "two", 2.7, np.nan)
+    s["median_s"] = s["case_id"].map(r.groupby("case_id")["wall_s"].median())
+    floats = pop_metrics(s, r, seed=1)
+    typed = r.astype({"clock_ghz": "category", "worker_clock_ghz_mean": "category"})
+    pd.testing.assert_frame_equal(pop_metrics(s, typed, seed=1), floats)
+    assert floats.set_index("case_id").loc["two", "frequency_scaling"] == pytest.approx(0.9)
+
+
 def test_no_one_worker_case_means_no_factors():
     s = summary({"two": ("omp", 2)})
     r = records({"two": PLANTED["two"]})
