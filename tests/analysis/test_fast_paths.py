@@ -321,3 +321,18 @@ def test_per_hwthread_values_read_at_once_equal_those_read_one_by_one():
     assert mixed.problems == []
     odd = PerHwthread.parse([0, 1], ["CPI", "CPI"], [b'{"HWThread 0": 1.5}', b"[1, 2]"])
     assert odd.lengths.tolist() == [0, 0] and [row for row, _ in odd.problems] == [0, 1]
+
+
+def test_the_scale_benchmarks_campaign_is_analysed_and_its_tables_written(tmp_path):
+    """perf/perf_analysis.py's campaign shape (many cases, few distinct values per field, so the
+    loader types them as categoricals) through the whole analysis: every table is computed and
+    written, as `make perf` needs."""
+    from analysis.pipeline import Options, analyze, write_tables
+    from tests.synthetic_campaigns import bulk_specs, write_campaign
+
+    specs, nodes = bulk_specs(1200, reps=6)
+    truth = write_campaign(tmp_path, "bulk", specs, nodes)
+    result = analyze(truth.campaign_dir, Options(n_resamples=50, seed=1, use_cache=False))
+    assert len(result.summary) == len(specs)
+    written = write_tables(result)
+    assert any(p.name.startswith("summary") for p in written) and all(p.is_file() for p in written)
