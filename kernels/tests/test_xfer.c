@@ -88,13 +88,14 @@ static void test_budget(void) {
 }
 
 static void test_late_partner(void) {
-    /* A partner 80 ms late (a helper woken from sleep, a preempted thread): not a slow transfer.
-     * Were its arrival timed, the first sample alone would pass the budget and give 10 ms per round
-     * trip; 5 ms leaves room for a loaded machine's preemptions of the partner afterwards. */
+    /* A partner 400 ms late (a helper woken from sleep, a preempted thread): not a slow transfer.
+     * Were its arrival timed, the first sample alone would pass the budget and give 50 ms per round
+     * trip; 25 ms leaves room for a loaded machine's preemptions of the partner afterwards (200 ms
+     * within one sample of 8 round trips; with 80 ms and 5 ms a test run at load 2 failed once). */
     double per_trip, elapsed;
-    ping_slow_partner(80000, 0, &per_trip, &elapsed);
-    CHECK(elapsed >= 79e-3);
-    CHECK(per_trip < 5e-3);
+    ping_slow_partner(400000, 0, &per_trip, &elapsed);
+    CHECK(elapsed >= 399e-3);
+    CHECK(per_trip < 25e-3);
 }
 
 int main(void) {
