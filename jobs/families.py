@@ -29,10 +29,10 @@ that are not comparison trials.
 import hashlib
 import json
 
+from sbcore.cross_pairs import cross_values
 from sbcore.variant_dimensions import CROSS_DIMENSIONS, VARIANT_DIMENSIONS
 
 INTERLEAVE = ("none", "family")  # the experiment key `interleave`: its allowed values, the default first
-DEFAULT_INNER = "scalar"  # the kernels' --inner when a case does not give it
 DEFAULT_BASELINE_EVERY = 8  # the experiment key `baseline_every`: a baseline run after every 8 members
 
 
@@ -47,18 +47,15 @@ def name_hash(key: list) -> str:
 
 def family_of(case: dict) -> str:
     """<kernel>-<lang>-<hash of node type, inner loop and problem>: equal for exactly one family."""
-    problem = problem_of(case) | {"inner": inner_of(case)}
-    return f"{case['kernel']}-{case['lang']}-{name_hash([case['node_type'], case['kernel'], case['lang'], problem])}"
+    problem = problem_of(case) | {"inner": cross_values(case)["inner"]}
+    key = [case["node_type"], case["kernel"], case["lang"], problem]
+    return f"{case['kernel']}-{case['lang']}-{name_hash(key)}"
 
 
 def trial_group_of(case: dict) -> str:
     """<kernel>-<hash of node type and problem>: equal for the families that differ only in language
     and inner loop (CROSS_DIMENSIONS), which run in the same trials."""
     return f"{case['kernel']}-{name_hash([case['node_type'], case['kernel'], problem_of(case)])}"
-
-
-def inner_of(case: dict) -> str:
-    return case["params"].get("inner", DEFAULT_INNER)
 
 
 def is_baseline(case: dict) -> bool:
@@ -118,7 +115,8 @@ def trial_order(runs: list[tuple[dict, int]], rng) -> list[tuple[dict, int]]:
     for baseline_runs_here in repeated.values():
         family = baseline_runs_here[0][0].get("family")
         mine = [i for i, (case, _) in enumerate(others) if case.get("family") == family]
-        placed += zip(baseline_places(mine, len(baseline_runs_here), len(others)), baseline_runs_here)
+        places = baseline_places(mine, len(baseline_runs_here), len(others))
+        placed += zip(places, baseline_runs_here, strict=True)
     return [run for _, run in sorted(placed, key=lambda placed_run: placed_run[0])]
 
 

@@ -202,11 +202,16 @@ def paired_speedups(
 
 # A variant comparison's identity: the columns of comparisons.csv up to its two cases.
 VARIANT_KEY = VARIANT_TEST_COLUMNS[: VARIANT_TEST_COLUMNS.index("case_b") + 1]
-VARIANT_COLUMNS = [
-    *VARIANT_KEY,
-    "family",
-    *[c.replace("speedup", "ratio_b_over_a") for c in COLUMNS[3:]],
-]
+# The columns of a paired ratio of case_b's time over case_a's (paired_ratio, renamed): every table
+# of paired ratios (variants, duets, across a trial group) ends with these.
+RATIO_COLUMNS = [c.replace("speedup", "ratio_b_over_a") for c in COLUMNS[3:]]
+VARIANT_COLUMNS = [*VARIANT_KEY, "family", *RATIO_COLUMNS]
+
+
+def ratio_table(rows: list[dict], columns: list[str]) -> pd.DataFrame:
+    """paired_rows' rows as a table of paired ratios: its speedup columns named ratio_b_over_a."""
+    table = pd.DataFrame(rows)
+    return table.rename(columns=lambda c: c.replace("speedup", "ratio_b_over_a")).reindex(columns=columns)
 
 
 def paired_variant_ratios(
@@ -218,14 +223,10 @@ def paired_variant_ratios(
     if comparisons.empty or "dimension" not in comparisons:
         return pd.DataFrame(columns=VARIANT_COLUMNS)
     pairs = comparisons[comparisons["dimension"].isin(["schedule", "sync"])][VARIANT_KEY]
-    rows = paired_rows(pairs, "case_b", "case_a", records, families, rng)
-    table = pd.DataFrame(rows)
-    return table.rename(columns=lambda c: c.replace("speedup", "ratio_b_over_a")).reindex(
-        columns=VARIANT_COLUMNS
-    )
+    return ratio_table(paired_rows(pairs, "case_b", "case_a", records, families, rng), VARIANT_COLUMNS)
 
 
-DUET_COLUMNS = ["duet", "case_a", "case_b", *VARIANT_COLUMNS[VARIANT_COLUMNS.index("family") + 1 :]]
+DUET_COLUMNS = ["duet", "case_a", "case_b", *RATIO_COLUMNS]
 
 
 def paired_duet_ratios(
@@ -241,8 +242,4 @@ def paired_duet_ratios(
         [{"duet": name, "case_a": m[0], "case_b": m[1]} for name, m in members.items() if len(m) == 2],
         columns=["duet", "case_a", "case_b"],
     )
-    rows = paired_rows(pairs, "case_b", "case_a", records, duets, rng)
-    table = pd.DataFrame(rows).drop(columns="family", errors="ignore")
-    return table.rename(columns=lambda c: c.replace("speedup", "ratio_b_over_a")).reindex(
-        columns=DUET_COLUMNS
-    )
+    return ratio_table(paired_rows(pairs, "case_b", "case_a", records, duets, rng), DUET_COLUMNS)
