@@ -7,7 +7,9 @@ own `target_ci`/`min_reps`/`max_reps`/`budget_s` ask (in trials); then, while th
 budget lasts, it picks the family whose widest paired comparison is furthest from the target and runs
 one more trial of it (a process of each case of the comparisons still too wide that all have room
 under `max_reps`, the baseline as often as it runs in a trial, jobs/families.py; in the trial order
-of jobs/families.py), and decides again. The comparisons are the analysis' (analysis/stats/paired.py):
+of jobs/families.py), and decides again. Such a trial runs that family alone, also in a trial group
+of several families (jobs/families.py), and takes a trial number no case of the group has yet: the
+analysis pairs across a group's families (analysis/stats/paired_cross.py) only processes of one trial. The comparisons are the analysis' (analysis/stats/paired.py):
 each member's speedup against the family's baseline (its serial member) and each variant ratio (two
 members that differ in exactly one of schedule or sync, analysis/stats/variant_tests.py). A family is
 done when every one of them has a 95 % CI half-width within the target, or when no case of one that
@@ -126,14 +128,16 @@ def counted(case: dict) -> bool:
 
 
 def family_need(
-    cache: RecordCache, members: list[dict], target: float
+    cache: RecordCache, members: list[dict], target: float, group: list[dict] = ()
 ) -> tuple[float, list[tuple[dict, int]]] | None:
     """(widest half-width above target, the next trial's work): the paired speedups (baseline / member)
     and variant ratios of the family whose CI is wider than the target and whose cases all have room
     for one more trial; the trial runs those cases (the baseline's runs when a speedup is among them).
-    None when the family needs no trial."""
+    None when the family needs no trial. `group`: the other cases of its trial group (jobs/families.py);
+    the new trial takes a number none of them has either, as it runs this family alone."""
     times = {c["case_id"]: cache.get(c) for c in members}
-    t = 1 + max((q for trials, _ in times.values() for q in trials), default=-1)  # one new trial for all
+    taken = [q for c in (*members, *group) for q in cache.get(c)[0]]
+    t = 1 + max(taken, default=-1)  # one new trial for all
 
     def room(case: dict) -> bool:
         return all(has_room(case, times[case["case_id"]][1], p) for p in trial_invocations(case, t))
@@ -163,7 +167,14 @@ def next_trial(cache: RecordCache, cases: list[dict], target: float) -> list[tup
     for case in cases:
         if case.get("family"):
             families.setdefault(case["family"], []).append(case)
-    needs = [n for n in (family_need(cache, m, target) for m in families.values()) if n]
+    groups: dict[str, list[dict]] = {}
+    for case in cases:
+        if case.get("trial_group"):
+            groups.setdefault(case["trial_group"], []).append(case)
+    needs = [
+        family_need(cache, m, target, groups.get(m[0].get("trial_group"), [])) for m in families.values()
+    ]
+    needs = [n for n in needs if n]
     if not needs:
         return None
     return max(needs, key=lambda n: n[0])[1]
