@@ -9,9 +9,12 @@ one more trial of it (a process of each case of the comparisons still too wide t
 under `max_reps`, the baseline as often as it runs in a trial, jobs/families.py; in the trial order
 of jobs/families.py), and decides again. Such a trial runs that family alone, also in a trial group
 of several families (jobs/families.py), and takes a trial number no case of the group has yet: the
-analysis pairs across a group's families (analysis/stats/paired_cross.py) only processes of one trial. The comparisons are the analysis' (analysis/stats/paired.py):
+analysis pairs across a group's families (analysis/stats/paired_cross.py) only processes of one trial.
+The comparisons are the analysis' (analysis/stats/paired.py):
 each member's speedup against the family's baseline (its serial member) and each variant ratio (two
-members that differ in exactly one of schedule or sync, analysis/stats/variant_tests.py). A family is
+members that differ in exactly one of schedule or sync, analysis/stats/variant_tests.py); and across a
+trial group each language or inner-loop ratio (sbcore/cross_pairs.py), whose extra trial runs its two
+cases (of two families) together, under a trial number new to the group. A family is
 done when every one of them has a 95 % CI half-width within the target, or when no case of one that
 does not has room left. Oversubscribed
 cases (more workers than the node type's cores, marked by the plan) are not sampled for it: their
@@ -31,6 +34,7 @@ from statistics import median
 from jobs.families import is_baseline, trial_runs
 from jobs.status import ok_records
 from sbcore import sampling
+from sbcore.cross_pairs import cross_pairs
 from sbcore.trial_pairing import Run, times_together
 from sbcore.variant_dimensions import VARIANT_DIMENSIONS
 
@@ -160,9 +164,36 @@ def family_need(
     return max(hw for hw, _, _ in imprecise), work
 
 
+def cross_needs(cache: RecordCache, cases: list[dict], target: float) -> list[tuple[float, list]]:
+    """(half-width above target, the next trial's work) of each cross pair (sbcore/cross_pairs.py: two
+    cases of a trial group that differ in language or inner loop) whose paired ratio is wider than the
+    target and whose two cases have room: a trial of the group that runs just those two, numbered new
+    to the group."""
+    groups: dict[str, list[dict]] = {}
+    for case in cases:
+        if case.get("trial_group"):
+            groups.setdefault(case["trial_group"], []).append(case)
+    new_trial = {
+        name: 1 + max((q for c in members for q in cache.get(c)[0]), default=-1)
+        for name, members in groups.items()
+    }
+    needs = []
+    for pair in cross_pairs(cases):
+        work = [(c, p) for c in (pair.a, pair.b) for p in trial_invocations(c, new_trial[c["trial_group"]])]
+        if not (counted(pair.a) and counted(pair.b)):
+            continue
+        if not all(has_room(c, cache.get(c)[1], p) for c, p in work):
+            continue
+        halfwidth = ratio_halfwidth(cache.get(pair.a)[0], cache.get(pair.b)[0])
+        if halfwidth > target:
+            needs.append((halfwidth, work))
+    return needs
+
+
 def next_trial(cache: RecordCache, cases: list[dict], target: float) -> list[tuple[dict, int]] | None:
     """The (case, invocation) pairs of the next trial: of the family whose widest paired speedup or
-    variant ratio lies furthest above `target`; None when every family meets it or has no room left."""
+    variant ratio, or of the cross pair whose ratio, lies furthest above `target`; None when every
+    comparison meets it or has no room left."""
     families: dict[str, list[dict]] = {}
     for case in cases:
         if case.get("family"):
@@ -174,7 +205,7 @@ def next_trial(cache: RecordCache, cases: list[dict], target: float) -> list[tup
     needs = [
         family_need(cache, m, target, groups.get(m[0].get("trial_group"), [])) for m in families.values()
     ]
-    needs = [n for n in needs if n]
+    needs = [n for n in needs if n] + cross_needs(cache, cases, target)
     if not needs:
         return None
     return max(needs, key=lambda n: n[0])[1]

@@ -178,3 +178,21 @@ def test_a_comparison_trial_of_one_family_takes_a_number_new_to_its_whole_group(
     work = next_trial(Times(times), cases, 0.01)
     assert work and {p for _, p in work} == {10}
     assert fortran["case_id"] not in {c["case_id"] for c, _ in work}
+
+
+def test_the_comparison_target_runs_an_imprecise_cross_pair_in_a_trial_of_its_own():
+    """C against Fortran with too few common trials for the target: the next trial runs those two
+    cases together (one trial of their group, a number new to it), and nothing else."""
+    from jobs.comparison_sampling import next_trial
+    from sbcore.trial_pairing import Run
+
+    cases = [planned(f"k-{lang}-omp", "omp", 2, {"n": 1}) for lang in "cf"]
+    cases = [c | {"reps": 40, "comparison": {"target_ci": 0.01}} for c in cases]
+    c_case, f_case = cases
+    times = {c_case["case_id"]: {t: [Run(0, 1 + 0.2 * (t % 3))] for t in range(6)}}
+    times[f_case["case_id"]] = {t: [Run(0, 1.0)] for t in range(10)}
+    work = next_trial(Times(times), cases, 0.01)
+    assert sorted((c["case_id"], p) for c, p in work) == [(c_case["case_id"], 10), (f_case["case_id"], 10)]
+    # Precise enough: no trial.
+    times[c_case["case_id"]] = {t: [Run(0, 1.0)] for t in range(6)}
+    assert next_trial(Times(times), cases, 0.01) is None
