@@ -196,3 +196,25 @@ def test_the_comparison_target_runs_an_imprecise_cross_pair_in_a_trial_of_its_ow
     # Precise enough: no trial.
     times[c_case["case_id"]] = {t: [Run(0, 1.0)] for t in range(6)}
     assert next_trial(Times(times), cases, 0.01) is None
+
+
+def test_make_bench_pairs_both_languages_and_both_inner_loops(tmp_path):
+    """config/experiments/workstation.toml: every kernel's C/Fortran and scalar/SIMD twins are in one
+    trial group, serial loops included."""
+    from sbcore.cross_pairs import cross_pairs
+
+    root = FAKE.parents[3]
+    run = run_cli(
+        "plan",
+        root / "config/experiments/workstation.toml",
+        "--write",
+        "--name",
+        "w",
+        "--results-dir",
+        tmp_path,
+    )
+    assert run.returncode == 0, run.stderr
+    pairs = {(p.dimension, p.a["binary"], p.a["threads"]) for p in cross_pairs(load_cases(tmp_path / "w"))}
+    for kernel in ("mandelbrot", "mcpi"):
+        for dimension in ("lang", "inner"):
+            assert {(dimension, f"{kernel}-c-serial", 1), (dimension, f"{kernel}-c-omp", 2)} <= pairs
