@@ -15,7 +15,8 @@ that slows only one member cannot cancel, though: a slow cache-line transfer bet
 (stats/disturbance.py) slows contended locks 2-3x while a single-threaded baseline beside it runs
 as before, so trials with a member measured in it are left out of both (`left_out_slow_transfer`). Cases
 without a family, or whose baseline is in another family, get no paired speedup (the unpaired one in
-speedup.csv stays, as do all summaries of absolute times).
+speedup.csv stays, as do all summaries of absolute times). C against Fortran and scalar against SIMD,
+paired within the trials their families share: stats/paired_cross.py.
 """
 
 from __future__ import annotations

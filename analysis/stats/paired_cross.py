@@ -12,21 +12,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.stats.paired import RATIO_COLUMNS, paired_rows, ratio_table
+from analysis.stats.paired import RATIO_COLUMNS, VARIANT_KEY, paired_rows, ratio_table
 from sbcore.cross_pairs import cross_pairs, cross_values
 
+# A variant comparison's columns from its workers to its two cases (threads ... case_b), as there.
 COLUMNS = [
     "node_type",
     "trial_group",
     "kernel",
     "model",
-    "threads",
-    "ranks",
-    "dimension",
-    "variant_a",
-    "variant_b",
-    "case_a",
-    "case_b",
+    *VARIANT_KEY[VARIANT_KEY.index("threads") :],
     "binary_a",
     "binary_b",
     "unpaired_ratio_b_over_a",
