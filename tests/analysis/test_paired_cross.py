@@ -107,7 +107,7 @@ def test_cross_ratios_join_the_precision_count_and_the_report():
     )
     text = [b.value for b in report_text.blocks(table, summary) if b.kind == "p"]
     simd = next(t for t in text if t.startswith("SIMD") and "2 threads" in t)
-    assert simd.startswith("SIMD is 5")
+    assert simd.startswith("SIMD is 5.00x [")
     assert "faster than scalar for mandelbrot-c-omp dynamic,1 on 2 threads, paired over 12 trials" in simd
     fortran = next(t for t in text if t.startswith("Fortran"))
     assert "slower than C for mandelbrot omp dynamic,1 on 2 threads" in fortran

@@ -25,10 +25,13 @@ def measurement(row, label: dict) -> str:
 
 
 def factor_text(ratio: float, low: float, high: float) -> tuple[str, str]:
-    """('6.1x [5.9–6.3]', 'faster') from b's time over a's; a ratio above 1 reads 'slower'."""
-    if ratio < 1:
-        return ci_text(1 / ratio, 1 / high, 1 / low, unit="x", digits=3), "faster"
-    return ci_text(ratio, low, high, unit="x", digits=3), "slower"
+    """('6.10x [5.90–6.30]', 'faster') from b's time over a's; a ratio above 1 reads 'slower'. Three
+    significant digits, trailing zeros kept ('1.00x', not '1x')."""
+    factor, low, high, how = (
+        (1 / ratio, 1 / high, 1 / low, "faster") if ratio < 1 else (ratio, low, high, "slower")
+    )
+    interval = " (no interval: too few trials)" if pd.isna(low) else f" [{low:#.3g}–{high:#.3g}]"
+    return f"{factor:#.3g}x{interval}", how
 
 
 def sentence(row, label: dict) -> str:
