@@ -2,6 +2,8 @@
 against SIMD, paired within the trials the group's families share, on a synthetic host with planted
 slow phases (the stand-in of tests/analysis/test_paired_speedup.py)."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -121,3 +123,40 @@ def test_cases_that_differ_in_more_than_language_or_inner_loop_are_not_paired(di
     cases = [case("c-omp2", "c", "omp", 2, None, "g"), case("simd-omp2", "c", "omp", 2, "simd", "g") | differ]
     schedule = trial_schedule(["c-omp2", "simd-omp2"], 6, np.random.default_rng(1))
     assert paired_cross_ratios(cases, records_for(schedule, TRUE_S, []), np.random.default_rng(1)).empty
+
+
+def test_analyze_writes_the_cross_ratios_counts_them_and_says_them(tmp_path):
+    """Wiring: cases.jsonl naming families and trial groups -> analyze -> paired_cross_ratio.csv, the
+    precision count and the report's sentence (the synthetic campaign's C and Fortran serial kernels)."""
+    import json
+
+    from analysis.outputs.report.render import write_report
+    from analysis.pipeline import Options, analyze, write_tables
+    from jobs.families import family_of, trial_group_of
+    from sbcore import layout
+    from tests.synthetic_campaigns import standard_campaign
+
+    truth = standard_campaign(tmp_path, reps=6, seed=4)
+    cases_file = layout.cases_path(truth.campaign_dir)
+    cases = [json.loads(line) for line in cases_file.read_text().splitlines() if line.strip()]
+    grouped = [c | {"family": family_of(c), "trial_group": trial_group_of(c)} for c in cases]
+    cases_file.write_text("".join(json.dumps(c) + "\n" for c in grouped))
+    for records in truth.campaign_dir.glob("raw/*/records.jsonl"):  # trials of 3 repetitions each
+        lines = [json.loads(line) for line in records.read_text().splitlines() if line.strip()]
+        records.write_text("".join(json.dumps(r | {"invocation": r["rep"] // 3}) + "\n" for r in lines))
+    result = analyze(truth.campaign_dir, Options(n_resamples=100, seed=1))
+    cross = result.paired_cross_ratio
+    assert list(cross["dimension"]) == ["lang"] and list(cross["binary_b"]) == ["mandelbrot-f-serial"]
+    assert cross["trials_together"].iloc[0] == 2
+    precision = result.comparison_precision
+    assert precision["by_kind"][CROSS_KIND]["counted"] == 1
+    assert precision["counted"] + precision["oversubscribed"] == (
+        len(result.paired_speedup) + len(result.paired_variant_ratio) + len(cross)
+    )
+    write_tables(result)
+    written = pd.read_csv(result.out_dir / "paired_cross_ratio.csv")
+    assert list(written.columns) == COLUMNS and len(written) == 1
+    text = write_report(result, [], ("md",))["md"].read_text()
+    (line,) = [line for line in text.splitlines() if line.startswith("Fortran is")]
+    assert "(no interval: too few trials)" in line and "than C for mandelbrot serial" in line
+    assert re.search(r"on 1 thread, paired over 2 trials \(unpaired: [\d.]+x (faster|slower)\)\.$", line)
