@@ -28,6 +28,7 @@ from analysis.reference_data import load_bounds
 from analysis.stats.bimodality import COLUMNS as BIMODAL_COLUMNS
 from analysis.stats.bimodality import bimodality
 from analysis.stats.comparison_precision import (
+    CROSS_KIND,
     comparison_precision,
     speedup_comparisons,
     variant_comparisons,
@@ -40,6 +41,7 @@ from analysis.stats.micro import micro_tables
 from analysis.stats.models import fit_models
 from analysis.stats.node_types import best_configurations, node_type_table
 from analysis.stats.paired import paired_duet_ratios, paired_speedups, paired_variant_ratios
+from analysis.stats.paired_cross import paired_cross_ratios
 from analysis.stats.per_case import CaseStats, describe, with_median_cis
 from analysis.stats.pop_counters import counter_scaling
 from analysis.stats.pop_metrics import pop_metrics
@@ -91,6 +93,7 @@ class Analysis:
     paired_speedup: pd.DataFrame = field(default_factory=pd.DataFrame)
     # variant comparisons (schedule or sync at equal workers) paired within trials (stats/paired.py)
     paired_variant_ratio: pd.DataFrame = field(default_factory=pd.DataFrame)
+    paired_cross_ratio: pd.DataFrame = field(default_factory=pd.DataFrame)
     # two single-worker cases measured at once, one per CPU: per-duet ratios (stats/paired.py)
     paired_duet_ratio: pd.DataFrame = field(default_factory=pd.DataFrame)
     # per case: the POP efficiency factors with CIs (load balance, synchronisation, computation scaling)
@@ -158,8 +161,13 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
     paired_variant = paired_variant_ratios(
         comparisons, case_stats.records, families, np.random.default_rng(options.seed + 4)
     )
+    paired_cross = paired_cross_ratios(
+        campaign.case_lines, case_stats.records, np.random.default_rng(options.seed + 6)
+    )
     precision = comparison_precision(
-        speedup_comparisons(paired, speedup, node_cores), variant_comparisons(paired_variant, node_cores)
+        speedup_comparisons(paired, speedup, node_cores),
+        variant_comparisons(paired_variant, node_cores),
+        variant_comparisons(paired_cross, node_cores, kind=CROSS_KIND),
     )
     duets = {c["case_id"]: c["duet"] for c in campaign.case_lines if c.get("duet")}
     paired_duet = paired_duet_ratios(duets, case_stats.records, np.random.default_rng(options.seed + 5))
@@ -202,6 +210,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         process_correlation=correlation,
         paired_speedup=paired,
         paired_variant_ratio=paired_variant,
+        paired_cross_ratio=paired_cross,
         paired_duet_ratio=paired_duet,
         pop_metrics=counter_scaling(
             pop_metrics(summary, case_stats.records, options.seed),
@@ -325,6 +334,7 @@ def write_tables(result: Analysis, big_csv: bool = False) -> list[Path]:
         "disturbance_effect.csv": result.disturbance_effect,
         "paired_speedup.csv": result.paired_speedup,
         "paired_variant_ratio.csv": result.paired_variant_ratio,
+        "paired_cross_ratio.csv": result.paired_cross_ratio,
         "paired_duet_ratio.csv": result.paired_duet_ratio,
         "pop_metrics.csv": result.pop_metrics,
         **result.micro,

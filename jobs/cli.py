@@ -41,8 +41,9 @@ def register(sub) -> None:
         "in a seeded random order across cases (cases with a precision target get more processes,\n"
         'pass after pass, until it holds; with interleave = "family" in trials: one process of\n'
         "each case of a comparison family back to back, the baseline again after every baseline_every\n"
-        "of them, and with comparison_target_ci more trials of the families whose paired speedups or\n"
-        "variant ratios are not yet that precise, within comparison_budget_s; with duet = true two\n"
+        "of them, the families that differ only in language or inner loop in the same trials, and\n"
+        "with comparison_target_ci more trials where paired speedups, variant ratios or language /\n"
+        "inner-loop ratios are not yet that precise, within comparison_budget_s; with duet = true two\n"
         "single-worker alternatives at once, one per CPU), with a\n"
         "progress bar (ETA) on stderr. Ctrl-C stops cleanly and keeps what finished;\n"
         "`run --resume CAMPAIGN` runs only what is missing.\n"

@@ -7,9 +7,14 @@ own `target_ci`/`min_reps`/`max_reps`/`budget_s` ask (in trials); then, while th
 budget lasts, it picks the family whose widest paired comparison is furthest from the target and runs
 one more trial of it (a process of each case of the comparisons still too wide that all have room
 under `max_reps`, the baseline as often as it runs in a trial, jobs/families.py; in the trial order
-of jobs/families.py), and decides again. The comparisons are the analysis' (analysis/stats/paired.py):
+of jobs/families.py), and decides again. Such a trial runs that family alone, also in a trial group
+of several families (jobs/families.py), and takes a trial number no case of the group has yet: the
+analysis pairs across a group's families (analysis/stats/paired_cross.py) only processes of one trial.
+The comparisons are the analysis' (analysis/stats/paired.py):
 each member's speedup against the family's baseline (its serial member) and each variant ratio (two
-members that differ in exactly one of schedule or sync, analysis/stats/variant_tests.py). A family is
+members that differ in exactly one of schedule or sync, analysis/stats/variant_tests.py); and across a
+trial group each language or inner-loop ratio (sbcore/cross_pairs.py), whose extra trial runs its two
+cases (of two families) together, under a trial number new to the group. A family is
 done when every one of them has a 95 % CI half-width within the target, or when no case of one that
 does not has room left. Oversubscribed
 cases (more workers than the node type's cores, marked by the plan) are not sampled for it: their
@@ -29,6 +34,7 @@ from statistics import median
 from jobs.families import is_baseline, trial_runs
 from jobs.status import ok_records
 from sbcore import sampling
+from sbcore.cross_pairs import cross_pairs
 from sbcore.trial_pairing import Run, times_together
 from sbcore.variant_dimensions import VARIANT_DIMENSIONS
 
@@ -126,14 +132,16 @@ def counted(case: dict) -> bool:
 
 
 def family_need(
-    cache: RecordCache, members: list[dict], target: float
+    cache: RecordCache, members: list[dict], target: float, group: list[dict] = ()
 ) -> tuple[float, list[tuple[dict, int]]] | None:
     """(widest half-width above target, the next trial's work): the paired speedups (baseline / member)
     and variant ratios of the family whose CI is wider than the target and whose cases all have room
     for one more trial; the trial runs those cases (the baseline's runs when a speedup is among them).
-    None when the family needs no trial."""
+    None when the family needs no trial. `group`: the other cases of its trial group (jobs/families.py);
+    the new trial takes a number none of them has either, as it runs this family alone."""
     times = {c["case_id"]: cache.get(c) for c in members}
-    t = 1 + max((q for trials, _ in times.values() for q in trials), default=-1)  # one new trial for all
+    taken = [q for c in (*members, *group) for q in cache.get(c)[0]]
+    t = 1 + max(taken, default=-1)  # one new trial for all
 
     def room(case: dict) -> bool:
         return all(has_room(case, times[case["case_id"]][1], p) for p in trial_invocations(case, t))
@@ -156,14 +164,48 @@ def family_need(
     return max(hw for hw, _, _ in imprecise), work
 
 
+def cross_needs(cache: RecordCache, cases: list[dict], target: float) -> list[tuple[float, list]]:
+    """(half-width above target, the next trial's work) of each cross pair (sbcore/cross_pairs.py: two
+    cases of a trial group that differ in language or inner loop) whose paired ratio is wider than the
+    target and whose two cases have room: a trial of the group that runs just those two, numbered new
+    to the group."""
+    groups: dict[str, list[dict]] = {}
+    for case in cases:
+        if case.get("trial_group"):
+            groups.setdefault(case["trial_group"], []).append(case)
+    new_trial = {
+        name: 1 + max((q for c in members for q in cache.get(c)[0]), default=-1)
+        for name, members in groups.items()
+    }
+    needs = []
+    for pair in cross_pairs(cases):
+        work = [(c, p) for c in (pair.a, pair.b) for p in trial_invocations(c, new_trial[c["trial_group"]])]
+        if not (counted(pair.a) and counted(pair.b)):
+            continue
+        if not all(has_room(c, cache.get(c)[1], p) for c, p in work):
+            continue
+        halfwidth = ratio_halfwidth(cache.get(pair.a)[0], cache.get(pair.b)[0])
+        if halfwidth > target:
+            needs.append((halfwidth, work))
+    return needs
+
+
 def next_trial(cache: RecordCache, cases: list[dict], target: float) -> list[tuple[dict, int]] | None:
     """The (case, invocation) pairs of the next trial: of the family whose widest paired speedup or
-    variant ratio lies furthest above `target`; None when every family meets it or has no room left."""
+    variant ratio, or of the cross pair whose ratio, lies furthest above `target`; None when every
+    comparison meets it or has no room left."""
     families: dict[str, list[dict]] = {}
     for case in cases:
         if case.get("family"):
             families.setdefault(case["family"], []).append(case)
-    needs = [n for n in (family_need(cache, m, target) for m in families.values()) if n]
+    groups: dict[str, list[dict]] = {}
+    for case in cases:
+        if case.get("trial_group"):
+            groups.setdefault(case["trial_group"], []).append(case)
+    needs = [
+        family_need(cache, m, target, groups.get(m[0].get("trial_group"), [])) for m in families.values()
+    ]
+    needs = [n for n in needs if n] + cross_needs(cache, cases, target)
     if not needs:
         return None
     return max(needs, key=lambda n: n[0])[1]

@@ -22,8 +22,7 @@ import hashlib
 import json
 from concurrent.futures import ThreadPoolExecutor
 
-from jobs.families import DEFAULT_INNER
-from sbcore.variant_dimensions import VARIANT_DIMENSIONS
+from sbcore.variant_dimensions import DEFAULT_INNER, VARIANT_DIMENSIONS
 
 NOT_THE_MEASUREMENT = ("lang", "model", "binary", "case_id", "index", "argv", "params", "family", "env")
 

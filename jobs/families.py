@@ -13,24 +13,49 @@ the host. So the baseline runs several times in a trial (`baseline_every = k`): 
 after every k of them, the members shuffled between (its `trial_runs` processes per trial, its
 invocations t*trial_runs ...), and a member is paired with the baseline run nearest to it in the
 trial (sbcore/trial_pairing.py). Each record says its `trial` and its place in it (`trial_slot`).
+
+Families that differ only in language and/or inner loop (the same node type, kernel and problem: C and
+Fortran, scalar and SIMD) form one trial group (`trial_group` in `cases.jsonl`), so that the analysis
+can pair across them too (analysis/stats/paired_cross.py). Trial t of a group is trial t of each of its
+families, run as one: every member of the group that runs in it shuffled together, and each family's
+baseline placed among its own members as above (before the first of them and after every
+`baseline_every` of them, counting that family's members only). `trial_slot` is the place in the
+group's trial. Each family keeps its name, its baseline, its `trial_runs` and so its speedups; a group
+of one family runs exactly as a family did before. A trial the comparison target adds
+(jobs/comparison_sampling.py) runs one family, or the two cases of one language or inner-loop pair,
+under a trial number no case of the group has used: no other family's process shares it.
 """
 
 import hashlib
 import json
 
-from sbcore.variant_dimensions import VARIANT_DIMENSIONS
+from sbcore.cross_pairs import cross_values
+from sbcore.variant_dimensions import CROSS_DIMENSIONS, VARIANT_DIMENSIONS
 
 INTERLEAVE = ("none", "family")  # the experiment key `interleave`: its allowed values, the default first
-DEFAULT_INNER = "scalar"  # the kernels' --inner when a case does not give it
 DEFAULT_BASELINE_EVERY = 8  # the experiment key `baseline_every`: a baseline run after every 8 members
+
+
+def problem_of(case: dict) -> dict:
+    """The case's parameters without the variant dimensions and its inner loop: what it computes."""
+    return {k: v for k, v in case["params"].items() if k not in (*VARIANT_DIMENSIONS, *CROSS_DIMENSIONS)}
+
+
+def name_hash(key: list) -> str:
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:8]
 
 
 def family_of(case: dict) -> str:
     """<kernel>-<lang>-<hash of node type, inner loop and problem>: equal for exactly one family."""
-    problem = {k: v for k, v in case["params"].items() if k not in VARIANT_DIMENSIONS}
-    problem["inner"] = problem.get("inner", DEFAULT_INNER)
-    key = json.dumps([case["node_type"], case["kernel"], case["lang"], problem], sort_keys=True)
-    return f"{case['kernel']}-{case['lang']}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
+    problem = problem_of(case) | {"inner": cross_values(case)["inner"]}
+    key = [case["node_type"], case["kernel"], case["lang"], problem]
+    return f"{case['kernel']}-{case['lang']}-{name_hash(key)}"
+
+
+def trial_group_of(case: dict) -> str:
+    """<kernel>-<hash of node type and problem>: equal for the families that differ only in language
+    and inner loop (CROSS_DIMENSIONS), which run in the same trials."""
+    return f"{case['kernel']}-{name_hash([case['node_type'], case['kernel'], problem_of(case)])}"
 
 
 def is_baseline(case: dict) -> bool:
@@ -76,30 +101,49 @@ def trial_of(case: dict, p: int) -> int:
 
 
 def trial_order(runs: list[tuple[dict, int]], rng) -> list[tuple[dict, int]]:
-    """One trial's processes in the order they run: the members shuffled; a baseline that runs several
-    times before them and between every few (as evenly as the members left in the trial allow)."""
-    repeated = sorted((r for r in runs if trial_runs(r[0]) > 1), key=lambda r: r[1])
+    """One trial's processes in the order they run: the members of every family in it shuffled
+    together; a baseline that runs several times placed among its own family's members, before them
+    and between every few (as evenly as that family's members left in the trial allow)."""
     others = [r for r in runs if trial_runs(r[0]) == 1]
     rng.shuffle(others)
-    if not repeated:
-        return others
-    if len(repeated) == 1:
-        middle = len(others) // 2
-        return [*others[:middle], repeated[0], *others[middle:]]
-    gaps = len(repeated) - 1
-    order = [repeated[0]]
-    for g in range(gaps):
-        order += [*others[g * len(others) // gaps : (g + 1) * len(others) // gaps], repeated[g + 1]]
-    return order
+    repeated: dict[str, list[tuple[dict, int]]] = {}
+    for run in sorted((r for r in runs if trial_runs(r[0]) > 1), key=lambda r: r[1]):
+        repeated.setdefault(run[0]["case_id"], []).append(run)
+    # Each process's place: the members at 0, 1, ...; a baseline run half a place before the member
+    # it precedes (or after the last one); equal places keep the baseline's runs in invocation order.
+    placed = [(float(i), run) for i, run in enumerate(others)]
+    for baseline_runs_here in repeated.values():
+        family = baseline_runs_here[0][0].get("family")
+        mine = [i for i, (case, _) in enumerate(others) if case.get("family") == family]
+        places = baseline_places(mine, len(baseline_runs_here), len(others))
+        placed += zip(places, baseline_runs_here, strict=True)
+    return [run for _, run in sorted(placed, key=lambda placed_run: placed_run[0])]
+
+
+def baseline_places(mine: list[int], runs: int, end: int) -> list[float]:
+    """The places of a baseline's `runs` runs among the shuffled processes of a trial, its family's
+    members at places `mine`: one run in the middle of them; several before them, after the last and
+    evenly between; all at the end when its family has no member in the trial."""
+    n = len(mine)
+    if n == 0:
+        return [end + 0.5] * runs
+    if runs == 1:
+        return [mine[n // 2] - 0.5]
+    gaps = runs - 1
+    return [mine[g * n // gaps] - 0.5 for g in range(gaps)] + [mine[-1] + 0.5]
 
 
 def trials(work: list[tuple[dict, int]], rng) -> list[tuple[dict, int, dict]]:
-    """(case, invocation, place) triples ordered as trials: the processes of one family's trial back to
-    back (trial_order), the trials of all families shuffled; a case without a family is a trial of its
-    own. `place` is what the record says of it: {"trial", "trial_slot"}, empty without a family."""
+    """(case, invocation, place) triples ordered as trials: the processes of one trial group's trial
+    back to back (trial_order), the trials of all groups shuffled; a case without a family is a trial
+    of its own. `place` is what the record says of it: {"trial", "trial_slot"}, empty without a
+    family. Cases planned before trial groups (no `trial_group`) group by family."""
     groups: dict[tuple, list] = {}
     for case, p in work:
-        key = (case["family"], trial_of(case, p)) if case.get("family") else (case["case_id"], p)
+        if case.get("family"):
+            key = (case.get("trial_group") or case["family"], trial_of(case, p))
+        else:
+            key = (case["case_id"], p)
         groups.setdefault(key, []).append((case, p))
     order = list(groups.items())
     rng.shuffle(order)

@@ -15,13 +15,14 @@ from jobs.binaries import binary_options, binary_path, is_mpi, split_name, unava
 from jobs.config import ALL_CPUS, NO_COUNTERS, Checker, Experiment, NodeType, resolve_threads
 from jobs.counter_groups import check_planned_groups
 from jobs.duets import pair_cases
-from jobs.families import family_of, repeat_baselines
+from jobs.families import family_of, repeat_baselines, trial_group_of
 from jobs.kernel_args import kernel_refusal, refused_option
 from jobs.topology import detect_topology
 from sbcore.errors import UsageError
 
-# Fields that say where a case sits, not what it measures: kept out of the hash.
-UNHASHED = ("case_id", "index", "experiment")
+# Fields that say where a case sits, not what it measures: kept out of the hash (`trial_group` too, so a
+# campaign's case ids stay what they were before trial groups).
+UNHASHED = ("case_id", "index", "experiment", "trial_group")
 
 
 def case_id(case: dict) -> str:
@@ -255,6 +256,7 @@ def _sweep_cases(
             case["pin_tool"] = sweep.run["pin_tool"]
         if exp.interleave == "family":
             case["family"] = family_of(case)
+            case["trial_group"] = trial_group_of(case)
             if exp.comparison:
                 # The campaign's target on each case (the runner reads it) and whether the case counts:
                 # oversubscribed cases (more workers than cores) are reported but not sampled for it.

@@ -1,13 +1,13 @@
 """How precise the campaign's paired comparisons are: the acceptance counts of a trial campaign, one
 line of `analyze` and one object of its --json document (`comparison_precision`).
 
-Counted over the paired comparisons (speedups from stats/paired.py, variant ratios from
-stats/variant_ratios.py) at up to one worker per core; oversubscribed points are reported but not
-counted. A comparison is precise when its 95 % CI half-width is within PRECISE of its ratio. Besides:
-speedups whose CI lies wholly above min(workers, cores) (a defect to find: nothing can be faster than
-its cores), speedups at one worker whose CI lies wholly above 1, and per node type and kernel the
-headline — the paired speedup with the highest CI lower bound at up to one worker per core — and
-whether its CI lies inside HEADLINE_BAND times the core count ([1.90, 2.02] on two cores).
+Counted over the paired comparisons (speedups and variant ratios from stats/paired.py, language and
+inner-loop ratios from stats/paired_cross.py) at up to one worker per core; oversubscribed points are
+reported but not counted. A comparison is precise when its 95 % CI half-width is within PRECISE of
+its ratio. Besides: speedups whose CI lies wholly above min(workers, cores) (a defect to find: nothing
+can be faster than its cores), speedups at one worker whose CI lies wholly above 1, and per node type
+and kernel the headline — the paired speedup with the highest CI lower bound at up to one worker per
+core — and whether its CI lies inside HEADLINE_BAND times the core count ([1.90, 2.02] on two cores).
 """
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ HEADLINE_BAND = (0.95, 1.01)  # a perfectly parallel headline: its CI inside the
 # disturbed member leaves too few trials on a host disturbed most of the time. Trials with a member
 # measured in a slow cache-line transfer are not in it: that phase slows one member only.
 PAIRED_ESTIMATE = "paired_together_"
+
+VARIANT_KIND = "variant ratio"  # schedule or sync (stats/paired.py)
+CROSS_KIND = "lang/inner ratio"  # language or inner loop, across a trial group (stats/paired_cross.py)
 
 # One row per paired comparison; the columns this module reads.
 COMPARISON_COLUMNS = [
@@ -66,14 +69,18 @@ def speedup_comparisons(
 
 
 def variant_comparisons(
-    paired: pd.DataFrame, cores: dict[str, int | None], prefix: str = PAIRED_ESTIMATE
+    paired: pd.DataFrame,
+    cores: dict[str, int | None],
+    prefix: str = PAIRED_ESTIMATE,
+    kind: str = VARIANT_KIND,
 ) -> pd.DataFrame:
-    """The paired variant ratios (stats/paired.py's paired_variant_ratios) as comparison rows."""
+    """The paired variant ratios (stats/paired.py's paired_variant_ratios) as comparison rows; with
+    kind CROSS_KIND the ratios across a trial group (stats/paired_cross.py), whose columns match."""
     if paired.empty:
         return pd.DataFrame(columns=COMPARISON_COLUMNS)
     return pd.DataFrame(
         {
-            "kind": "variant ratio",
+            "kind": kind,
             "node_type": paired["node_type"],
             "kernel": None,  # (headlines are speedups)
             "case_id": paired["case_b"],

@@ -15,7 +15,8 @@ that slows only one member cannot cancel, though: a slow cache-line transfer bet
 (stats/disturbance.py) slows contended locks 2-3x while a single-threaded baseline beside it runs
 as before, so trials with a member measured in it are left out of both (`left_out_slow_transfer`). Cases
 without a family, or whose baseline is in another family, get no paired speedup (the unpaired one in
-speedup.csv stays, as do all summaries of absolute times).
+speedup.csv stays, as do all summaries of absolute times). C against Fortran and scalar against SIMD,
+paired within the trials their families share: stats/paired_cross.py.
 """
 
 from __future__ import annotations
@@ -202,11 +203,16 @@ def paired_speedups(
 
 # A variant comparison's identity: the columns of comparisons.csv up to its two cases.
 VARIANT_KEY = VARIANT_TEST_COLUMNS[: VARIANT_TEST_COLUMNS.index("case_b") + 1]
-VARIANT_COLUMNS = [
-    *VARIANT_KEY,
-    "family",
-    *[c.replace("speedup", "ratio_b_over_a") for c in COLUMNS[3:]],
-]
+# The columns of a paired ratio of case_b's time over case_a's (paired_ratio, renamed): every table
+# of paired ratios (variants, duets, across a trial group) ends with these.
+RATIO_COLUMNS = [c.replace("speedup", "ratio_b_over_a") for c in COLUMNS[3:]]
+VARIANT_COLUMNS = [*VARIANT_KEY, "family", *RATIO_COLUMNS]
+
+
+def ratio_table(rows: list[dict], columns: list[str]) -> pd.DataFrame:
+    """paired_rows' rows as a table of paired ratios: its speedup columns named ratio_b_over_a."""
+    table = pd.DataFrame(rows)
+    return table.rename(columns=lambda c: c.replace("speedup", "ratio_b_over_a")).reindex(columns=columns)
 
 
 def paired_variant_ratios(
@@ -218,14 +224,10 @@ def paired_variant_ratios(
     if comparisons.empty or "dimension" not in comparisons:
         return pd.DataFrame(columns=VARIANT_COLUMNS)
     pairs = comparisons[comparisons["dimension"].isin(["schedule", "sync"])][VARIANT_KEY]
-    rows = paired_rows(pairs, "case_b", "case_a", records, families, rng)
-    table = pd.DataFrame(rows)
-    return table.rename(columns=lambda c: c.replace("speedup", "ratio_b_over_a")).reindex(
-        columns=VARIANT_COLUMNS
-    )
+    return ratio_table(paired_rows(pairs, "case_b", "case_a", records, families, rng), VARIANT_COLUMNS)
 
 
-DUET_COLUMNS = ["duet", "case_a", "case_b", *VARIANT_COLUMNS[VARIANT_COLUMNS.index("family") + 1 :]]
+DUET_COLUMNS = ["duet", "case_a", "case_b", *RATIO_COLUMNS]
 
 
 def paired_duet_ratios(
@@ -241,8 +243,4 @@ def paired_duet_ratios(
         [{"duet": name, "case_a": m[0], "case_b": m[1]} for name, m in members.items() if len(m) == 2],
         columns=["duet", "case_a", "case_b"],
     )
-    rows = paired_rows(pairs, "case_b", "case_a", records, duets, rng)
-    table = pd.DataFrame(rows).drop(columns="family", errors="ignore")
-    return table.rename(columns=lambda c: c.replace("speedup", "ratio_b_over_a")).reindex(
-        columns=DUET_COLUMNS
-    )
+    return ratio_table(paired_rows(pairs, "case_b", "case_a", records, duets, rng), DUET_COLUMNS)

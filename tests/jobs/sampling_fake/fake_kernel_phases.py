@@ -3,7 +3,7 @@
 the host's timeline (a counter in --timeline FILE) and its wall_s is the true time (1 s serial,
 1/threads otherwise: the model is the last part of the name it is called by) times 2 inside a planted
 window of slots (--slow "a-b,c-d": slots a..b-1 and c..d-1), times 1 + a deterministic jitter within
-+-J of its slot (--jitter J). Deterministic; `work` is its slot."""
++-J of its slot (--jitter J); with --inner simd a quarter of that. Deterministic; `work` is its slot."""
 
 import sys
 from pathlib import Path
@@ -12,6 +12,7 @@ from fake_record import print_records, timeline_parser
 
 parser = timeline_parser("fake kernel: --reps --warmup --threads --timeline --slow")
 parser.add_argument("--jitter", type=float, default=0.0)
+parser.add_argument("--inner", choices=("scalar", "simd"), default="scalar")
 args = parser.parse_args()
 timeline = Path(args.timeline)
 slot = int(timeline.read_text()) if timeline.exists() else 0
@@ -20,6 +21,6 @@ windows = [tuple(map(int, w.split("-"))) for w in args.slow.split(",") if w]
 factor = 2.0 if any(a <= slot < b for a, b in windows) else 1.0
 factor *= 1 + args.jitter * ((slot * 7919) % 13 - 6) / 6
 model = Path(sys.argv[0]).name.rsplit("-", 1)[-1]
-true_s = 1.0 if model == "serial" else 1.0 / args.threads
+true_s = (1.0 if model == "serial" else 1.0 / args.threads) / (4 if args.inner == "simd" else 1)
 walls = [true_s * factor] * (args.warmup + args.reps)
 print_records("fakephase", model, args.threads, args.warmup, walls, work=slot)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.outputs.report.blocks import Block, ci_text, variant_text
+from analysis.outputs.report.sections import paired_cross
 from analysis.stats.comparison_precision import PRECISE, precision_line
 from analysis.stats.paired import MAX_APART_S
 
@@ -81,7 +82,7 @@ def section(result, plots=()) -> list[Block]:
             ),
             Block("table", variant_table(variants, result.summary)),
         ]
-    return blocks
+    return blocks + paired_cross.blocks(getattr(result, "paired_cross_ratio", None), result.summary)
 
 
 def variant_table(variants: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:

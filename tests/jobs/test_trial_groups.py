@@ -1,0 +1,220 @@
+"""Trial groups (jobs/families.py): the families of one node type, kernel and problem that differ in
+language and/or inner loop run in the same trials, each with its own baseline placed among its own
+members; a group of one family runs as its family did before."""
+
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.stats.paired_cross import paired_cross_ratios
+from jobs.campaign import load_cases
+from jobs.families import family_of, repeat_baselines, trial_group_of, trials
+from tests.jobs.conftest import run_cli, stand_in_bin_dir
+from tests.jobs.test_trials import FAKE
+from tests.records import case_records
+
+
+def planned(binary: str, model: str, threads: int, params: dict) -> dict:
+    lang = binary.split("-")[1]
+    case = {"node_type": "ws", "kernel": binary.split("-")[0], "lang": lang, "binary": binary}
+    case |= {"model": model, "threads": threads, "ranks": 1, "params": params, "reps": 12}
+    case |= {"family": family_of(case), "trial_group": trial_group_of(case)}
+    options = "-".join(f"{k}={v}" for k, v in sorted(params.items()))
+    return case | {"case_id": f"{binary}-{threads}-{options}"}
+
+
+def group_of_three_families(n: int = 1) -> list[dict]:
+    """C scalar (a baseline and 9 members), C SIMD (a baseline and 3), Fortran (no baseline, 2)."""
+    cases = [planned("k-c-serial", "serial", 1, {"n": n})]
+    cases += [planned("k-c-omp", "omp", t, {"n": n, "schedule": s}) for t in (1, 2, 3) for s in "abc"]
+    cases += [planned("k-c-serial", "serial", 1, {"n": n, "inner": "simd"})]
+    cases += [planned("k-c-omp", "omp", t, {"n": n, "inner": "simd"}) for t in (1, 2, 3)]
+    cases += [planned("k-f-omp", "omp", t, {"n": n}) for t in (1, 2)]
+    return cases
+
+
+def test_families_differing_in_language_or_inner_loop_share_a_group_and_keep_their_names():
+    cases = group_of_three_families()
+    assert len({c["family"] for c in cases}) == 3
+    assert len({c["trial_group"] for c in cases}) == 1
+    assert trial_group_of(planned("k-c-omp", "omp", 1, {"n": 2})) != cases[0]["trial_group"]  # problem
+    assert trial_group_of(planned("q-c-omp", "omp", 1, {"n": 1})) != cases[0]["trial_group"]  # kernel
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_group_trial_runs_all_its_families_back_to_back_each_baseline_among_its_own(seed):
+    every = 4
+    cases = group_of_three_families() + group_of_three_families(n=2)[:4]  # and another group
+    repeat_baselines(cases, every)
+    assert [c.get("trial_runs", 1) for c in cases if c["model"] == "serial"] == [4, 2, 2]
+    work = [
+        (c, t * c.get("trial_runs", 1) + j)
+        for c in cases
+        for t in (0, 1)
+        for j in range(c.get("trial_runs", 1))
+    ]
+    ordered = trials(work, random.Random(seed))
+    assert sorted((c["case_id"], p) for c, p, _ in ordered) == sorted((c["case_id"], p) for c, p in work)
+    for group in {c["trial_group"] for c in cases}:
+        members = [c for c in cases if c["trial_group"] == group]
+        for t in (0, 1):
+            where = [
+                i
+                for i, (c, p, place) in enumerate(ordered)
+                if c["trial_group"] == group and place["trial"] == t
+            ]
+            assert where == list(range(where[0], where[0] + len(where)))  # back to back
+            runs = [ordered[i] for i in where]
+            assert [place for _, _, place in runs] == [
+                {"trial": t, "trial_slot": s} for s in range(len(runs))
+            ]
+            assert len(runs) == sum(c.get("trial_runs", 1) for c in members)
+            for family in {c["family"] for c in members}:
+                own = [(c, p) for c, p, _ in runs if c["family"] == family]
+                shown = "".join("B" if c["model"] == "serial" else "m" for c, _ in own)
+                if "B" not in shown:
+                    continue
+                # Before its family's first member, after its last, at most `every` of them between.
+                assert shown[0] == shown[-1] == "B" and max(map(len, shown.split("B"))) <= every
+                baseline = [p for c, p in own if c["model"] == "serial"]
+                assert baseline == sorted(baseline) and {p // len(baseline) for p in baseline} == {t}
+    # The groups' members interleave: in some trial a SIMD or Fortran member runs between C members.
+    big = cases[0]["trial_group"]
+    lang_inner = [
+        "".join(
+            "x" if c["family"] != cases[0]["family"] else "c"
+            for c, _, pl in ordered
+            if c["trial_group"] == big and pl["trial"] == t
+        )
+        for t in (0, 1)
+    ]
+    assert any("cx" in s and "xc" in s for s in lang_inner)
+
+
+def test_a_group_of_one_family_runs_as_its_family_did():
+    """Cases whose group holds one family: the same trials, in the same order, with the same places,
+    as the same cases planned before trial groups (no `trial_group`: grouped by family)."""
+    cases = group_of_three_families()[:10] + group_of_three_families(n=2)[:10]
+    assert len({c["trial_group"] for c in cases}) == len({c["family"] for c in cases}) == 2
+    repeat_baselines(cases, 4)
+    old = [{k: v for k, v in c.items() if k != "trial_group"} for c in cases]
+    work = [(c, p) for c in cases for p in range(3 * c.get("trial_runs", 1))]
+    work_old = [(c, p) for c in old for p in range(3 * c.get("trial_runs", 1))]
+    grouped = [(c["case_id"], p, place) for c, p, place in trials(work, random.Random(7))]
+    assert grouped == [(c["case_id"], p, place) for c, p, place in trials(work_old, random.Random(7))]
+
+
+EXPERIMENT = """
+description = "a trial group of two families: the scalar and the SIMD inner loop"
+interleave = "family"
+repetitions = 8
+warmup = 0
+seed = 5
+
+[[sweep]]
+binary = ["fakephase-py-serial"]
+params = {{ timeline = ["{timeline}"], slow = ["5-13,30-47"], inner = ["scalar", "simd"] }}
+
+[[sweep]]
+binary = ["fakephase-py-omp"]
+threads = [2]
+params = {{ timeline = ["{timeline}"], slow = ["5-13,30-47"], inner = ["scalar", "simd"] }}
+"""
+
+
+def test_the_runner_runs_a_group_in_shared_trials_and_the_cross_ratio_pairs_to_the_truth(
+    tmp_path, monkeypatch
+):
+    stand_in_bin_dir(tmp_path / "bin", FAKE, ("fakephase-py-serial", "fakephase-py-omp"), monkeypatch)
+    experiment = tmp_path / "group.toml"
+    experiment.write_text(EXPERIMENT.format(timeline=tmp_path / "timeline"))
+    run = run_cli("run", experiment, "--results-dir", tmp_path / "res", "--name", "g", "--no-progress")
+    assert run.returncode == 0, run.stderr
+    campaign = tmp_path / "res" / "g"
+    cases = load_cases(campaign)
+    assert len({c["family"] for c in cases}) == 2 and len({c["trial_group"] for c in cases}) == 1
+    records = pd.DataFrame(
+        [r | {"case_id": c["case_id"]} for c in cases for r in case_records(campaign, c["case_id"])]
+    )
+    # Each trial: the four cases' processes (each baseline twice) in consecutive slots of the host.
+    for _, trial in records.groupby("trial"):
+        assert sorted(trial["trial_slot"]) == list(range(6))
+        assert sorted(trial["work"]) == list(range(trial["work"].min(), trial["work"].min() + 6))
+        assert (trial["work"] - trial["trial_slot"]).nunique() == 1
+    # Slow phases planted across trials: SIMD is 4x faster, paired within trials, exactly.
+    table = paired_cross_ratios(cases, records, np.random.default_rng(1))
+    assert len(table) == 2 and set(table["dimension"]) == {"inner"}
+    assert np.allclose(table["paired_together_ratio_b_over_a"], 0.25)
+    assert (table["trials_together"] == 8).all()
+
+
+class Times:
+    """A stand-in for comparison_sampling.RecordCache: each case's trials -> runs, as given."""
+
+    def __init__(self, trials: dict[str, dict[int, list]]):
+        self.trials = trials
+
+    def get(self, case: dict):
+        runs = self.trials.get(case["case_id"], {})
+        return runs, set(runs)
+
+
+def test_a_comparison_trial_of_one_family_takes_a_number_new_to_its_whole_group():
+    """The comparison target runs one family alone: its trial must not share a number with a trial
+    of another family of the group, or the analysis would pair processes run apart."""
+    from jobs.comparison_sampling import next_trial
+    from sbcore.trial_pairing import Run
+
+    cases = [c for c in group_of_three_families() if c["model"] == "omp" and c["threads"] == 1]
+    cases = [c | {"reps": 40, "comparison": {"target_ci": 0.01}} for c in cases]
+    fortran = next(c for c in cases if c["lang"] == "f")
+    # Six trials of jittering times (their ratios too wide for the target); the Fortran case ten.
+    times = {
+        c["case_id"]: {t: [Run(0, 1 + 0.2 * ((t + i) % 3))] for t in range(6)} for i, c in enumerate(cases)
+    }
+    times[fortran["case_id"]] = {t: [Run(0, 1.0)] for t in range(10)}
+    work = next_trial(Times(times), cases, 0.01)
+    assert work and {p for _, p in work} == {10}
+    assert fortran["case_id"] not in {c["case_id"] for c, _ in work}
+
+
+def test_the_comparison_target_runs_an_imprecise_cross_pair_in_a_trial_of_its_own():
+    """C against Fortran with too few common trials for the target: the next trial runs those two
+    cases together (one trial of their group, a number new to it), and nothing else."""
+    from jobs.comparison_sampling import next_trial
+    from sbcore.trial_pairing import Run
+
+    cases = [planned(f"k-{lang}-omp", "omp", 2, {"n": 1}) for lang in "cf"]
+    cases = [c | {"reps": 40, "comparison": {"target_ci": 0.01}} for c in cases]
+    c_case, f_case = cases
+    times = {c_case["case_id"]: {t: [Run(0, 1 + 0.2 * (t % 3))] for t in range(6)}}
+    times[f_case["case_id"]] = {t: [Run(0, 1.0)] for t in range(10)}
+    work = next_trial(Times(times), cases, 0.01)
+    assert sorted((c["case_id"], p) for c, p in work) == [(c_case["case_id"], 10), (f_case["case_id"], 10)]
+    # Precise enough: no trial.
+    times[c_case["case_id"]] = {t: [Run(0, 1.0)] for t in range(6)}
+    assert next_trial(Times(times), cases, 0.01) is None
+
+
+def test_make_bench_pairs_both_languages_and_both_inner_loops(tmp_path):
+    """config/experiments/workstation.toml: every kernel's C/Fortran and scalar/SIMD twins are in one
+    trial group, serial loops included."""
+    from sbcore.cross_pairs import cross_pairs
+
+    root = FAKE.parents[3]
+    run = run_cli(
+        "plan",
+        root / "config/experiments/workstation.toml",
+        "--write",
+        "--name",
+        "w",
+        "--results-dir",
+        tmp_path,
+    )
+    assert run.returncode == 0, run.stderr
+    pairs = {(p.dimension, p.a["binary"], p.a["threads"]) for p in cross_pairs(load_cases(tmp_path / "w"))}
+    for kernel in ("mandelbrot", "mcpi"):
+        for dimension in ("lang", "inner"):
+            assert {(dimension, f"{kernel}-c-serial", 1), (dimension, f"{kernel}-c-omp", 2)} <= pairs
