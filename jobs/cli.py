@@ -225,9 +225,14 @@ def cmd_run(args) -> int:
     if counts["interrupted"]:
         print(f"interrupted: finished records are kept; continue with ./scalebench run --resume {campaign}")
         return 130
+    waited = (
+        f"; waited {counts['comparison_wait_s']:.1f} s for a slow cache-line transfer to pass"
+        if counts["comparison_waits"]
+        else ""
+    )
     extra = (
-        f" ({counts['comparison_trials']} trials for the comparison target)"
-        if counts["comparison_trials"]
+        f" ({counts['comparison_trials']} trials for the comparison target{waited})"
+        if counts["comparison_trials"] or waited
         else ""
     )
     print(f"{counts['ok']} repetitions ran, {counts['failed']} failed{extra}")

@@ -25,10 +25,12 @@ from __future__ import annotations
 
 from pathlib import Path
 from statistics import median
+from typing import NamedTuple
 
 from jobs.families import is_baseline, trial_runs
 from jobs.status import ok_records
 from sbcore import sampling
+from sbcore.slow_transfer import slow_transfer_flags, transfer_rep
 from sbcore.trial_pairing import Run, times_together
 from sbcore.variant_dimensions import VARIANT_DIMENSIONS
 
@@ -38,32 +40,51 @@ def comparison_target(cases: list[dict]) -> dict | None:
     return next((c["comparison"] for c in cases if c.get("comparison")), None)
 
 
-def process_times(records: dict[int, dict]) -> dict[int, list[Run]]:
-    """Trial -> the case's processes in it: (place in the trial, the median wall time of its
-    repetitions). Records without a trial (older campaigns) count their invocation as their trial."""
-    walls: dict[tuple[int, int], list[float]] = {}
-    places: dict[tuple[int, int], tuple[int, float]] = {}
-    for k, record in records.items():
+class CaseTimes(NamedTuple):
+    """What the comparison target reads of one case's records."""
+
+    usable: dict[int, list[Run]]  # trial -> its processes there that count (no slow transfer)
+    trials: set[int]  # every trial it ran in
+    measured: set[int]  # its measured invocations
+    records: dict[int, dict]  # repetition -> record
+
+
+def process_times(records: dict[int, dict]) -> tuple[dict[int, list[Run]], set[int]]:
+    """(trial -> the case's processes in it that count: (place in the trial, the median wall time of
+    its repetitions not measured in a slow cache-line transfer, sbcore/slow_transfer.py), every trial
+    it ran in). A process with no other repetition does not count, as in the analysis' paired
+    comparisons. Records without a trial (older campaigns) count their invocation as their trial."""
+    slow = slow_transfer_flags([transfer_rep(r) for r in records.values()])
+    walls: dict[int, list[float]] = {}
+    places: dict[int, tuple[int, float]] = {}
+    for (k, record), flagged in zip(records.items(), slow, strict=True):
         if isinstance(record.get("wall_s"), int | float):
             p = record.get("invocation", k)
-            walls.setdefault(p, []).append(record["wall_s"])
             places[p] = (record.get("trial", p), record.get("trial_slot", 0))
+            if not flagged:
+                walls.setdefault(p, []).append(record["wall_s"])
     times: dict[int, list[Run]] = {}
     for p, ws in walls.items():
         trial, slot = places[p]
         times.setdefault(trial, []).append(Run(slot, median(ws)))
-    return times
+    return times, {trial for trial, _ in places.values()}
 
 
-def ratio_halfwidth(num: dict[int, list[Run]], den: dict[int, list[Run]]) -> float:
-    """The relative CI half-width of the paired ratio num/den (times at the same moment of each common
-    trial, sbcore/trial_pairing.py); infinite while they have too few trials for an interval."""
+def paired_ratios(num: dict[int, list[Run]], den: dict[int, list[Run]]) -> list[float]:
+    """The ratios num/den of the trials both count (times at the same moment of each,
+    sbcore/trial_pairing.py): as many as the analysis' paired comparison counts `trials`."""
     ratios = []
     for t in num.keys() & den.keys():
         a, b = times_together(num[t], den[t])
         if b > 0:
             ratios.append(a / b)
-    halfwidth = sampling.relative_halfwidth(ratios)
+    return ratios
+
+
+def ratio_halfwidth(num: dict[int, list[Run]], den: dict[int, list[Run]]) -> float:
+    """The relative CI half-width of the paired ratio num/den (paired_ratios); infinite while they
+    have too few trials for an interval."""
+    halfwidth = sampling.relative_halfwidth(paired_ratios(num, den))
     return float("inf") if halfwidth is None else halfwidth
 
 
@@ -83,14 +104,13 @@ class RecordCache:
 
     def __init__(self, campaign_dir: Path):
         self.campaign_dir = Path(campaign_dir)
-        self.times: dict[str, tuple[dict[int, list[Run]], set[int]]] = {}
+        self.times: dict[str, CaseTimes] = {}
 
-    def get(self, case: dict) -> tuple[dict[int, list[Run]], set[int]]:
-        """(trial -> runs, measured invocations) of the case."""
+    def get(self, case: dict) -> CaseTimes:
         if case["case_id"] not in self.times:
             records = ok_records(self.campaign_dir, case)
             invocations = {r.get("invocation", k) for k, r in records.items()}
-            self.times[case["case_id"]] = (process_times(records), invocations)
+            self.times[case["case_id"]] = CaseTimes(*process_times(records), invocations, records)
         return self.times[case["case_id"]]
 
     def forget(self, case: dict) -> None:
@@ -125,18 +145,24 @@ def counted(case: dict) -> bool:
     return not case["comparison"].get("oversubscribed")
 
 
-def family_need(
-    cache: RecordCache, members: list[dict], target: float
-) -> tuple[float, list[tuple[dict, int]]] | None:
+class Need(NamedTuple):
+    """A family's next trial: its widest half-width above the target, its members, the trial's work."""
+
+    halfwidth: float
+    members: list[dict]
+    work: list[tuple[dict, int]]
+
+
+def family_need(cache: RecordCache, members: list[dict], target: float) -> Need | None:
     """(widest half-width above target, the next trial's work): the paired speedups (baseline / member)
     and variant ratios of the family whose CI is wider than the target and whose cases all have room
     for one more trial; the trial runs those cases (the baseline's runs when a speedup is among them).
     None when the family needs no trial."""
     times = {c["case_id"]: cache.get(c) for c in members}
-    t = 1 + max((q for trials, _ in times.values() for q in trials), default=-1)  # one new trial for all
+    t = 1 + max((q for case in times.values() for q in case.trials), default=-1)  # one new trial for all
 
     def room(case: dict) -> bool:
-        return all(has_room(case, times[case["case_id"]][1], p) for p in trial_invocations(case, t))
+        return all(has_room(case, times[case["case_id"]].measured, p) for p in trial_invocations(case, t))
 
     baseline = next((c for c in members if is_baseline(c)), None)
     comparisons = [
@@ -144,7 +170,7 @@ def family_need(
     ]
     comparisons += [(a, b) for a, b in variant_pairs(members) if counted(a) and counted(b)]
     imprecise = [
-        (ratio_halfwidth(times[a["case_id"]][0], times[b["case_id"]][0]), a, b)
+        (ratio_halfwidth(times[a["case_id"]].usable, times[b["case_id"]].usable), a, b)
         for a, b in comparisons
         if room(a) and room(b)
     ]
@@ -153,17 +179,22 @@ def family_need(
         return None
     cases = {c["case_id"]: c for _, a, b in imprecise for c in (a, b)}
     work = [(c, p) for c in cases.values() for p in trial_invocations(c, t)]
-    return max(hw for hw, _, _ in imprecise), work
+    return Need(max(hw for hw, _, _ in imprecise), members, work)
 
 
-def next_trial(cache: RecordCache, cases: list[dict], target: float) -> list[tuple[dict, int]] | None:
-    """The (case, invocation) pairs of the next trial: of the family whose widest paired speedup or
-    variant ratio lies furthest above `target`; None when every family meets it or has no room left."""
+def family_needs(cache: RecordCache, cases: list[dict], target: float) -> list[Need]:
+    """The families that need a trial, the one whose widest paired speedup or variant ratio lies
+    furthest above `target` first; empty when every family meets it or has no room left."""
     families: dict[str, list[dict]] = {}
     for case in cases:
         if case.get("family"):
             families.setdefault(case["family"], []).append(case)
     needs = [n for n in (family_need(cache, m, target) for m in families.values()) if n]
-    if not needs:
-        return None
-    return max(needs, key=lambda n: n[0])[1]
+    return sorted(needs, key=lambda n: -n.halfwidth)
+
+
+def next_trial(cache: RecordCache, cases: list[dict], target: float) -> list[tuple[dict, int]] | None:
+    """The (case, invocation) pairs of the neediest family's next trial (family_needs); None when no
+    family needs one."""
+    needs = family_needs(cache, cases, target)
+    return needs[0].work if needs else None
