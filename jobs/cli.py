@@ -42,7 +42,8 @@ def register(sub) -> None:
         'pass after pass, until it holds; with interleave = "family" in trials: one process of\n'
         "each case of a comparison family back to back, the baseline again after every baseline_every\n"
         "of them, and with comparison_target_ci more trials of the families whose paired speedups or\n"
-        "variant ratios are not yet that precise, within comparison_budget_s; with duet = true two\n"
+        "variant ratios are not yet that precise, within comparison_budget_s (a family in a slow\n"
+        "cache-line transfer is passed over, or waited out up to comparison_wait_s); with duet = true two\n"
         "single-worker alternatives at once, one per CPU), with a\n"
         "progress bar (ETA) on stderr. Ctrl-C stops cleanly and keeps what finished;\n"
         "`run --resume CAMPAIGN` runs only what is missing.\n"

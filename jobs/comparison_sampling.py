@@ -1,6 +1,6 @@
 """A precision target on the comparison itself: more trials for the families whose paired speedups or
-variant ratios are not yet precise enough (experiment keys `comparison_target_ci` and
-`comparison_budget_s`, copied onto each case of a family as `comparison`).
+variant ratios are not yet precise enough (experiment keys `comparison_target_ci`,
+`comparison_budget_s` and `comparison_wait_s`, copied onto each case of a family as `comparison`).
 
 It comes after today's per-case rule (sbcore/sampling.py): the runner first measures every case as its
 own `target_ci`/`min_reps`/`max_reps`/`budget_s` ask (in trials); then, while the campaign's comparison
@@ -18,7 +18,10 @@ comparisons are reported but outside the campaign's precision count (analysis/st
 The runner's decision uses the distribution-free CI of the median of the per-trial ratios (the two
 times at the same moment of a trial, sbcore/trial_pairing.py; sbcore/sampling.py's median_ci:
 microseconds, no resampling); the analysis reports its bootstrap CI over the same trials
-(analysis/stats/paired.py).
+(analysis/stats/paired.py). The same trials: a process whose repetitions were all measured in a slow
+cache-line transfer that slows its case (sbcore/slow_transfer.py, the analysis' rule) does not count,
+and a trial without another process of the case is left out. Which family runs next when one is in
+that state now: jobs/transfer_state.py.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ shuffled order, until every case is done or has failed. Cases planned with a com
 family needing the same invocation back to back, in a fresh random order. Ctrl-C stops after killing
 the running kernel; finished records stay. With a comparison target (`comparison_target_ci`,
 jobs/comparison_sampling.py), once every case has met its own rule, the runner keeps running trials of
-the family whose paired speedups are least precise, until all meet it or its budget is spent.
+the family whose paired speedups are least precise, until all meet it or its budget is spent; a
+family in a slow cache-line transfer is passed over or waited out (jobs/transfer_state.py).
 """
 
 import os

@@ -10,17 +10,14 @@ slot (--jitter J). Deterministic; `work` is its slot."""
 import sys
 from pathlib import Path
 
-from fake_record import print_records, timeline_parser
+from fake_record import in_windows, print_records, take_slot, timeline_parser
 
 parser = timeline_parser("fake kernel: --reps --warmup --threads --timeline --apart --jitter")
 parser.add_argument("--apart", default="")
 parser.add_argument("--jitter", type=float, default=0.0)
 args = parser.parse_args()
-timeline = Path(args.timeline)
-slot = int(timeline.read_text()) if timeline.exists() else 0
-timeline.write_text(str(slot + 1))
-windows = [tuple(map(int, w.split("-"))) for w in args.apart.split(",") if w]
-apart = any(a <= slot < b for a, b in windows)
+slot = take_slot(args.timeline)
+apart = in_windows(slot, args.apart)
 model = Path(sys.argv[0]).name.rsplit("-", 1)[-1]
 true_s = 1.0 if model == "serial" else 1.0 / args.threads
 factor = (2.0 if apart and args.threads > 1 else 1.0) * (1 + args.jitter * ((slot * 7919) % 13 - 6) / 6)
