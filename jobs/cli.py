@@ -227,10 +227,12 @@ def cmd_run(args) -> int:
         print(f"interrupted: finished records are kept; continue with ./scalebench run --resume {campaign}")
         return 130
     waited = (
-        f"; waited {counts['comparison_wait_s']:.1f} s for a slow cache-line transfer to pass"
-        if counts["comparison_waits"]
+        f"; {counts['comparison_deferrals']} deferred for a slow cache-line transfer"
+        if counts["comparison_deferrals"]
         else ""
     )
+    if counts["comparison_waits"]:
+        waited += f"; waited {counts['comparison_wait_s']:.1f} s for it to pass"
     extra = (
         f" ({counts['comparison_trials']} trials for the comparison target{waited})"
         if counts["comparison_trials"] or waited

@@ -9,8 +9,8 @@ comparisons, or members not slowed in that state), or, with none left, waits in 
 and measures again, up to the experiment's `comparison_wait_s` in one run.
 
 Measuring again: a probe run, one repetition of the member without warm-up, whose record's probe
-(docs/formats.md: `after` is the state at its end) is read and not stored; the campaign log keeps its
-round trip. It holds the host's measurement lock like any process of the runner.
+(docs/formats.md: `after` is the state at its end) is read and not stored; the campaign log keeps the
+round trips that keep a family waiting. It holds the host's measurement lock like any process of the runner.
 """
 
 from __future__ import annotations
@@ -70,7 +70,6 @@ class TransferWatch:
         self.measure = measure
         self.probed: dict[str, float | None] = {}
         self.known_at: dict[str, float] = {}  # when the state last came in (monotonic seconds)
-
         self.newest: dict[str, dict | None] = {}  # the newest record of each case
 
     def ran(self, case: dict) -> None:

@@ -148,6 +148,7 @@ def test_a_family_apart_is_deferred_while_another_runs(tmp_path, fake_bin_dir):
     }
     family_a = cases[2, 0.2]["family"]
     assert f"comparison deferred: family {family_a} in a slow cache-line transfer" in log
+    assert "deferred for a slow cache-line transfer" in run.stdout
     assert "4e-07 s, 8.0x its normal 5e-08 s" in log
     window = range(24, 36)
     a_trials = {
@@ -171,7 +172,10 @@ def test_with_only_affected_families_the_runner_waits_then_proceeds_uncharged(tm
     run, campaign, log = run_experiment(tmp_path, budget=0.05, wait=1, families=[family])
     waits = [line for line in log.splitlines() if "comparison waited" in line]
     assert len(waits) == 1 and "waited 1.0 s: family" in waits[0] and "slow cache-line transfer" in waits[0]
-    assert "1 trials for the comparison target; waited 1.0 s" in run.stdout
+    assert (
+        "(1 trials for the comparison target; 1 deferred for a slow cache-line transfer; "
+        "waited 1.0 s for it to pass)" in run.stdout
+    )
     omp = next(c for c in load_cases(campaign) if c["model"] == "omp")
     assert len(comparison_slots(campaign, omp)) == 1
 
