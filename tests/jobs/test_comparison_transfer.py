@@ -4,6 +4,7 @@ slow state while another family runs, waits when no family is unaffected (up to 
 not charged to `comparison_budget_s`), with a stand-in kernel whose CPUs are placed apart in planted
 windows of its timeline."""
 
+import json
 import random
 from pathlib import Path
 
@@ -15,8 +16,9 @@ from analysis.records.machine_state import probe_columns
 from analysis.stats.disturbance import flag_disturbed
 from analysis.stats.paired import paired_ratio, trial_times
 from jobs.campaign import load_cases
-from jobs.comparison_sampling import paired_ratios, process_times
+from jobs.comparison_sampling import CaseTimes, Need, paired_ratios, process_times
 from jobs.config import load_experiment, load_node_types
+from jobs.transfer_state import TransferWatch, choose
 from sbcore.errors import UsageError
 from tests.jobs.conftest import run_cli, stand_in_bin_dir
 from tests.records import case_records
@@ -205,3 +207,64 @@ def test_a_comparison_wait_needs_a_comparison_target(tmp_path):
     path.write_text('description = "x"\ncomparison_wait_s = 30\n[[sweep]]\nbinary = ["mcpi-c-serial"]\n')
     with pytest.raises(UsageError, match=r"bad.toml: comparison_wait_s = 30: needs comparison_target_ci$"):
         load_experiment(path, load_node_types())
+
+
+class Records:
+    """A stand-in for the runner's RecordCache: case id -> its records (repetition -> record)."""
+
+    def __init__(self, campaign_dir: Path, records: dict[str, dict[int, dict]]):
+        self.campaign_dir = campaign_dir
+        self.records = records
+
+    def get(self, case: dict) -> CaseTimes:
+        return CaseTimes({}, set(), set(), self.records[case["case_id"]])
+
+
+def probe_record(rep: int, wall: float, trip: float | None) -> dict:
+    return {
+        "rep": rep,
+        "hostname": "n1",
+        "wall_s": wall,
+        "probe": {"min_s": {"xfer": trip}, "max_s": {"xfer": trip}},
+    }
+
+
+def member_case(case_id: str, family: str, threads: int) -> dict:
+    return {"case_id": case_id, "index": 0, "family": family, "threads": threads, "ranks": 1}
+
+
+def test_only_a_member_slowed_in_the_state_defers_its_family(tmp_path):
+    """Both 2-worker members' newest records are apart: the contended one ran twice as long in that
+    state before, the static one as fast, so only the contended family is passed over, and its
+    newest record (not its highest repetition) tells. A probe run saying near lets it run again."""
+    near = [probe_record(k, 0.5, NEAR) for k in range(6)]
+    records = {
+        "contended": {r["rep"]: r for r in near}
+        | {6: probe_record(6, 1.0, APART), 7: probe_record(7, 1.0, APART)},
+        "static": {r["rep"]: r for r in near} | {6: probe_record(6, 0.5, APART)},
+        "serial": {k: probe_record(k, 1.0, None) for k in range(6)},
+    }
+    contended = member_case("contended", "fc", 2)
+    static = member_case("static", "fs", 2)
+    serial = member_case("serial", "fc", 1)
+    watch = TransferWatch(Records(tmp_path, records), "n1", lambda case: NEAR)
+    assert watch.apart(static) is None and watch.apart(serial) is None
+    assert watch.apart(contended) == (contended, APART, NEAR)
+    needs = [Need(0.1, [serial, contended], [(contended, 8)]), Need(0.05, [static], [(static, 7)])]
+    chosen, passed = choose(watch, needs, measure=False)
+    assert chosen is needs[1] and [(n, [a.case["case_id"] for a in apart]) for n, apart in passed] == [
+        (needs[0], ["contended"])
+    ]
+    # Written last (records.jsonl order): a near repetition, though not the highest.
+    raw = tmp_path / "raw" / "contended"
+    raw.mkdir(parents=True)
+    (raw / "records.jsonl").write_text("".join(json.dumps(records["contended"][k]) + "\n" for k in (6, 7, 0)))
+    watch.ran(contended)
+    assert watch.apart(contended) is None
+    # A probe run replaces the newest record: apart records, but near now.
+    (raw / "records.jsonl").write_text("".join(json.dumps(records["contended"][k]) + "\n" for k in (0, 6, 7)))
+    watch.ran(contended)
+    assert watch.apart(contended) is not None
+    watch.known_at.clear()  # its state came in long ago
+    chosen, passed = choose(watch, needs, measure=True)
+    assert chosen is needs[0] and passed == []
