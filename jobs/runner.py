@@ -30,13 +30,7 @@ from jobs.measure_lock import measuring
 from jobs.pinning import pin_cpus
 from jobs.runcase import Context, run_invocation
 from jobs.status import next_invocations
-from jobs.transfer_state import (
-    WAIT_STEP_S,
-    TransferWatch,
-    choose,
-    probe_round_trip,
-    transfer_line,
-)
+from jobs.transfer_state import Pacer, TransferWatch, probe_round_trip
 from sbcore.clock import utc_stamp
 
 
@@ -148,33 +142,17 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_fo
                 start, waited = time.monotonic(), 0.0
                 cache = RecordCache(campaign_dir)  # records read once; a case's again after it ran
                 watch = TransferWatch(cache, ctx.hostname, lambda case: probe_round_trip(ctx, case))
-                wait_left = target.get("wait_s", DEFAULT_COMPARISON_WAIT_S)
-                deferred: set[str] = set()  # families passed over now (logged once per spell)
+                pacer = Pacer(watch, target.get("wait_s", DEFAULT_COMPARISON_WAIT_S), counts, log)
                 while time.monotonic() - start - waited < target["budget_s"]:
                     usable = [c for c in mine if c["case_id"] not in failed_cases]
                     needs = family_needs(cache, usable, target["target_ci"])
                     if not needs:
                         break
-                    checking = time.monotonic()
-                    chosen, passed = choose(watch, needs, measure=wait_left > 0)
-                    for need, apart in passed:
-                        if need.members[0]["family"] not in deferred:
-                            counts["comparison_deferrals"] += 1
-                            log.write(f"{utc_stamp()} comparison deferred: {transfer_line(need, apart)}\n")
-                    deferred = {need.members[0]["family"] for need, _ in passed}
-                    waiting = chosen is None and wait_left > 0
-                    if waiting:
-                        time.sleep(min(WAIT_STEP_S, max(0.0, wait_left - (time.monotonic() - checking))))
-                        counts["comparison_waits"] += 1
-                    spent = time.monotonic() - checking  # probe runs, and the step waited
+                    need, spent = pacer.pick(needs)
                     waited += spent
-                    wait_left -= spent
-                    counts["comparison_wait_s"] += spent
-                    if waiting:
-                        reasons = "; ".join(transfer_line(need, apart) for need, apart in passed)
-                        log.write(f"{utc_stamp()} comparison waited {spent:.1f} s: {reasons}\n")
+                    if need is None:
                         continue
-                    trial = (chosen or needs[0]).work
+                    trial = need.work
                     bar.total += len(trial)
                     for case, p, place in trials(trial, rng):
                         waited += run_one(case, p, place, beyond_target=True)
