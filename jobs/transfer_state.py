@@ -1,12 +1,12 @@
 """Whether a comparison family is in a slow cache-line transfer now, so that the runner's comparison
 target (jobs/runner.py) does not spend trials the analysis will leave out (sbcore/slow_transfer.py).
 
-A family is affected when one of its members with two or more workers is in the slow state now (the
-slowest round trip of its newest record, or of a probe run measured since, over TRANSFER_SLOW_RATIO x
-the case's normal on this host) and that case runs slower in the state (its records so far; a case
-never measured in it is taken to). The runner then runs another family's trial (serial or one-worker
-comparisons, or members not slowed in that state), or, with none left, waits in steps of WAIT_STEP_S
-and measures again, up to the experiment's `comparison_wait_s` in one run.
+A family's next trial is affected when a member it runs with two or more workers is in the slow
+state now (the slowest round trip of its newest record, or of a probe run measured since, over
+TRANSFER_SLOW_RATIO x the case's normal on this host) and that case runs slower in the state (its
+records so far; a case never measured in it is taken to). The runner then runs another family's trial
+(serial or one-worker comparisons, or members not slowed in that state), or, with none left, waits in
+steps of WAIT_STEP_S and measures again, up to the experiment's `comparison_wait_s` in one run.
 
 Measuring again: a probe run, one repetition of the member without warm-up, whose record's probe
 (docs/formats.md: `after` is the state at its end) is read and not stored; the campaign log keeps the
@@ -129,15 +129,18 @@ class TransferWatch:
 
 def choose(watch: TransferWatch, needs: list[Need], measure: bool) -> tuple[Need | None, list]:
     """(the neediest family's trial not affected by a slow transfer, None when all are; the (need,
-    [Apart]) of the families passed over). With `measure`, a member whose slow state came in longer
-    than WAIT_STEP_S ago is measured again first (a probe run)."""
+    [Apart]) of the families passed over). Only the cases the trial runs count: a trial of a
+    family's static members beside its baseline runs while its contended ones are slowed. With
+    `measure`, a member whose slow state came in longer than WAIT_STEP_S ago is measured again first
+    (a probe run)."""
     passed = []
     for need in needs:
-        apart = watch.affected(need.members)
+        cases = list({case["case_id"]: case for case, _ in need.work}.values())  # the trial's own
+        apart = watch.affected(cases)
         if measure and any(watch.stale(a.case) for a in apart):
             for a in apart:
                 watch.measure_again(a.case)
-            apart = watch.affected(need.members)
+            apart = watch.affected(cases)
         if not apart:
             return need, passed
         passed.append((need, apart))
