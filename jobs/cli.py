@@ -43,7 +43,8 @@ def register(sub) -> None:
         "each case of a comparison family back to back, the baseline again after every baseline_every\n"
         "of them, the families that differ only in language or inner loop in the same trials, and\n"
         "with comparison_target_ci more trials where paired speedups, variant ratios or language /\n"
-        "inner-loop ratios are not yet that precise, within comparison_budget_s; with duet = true two\n"
+        "inner-loop ratios are not yet that precise, within comparison_budget_s (a family in a slow\n"
+        "cache-line transfer is passed over, or waited out up to comparison_wait_s); with duet = true two\n"
         "single-worker alternatives at once, one per CPU), with a\n"
         "progress bar (ETA) on stderr. Ctrl-C stops cleanly and keeps what finished;\n"
         "`run --resume CAMPAIGN` runs only what is missing.\n"
@@ -226,9 +227,16 @@ def cmd_run(args) -> int:
     if counts["interrupted"]:
         print(f"interrupted: finished records are kept; continue with ./scalebench run --resume {campaign}")
         return 130
+    waited = (
+        f"; {counts['comparison_deferrals']} deferred for a slow cache-line transfer"
+        if counts["comparison_deferrals"]
+        else ""
+    )
+    if counts["comparison_waits"]:
+        waited += f"; waited {counts['comparison_wait_s']:.1f} s for it to pass"
     extra = (
-        f" ({counts['comparison_trials']} trials for the comparison target)"
-        if counts["comparison_trials"]
+        f" ({counts['comparison_trials']} trials for the comparison target{waited})"
+        if counts["comparison_trials"] or waited
         else ""
     )
     print(f"{counts['ok']} repetitions ran, {counts['failed']} failed{extra}")

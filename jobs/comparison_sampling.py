@@ -1,40 +1,41 @@
 """A precision target on the comparison itself: more trials for the families whose paired speedups or
-variant ratios are not yet precise enough (experiment keys `comparison_target_ci` and
-`comparison_budget_s`, copied onto each case of a family as `comparison`).
+variant ratios are not yet precise enough (experiment keys `comparison_target_ci`,
+`comparison_budget_s` and `comparison_wait_s`, copied onto each case of a family as `comparison`).
 
 It comes after today's per-case rule (sbcore/sampling.py): the runner first measures every case as its
 own `target_ci`/`min_reps`/`max_reps`/`budget_s` ask (in trials); then, while the campaign's comparison
 budget lasts, it picks the family whose widest paired comparison is furthest from the target and runs
 one more trial of it (a process of each case of the comparisons still too wide that all have room
 under `max_reps`, the baseline as often as it runs in a trial, jobs/families.py; in the trial order
-of jobs/families.py), and decides again. Such a trial runs that family alone, also in a trial group
-of several families (jobs/families.py), and takes a trial number no case of the group has yet: the
-analysis pairs across a group's families (analysis/stats/paired_cross.py) only processes of one trial.
-The comparisons are the analysis' (analysis/stats/paired.py):
+of jobs/families.py), and decides again. The comparisons are the analysis' (analysis/stats/paired.py):
 each member's speedup against the family's baseline (its serial member) and each variant ratio (two
-members that differ in exactly one of schedule or sync, analysis/stats/variant_tests.py); and across a
-trial group each language or inner-loop ratio (sbcore/cross_pairs.py), whose extra trial runs its two
-cases (of two families) together, under a trial number new to the group. A family is
+members that differ in exactly one of schedule or sync, analysis/stats/variant_tests.py). A family is
 done when every one of them has a 95 % CI half-width within the target, or when no case of one that
-does not has room left. Oversubscribed
+does not has room left. The same for each language or inner-loop pair of a trial group
+(sbcore/cross_pairs.py, jobs/families.py): a trial of just its two cases. Oversubscribed
 cases (more workers than the node type's cores, marked by the plan) are not sampled for it: their
 comparisons are reported but outside the campaign's precision count (analysis/stats/comparison_precision.py).
 
 The runner's decision uses the distribution-free CI of the median of the per-trial ratios (the two
 times at the same moment of a trial, sbcore/trial_pairing.py; sbcore/sampling.py's median_ci:
 microseconds, no resampling); the analysis reports its bootstrap CI over the same trials
-(analysis/stats/paired.py).
+(analysis/stats/paired.py). The same trials: a process whose repetitions were all measured in a slow
+cache-line transfer that slows its case (sbcore/slow_transfer.py, the analysis' rule) does not count,
+and a trial without another process of the case is left out. Which family runs next when one is in
+that state now: jobs/transfer_state.py.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from statistics import median
+from typing import NamedTuple
 
 from jobs.families import is_baseline, trial_runs
 from jobs.status import ok_records
 from sbcore import sampling
 from sbcore.cross_pairs import cross_pairs
+from sbcore.slow_transfer import slow_transfer_flags, transfer_rep
 from sbcore.trial_pairing import Run, times_together
 from sbcore.variant_dimensions import VARIANT_DIMENSIONS
 
@@ -44,32 +45,51 @@ def comparison_target(cases: list[dict]) -> dict | None:
     return next((c["comparison"] for c in cases if c.get("comparison")), None)
 
 
-def process_times(records: dict[int, dict]) -> dict[int, list[Run]]:
-    """Trial -> the case's processes in it: (place in the trial, the median wall time of its
-    repetitions). Records without a trial (older campaigns) count their invocation as their trial."""
-    walls: dict[tuple[int, int], list[float]] = {}
-    places: dict[tuple[int, int], tuple[int, float]] = {}
-    for k, record in records.items():
+class CaseTimes(NamedTuple):
+    """What the comparison target reads of one case's records."""
+
+    usable: dict[int, list[Run]]  # trial -> its processes there that count (no slow transfer)
+    trials: set[int]  # every trial it ran in
+    measured: set[int]  # its measured invocations
+    records: dict[int, dict]  # repetition -> record
+
+
+def process_times(records: dict[int, dict]) -> tuple[dict[int, list[Run]], set[int]]:
+    """(trial -> the case's processes in it that count: (place in the trial, the median wall time of
+    its repetitions not measured in a slow cache-line transfer, sbcore/slow_transfer.py), every trial
+    it ran in). A process with no other repetition does not count, as in the analysis' paired
+    comparisons. Records without a trial (older campaigns) count their invocation as their trial."""
+    slow = slow_transfer_flags([transfer_rep(r) for r in records.values()])
+    walls: dict[int, list[float]] = {}
+    places: dict[int, tuple[int, float]] = {}
+    for (k, record), flagged in zip(records.items(), slow, strict=True):
         if isinstance(record.get("wall_s"), int | float):
             p = record.get("invocation", k)
-            walls.setdefault(p, []).append(record["wall_s"])
             places[p] = (record.get("trial", p), record.get("trial_slot", 0))
+            if not flagged:
+                walls.setdefault(p, []).append(record["wall_s"])
     times: dict[int, list[Run]] = {}
     for p, ws in walls.items():
         trial, slot = places[p]
         times.setdefault(trial, []).append(Run(slot, median(ws)))
-    return times
+    return times, {trial for trial, _ in places.values()}
 
 
-def ratio_halfwidth(num: dict[int, list[Run]], den: dict[int, list[Run]]) -> float:
-    """The relative CI half-width of the paired ratio num/den (times at the same moment of each common
-    trial, sbcore/trial_pairing.py); infinite while they have too few trials for an interval."""
+def paired_ratios(num: dict[int, list[Run]], den: dict[int, list[Run]]) -> list[float]:
+    """The ratios num/den of the trials both count (times at the same moment of each,
+    sbcore/trial_pairing.py): as many as the analysis' paired comparison counts `trials`."""
     ratios = []
     for t in num.keys() & den.keys():
         a, b = times_together(num[t], den[t])
         if b > 0:
             ratios.append(a / b)
-    halfwidth = sampling.relative_halfwidth(ratios)
+    return ratios
+
+
+def ratio_halfwidth(num: dict[int, list[Run]], den: dict[int, list[Run]]) -> float:
+    """The relative CI half-width of the paired ratio num/den (paired_ratios); infinite while they
+    have too few trials for an interval."""
+    halfwidth = sampling.relative_halfwidth(paired_ratios(num, den))
     return float("inf") if halfwidth is None else halfwidth
 
 
@@ -89,14 +109,13 @@ class RecordCache:
 
     def __init__(self, campaign_dir: Path):
         self.campaign_dir = Path(campaign_dir)
-        self.times: dict[str, tuple[dict[int, list[Run]], set[int]]] = {}
+        self.times: dict[str, CaseTimes] = {}
 
-    def get(self, case: dict) -> tuple[dict[int, list[Run]], set[int]]:
-        """(trial -> runs, measured invocations) of the case."""
+    def get(self, case: dict) -> CaseTimes:
         if case["case_id"] not in self.times:
             records = ok_records(self.campaign_dir, case)
             invocations = {r.get("invocation", k) for k, r in records.items()}
-            self.times[case["case_id"]] = (process_times(records), invocations)
+            self.times[case["case_id"]] = CaseTimes(*process_times(records), invocations, records)
         return self.times[case["case_id"]]
 
     def forget(self, case: dict) -> None:
@@ -131,20 +150,41 @@ def counted(case: dict) -> bool:
     return not case["comparison"].get("oversubscribed")
 
 
+class Need(NamedTuple):
+    """A comparison's next trial: its widest half-width above the target, what it is (for the
+    campaign log: "family <name>" or "<lang|inner> pair <case> / <case>"), the trial's work."""
+
+    halfwidth: float
+    name: str
+    work: list[tuple[dict, int]]
+
+
+def by_key(cases: list[dict], key: str) -> dict[str, list[dict]]:
+    groups: dict[str, list[dict]] = {}
+    for case in cases:
+        if case.get(key):
+            groups.setdefault(case[key], []).append(case)
+    return groups
+
+
+def new_trial(cache: RecordCache, cases: list[dict]) -> int:
+    """A trial number none of the cases has run in (a trial group's: no other family's process pairs
+    with a trial the comparison target runs for one family or pair)."""
+    return 1 + max((q for c in cases for q in cache.get(c).trials), default=-1)
+
+
 def family_need(
     cache: RecordCache, members: list[dict], target: float, group: list[dict] = ()
-) -> tuple[float, list[tuple[dict, int]]] | None:
-    """(widest half-width above target, the next trial's work): the paired speedups (baseline / member)
-    and variant ratios of the family whose CI is wider than the target and whose cases all have room
-    for one more trial; the trial runs those cases (the baseline's runs when a speedup is among them).
-    None when the family needs no trial. `group`: the other cases of its trial group (jobs/families.py);
-    the new trial takes a number none of them has either, as it runs this family alone."""
+) -> Need | None:
+    """The paired speedups (baseline / member) and variant ratios of the family whose CI is wider than
+    the target and whose cases all have room for one more trial: the widest, and a trial that runs
+    those cases (the baseline's runs when a speedup is among them), numbered new to its trial group
+    (`group`: the group's cases). None when the family needs no trial."""
     times = {c["case_id"]: cache.get(c) for c in members}
-    taken = [q for c in (*members, *group) for q in cache.get(c)[0]]
-    t = 1 + max(taken, default=-1)  # one new trial for all
+    t = new_trial(cache, [*members, *group])  # one new trial for all
 
     def room(case: dict) -> bool:
-        return all(has_room(case, times[case["case_id"]][1], p) for p in trial_invocations(case, t))
+        return all(has_room(case, times[case["case_id"]].measured, p) for p in trial_invocations(case, t))
 
     baseline = next((c for c in members if is_baseline(c)), None)
     comparisons = [
@@ -152,7 +192,7 @@ def family_need(
     ]
     comparisons += [(a, b) for a, b in variant_pairs(members) if counted(a) and counted(b)]
     imprecise = [
-        (ratio_halfwidth(times[a["case_id"]][0], times[b["case_id"]][0]), a, b)
+        (ratio_halfwidth(times[a["case_id"]].usable, times[b["case_id"]].usable), a, b)
         for a, b in comparisons
         if room(a) and room(b)
     ]
@@ -161,51 +201,43 @@ def family_need(
         return None
     cases = {c["case_id"]: c for _, a, b in imprecise for c in (a, b)}
     work = [(c, p) for c in cases.values() for p in trial_invocations(c, t)]
-    return max(hw for hw, _, _ in imprecise), work
+    return Need(max(hw for hw, _, _ in imprecise), f"family {members[0]['family']}", work)
 
 
-def cross_needs(cache: RecordCache, cases: list[dict], target: float) -> list[tuple[float, list]]:
-    """(half-width above target, the next trial's work) of each cross pair (sbcore/cross_pairs.py: two
-    cases of a trial group that differ in language or inner loop) whose paired ratio is wider than the
-    target and whose two cases have room: a trial of the group that runs just those two, numbered new
-    to the group."""
-    groups: dict[str, list[dict]] = {}
-    for case in cases:
-        if case.get("trial_group"):
-            groups.setdefault(case["trial_group"], []).append(case)
-    new_trial = {
-        name: 1 + max((q for c in members for q in cache.get(c)[0]), default=-1)
-        for name, members in groups.items()
-    }
+def cross_needs(cache: RecordCache, cases: list[dict], target: float) -> list[Need]:
+    """Each language or inner-loop pair of a trial group (sbcore/cross_pairs.py) whose paired ratio is
+    wider than the target and whose two cases have room: a trial of just those two, numbered new to
+    the group."""
+    groups = by_key(cases, "trial_group")
+    trial = {name: new_trial(cache, members) for name, members in groups.items()}
     needs = []
     for pair in cross_pairs(cases):
-        work = [(c, p) for c in (pair.a, pair.b) for p in trial_invocations(c, new_trial[c["trial_group"]])]
         if not (counted(pair.a) and counted(pair.b)):
             continue
-        if not all(has_room(c, cache.get(c)[1], p) for c, p in work):
+        work = [(c, p) for c in (pair.a, pair.b) for p in trial_invocations(c, trial[c["trial_group"]])]
+        if not all(has_room(c, cache.get(c).measured, p) for c, p in work):
             continue
-        halfwidth = ratio_halfwidth(cache.get(pair.a)[0], cache.get(pair.b)[0])
+        halfwidth = ratio_halfwidth(cache.get(pair.a).usable, cache.get(pair.b).usable)
         if halfwidth > target:
-            needs.append((halfwidth, work))
+            name = f"{pair.dimension} pair {pair.a['case_id']} / {pair.b['case_id']}"
+            needs.append(Need(halfwidth, name, work))
     return needs
 
 
-def next_trial(cache: RecordCache, cases: list[dict], target: float) -> list[tuple[dict, int]] | None:
-    """The (case, invocation) pairs of the next trial: of the family whose widest paired speedup or
-    variant ratio, or of the cross pair whose ratio, lies furthest above `target`; None when every
-    comparison meets it or has no room left."""
-    families: dict[str, list[dict]] = {}
-    for case in cases:
-        if case.get("family"):
-            families.setdefault(case["family"], []).append(case)
-    groups: dict[str, list[dict]] = {}
-    for case in cases:
-        if case.get("trial_group"):
-            groups.setdefault(case["trial_group"], []).append(case)
+def family_needs(cache: RecordCache, cases: list[dict], target: float) -> list[Need]:
+    """The families and language or inner-loop pairs that need a trial, the one whose widest paired
+    comparison lies furthest above `target` first; empty when every one meets it or has no room left."""
+    groups = by_key(cases, "trial_group")
     needs = [
-        family_need(cache, m, target, groups.get(m[0].get("trial_group"), [])) for m in families.values()
+        family_need(cache, m, target, groups.get(m[0].get("trial_group"), []))
+        for m in by_key(cases, "family").values()
     ]
     needs = [n for n in needs if n] + cross_needs(cache, cases, target)
-    if not needs:
-        return None
-    return max(needs, key=lambda n: n[0])[1]
+    return sorted(needs, key=lambda n: -n.halfwidth)
+
+
+def next_trial(cache: RecordCache, cases: list[dict], target: float) -> list[tuple[dict, int]] | None:
+    """The (case, invocation) pairs of the neediest comparison's next trial (family_needs); None when
+    none needs one."""
+    needs = family_needs(cache, cases, target)
+    return needs[0].work if needs else None

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jobs import competing_load as load_config
-from jobs.families import DEFAULT_BASELINE_EVERY, INTERLEAVE
+from jobs.families import DEFAULT_BASELINE_EVERY, DEFAULT_COMPARISON_WAIT_S, INTERLEAVE
 from jobs.pinning import PIN_TOOLS, STRATEGIES
 from jobs.slurm.site import SITE_KEYS, SiteOptions, check_site
 from sbcore.errors import UsageError
@@ -51,6 +51,7 @@ EXPERIMENT_KEYS = {
     "interleave",
     "comparison_target_ci",
     "comparison_budget_s",
+    "comparison_wait_s",
     "baseline_every",
     "duet",
 } | RUN_KEYS
@@ -323,10 +324,12 @@ def load_experiment(path: Path, node_types: dict[str, NodeType]) -> Experiment:
 
 def _comparison(check: Checker, data: dict, interleave: str) -> dict | None:
     """comparison_target_ci (a relative half-width in (0, 1)) with comparison_budget_s (runner seconds
-    for the extra trials, required), only with interleave = "family"."""
+    for the extra trials, required) and comparison_wait_s (seconds the runner may wait for a slow
+    cache-line transfer to pass, jobs/transfer_state.py), only with interleave = "family"."""
     if "comparison_target_ci" not in data:
-        if "comparison_budget_s" in data:
-            check.fail("comparison_budget_s", data["comparison_budget_s"], "needs comparison_target_ci")
+        for key in ("comparison_budget_s", "comparison_wait_s"):
+            if key in data:
+                check.fail(key, data[key], "needs comparison_target_ci")
         return None
     target = data["comparison_target_ci"]
     if not isinstance(target, int | float) or isinstance(target, bool) or not 0 < target < 1:
@@ -339,7 +342,14 @@ def _comparison(check: Checker, data: dict, interleave: str) -> dict | None:
         check.missing(
             "comparison_budget_s", "comparison_target_ci needs a budget: runner seconds for extra trials"
         )
-    return {"target_ci": target, "budget_s": check.number(data["comparison_budget_s"], "comparison_budget_s")}
+    wait = data.get("comparison_wait_s", DEFAULT_COMPARISON_WAIT_S)
+    if not isinstance(wait, int | float) or isinstance(wait, bool) or not 0 <= wait < float("inf"):
+        check.fail("comparison_wait_s", wait, "must be a finite number of seconds >= 0 (0: never wait)")
+    return {
+        "target_ci": target,
+        "budget_s": check.number(data["comparison_budget_s"], "comparison_budget_s"),
+        "wait_s": wait,
+    }
 
 
 def _reference(check: Checker, value) -> str:

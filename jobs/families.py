@@ -34,6 +34,10 @@ from sbcore.variant_dimensions import CROSS_DIMENSIONS, VARIANT_DIMENSIONS
 
 INTERLEAVE = ("none", "family")  # the experiment key `interleave`: its allowed values, the default first
 DEFAULT_BASELINE_EVERY = 8  # the experiment key `baseline_every`: a baseline run after every 8 members
+# The experiment key `comparison_wait_s`: seconds one run's comparison target may wait for a slow
+# cache-line transfer to pass (jobs/transfer_state.py). An "apart" phase of our guests lasts about 50 s
+# (docs/campaigns.md): one can be waited out, and a lasting one costs a run at most a minute.
+DEFAULT_COMPARISON_WAIT_S = 60.0
 
 
 def problem_of(case: dict) -> dict:

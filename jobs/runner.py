@@ -7,7 +7,8 @@ shuffled order, until every case is done or has failed. Cases planned with a com
 family needing the same invocation back to back, in a fresh random order. Ctrl-C stops after killing
 the running kernel; finished records stay. With a comparison target (`comparison_target_ci`,
 jobs/comparison_sampling.py), once every case has met its own rule, the runner keeps running trials of
-the family whose paired speedups are least precise, until all meet it or its budget is spent.
+the family whose paired speedups are least precise, until all meet it or its budget is spent; a
+family in a slow cache-line transfer is passed over or waited out (jobs/transfer_state.py).
 """
 
 import os
@@ -20,15 +21,16 @@ from pathlib import Path
 from tqdm import tqdm
 
 from jobs.campaign import campaign_seed, load_cases
-from jobs.comparison_sampling import RecordCache, comparison_target, next_trial
+from jobs.comparison_sampling import RecordCache, comparison_target, family_needs
 from jobs.config import load_node_types
 from jobs.duets import duet_partners, run_duet
-from jobs.families import trials
+from jobs.families import DEFAULT_COMPARISON_WAIT_S, trials
 from jobs.hostinfo import host_topology
 from jobs.measure_lock import measuring
 from jobs.pinning import pin_cpus
 from jobs.runcase import Context, run_invocation
 from jobs.status import next_invocations
+from jobs.transfer_state import Pacer, TransferWatch, probe_round_trip
 from sbcore.clock import utc_stamp
 
 
@@ -43,7 +45,7 @@ def pending_work(campaign_dir: Path, cases: list[dict], rng: random.Random) -> l
 
 def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_for_lock: bool = True) -> dict:
     """Run what is missing; returns counts {"ok", "failed", "skipped_cases", "interrupted",
-    "comparison_trials"}."""
+    "comparison_trials", "comparison_deferrals", "comparison_waits", "comparison_wait_s"}."""
     campaign_dir = Path(campaign_dir)
     cases = load_cases(campaign_dir)
     local = local_node_types()
@@ -63,6 +65,9 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_fo
         "skipped_cases": len(cases) - len(mine),
         "interrupted": False,
         "comparison_trials": 0,
+        "comparison_deferrals": 0,  # times a family was passed over for a slow cache-line transfer
+        "comparison_waits": 0,  # wait steps with every family that needed a trial in one
+        "comparison_wait_s": 0.0,  # seconds of those steps and of probe runs (not charged to the budget)
     }
     if not work and not comparison_target(mine):
         return counts
@@ -133,17 +138,26 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_fo
                 bar.refresh()
             target = comparison_target(mine)
             if target:
-                start, waited = time.monotonic(), 0.0  # waits for another measurer's lock do not count
+                # Waits for another measurer's lock and for a slow transfer to pass do not count.
+                start, waited = time.monotonic(), 0.0
                 cache = RecordCache(campaign_dir)  # records read once; a case's again after it ran
+                watch = TransferWatch(cache, ctx.hostname, lambda case: probe_round_trip(ctx, case))
+                pacer = Pacer(watch, target.get("wait_s", DEFAULT_COMPARISON_WAIT_S), counts, log)
                 while time.monotonic() - start - waited < target["budget_s"]:
                     usable = [c for c in mine if c["case_id"] not in failed_cases]
-                    trial = next_trial(cache, usable, target["target_ci"])
-                    if trial is None:
+                    needs = family_needs(cache, usable, target["target_ci"])
+                    if not needs:
                         break
+                    need, spent = pacer.pick(needs)
+                    waited += spent
+                    if need is None:
+                        continue
+                    trial = need.work
                     bar.total += len(trial)
                     for case, p, place in trials(trial, rng):
                         waited += run_one(case, p, place, beyond_target=True)
                         cache.forget(case)
+                        watch.ran(case)
                     counts["comparison_trials"] += 1
         except KeyboardInterrupt:
             counts["interrupted"] = True

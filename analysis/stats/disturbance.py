@@ -19,7 +19,9 @@ alike). A repetition is flagged as disturbed when
   state's own spread reaches 1.5x and the ratio sits between the two; its normal time is
   a low quantile of the case's own, since its CPUs are the same in every repetition while another
   case's pair may lie further apart): the host placed our vCPUs further apart or gave the partner's
-  to someone else. Contended locks and atomics on two CPUs then run up to 2-3x slower while every
+  to someone else (the rule's constants and per-value test: sbcore/slow_transfer.py, which the
+  runner's comparison target reads too). Contended locks and atomics on two CPUs then run up to 2-3x
+  slower while every
   single-CPU chain, and a single-threaded baseline, stay as they were (TRANSFER_REASON). Only for
   cases it slows, though: a case whose repetitions in that state took, at the median, within
   TRANSFER_MATTERS of its other ones (a static schedule without shared writes) was not disturbed
@@ -40,14 +42,17 @@ import pandas as pd
 from analysis.records.machine_state import LATENCY_CHAINS, TPUT_CHAINS, TRANSFER_CHAINS
 from analysis.stats.categorical import case_categories, numeric, text_in
 from sbcore.sampling import median_ci
+from sbcore.slow_transfer import (  # TRANSFER_SLOW_RATIO: read from here by the report and perf/
+    NORMAL_QUANTILE,
+    TRANSFER_MATTERS,
+    TRANSFER_SLOW_RATIO,  # noqa: F401
+    is_slow_transfer,
+)
 
 SLOW_RATIO = 1.3  # probe time / node's normal probe time
-TRANSFER_SLOW_RATIO = 2.0  # cache-line round trip / the case's normal round trip
-TRANSFER_MATTERS = 0.02  # a case slowed less than this in a slow transfer is not disturbed by it
 PIPES_REASON = "shared FP pipes"
 TRANSFER_REASON = "slow cache-line transfer"
 WAIT_SHARE = 0.2  # run-queue wait / (run time x threads), above the host's normal share
-NORMAL_QUANTILE = 0.1
 TPUT_NORMAL_QUANTILE = 0.02
 SCALING_KERNELS = ("mandelbrot", "mcpi")  # the run-queue rule applies to these
 RECORD_COLUMNS = [
@@ -145,7 +150,7 @@ def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
     # says that the pipes, not the core, were shared.
     pipes = (out["probe_tput_slowdown"] > SLOW_RATIO) & ~slow
     waited = fits & (share > normal_share.fillna(0) + WAIT_SHARE)
-    transfer = out["probe_xfer_slowdown"] > TRANSFER_SLOW_RATIO
+    transfer = is_slow_transfer(out["probe_xfer_slowdown"])
     if transfer.any():
         transfer &= _slowed_by(out, transfer)
     out["slow_transfer"] = transfer

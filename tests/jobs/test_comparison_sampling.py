@@ -1,7 +1,7 @@
 """Which family gets the next trial of the comparison target (jobs/comparison_sampling.py): its paired
 speedups and its variant ratios both count, from times put straight into the record cache."""
 
-from jobs.comparison_sampling import next_trial, variant_pairs
+from jobs.comparison_sampling import CaseTimes, next_trial, variant_pairs
 from sbcore.trial_pairing import Run
 
 TARGET = 0.02
@@ -30,9 +30,10 @@ class Times:
     def __init__(self, times: dict[str, list[float]]):
         self.times = times
 
-    def get(self, case: dict):
+    def get(self, case: dict) -> CaseTimes:
         per_trial = self.times[case["case_id"]]
-        return {t: [Run(0, x)] for t, x in enumerate(per_trial)}, set(range(len(per_trial)))
+        trials = set(range(len(per_trial)))
+        return CaseTimes({t: [Run(0, x)] for t, x in enumerate(per_trial)}, trials, trials, {})
 
 
 def test_a_variant_ratio_wider_than_the_target_gets_a_trial_of_its_two_cases():
@@ -84,7 +85,7 @@ def test_the_record_cache_reads_a_case_again_only_after_it_ran(monkeypatch, tmp_
     cache = comparison_sampling.RecordCache(tmp_path)
     a, b = member("a", "omp", "static"), member("b", "omp", "dynamic,4")
     for _ in range(3):
-        assert cache.get(a) == ({0: [Run(0, 1.0)]}, {0})
+        assert cache.get(a)[:3] == ({0: [Run(0, 1.0)]}, {0}, {0})
         cache.get(b)
     assert reads == ["a", "b"]
     cache.forget(a)

@@ -157,8 +157,10 @@ class Times:
         self.trials = trials
 
     def get(self, case: dict):
+        from jobs.comparison_sampling import CaseTimes
+
         runs = self.trials.get(case["case_id"], {})
-        return runs, set(runs)
+        return CaseTimes(usable=runs, trials=set(runs), measured=set(runs), records={})
 
 
 def test_a_comparison_trial_of_one_family_takes_a_number_new_to_its_whole_group():

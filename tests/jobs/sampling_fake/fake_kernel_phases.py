@@ -8,17 +8,14 @@ window of slots (--slow "a-b,c-d": slots a..b-1 and c..d-1), times 1 + a determi
 import sys
 from pathlib import Path
 
-from fake_record import print_records, timeline_parser
+from fake_record import in_windows, print_records, take_slot, timeline_parser
 
 parser = timeline_parser("fake kernel: --reps --warmup --threads --timeline --slow")
 parser.add_argument("--jitter", type=float, default=0.0)
 parser.add_argument("--inner", choices=("scalar", "simd"), default="scalar")
 args = parser.parse_args()
-timeline = Path(args.timeline)
-slot = int(timeline.read_text()) if timeline.exists() else 0
-timeline.write_text(str(slot + 1))
-windows = [tuple(map(int, w.split("-"))) for w in args.slow.split(",") if w]
-factor = 2.0 if any(a <= slot < b for a, b in windows) else 1.0
+slot = take_slot(args.timeline)
+factor = 2.0 if in_windows(slot, args.slow) else 1.0
 factor *= 1 + args.jitter * ((slot * 7919) % 13 - 6) / 6
 model = Path(sys.argv[0]).name.rsplit("-", 1)[-1]
 true_s = (1.0 if model == "serial" else 1.0 / args.threads) / (4 if args.inner == "simd" else 1)

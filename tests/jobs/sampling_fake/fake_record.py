@@ -4,6 +4,7 @@ worker, a zero checksum)."""
 import argparse
 import json
 import sys
+from pathlib import Path
 
 
 def timeline_parser(description: str) -> argparse.ArgumentParser:
@@ -16,6 +17,20 @@ def timeline_parser(description: str) -> argparse.ArgumentParser:
     parser.add_argument("--timeline", required=True)
     parser.add_argument("--slow", default="")
     return parser
+
+
+def take_slot(timeline: str) -> int:
+    """This process's slot of the host's timeline: the counter in the file, which it advances."""
+    path = Path(timeline)
+    slot = int(path.read_text()) if path.exists() else 0
+    path.write_text(str(slot + 1))
+    return slot
+
+
+def in_windows(slot: int, windows: str) -> bool:
+    """The slot lies in one of the windows "a-b,c-d" (slots a..b-1 and c..d-1)."""
+    spans = [tuple(map(int, w.split("-"))) for w in windows.split(",") if w]
+    return any(a <= slot < b for a, b in spans)
 
 
 def print_records(kernel: str, model: str, threads: int, warmup: int, walls: list[float], **extra) -> None:

@@ -1,0 +1,194 @@
+"""Whether a comparison family is in a slow cache-line transfer now, so that the runner's comparison
+target (jobs/runner.py) does not spend trials the analysis will leave out (sbcore/slow_transfer.py).
+
+A family's next trial is affected when a member it runs with two or more workers is in the slow
+state now (the slowest round trip of its newest record, or of a probe run measured since, over
+TRANSFER_SLOW_RATIO x the case's normal on this host) and that case runs slower in the state (its
+records so far; a case never measured in it is taken to). The runner then runs another family's trial
+(serial or one-worker comparisons, or members not slowed in that state), or, with none left, waits in
+steps of WAIT_STEP_S and measures again, up to the experiment's `comparison_wait_s` in one run.
+
+Measuring again: a probe run, one repetition of the member without warm-up, whose record's probe
+(docs/formats.md: `after` is the state at its end) is read and not stored; the campaign log keeps the
+round trips that keep a family waiting. It holds the host's measurement lock like any process of the runner.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import NamedTuple
+
+from jobs.comparison_sampling import Need, RecordCache
+from jobs.measure_lock import measuring
+from jobs.runcase import CaseError, Context, build_command, parse_records, run_process
+from sbcore import layout, record_store
+from sbcore.clock import utc_stamp
+from sbcore.slow_transfer import case_slowed, in_slow_state, normals, round_trips, transfer_rep
+
+WAIT_STEP_S = 5.0  # a wait step: a tenth of an "apart" phase of our guests (~50 s, docs/campaigns.md)
+
+
+def workers(case: dict) -> int:
+    return case.get("threads", 1) * case.get("ranks", 1)
+
+
+class Apart(NamedTuple):
+    """A member in the slow state now."""
+
+    case: dict
+    round_trip: float  # its newest round trip (s)
+    normal: float  # its case's normal one on this host (s)
+
+
+def probe_round_trip(ctx: Context, case: dict) -> float | None:
+    """The slowest round trip after one repetition of the case (a probe run, not stored); None when
+    the run or its probe gave none."""
+    quiet = case | {"warmup": 0, "dump_image": False, "counter_group": None}
+    try:
+        command = build_command(ctx, quiet, 0, nreps=1)
+    except CaseError:
+        return None
+    with measuring(ctx.wait_for_lock):
+        _, out, _, _ = run_process(
+            command.argv, command.env, case["timeout_s"], ctx.campaign_dir, command.affinity
+        )
+    _, measured = parse_records(out)
+    probe = measured[-1].get("probe") if measured else None
+    after = probe.get("after") if isinstance(probe, dict) else None
+    slowest = round_trips({"after": after})[1]
+    return slowest if slowest is not None else round_trips(probe)[1]
+
+
+class TransferWatch:
+    """The transfer state of each family member the runner knows: from the newest record, or from a
+    probe run measured since (forgotten when the case runs again)."""
+
+    def __init__(self, cache: RecordCache, hostname: str, measure: Callable[[dict], float | None]):
+        self.cache = cache
+        self.hostname = hostname
+        self.measure = measure
+        self.probed: dict[str, float | None] = {}
+        self.known_at: dict[str, float] = {}  # when the state last came in (monotonic seconds)
+        self.newest: dict[str, dict | None] = {}  # the newest record of each case
+
+    def ran(self, case: dict) -> None:
+        self.probed.pop(case["case_id"], None)
+        self.newest.pop(case["case_id"], None)
+        self.known_at[case["case_id"]] = time.monotonic()
+
+    def newest_record(self, case: dict, records: dict[int, dict]) -> dict | None:
+        """The case's record written last: its last counted line of records.jsonl (the records come
+        sorted by repetition, and trials run in a shuffled order); the highest repetition of an
+        older campaign's files."""
+        if case["case_id"] not in self.newest:
+            data = record_store.read(layout.records_path(self.cache.campaign_dir, case["case_id"]))
+            newest = None
+            for _, line in reversed(list(record_store.complete_lines(data))):
+                try:
+                    rep = json.loads(line).get("rep")
+                except (ValueError, AttributeError):
+                    continue
+                if isinstance(rep, int) and rep in records:
+                    newest = records[rep]
+                    break
+            self.newest[case["case_id"]] = newest or (records[max(records)] if records else None)
+        return self.newest[case["case_id"]]
+
+    def apart(self, case: dict) -> Apart | None:
+        """The member in the slow state now, in one its case is slowed by; None otherwise."""
+        if workers(case) < 2:
+            return None
+        records = self.cache.get(case).records
+        reps = [transfer_rep(r) for r in records.values()]
+        normal = normals(reps).get(self.hostname)
+        last = self.newest_record(case, records)
+        if last is None or normal is None or normal <= 0:
+            return None
+        newest = self.probed.get(case["case_id"], transfer_rep(last).slowest)
+        if not in_slow_state(newest, normal):
+            return None
+        state = [r.host == self.hostname and in_slow_state(r.slowest, normal) for r in reps]
+        return Apart(case, newest, normal) if case_slowed(reps, state) else None
+
+    def affected(self, members: list[dict]) -> list[Apart]:
+        return [a for a in map(self.apart, members) if a is not None]
+
+    def stale(self, case: dict, age_s: float = WAIT_STEP_S) -> bool:
+        """Its state came in longer than `age_s` ago (or before this run's comparison trials)."""
+        return time.monotonic() - self.known_at.get(case["case_id"], float("-inf")) > age_s
+
+    def measure_again(self, case: dict) -> float | None:
+        """A probe run of the case: its round trip is the case's state until it runs again."""
+        round_trip = self.measure(case)
+        self.probed[case["case_id"]] = round_trip
+        self.known_at[case["case_id"]] = time.monotonic()
+        return round_trip
+
+
+def choose(watch: TransferWatch, needs: list[Need], measure: bool) -> tuple[Need | None, list]:
+    """(the neediest family's trial not affected by a slow transfer, None when all are; the (need,
+    [Apart]) of the families passed over). Only the cases the trial runs count: a trial of a
+    family's static members beside its baseline runs while its contended ones are slowed. With
+    `measure`, a member whose slow state came in longer than WAIT_STEP_S ago is measured again first
+    (a probe run)."""
+    passed = []
+    for need in needs:
+        cases = list({case["case_id"]: case for case, _ in need.work}.values())  # the trial's own
+        apart = watch.affected(cases)
+        if measure and any(watch.stale(a.case) for a in apart):
+            for a in apart:
+                watch.measure_again(a.case)
+            apart = watch.affected(cases)
+        if not apart:
+            return need, passed
+        passed.append((need, apart))
+    return None, passed
+
+
+def transfer_line(need: Need, apart: list[Apart]) -> str:
+    """Why a family waits, for the campaign log: its members in the slow state, their round trips."""
+    members = ", ".join(
+        f"case {a.case['index']} {a.case['case_id']} round trip {a.round_trip:.3g} s, "
+        f"{a.round_trip / a.normal:.1f}x its normal {a.normal:.3g} s"
+        for a in apart
+    )
+    return f"{need.name} in a slow cache-line transfer ({members})"
+
+
+class Pacer:
+    """Picks the family of each comparison trial with the transfer state in mind (choose), waits when
+    every family that needs a trial is affected, and keeps the campaign log's lines and the runner's
+    counts of it (`comparison_deferrals`, `comparison_waits`, `comparison_wait_s`)."""
+
+    def __init__(self, watch: TransferWatch, wait_s: float, counts: dict, log):
+        self.watch = watch
+        self.wait_left = wait_s
+        self.counts = counts
+        self.log = log
+        self.deferred: set[str] = set()  # families passed over now (logged once per spell)
+
+    def pick(self, needs: list[Need]) -> tuple[Need | None, float]:
+        """(the family to run, None after a wait step: decide again; the seconds spent on probe runs
+        and waiting, which the comparison budget does not charge). With the wait spent, the neediest
+        family runs whatever its state."""
+        began = time.monotonic()
+        chosen, passed = choose(self.watch, needs, measure=self.wait_left > 0)
+        for need, apart in passed:
+            if need.name not in self.deferred:
+                self.counts["comparison_deferrals"] += 1
+                self.log.write(f"{utc_stamp()} comparison deferred: {transfer_line(need, apart)}\n")
+        self.deferred = {need.name for need, _ in passed}
+        waiting = chosen is None and self.wait_left > 0
+        if waiting:
+            time.sleep(min(WAIT_STEP_S, max(0.0, self.wait_left - (time.monotonic() - began))))
+            self.counts["comparison_waits"] += 1
+        spent = time.monotonic() - began
+        self.wait_left -= spent
+        self.counts["comparison_wait_s"] += spent
+        if waiting:
+            reasons = "; ".join(transfer_line(need, apart) for need, apart in passed)
+            self.log.write(f"{utc_stamp()} comparison waited {spent:.1f} s: {reasons}\n")
+            return None, spent
+        return chosen or needs[0], spent
