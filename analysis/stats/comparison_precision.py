@@ -4,8 +4,9 @@ line of `analyze` and one object of its --json document (`comparison_precision`)
 Counted over the paired comparisons (speedups and variant ratios from stats/paired.py, language and
 inner-loop ratios from stats/paired_cross.py) at up to one worker per core; oversubscribed points are
 reported but not counted. A comparison is precise when its 95 % CI half-width is within PRECISE of
-its ratio. Besides: speedups whose CI lies wholly above min(workers, cores) (a defect to find: nothing
-can be faster than its cores), speedups at one worker whose CI lies wholly above 1, and per node type
+its ratio. Besides: speedups whose CI lies wholly above CODE_MARGIN x min(workers, cores) (a defect to
+find: nothing can be faster than its cores), speedups at one worker whose CI lies wholly above
+CODE_MARGIN, and per node type
 and kernel the headline — the paired speedup with the highest CI lower bound at up to one worker per
 core — and whether its CI lies inside HEADLINE_BAND times the core count ([1.90, 2.02] on two cores).
 """
@@ -17,7 +18,11 @@ import pandas as pd
 
 PRECISE = 0.02  # the CI half-width (relative) a comparison must reach
 PRECISE_SHARE = 0.90  # the share of comparisons that must reach it
-HEADLINE_BAND = (0.95, 1.01)  # a perfectly parallel headline: its CI inside these times the cores
+# How much faster than the serial kernel another variant's code may be at one worker: their loops are
+# not the same instructions (measured quiet, per CPU second: pi's 1-worker OpenMP and pthreads loops
+# 0.3-0.5 % faster than the serial one, quartiles spanning 1). Paired CIs of +-0.5 % see that.
+CODE_MARGIN = 1.01
+HEADLINE_BAND = (0.95, CODE_MARGIN)  # a perfectly parallel headline: its CI inside these times the cores
 # The paired estimate counted: every trial whose members were measured together (stats/paired.py's
 # `paired_together_*`), disturbed ones too. A slow phase of the host slows both members of a trial, so
 # it is paired within, not left out: with one repetition per process, leaving out every trial with a
@@ -108,8 +113,8 @@ def comparison_precision(*tables: pd.DataFrame) -> dict:
     precise = counted & (halfwidth <= PRECISE)
     speedups = c[c["kind"] == "speedup"]
     bound = np.fmin(speedups["workers"], speedups["cores"].fillna(np.inf))
-    above_bound = speedups[speedups["ci_low"] > bound]
-    above_one = speedups[(speedups["workers"] == 1) & (speedups["ci_low"] > 1)]
+    above_bound = speedups[speedups["ci_low"] > CODE_MARGIN * bound]
+    above_one = speedups[(speedups["workers"] == 1) & (speedups["ci_low"] > CODE_MARGIN)]
     n = int(counted.sum())
     share = int(precise.sum()) / n if n else None
     result = {
@@ -183,6 +188,7 @@ def precision_line(p: dict) -> str:
         f"paired comparisons: {p['precise']} of {p['counted']} ({100 * p['precise_share']:.0f} %) at up to "
         f"one worker per core within ±{100 * PRECISE:g} % ({kinds}; {p['oversubscribed']} oversubscribed "
         f"not counted, {p['no_interval']} without an interval); {len(p['above_bound'])} speedups wholly "
-        f"above min(workers, cores), {len(p['above_one_at_one_worker'])} at one worker wholly above 1; "
+        f"above {CODE_MARGIN:g} x min(workers, cores), {len(p['above_one_at_one_worker'])} at one worker "
+        f"wholly above {CODE_MARGIN:g}; "
         f"headlines: {heads or 'none'}; target {'met' if p['met'] else 'NOT met'}"
     )
