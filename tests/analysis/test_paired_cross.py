@@ -160,3 +160,38 @@ def test_analyze_writes_the_cross_ratios_counts_them_and_says_them(tmp_path):
     (line,) = [line for line in text.splitlines() if line.startswith("Fortran is")]
     assert "(no interval: too few trials)" in line and "than C for mandelbrot serial" in line
     assert re.search(r"on 1 thread, paired over 2 trials \(unpaired: [\d.]+x (faster|slower)\)\.$", line)
+
+
+def test_a_sentence_says_as_fast_when_the_interval_holds_one_and_keeps_three_digits():
+    from types import SimpleNamespace
+
+    from analysis.outputs.report.sections.paired_cross import sentence
+
+    def row(ratio, low, high, unpaired):
+        return SimpleNamespace(
+            paired_together_ratio_b_over_a=ratio,
+            paired_together_ci_low=low,
+            paired_together_ci_high=high,
+            unpaired_ratio_b_over_a=unpaired,
+            variant_a="c",
+            variant_b="f",
+            dimension="lang",
+            kernel="mandelbrot",
+            model="serial",
+            binary_a="mandelbrot-c-serial",
+            case_a="a",
+            threads=1,
+            ranks=1,
+            trials_together=12,
+        )
+
+    even = sentence(row(0.996, 0.991, 1.01, 0.995), {})
+    assert even == (
+        "Fortran is as fast as C (time ratio 0.996 [0.991–1.01]) for mandelbrot serial on 1 thread, "
+        "paired over 12 trials (unpaired: 0.995)."
+    )
+    slower = sentence(row(1.03, 1.01, 1.04, 1.0), {})
+    assert (
+        slower.startswith("Fortran is 1.03x [1.01–1.04] slower than C")
+        and "(unpaired: 1.00x slower)" in slower
+    )

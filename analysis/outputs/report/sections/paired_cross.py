@@ -35,15 +35,22 @@ def factor_text(ratio: float, low: float, high: float) -> tuple[str, str]:
 
 
 def sentence(row, label: dict) -> str:
-    """'SIMD is 6.1x [5.9–6.3] faster than scalar for mandelbrot-c-omp dynamic,1 on 2 threads, paired
-    over 24 trials (unpaired: 5.8x).'"""
+    """'SIMD is 6.10x [5.90–6.30] faster than scalar for mandelbrot-c-omp dynamic,1 on 2 threads, paired
+    over 24 trials (unpaired: 5.80x faster).' When the interval holds 1: 'Fortran is as fast as C
+    (time ratio 0.996 [0.991–1.01]) for ...' (neither is faster as far as the trials can tell)."""
     ratio = getattr(row, f"{ESTIMATE}ratio_b_over_a")
     if pd.isna(ratio):
         return ""
-    factor, how = factor_text(ratio, getattr(row, f"{ESTIMATE}ci_low"), getattr(row, f"{ESTIMATE}ci_high"))
+    low, high = getattr(row, f"{ESTIMATE}ci_low"), getattr(row, f"{ESTIMATE}ci_high")
     unpaired = row.unpaired_ratio_b_over_a
-    unpaired_text = f"{1 / unpaired:.3g}x faster" if unpaired < 1 else f"{unpaired:.3g}x slower"
-    compared = f"{shown(row.variant_b)} is {factor} {how} than {shown(row.variant_a)}"
+    b, a = shown(row.variant_b), shown(row.variant_a)
+    if low <= 1 <= high:
+        compared = f"{b} is as fast as {a} (time ratio {ratio:#.3g} [{low:#.3g}–{high:#.3g}])"
+        unpaired_text = f"{unpaired:#.3g}"
+    else:
+        factor, how = factor_text(ratio, low, high)
+        compared = f"{b} is {factor} {how} than {a}"
+        unpaired_text = f"{1 / unpaired:#.3g}x faster" if unpaired < 1 else f"{unpaired:#.3g}x slower"
     return (
         f"{compared} for {measurement(row, label)}, paired over {row.trials_together} trials "
         f"(unpaired: {unpaired_text})."
@@ -80,7 +87,7 @@ def blocks(cross: pd.DataFrame, summary: pd.DataFrame) -> list[Block]:
                 for r in rows
             ],
             "trials": [r.trials_together for r in rows],
-            "b / a, unpaired": [f"{r.unpaired_ratio_b_over_a:.3g}" for r in rows],
+            "b / a, unpaired": [f"{r.unpaired_ratio_b_over_a:#.3g}" for r in rows],
         }
     )
     return [Block("p", intro), *(Block("p", line) for line in lines), Block("table", table)]
