@@ -2,21 +2,11 @@
 per-phase tables and verdicts are printed (the script is part of `make perf`, which stops at the first
 script that fails)."""
 
-import importlib.util
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("perf_simd", ROOT / "perf" / "perf_simd.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.perf_scripts import load_perf_script
 
 
 def test_small_runs_are_classified_and_tabled(monkeypatch, capsys):
-    ps = load_script()
+    ps = load_perf_script("perf_simd")
     small = ["--preset", "asymmetric", "--width", "96", "--height", "64"]
     monkeypatch.setitem(ps.PROBLEM, "mandelbrot", small)
     monkeypatch.setitem(ps.PROBLEM, "mcpi", ["--samples", "200000", "--seed", "1"])

@@ -2,26 +2,16 @@
 ratio within matched hand-off regimes, and the bound from the lock path's cost on one thread (and the
 probe that measures it, perf/lock_path_cost.c)."""
 
-import importlib.util
 import json
 import math
 import re
 import subprocess
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.perf_scripts import ROOT, load_perf_script
 
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("perf_worker_times", ROOT / "perf" / "perf_worker_times.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-pwt = load_script()
+pwt = load_perf_script("perf_worker_times")
 
 
 def reps(wall: float, switches: int, count: int, trip: float | None = None) -> list[dict]:

@@ -4,7 +4,6 @@ benchmark cannot silently stop measuring duets), and in trials the A/A pair is o
 Planned against the real kernels (their options are checked); one small campaign per mode is run and
 analysed, so that the benchmark's reading of the product's tables is checked too."""
 
-import importlib.util
 import os
 from pathlib import Path
 
@@ -13,11 +12,10 @@ import pytest
 import tomli_w
 
 from jobs.campaign import load_cases
-from tests.jobs.conftest import ROOT, run_cli
+from tests.jobs.conftest import run_cli
+from tests.perf_scripts import load_perf_script
 
-SPEC = importlib.util.spec_from_file_location("perf_duet", ROOT / "perf" / "perf_duet.py")
-perf_duet = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(perf_duet)
+perf_duet = load_perf_script("perf_duet")
 
 
 def planned(tmp_path: Path, mode: str) -> list[dict]:
