@@ -207,14 +207,15 @@ def family_need(
 def cross_needs(cache: RecordCache, cases: list[dict], target: float) -> list[Need]:
     """Each language or inner-loop pair of a trial group (sbcore/cross_pairs.py) whose paired ratio is
     wider than the target and whose two cases have room: a trial of just those two, numbered new to
-    the group."""
+    the group, one process of each (a family's baseline, which runs several times in a trial of its
+    family, runs once: two processes side by side pair as well as seven)."""
     groups = by_key(cases, "trial_group")
     trial = {name: new_trial(cache, members) for name, members in groups.items()}
     needs = []
     for pair in cross_pairs(cases):
         if not (counted(pair.a) and counted(pair.b)):
             continue
-        work = [(c, p) for c in (pair.a, pair.b) for p in trial_invocations(c, trial[c["trial_group"]])]
+        work = [(c, trial_invocations(c, trial[c["trial_group"]])[0]) for c in (pair.a, pair.b)]
         if not all(has_room(c, cache.get(c).measured, p) for c, p in work):
             continue
         halfwidth = ratio_halfwidth(cache.get(pair.a).usable, cache.get(pair.b).usable)

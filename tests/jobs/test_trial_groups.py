@@ -200,6 +200,23 @@ def test_the_comparison_target_runs_an_imprecise_cross_pair_in_a_trial_of_its_ow
     assert next_trial(Times(times), cases, 0.01) is None
 
 
+def test_a_cross_pair_of_baselines_runs_one_process_of_each():
+    """Scalar against SIMD of the serial kernel: both are their family's baseline, which runs 5 times in
+    a trial of its family (baseline_every); a trial of just the pair runs each once."""
+    from jobs.comparison_sampling import next_trial
+    from sbcore.trial_pairing import Run
+
+    cases = [planned("k-c-serial", "serial", 1, {"n": 1} | inner) for inner in ({}, {"inner": "simd"})]
+    cases = [c | {"reps": 200, "trial_runs": 5, "comparison": {"target_ci": 0.01}} for c in cases]
+    scalar, simd = cases
+    times = {scalar["case_id"]: {t: [Run(0, 1 + 0.2 * (t % 3))] for t in range(6)}}
+    times[simd["case_id"]] = {t: [Run(0, 0.1)] for t in range(6)}
+    work = next_trial(Times(times), cases, 0.01)
+    assert sorted((c["case_id"], p) for c, p in work) == sorted(
+        [(scalar["case_id"], 30), (simd["case_id"], 30)]
+    )  # trial 6, its first invocation: 6 x 5
+
+
 def test_make_bench_pairs_both_languages_and_both_inner_loops(tmp_path):
     """config/experiments/workstation.toml: every kernel's C/Fortran and scalar/SIMD twins are in one
     trial group, serial loops included."""
