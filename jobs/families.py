@@ -22,8 +22,9 @@ baseline placed among its own members as above (before the first of them and aft
 `baseline_every` of them, counting that family's members only). `trial_slot` is the place in the
 group's trial. Each family keeps its name, its baseline, its `trial_runs` and so its speedups; a group
 of one family runs exactly as a family did before. A trial the comparison target adds
-(jobs/comparison_sampling.py) runs one family, or the two cases of one language or inner-loop pair,
-under a trial number no case of the group has used: no other family's process shares it.
+(jobs/comparison_sampling.py) runs one family, or one process of each of the two cases of one
+language or inner-loop pair, under a trial number no case of the group has used: no other family's
+process shares it.
 """
 
 import hashlib
