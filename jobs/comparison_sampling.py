@@ -31,7 +31,7 @@ from pathlib import Path
 from statistics import median
 from typing import NamedTuple
 
-from jobs.families import is_baseline, trial_runs
+from jobs.families import grouped, is_baseline, trial_runs
 from jobs.status import ok_records
 from sbcore import sampling
 from sbcore.cross_pairs import cross_pairs
@@ -159,14 +159,6 @@ class Need(NamedTuple):
     work: list[tuple[dict, int]]
 
 
-def by_key(cases: list[dict], key: str) -> dict[str, list[dict]]:
-    groups: dict[str, list[dict]] = {}
-    for case in cases:
-        if case.get(key):
-            groups.setdefault(case[key], []).append(case)
-    return groups
-
-
 def new_trial(cache: RecordCache, cases: list[dict]) -> int:
     """A trial number none of the cases has run in (a trial group's: no other family's process pairs
     with a trial the comparison target runs for one family or pair)."""
@@ -209,7 +201,7 @@ def cross_needs(cache: RecordCache, cases: list[dict], target: float) -> list[Ne
     wider than the target and whose two cases have room: a trial of just those two, numbered new to
     the group, one process of each (a family's baseline, which runs several times in a trial of its
     family, runs once: two processes side by side pair as well as seven)."""
-    groups = by_key(cases, "trial_group")
+    groups = grouped(cases, "trial_group")
     trial = {name: new_trial(cache, members) for name, members in groups.items()}
     needs = []
     for pair in cross_pairs(cases):
@@ -228,17 +220,10 @@ def cross_needs(cache: RecordCache, cases: list[dict], target: float) -> list[Ne
 def family_needs(cache: RecordCache, cases: list[dict], target: float) -> list[Need]:
     """The families and language or inner-loop pairs that need a trial, the one whose widest paired
     comparison lies furthest above `target` first; empty when every one meets it or has no room left."""
-    groups = by_key(cases, "trial_group")
+    groups = grouped(cases, "trial_group")
     needs = [
         family_need(cache, m, target, groups.get(m[0].get("trial_group"), []))
-        for m in by_key(cases, "family").values()
+        for m in grouped(cases, "family").values()
     ]
     needs = [n for n in needs if n] + cross_needs(cache, cases, target)
     return sorted(needs, key=lambda n: -n.halfwidth)
-
-
-def next_trial(cache: RecordCache, cases: list[dict], target: float) -> list[tuple[dict, int]] | None:
-    """The (case, invocation) pairs of the neediest comparison's next trial (family_needs); None when
-    none needs one."""
-    needs = family_needs(cache, cases, target)
-    return needs[0].work if needs else None

@@ -74,14 +74,20 @@ def baseline_runs(members: int, every: int) -> int:
     return 1 if every == 0 or members == 0 else 1 + -(-members // every)
 
 
+def grouped(cases: list[dict], key: str) -> dict[str, list[dict]]:
+    """The cases by their value of `key` ("family" or "trial_group"), in their order; cases without
+    one take no part."""
+    groups: dict[str, list[dict]] = {}
+    for case in cases:
+        if case.get(key):
+            groups.setdefault(case[key], []).append(case)
+    return groups
+
+
 def repeat_baselines(cases: list[dict], every: int) -> None:
     """Gives each family's baseline its runs per trial (`trial_runs`, when more than one) and scales its
     planned processes, minimum, maximum and budget by them; in place, before the cases get their ids."""
-    families: dict[str, list[dict]] = {}
-    for case in cases:
-        if case.get("family"):
-            families.setdefault(case["family"], []).append(case)
-    for members in families.values():
+    for members in grouped(cases, "family").values():
         baseline = next((c for c in members if is_baseline(c)), None)
         runs = baseline_runs(len(members) - 1, every) if baseline else 1
         if runs == 1:

@@ -1,7 +1,7 @@
 """Which family gets the next trial of the comparison target (jobs/comparison_sampling.py): its paired
 speedups and its variant ratios both count, from times put straight into the record cache."""
 
-from jobs.comparison_sampling import CaseTimes, next_trial, variant_pairs
+from jobs.comparison_sampling import CaseTimes, family_needs, variant_pairs
 from sbcore.trial_pairing import Run
 
 TARGET = 0.02
@@ -45,20 +45,20 @@ def test_a_variant_ratio_wider_than_the_target_gets_a_trial_of_its_two_cases():
     opposite = Times(
         {"base": [1.0] * 12, "a": [0.5 * (1 + w) for w in wobble], "b": [0.5 * (1 - w) for w in wobble]}
     )
-    trial = next_trial(opposite, cases, TARGET)
+    trial = family_needs(opposite, cases, TARGET)[0].work
     assert trial is not None
     assert sorted((c["case_id"], p) for c, p in trial) == [("a", 12), ("b", 12)]
     together = Times(
         {"base": [1.0] * 12, "a": [0.5 * (1 + w) for w in wobble], "b": [0.5 * (1 + w) for w in wobble]}
     )
-    assert next_trial(together, cases, TARGET) is None
+    assert family_needs(together, cases, TARGET) == []
 
 
 def test_an_imprecise_speedup_brings_the_baseline_as_often_as_it_runs_in_a_trial():
     cases = [member("base", "serial", trial_runs=2, reps=48), member("a", "omp", "static")]
     noisy = [0.5 * (1 + 0.05 * ((t * 7) % 5 - 2)) for t in range(12)]
     times = Times({"base": [1.0] * 12, "a": noisy})
-    trial = next_trial(times, cases, TARGET)
+    trial = family_needs(times, cases, TARGET)[0].work
     assert sorted((c["case_id"], p) for c, p in trial) == [("a", 12), ("base", 24), ("base", 25)]
 
 

@@ -166,7 +166,7 @@ class Times:
 def test_a_comparison_trial_of_one_family_takes_a_number_new_to_its_whole_group():
     """The comparison target runs one family alone: its trial must not share a number with a trial
     of another family of the group, or the analysis would pair processes run apart."""
-    from jobs.comparison_sampling import next_trial
+    from jobs.comparison_sampling import family_needs
     from sbcore.trial_pairing import Run
 
     cases = [c for c in group_of_three_families() if c["model"] == "omp" and c["threads"] == 1]
@@ -177,7 +177,7 @@ def test_a_comparison_trial_of_one_family_takes_a_number_new_to_its_whole_group(
         c["case_id"]: {t: [Run(0, 1 + 0.2 * ((t + i) % 3))] for t in range(6)} for i, c in enumerate(cases)
     }
     times[fortran["case_id"]] = {t: [Run(0, 1.0)] for t in range(10)}
-    work = next_trial(Times(times), cases, 0.01)
+    work = family_needs(Times(times), cases, 0.01)[0].work
     assert work and {p for _, p in work} == {10}
     assert fortran["case_id"] not in {c["case_id"] for c, _ in work}
 
@@ -185,7 +185,7 @@ def test_a_comparison_trial_of_one_family_takes_a_number_new_to_its_whole_group(
 def test_the_comparison_target_runs_an_imprecise_cross_pair_in_a_trial_of_its_own():
     """C against Fortran with too few common trials for the target: the next trial runs those two
     cases together (one trial of their group, a number new to it), and nothing else."""
-    from jobs.comparison_sampling import next_trial
+    from jobs.comparison_sampling import family_needs
     from sbcore.trial_pairing import Run
 
     cases = [planned(f"k-{lang}-omp", "omp", 2, {"n": 1}) for lang in "cf"]
@@ -193,17 +193,17 @@ def test_the_comparison_target_runs_an_imprecise_cross_pair_in_a_trial_of_its_ow
     c_case, f_case = cases
     times = {c_case["case_id"]: {t: [Run(0, 1 + 0.2 * (t % 3))] for t in range(6)}}
     times[f_case["case_id"]] = {t: [Run(0, 1.0)] for t in range(10)}
-    work = next_trial(Times(times), cases, 0.01)
+    work = family_needs(Times(times), cases, 0.01)[0].work
     assert sorted((c["case_id"], p) for c, p in work) == [(c_case["case_id"], 10), (f_case["case_id"], 10)]
     # Precise enough: no trial.
     times[c_case["case_id"]] = {t: [Run(0, 1.0)] for t in range(6)}
-    assert next_trial(Times(times), cases, 0.01) is None
+    assert family_needs(Times(times), cases, 0.01) == []
 
 
 def test_a_cross_pair_of_baselines_runs_one_process_of_each():
     """Scalar against SIMD of the serial kernel: both are their family's baseline, which runs 5 times in
     a trial of its family (baseline_every); a trial of just the pair runs each once."""
-    from jobs.comparison_sampling import next_trial
+    from jobs.comparison_sampling import family_needs
     from sbcore.trial_pairing import Run
 
     cases = [planned("k-c-serial", "serial", 1, {"n": 1} | inner) for inner in ({}, {"inner": "simd"})]
@@ -211,7 +211,7 @@ def test_a_cross_pair_of_baselines_runs_one_process_of_each():
     scalar, simd = cases
     times = {scalar["case_id"]: {t: [Run(0, 1 + 0.2 * (t % 3))] for t in range(6)}}
     times[simd["case_id"]] = {t: [Run(0, 0.1)] for t in range(6)}
-    work = next_trial(Times(times), cases, 0.01)
+    work = family_needs(Times(times), cases, 0.01)[0].work
     assert sorted((c["case_id"], p) for c, p in work) == sorted(
         [(scalar["case_id"], 30), (simd["case_id"], 30)]
     )  # trial 6, its first invocation: 6 x 5
