@@ -22,6 +22,7 @@ import hashlib
 import json
 from concurrent.futures import ThreadPoolExecutor
 
+from jobs.families import grouped
 from sbcore.variant_dimensions import DEFAULT_INNER, VARIANT_DIMENSIONS
 
 NOT_THE_MEASUREMENT = ("lang", "model", "binary", "case_id", "index", "argv", "params", "family", "env")
@@ -82,13 +83,9 @@ def run_duet(run_one, a: dict, b: dict, p: int, cpus: list[int]) -> list:
 
 def duet_partners(cases: list[dict]) -> dict[str, dict]:
     """case_id -> the other case of its duet pair, for the cases planned with `duet = true`."""
-    pairs: dict[str, list[dict]] = {}
-    for case in cases:
-        if case.get("duet"):
-            pairs.setdefault(case["duet"], []).append(case)
     return {
         a["case_id"]: b
-        for members in pairs.values()
+        for members in grouped(cases, "duet").values()
         if len(members) == 2
         for a, b in (members, members[::-1])
     }

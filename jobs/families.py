@@ -75,8 +75,8 @@ def baseline_runs(members: int, every: int) -> int:
 
 
 def grouped(cases: list[dict], key: str) -> dict[str, list[dict]]:
-    """The cases by their value of `key` ("family" or "trial_group"), in their order; cases without
-    one take no part."""
+    """The cases by their value of `key` ("family", "trial_group", "duet"), in their order; cases
+    without one take no part."""
     groups: dict[str, list[dict]] = {}
     for case in cases:
         if case.get(key):
