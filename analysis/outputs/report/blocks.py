@@ -22,8 +22,8 @@ def ci_text(value: float, low: float, high: float, unit: str = "", digits: int =
     if pd.isna(value):
         return "n/a"
     if pd.isna(low):
-        return f"{value:.{digits}g}{unit} (no CI: one repetition)"
-    return f"{value:.{digits}g}{unit} [{low:.{digits}g}–{high:.{digits}g}]"
+        return f"{value:#.{digits}g}{unit} (no CI: one repetition)"
+    return f"{value:#.{digits}g}{unit} [{low:#.{digits}g}–{high:#.{digits}g}]"
 
 
 def variant_text(row) -> str:
