@@ -25,13 +25,14 @@ def measurement(row, label: dict) -> str:
 
 
 def factor_text(ratio: float, low: float, high: float) -> tuple[str, str]:
-    """('6.10x [5.90–6.30]', 'faster') from b's time over a's; a ratio above 1 reads 'slower'. Three
-    significant digits, trailing zeros kept ('1.00x', not '1x')."""
+    """('6.10x [5.90–6.30]', 'faster') from b's time over a's (blocks.ci_text); a ratio above 1 reads
+    'slower'."""
     factor, low, high, how = (
         (1 / ratio, 1 / high, 1 / low, "faster") if ratio < 1 else (ratio, low, high, "slower")
     )
-    interval = " (no interval: too few trials)" if pd.isna(low) else f" [{low:#.3g}–{high:#.3g}]"
-    return f"{factor:#.3g}x{interval}", how
+    if pd.isna(low):
+        return f"{factor:#.3g}x (no interval: too few trials)", how
+    return ci_text(factor, low, high, "x"), how
 
 
 def sentence(row, label: dict) -> str:
@@ -45,7 +46,7 @@ def sentence(row, label: dict) -> str:
     unpaired = row.unpaired_ratio_b_over_a
     b, a = shown(row.variant_b), shown(row.variant_a)
     if low <= 1 <= high:
-        compared = f"{b} is as fast as {a} (time ratio {ratio:#.3g} [{low:#.3g}–{high:#.3g}])"
+        compared = f"{b} is as fast as {a} (time ratio {ci_text(ratio, low, high)})"
         unpaired_text = f"{unpaired:#.3g}"
     else:
         factor, how = factor_text(ratio, low, high)
