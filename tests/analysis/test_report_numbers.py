@@ -1,5 +1,6 @@
-"""How the report writes a value with its CI (analysis/outputs/report/blocks.py's ci_text): three
-significant digits, trailing zeros kept, so a table column of speedups and efficiencies reads alike."""
+"""How the report writes its numbers: a value with its CI (analysis/outputs/report/blocks.py's
+ci_text) with three significant digits, trailing zeros kept, so a column of speedups reads alike; a
+fold that holds nothing says why."""
 
 import math
 
@@ -12,3 +13,18 @@ def test_three_significant_digits_with_trailing_zeros():
     assert ci_text(26.8, 26.2, 27.2) == "26.8 [26.2–27.2]"
     assert ci_text(0.0479, math.nan, math.nan, " s") == "0.0479 s (no CI: one repetition)"
     assert ci_text(math.nan, 1, 2) == "n/a"
+
+
+def test_the_amdahl_fold_says_why_it_has_no_fit():
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from analysis.outputs.report.sections.scaling import section
+
+    fold = section(SimpleNamespace(models=pd.DataFrame()), [])[-1]
+    title, inside = fold.value
+    assert title == (
+        "Amdahl fits (none: no series has 3 worker counts within the cores; 1/f bounds the speedup)"
+    )
+    assert inside[0].value == "No series has >= 3 worker counts within the cores: no fit."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from analysis.outputs.report.blocks import Block, folded, plot_blocks
+from analysis.stats.models import MIN_POINTS
 
 
 def section(result, plots) -> list[Block]:
@@ -19,7 +20,12 @@ def section(result, plots) -> list[Block]:
     fits = (
         [Block("table", models.drop(columns=["problem"]))]
         if len(models)
-        else [Block("p", "No series has >= 3 worker counts within the cores: no fit.")]
+        else [Block("p", f"No series has >= {MIN_POINTS} worker counts within the cores: no fit.")]
     )
-    b.append(folded(f"Amdahl fits ({len(models)} series; 1/f bounds the speedup)", fits))
+    count = (
+        f"{len(models)} series"
+        if len(models)
+        else f"none: no series has {MIN_POINTS} worker counts within the cores"
+    )
+    b.append(folded(f"Amdahl fits ({count}; 1/f bounds the speedup)", fits))
     return b
