@@ -1,0 +1,1 @@
+"""A user program as a campaign case (docs/own-programs.md)."""
