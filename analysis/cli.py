@@ -228,6 +228,7 @@ def gate(counts: dict[str, int], fail_on: tuple[str, ...]) -> int:
 def print_summary(result, best, plots) -> None:
     from analysis.checks import no_baseline_text
     from analysis.outputs.report.blocks import variant_text
+    from analysis.stats.best_speedup import estimate_text
     from analysis.stats.comparison_precision import precision_line
 
     """The console summary applies the report's rules: headline by CI lower bound, never implausible."""
@@ -260,7 +261,8 @@ def print_summary(result, best, plots) -> None:
         print(
             f"best {row.kernel} on {row.node_type} (by CI lower bound): {row.binary} {variant} x{row.threads}"
             f"{f' x{row.ranks} ranks' if row.ranks > 1 else ''}: speedup {row.speedup:.2f} "
-            f"[95% CI {row.speedup_ci_low:.2f}-{row.speedup_ci_high:.2f}] vs {row.baseline_binary} "
+            f"[95% CI {row.speedup_ci_low:.2f}-{row.speedup_ci_high:.2f}] ({estimate_text(row)}) "
+            f"vs {row.baseline_binary} "
             f"({row.baseline_median_s:.4g} s){caveat}{left_out}"
         )
     skipped = [p for p in plots if p.skipped]

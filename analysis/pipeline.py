@@ -25,6 +25,7 @@ from analysis.checks import (
 from analysis.outputs.tables import write_files
 from analysis.records.load import Loaded, load_records, record_file
 from analysis.reference_data import load_bounds
+from analysis.stats.best_speedup import best_speedups
 from analysis.stats.bimodality import COLUMNS as BIMODAL_COLUMNS
 from analysis.stats.bimodality import bimodality
 from analysis.stats.comparison_precision import (
@@ -146,14 +147,15 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
     rng = np.random.default_rng(options.seed + 1)
     speedup = speedups(summary, case_stats.dist, options.baseline, rng)
     lap("speedups")
+    families = {c["case_id"]: c["family"] for c in campaign.case_lines if c.get("family")}
+    paired = paired_speedups(speedup, case_stats.records, families, np.random.default_rng(options.seed + 3))
+    speedup = best_speedups(speedup, paired)
+    lap("paired speedups")
     node_types = sorted(set(cases["node_type"].astype(str)))
     cores = {nt: cores_of(nt, campaign, loaded.records) for nt in node_types}
     speedup = attach_case_flags(plausibility(speedup, cores), summary)
-    lap("plausibility")
-    families = {c["case_id"]: c["family"] for c in campaign.case_lines if c.get("family")}
-    paired = paired_speedups(speedup, case_stats.records, families, np.random.default_rng(options.seed + 3))
     node_cores = {nt: c for nt, (c, _) in cores.items()}
-    lap("paired speedups")
+    lap("plausibility")
     models = fit_models(summary, case_stats.dist, node_cores)
     lap("models")
     comparisons = compare_variants(summary, case_stats.starts, case_stats.counts, case_stats.values)

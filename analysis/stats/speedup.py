@@ -76,12 +76,15 @@ def speedups(s: pd.DataFrame, dist: np.ndarray, spec: str, rng: np.random.Genera
     out.insert(0, "baseline", label)
     _fill(out, s, dist, base, "", rng)
     _fill(out, s, dist, self_rows(s), "self_", rng)
-    p = out["workers"].astype(float)
-    speed = out["speedup"]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out["karp_flatt"] = np.where(p > 1, (1 / speed - 1 / p) / (1 - 1 / p), np.nan)
+    out["karp_flatt"] = karp_flatt(out["speedup"], out["workers"].astype(float))
     out["excluded"] = np.where(out["valid"], "", "checksum " + out["checksum_status"].astype(str))
     return out
+
+
+def karp_flatt(speedup: pd.Series, workers: pd.Series) -> np.ndarray:
+    """The Karp–Flatt experimentally determined serial fraction (NaN at one worker)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(workers > 1, (1 / speedup - 1 / workers) / (1 - 1 / workers), np.nan)
 
 
 def _fill(out: pd.DataFrame, s: pd.DataFrame, dist: np.ndarray, base: pd.Series, prefix: str, rng) -> None:

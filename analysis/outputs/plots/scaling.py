@@ -17,6 +17,7 @@ from analysis.outputs.plots.figure import (
     save,
     series_label,
 )
+from analysis.stats.best_speedup import estimate_counts
 from analysis.variants import VARIANT_PARAMS
 
 
@@ -120,7 +121,10 @@ def speedup_plots(sp: pd.DataFrame, cores: dict, out_dir: Path) -> list[Plot]:
             ("efficiency", "efficiency (speedup / workers)", "Parallel efficiency"),
         ):
             fig = _scaling_figure(part, panels, column, core_count, ylabel)
-            fig.suptitle(f"{what}: {kernel} on {node} (baseline {baseline}, 95 % CI bands)", fontsize=12)
+            fig.suptitle(
+                f"{what}: {kernel} on {node} (baseline {baseline}, {estimate_counts(part)}, 95 % CI bands)",
+                fontsize=12,
+            )
             name = f"{column}-{node}-{kernel}"
             plots.append(save(fig, out_dir, name, f"{what}: {kernel} on {node}", "scaling"))
     return plots

@@ -8,6 +8,7 @@ import pandas as pd
 
 from analysis.checks import PLAUSIBILITY_TOLERANCE, caveats, headline, no_baseline_text
 from analysis.outputs.report.blocks import Block, ci_text, id_list, variant_text
+from analysis.stats.best_speedup import estimate_counts, estimate_text
 
 
 def at_all_cores(result) -> pd.DataFrame:
@@ -37,6 +38,7 @@ def findings_table(rows: pd.DataFrame) -> pd.DataFrame:
                     index=False
                 )
             ],
+            "estimate": [estimate_text(r) for _, r in rows.iterrows()],
             "efficiency [95 % CI]": [
                 ci_text(v, lo, hi, digits=2)
                 for v, lo, hi in rows[["efficiency", "efficiency_ci_low", "efficiency_ci_high"]].itertuples(
@@ -61,7 +63,8 @@ def headline_lines(result) -> list[str]:
         note = f" — {h['caveats']}" if h["caveats"] else ""
         lines.append(
             f"{where}: best {variant_text(h)} at {int(h['threads'])} threads{ranks}: speedup "
-            f"{ci_text(h['speedup'], h['speedup_ci_low'], h['speedup_ci_high'])}, efficiency "
+            f"{ci_text(h['speedup'], h['speedup_ci_low'], h['speedup_ci_high'])} ({estimate_text(h)}), "
+            "efficiency "
             f"{ci_text(h['efficiency'], h['efficiency_ci_low'], h['efficiency_ci_high'], digits=2)} "
             f"vs {h['baseline_binary']} ({h['baseline_median_s']:.4g} s){note}{left_out}."
         )
@@ -154,8 +157,13 @@ def section(result, plots) -> list[Block]:
     b = [
         Block(
             "p",
-            "Speedup = baseline median time / case median time, efficiency = speedup / workers "
-            "(threads x ranks); brackets are 95 % bootstrap CIs. The best variant is the one with the "
+            "Speedup = baseline time / case time, efficiency = speedup / workers (threads x ranks); "
+            "brackets are 95 % bootstrap CIs. Each figure is the best estimate there is: where the case "
+            "and its baseline ran in trials of one comparison family, the median over trials of their "
+            "paired ratio (**paired**: measured seconds apart, so the host's slow phases cancel; CI over "
+            "trials); elsewhere the ratio of their median times (**unpaired**); the column *estimate* "
+            f"says which ({estimate_counts(result.speedup)}), and the paired section has both side by "
+            "side. The best variant is the one with the "
             "highest CI lower bound among the cases with at most one worker per core (more workers than "
             "cores show whether oversubscription hurts, not which variant scales best on the node); only "
             "a kernel measured solely oversubscribed has its best chosen among those, marked "

@@ -26,7 +26,10 @@ def paired_table(speedup: pd.DataFrame, paired: pd.DataFrame) -> pd.DataFrame:
             "variant": [variant_text(r) for _, r in rows.iterrows()],
             "workers": rows["workers"],
             "baseline": rows["baseline_binary"],
-            "unpaired": [ci_text(r.speedup, r.speedup_ci_low, r.speedup_ci_high) for r in rows.itertuples()],
+            "unpaired": [
+                ci_text(r.unpaired_speedup, r.unpaired_speedup_ci_low, r.unpaired_speedup_ci_high)
+                for r in rows.itertuples()
+            ],
             "paired": ci_column(rows, "paired_together_", "speedup"),
             "trials": rows["trials_together"],
             "paired, clean trials only": ci_column(rows, "paired_", "speedup"),
@@ -46,7 +49,11 @@ def section(result, plots=()) -> list[Block]:
         return []
     precise = int((paired["paired_halfwidth_rel"] <= PRECISE).sum())
     unpaired = result.speedup.set_index("case_id").loc[paired["case_id"]]
-    unpaired_hw = (unpaired["speedup_ci_high"] - unpaired["speedup_ci_low"]) / 2 / unpaired["speedup"]
+    unpaired_hw = (
+        (unpaired["unpaired_speedup_ci_high"] - unpaired["unpaired_speedup_ci_low"])
+        / 2
+        / unpaired["unpaired_speedup"]
+    )
     together = int((paired["paired_together_halfwidth_rel"] <= PRECISE).sum())
     disturbed, apart = int(paired["left_out_disturbed"].sum()), int(paired["left_out_apart"].sum())
     transfer = int(paired["left_out_slow_transfer"].sum())

@@ -10,7 +10,9 @@ def section(result, plots) -> list[Block]:
     b = [
         Block(
             "p",
-            "One panel per variant family, shared axes. Bands: 95 % CIs. Dashed: ideal (speedup = "
+            "One panel per variant family, shared axes. Points and bands: the best estimate of each "
+            "speedup and its 95 % CI (paired within trials where the case ran in trials, else the ratio "
+            "of median times; the title counts each). Dashed: ideal (speedup = "
             "workers); dotted vertical line: the node's cores, shaded beyond. Crosses mark implausible "
             "speedups (above min(workers, cores)).",
         )
