@@ -23,6 +23,7 @@ from analysis.campaign import CASE_COLUMNS, problem_key
 from analysis.stats.categorical import case_categories, text_in
 from analysis.stats.speedup import key_strings
 from sbcore import layout
+from sbcore.case_shape import oversubscribed
 
 
 def case_table(planned: pd.DataFrame, records: pd.DataFrame) -> pd.DataFrame:
@@ -229,13 +230,6 @@ def plausibility(speedup: pd.DataFrame, cores: dict[str, int | None]) -> pd.Data
     verdict[sp["speedup"].isna()] = "unknown"
     sp["plausibility"] = verdict
     return sp
-
-
-def oversubscribed(workers, cores):
-    """More workers than cores (scalars or columns). `cores` may be the node type's core count or a
-    speedup's speedup_bound, min(workers, cores): the workers exceed either exactly when they exceed
-    the cores. Unknown cores (NaN) oversubscribe nothing."""
-    return workers > cores
 
 
 def attach_case_flags(speedup: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:

@@ -52,6 +52,7 @@ from analysis.stats.speedup import speedups
 from analysis.stats.variant_tests import compare_variants
 from analysis.variants import CASE_DESCRIPTION
 from sbcore import layout
+from sbcore.case_shape import workers as case_workers
 
 
 @dataclass
@@ -131,7 +132,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
     summary = case_stats.table.reset_index(names="row").merge(
         cases.drop(columns=["reps", "sampling_rule"]), on="case_id", how="left"
     )
-    summary["workers"] = summary["threads"] * summary["ranks"]
+    summary["workers"] = case_workers(summary["threads"], summary["ranks"])
     # A case leaving an option at the kernel's default (e.g. no --inner) gets what its records report.
     reported = case_stats.records.groupby("case_id", observed=True)[["schedule", "sync", "inner"]].first()
     for column in ("schedule", "sync", "inner"):

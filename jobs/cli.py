@@ -206,9 +206,9 @@ def _no_wait_option(p) -> None:
 
 def cmd_run(args) -> int:
     from jobs.campaign import create_campaign, load_cases
-    from jobs.child import stop_on_signals
     from jobs.runner import run_local
     from jobs.status import note_uncounted
+    from sbcore.child import stop_on_signals
     from sbcore.layout import resolve_campaign
 
     if bool(args.experiment) == bool(args.resume):
@@ -280,9 +280,9 @@ def cmd_build(args) -> int:
 
 def cmd_run_case(args) -> int:
     from jobs.campaign import load_cases
-    from jobs.child import stop_on_signals
     from jobs.runcase import run_case
     from jobs.status import note_uncounted
+    from sbcore.child import stop_on_signals
     from sbcore.layout import resolve_campaign
 
     campaign = resolve_campaign(args.campaign)

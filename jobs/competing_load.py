@@ -28,7 +28,7 @@ import time
 
 import numpy
 
-from jobs.child import die_with_parent
+from sbcore.child import die_with_parent
 
 DEFAULTS = {"workers": 1, "intensity": 100, "nice": 0, "policy": "other", "method": "int64", "settle_s": 0.2}
 KEYS = set(DEFAULTS) | {"cpus"}  # no cpus: the OS places the load

@@ -23,6 +23,7 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 
 from jobs.families import grouped
+from sbcore.case_shape import case_workers
 from sbcore.variant_dimensions import DEFAULT_INNER, VARIANT_DIMENSIONS
 
 NOT_THE_MEASUREMENT = ("lang", "model", "binary", "case_id", "index", "argv", "params", "family", "env")
@@ -48,7 +49,7 @@ def pair_cases(cases: list[dict], cpus_of: dict[str, int], fail) -> None:
     two cases."""
     groups: dict[str, list[dict]] = {}
     for case in cases:
-        if case["threads"] * case["ranks"] != 1:
+        if case_workers(case) != 1:
             fail("duet", True, f"{describe(case)} has more than one worker: a duet runs single-worker cases")
         if cpus_of[case["node_type"]] < 2:
             fail(

@@ -8,6 +8,7 @@ so the j-th created thread is worker j in every repetition and no skip mask (-s)
 """
 
 from jobs.topology import Topology
+from sbcore.harness_env import PIN_CPUS
 
 STRATEGIES = ("none", "compact", "cores", "scatter", "smt-siblings")
 
@@ -92,7 +93,7 @@ LIKWID_MISSING = (
 )
 # harness: the kernel pins each worker itself from SB_PIN_CPUS (kernels/common/sb_pin.h), the same
 # list and worker -> entry mapping as below; no library is preloaded and no thread creation intercepted.
-HARNESS_ENV = "SB_PIN_CPUS"
+HARNESS_ENV = PIN_CPUS
 LIKWID_LUA = ("/usr/share/lua/likwid.lua", "/usr/local/share/lua/likwid.lua")
 LIB_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib", "/usr/local/lib64")
 

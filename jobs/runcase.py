@@ -17,7 +17,6 @@ from typing import NamedTuple
 from jobs import probe_detail
 from jobs.binaries import binary_path, is_mpi
 from jobs.campaign import load_cases
-from jobs.child import die_with_parent
 from jobs.competing_load import LoadError, LoadRun
 from jobs.counter_record import counters_from_csv, group_problem
 from jobs.families import trial_of
@@ -37,6 +36,7 @@ from jobs.pinning import (
 from jobs.status import next_invocations, ok_records
 from sbcore import layout, record_lines, record_store, sampling
 from sbcore.atomic import dump_json, write_new
+from sbcore.child import die_with_parent
 from sbcore.commands import on_path
 from sbcore.errors import UsageError
 

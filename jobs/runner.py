@@ -30,7 +30,8 @@ from jobs.measure_lock import measuring
 from jobs.pinning import pin_cpus
 from jobs.runcase import Context, run_invocation
 from jobs.status import next_invocations
-from jobs.transfer_state import Pacer, TransferWatch, probe_round_trip
+from jobs.transfer_state import TransferWatch, probe_round_trip
+from jobs.trial_pacer import TrialPacer
 from sbcore.clock import utc_stamp
 
 
@@ -142,7 +143,7 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_fo
                 start, waited = time.monotonic(), 0.0
                 cache = RecordCache(campaign_dir)  # records read once; a case's again after it ran
                 watch = TransferWatch(cache, ctx.hostname, lambda case: probe_round_trip(ctx, case))
-                pacer = Pacer(watch, target.get("wait_s", DEFAULT_COMPARISON_WAIT_S), counts, log)
+                pacer = TrialPacer(watch, target.get("wait_s", DEFAULT_COMPARISON_WAIT_S), counts, log)
                 while time.monotonic() - start - waited < target["budget_s"]:
                     usable = [c for c in mine if c["case_id"] not in failed_cases]
                     needs = family_needs(cache, usable, target["target_ci"])

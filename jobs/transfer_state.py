@@ -24,14 +24,10 @@ from jobs.comparison_sampling import Need, RecordCache
 from jobs.measure_lock import measuring
 from jobs.runcase import CaseError, Context, build_command, parse_records, run_process
 from sbcore import layout, record_store
-from sbcore.clock import utc_stamp
+from sbcore.case_shape import case_workers
 from sbcore.slow_transfer import case_slowed, in_slow_state, normals, round_trips, transfer_rep
 
 WAIT_STEP_S = 5.0  # a wait step: a tenth of an "apart" phase of our guests (~50 s, docs/campaigns.md)
-
-
-def workers(case: dict) -> int:
-    return case.get("threads", 1) * case.get("ranks", 1)
 
 
 class Apart(NamedTuple):
@@ -98,7 +94,7 @@ class TransferWatch:
 
     def apart(self, case: dict) -> Apart | None:
         """The member in the slow state now, in one its case is slowed by; None otherwise."""
-        if workers(case) < 2:
+        if case_workers(case) < 2:
             return None
         records = self.cache.get(case).records
         reps = [transfer_rep(r) for r in records.values()]
@@ -155,40 +151,3 @@ def transfer_line(need: Need, apart: list[Apart]) -> str:
         for a in apart
     )
     return f"{need.name} in a slow cache-line transfer ({members})"
-
-
-class Pacer:
-    """Picks the family of each comparison trial with the transfer state in mind (choose), waits when
-    every family that needs a trial is affected, and keeps the campaign log's lines and the runner's
-    counts of it (`comparison_deferrals`, `comparison_waits`, `comparison_wait_s`)."""
-
-    def __init__(self, watch: TransferWatch, wait_s: float, counts: dict, log):
-        self.watch = watch
-        self.wait_left = wait_s
-        self.counts = counts
-        self.log = log
-        self.deferred: set[str] = set()  # families passed over now (logged once per spell)
-
-    def pick(self, needs: list[Need]) -> tuple[Need | None, float]:
-        """(the family to run, None after a wait step: decide again; the seconds spent on probe runs
-        and waiting, which the comparison budget does not charge). With the wait spent, the neediest
-        family runs whatever its state."""
-        began = time.monotonic()
-        chosen, passed = choose(self.watch, needs, measure=self.wait_left > 0)
-        for need, apart in passed:
-            if need.name not in self.deferred:
-                self.counts["comparison_deferrals"] += 1
-                self.log.write(f"{utc_stamp()} comparison deferred: {transfer_line(need, apart)}\n")
-        self.deferred = {need.name for need, _ in passed}
-        waiting = chosen is None and self.wait_left > 0
-        if waiting:
-            time.sleep(min(WAIT_STEP_S, max(0.0, self.wait_left - (time.monotonic() - began))))
-            self.counts["comparison_waits"] += 1
-        spent = time.monotonic() - began
-        self.wait_left -= spent
-        self.counts["comparison_wait_s"] += spent
-        if waiting:
-            reasons = "; ".join(transfer_line(need, apart) for need, apart in passed)
-            self.log.write(f"{utc_stamp()} comparison waited {spent:.1f} s: {reasons}\n")
-            return None, spent
-        return chosen or needs[0], spent

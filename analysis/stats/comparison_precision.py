@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from sbcore.case_shape import workers as case_workers
+
 PRECISE = 0.02  # the CI half-width (relative) a comparison must reach
 PRECISE_SHARE = 0.90  # the share of comparisons that must reach it
 # How much faster than the serial kernel another variant's code may be at one worker: their loops are
@@ -89,7 +91,7 @@ def variant_comparisons(
             "node_type": paired["node_type"],
             "kernel": None,  # (headlines are speedups)
             "case_id": paired["case_b"],
-            "workers": (paired["threads"] * paired["ranks"]).astype(float),
+            "workers": case_workers(paired["threads"], paired["ranks"]).astype(float),
             "cores": paired["node_type"].map(lambda nt: cores.get(nt)).astype(float),
             "ratio": paired[f"{prefix}ratio_b_over_a"].astype(float),
             "ci_low": paired[f"{prefix}ci_low"].astype(float),

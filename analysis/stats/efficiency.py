@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.checks import oversubscribed
 from analysis.reference_data import BOUND_KEYS as KEYS
+from sbcore.case_shape import oversubscribed
+from sbcore.case_shape import workers as case_workers
 
 COLUMNS = [
     "case_id",
@@ -48,7 +49,7 @@ def efficiency(
     # The higher of the two readings around the region (an interruption only lowers one) where known.
     if "clock_max_ghz" in rec:
         rec["clock_ghz"] = pd.to_numeric(rec["clock_max_ghz"], errors="coerce").fillna(rec["clock_ghz"])
-    workers = rec["threads"].astype(float) * rec["ranks"].astype(float)
+    workers = case_workers(rec["threads"].astype(float), rec["ranks"].astype(float))
     cycles = rec["wall_s"].astype(float) * rec["clock_ghz"].astype(float) * 1e9
     rec["per_cycle_core"] = rec["work"].astype(float) / cycles / workers
     per_case = rec.groupby("case_id", observed=True).agg(

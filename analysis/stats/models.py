@@ -39,7 +39,7 @@ MODEL_COLUMNS = [
     "serial_fraction_ci_low",
     "serial_fraction_ci_high",
     "serial_fraction_se",
-    "speedup_bound",
+    "amdahl_limit",
     "rel_rms_residual",
 ]
 
@@ -199,6 +199,6 @@ def fit_models(s: pd.DataFrame, dist: np.ndarray, cores: dict[str, int | None]) 
     out["serial_fraction_ci_high"] = high
     out["serial_fraction_se"] = fitted["serial_fraction_se"]
     with np.errstate(divide="ignore"):
-        out["speedup_bound"] = np.where(f > 0, 1 / f, np.inf)
+        out["amdahl_limit"] = np.where(f > 0, 1 / f, np.inf)
     out["rel_rms_residual"] = fitted["rel_rms_residual"]
     return out[MODEL_COLUMNS]

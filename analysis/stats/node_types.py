@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.checks import oversubscribed
 from analysis.stats.per_case import ratio_ci
 from analysis.stats.speedup import key_strings
+from sbcore.case_shape import oversubscribed
 
 WORK_UNIT = {"mandelbrot": "iterations", "mcpi": "samples"}
 PAIR_COLUMNS = [

@@ -26,9 +26,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jobs.child import die_with_parent
-from jobs.pinning import HARNESS_ENV
+from sbcore.child import die_with_parent
 from sbcore.errors import ScalebenchError, UsageError
+from sbcore.harness_env import PIN_CPUS as HARNESS_ENV
 
 SCHEMA = "scalebench.run/1"
 TIMEOUT_S = 600  # per tool run; the runner's case timeout bounds the whole invocation anyway

@@ -30,6 +30,45 @@ def test_import_direction(package, forbidden):
     assert {k: v for k, v in offenders.items() if v} == {}
 
 
+def imported_modules(path: Path) -> set[str]:
+    """Dotted names of the modules a module imports (absolute imports, at any depth of the file)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("place", "forbidden"),
+    [
+        # statistics are computed from tables; the validity rules in checks.py read statistics, never
+        # the other way round (what both need, like a case's workers, lives in sbcore/case_shape.py)
+        ("analysis/stats", ("analysis.checks", "analysis.outputs", "analysis.pipeline")),
+        # the wrapped standard tools are kernels: they read the harness's contract (sbcore), not the runner
+        ("kernels/tools", ("jobs",)),
+    ],
+)
+def test_no_upward_imports(place, forbidden):
+    modules = sorted((ROOT / place).rglob("*.py"))
+    assert modules, f"no modules under {place}/"
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(
+            m for m in imported_modules(path) if any(m == f or m.startswith(f + ".") for f in forbidden)
+        )
+        for path in modules
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_the_upward_check_sees_a_checks_import(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("from analysis.checks import oversubscribed\nimport jobs.pinning\n")
+    assert imported_modules(module) == {"analysis.checks", "jobs.pinning"}
+
+
 def test_the_check_sees_nested_imports(tmp_path):
     module = tmp_path / "m.py"
     module.write_text("def f():\n    from jobs.campaign import load_cases\n    import jobs.status\n")

@@ -59,7 +59,7 @@ def test_amdahl_fit_recovers_serial_fraction_0_1(tmp_path):
     assert model["serial_fraction"] == pytest.approx(0.1, abs=0.01)
     assert model["serial_fraction_ci_low"] - 0.005 <= 0.1 <= model["serial_fraction_ci_high"] + 0.005
     assert "64" not in model["workers"].split()  # oversubscribed point left out
-    assert model["speedup_bound"] == pytest.approx(1 / model["serial_fraction"])
+    assert model["amdahl_limit"] == pytest.approx(1 / model["serial_fraction"])
 
 
 def test_standard_campaign_fits_every_dynamic_series_near_0_1(standard):

@@ -11,6 +11,7 @@ from analysis.outputs.plots.figure import (
     Plot,
     save,
 )
+from sbcore.case_shape import workers as case_workers
 
 
 def counter_plot(records: pd.DataFrame, out_dir: Path) -> list[Plot]:
@@ -25,7 +26,7 @@ def counter_plot(records: pd.DataFrame, out_dir: Path) -> list[Plot]:
     ok = ok.assign(
         binary_label=ok["binary_label"].astype(str) + " (" + ok["counters_group"].astype(str) + ")"
     )
-    workers = ok["threads"] * ok["ranks"]
+    workers = case_workers(ok["threads"], ok["ranks"])
     fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 4.2), squeeze=False)
     for ax, metric in zip(axes[0], metrics, strict=True):
         table = (

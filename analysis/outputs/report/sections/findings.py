@@ -9,6 +9,7 @@ import pandas as pd
 from analysis.checks import PLAUSIBILITY_TOLERANCE, caveats, headline, no_baseline_text
 from analysis.outputs.report.blocks import Block, ci_text, id_list, variant_text
 from analysis.stats.best_speedup import estimate_counts, estimate_text
+from sbcore.case_shape import workers as case_workers
 
 
 def at_all_cores(result) -> pd.DataFrame:
@@ -77,13 +78,14 @@ def difference_lines(result, rows: pd.DataFrame) -> list[str]:
     if comp is None or comp.empty or rows.empty:
         return []
     at = rows.groupby("node_type")["workers"].max()
-    comp = comp[comp["threads"] * comp["ranks"] == comp["node_type"].map(at)]
+    comp = comp[case_workers(comp["threads"], comp["ranks"]) == comp["node_type"].map(at)]
     lines = []
     for _, c in comp[comp["significant"]].iterrows():
         slower = c["variant_b"] if c["faster"] == c["variant_a"] else c["variant_a"]
         ratio = max(c["ratio_b_over_a"], 1 / c["ratio_b_over_a"])
         lines.append(
-            f"{c['binary']} on {c['node_type']} at {c['threads'] * c['ranks']} workers: {c['dimension']} "
+            f"{c['binary']} on {c['node_type']} at {case_workers(c['threads'], c['ranks'])} workers: "
+            f"{c['dimension']} "
             f"{c['faster']} is {ratio:.2f}x faster than {slower} (Holm p = {c['p_holm']:.2g}, "
             f"Cliff's delta {c['cliffs_delta']:+.2f})"
         )

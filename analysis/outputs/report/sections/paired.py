@@ -9,6 +9,7 @@ from analysis.outputs.report.blocks import Block, ci_text, variant_text
 from analysis.outputs.report.sections import paired_cross
 from analysis.stats.comparison_precision import PRECISE, precision_line
 from analysis.stats.paired import MAX_APART_S
+from sbcore.case_shape import workers as case_workers
 
 
 def ci_column(rows: pd.DataFrame, prefix: str, value: str) -> list[str]:
@@ -99,7 +100,7 @@ def variant_table(variants: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame
     return pd.DataFrame(
         {
             "binary": v["binary"],
-            "workers": v["threads"] * v["ranks"],
+            "workers": case_workers(v["threads"], v["ranks"]),
             "a": v["case_a"].map(label).fillna(v["variant_a"]),
             "b": v["case_b"].map(label).fillna(v["variant_b"]),
             "b / a, paired": ci_column(v, "paired_together_", "ratio_b_over_a"),

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.checks import oversubscribed
 from analysis.outputs.report.blocks import Block, ci_text, folded, plot_blocks, variant_text
 from analysis.stats.pop_metrics import LOSS_FACTORS
+from sbcore.case_shape import oversubscribed
 
 BALANCED = 0.95  # a balance at or above this is "no imbalance" in the sentences
 WORK_EVEN = 0.98  # work balance at or above this: the work was evenly dealt
