@@ -364,6 +364,8 @@ HEADLINE_COLUMNS = [
     "speedup",
     "speedup_ci_low",
     "speedup_ci_high",
+    "estimate",  # paired within trials or unpaired (stats/best_speedup.py)
+    "estimate_trials",
     "efficiency",
     "efficiency_ci_low",
     "efficiency_ci_high",

@@ -94,3 +94,16 @@ def test_a_campaign_in_trials_leads_with_the_paired_estimate(tmp_path):
     text = write_report(result, [], ("md",))["md"].read_text()
     assert "paired, 3 trials" in text  # the findings table and the headline name the estimate
     assert f"{estimate_counts(result.speedup)}" in text
+
+
+def test_the_headline_names_the_estimate_it_took():
+    from analysis.checks import HEADLINE_COLUMNS, headline
+
+    sp = best_speedups(speedup_table(), paired_table()).assign(
+        node_type="n", kernel="k", binary="k-c-omp", model="omp", plausibility="ok", speedup_bound=2.0
+    )
+    sp = sp.assign(noisy=False, bimodal=False, baseline_noisy=False, baseline_bimodal=False)
+    best = headline(sp)
+    assert {"estimate", "estimate_trials"} <= set(HEADLINE_COLUMNS)
+    row = best.iloc[0]
+    assert row["case_id"] == "a" and estimate_text(row) == "paired, 12 trials"
