@@ -12,15 +12,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sbcore import layout
+from sbcore import campaign_access, layout
 from sbcore.errors import UsageError
 
 
 def read_cases(campaign_dir: Path) -> list[dict]:
-    """The cases of cases.jsonl, in index order; a missing, unreadable or corrupt file is one error line."""
+    """The cases of cases.jsonl, in index order; a missing, unreadable or corrupt file is one error line.
+    Each line is a JSON object with its index and a case id of the planner's form (layout.CASE_ID)."""
     path = layout.cases_path(campaign_dir)
     try:
-        lines = path.read_text().splitlines()
+        lines = campaign_access.read_bytes(Path(campaign_dir), layout.CASES_FILE).decode().splitlines()
     except UnicodeDecodeError:
         raise UsageError(f"{path}: not UTF-8 text") from None
     except OSError as err:
@@ -33,21 +34,31 @@ def read_cases(campaign_dir: Path) -> list[dict]:
             raise UsageError(f"{path}:{lineno}: not valid JSON ({err.msg})") from None
         if not isinstance(case, dict) or case.get("index") != lineno - 1 or "case_id" not in case:
             raise UsageError(f"{path}:{lineno}: not a case (needs case_id and index {lineno - 1})")
+        if not isinstance(case["case_id"], str) or not layout.CASE_ID.fullmatch(case["case_id"]):
+            raise UsageError(
+                f"{path}:{lineno}: case_id {str(case['case_id'])[:40]!r} is not a planned case id"
+            )
         cases.append(case)
     return cases
 
 
-def check_manifest(campaign_dir: Path) -> None:
-    """manifest.json (the provenance every report states) must be a readable JSON object."""
+def read_manifest(campaign_dir: Path) -> dict:
+    """manifest.json (the provenance every report states): a readable JSON object."""
     path = Path(campaign_dir) / "manifest.json"
     try:
-        manifest = json.loads(path.read_bytes())
+        manifest = json.loads(campaign_access.read_bytes(Path(campaign_dir), "manifest.json"))
     except OSError as err:
         raise UsageError(f"{path}: cannot read: {err.strerror}") from None
     except ValueError as err:  # not JSON, or not UTF-8
         raise UsageError(f"{path}: not valid JSON ({err})") from None
     if not isinstance(manifest, dict):
         raise UsageError(f"{path}: not a JSON object")
+    return manifest
+
+
+def check_manifest(campaign_dir: Path) -> None:
+    """manifest.json must be a readable JSON object."""
+    read_manifest(campaign_dir)
 
 
 def nothing_measured(campaign_dir: Path, cases: list[dict]) -> str | None:
@@ -61,8 +72,8 @@ def nothing_measured(campaign_dir: Path, cases: list[dict]) -> str | None:
         if newest:
             failed += 1
             try:
-                reason = json.loads(newest[1].read_text()).get("reason", "no reason recorded")
-            except (OSError, ValueError, AttributeError):
+                reason = json.loads(campaign_access.read_path(newest[1])).get("reason", "no reason recorded")
+            except (OSError, ValueError, AttributeError, campaign_access.UnsafeFile):
                 reason = f"unreadable {newest[1].name}"
             reasons.setdefault(str(reason), []).append(case["index"])
     lines = [f"Nothing was measured: none of the {len(cases)} cases has a repetition that counts."]
