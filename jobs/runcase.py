@@ -301,6 +301,8 @@ def run_invocation(
         return {"outcome": "done", "reps": ks, "path": layout.records_path(ctx.campaign_dir, case["case_id"])}
     directory.mkdir(parents=True, exist_ok=True)
     campaign_access.check_trusted(directory, "case directory")  # the kernel's working directory
+    for name in (layout.RECORDS_FILE, layout.PROBES_FILE):  # where its records go: checked before it runs
+        campaign_access.refuse_unless_regular(directory / name)
     harness = {
         "campaign": ctx.campaign,
         "case_id": case["case_id"],

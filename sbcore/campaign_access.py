@@ -206,6 +206,17 @@ def read_path(path: Path, missing: bytes | None = None) -> bytes:
     return read_bytes(campaign, relpath, missing)
 
 
+def refuse_unless_regular(path: Path) -> None:
+    """Refuse (UnsafeFile) a path that exists and is not a regular file (a link, FIFO, directory): what
+    a command is about to append to is checked before anything is measured for it."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        raise UnsafeFile(f"{path}: not a regular file (a link, FIFO or directory): refused, nothing run")
+
+
 def is_regular(path: Path) -> bool:
     """Whether `path` is a regular file (not a link, FIFO or directory): lstat only, no open."""
     try:

@@ -178,10 +178,11 @@ def case_lines(
     try:
         data = record_store.read(directory / RECORDS_FILE)
         lines = record_lines.classify(data, case_id, dict(case) if case is not None else None, campaign)
-    except campaign_access.UnsafeFile as err:  # not read: a resume refuses to append to it as well
-        lines = record_lines.CaseLines(problems=[(0, f"not read: {err}")])
+    except campaign_access.UnsafeFile as err:  # not read: a resume refuses to run the case as well
+        why = str(err).removeprefix(f"{directory / RECORDS_FILE}: ")
+        lines = record_lines.CaseLines(problems=[(0, f"not read: {why}")])
     found = lines.records
-    problems = [f"{relpath}:{number}: {why}" for number, why in lines.problems]
+    problems = [f"{relpath}{f':{number}' if number else ''}: {why}" for number, why in lines.problems]
     if directory.is_dir() and not directory.is_symlink():
         for path in sorted(directory.iterdir()):
             match = REP_FILE.match(path.name)
