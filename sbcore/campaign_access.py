@@ -97,6 +97,8 @@ def _open_dir(campaign: Path, parents: list[str], create: bool) -> int:
                     os.mkdir(name, 0o755, dir_fd=fd)
                 except FileExistsError:
                     pass
+                except OSError as err:
+                    raise _problem(where, err) from None
             try:
                 child = os.open(name, _DIR_FLAGS, dir_fd=fd)
             except OSError as err:

@@ -79,7 +79,8 @@ def case_problem(case: dict) -> str | None:
             continue
         value = case[key]
         if isinstance(value, bool) or not isinstance(value, types):
-            return f"not a case: {key} = {str(value)[:40]!r} is not of type {'/'.join(t.__name__ for t in types)}"
+            kinds = "/".join(t.__name__ for t in types)
+            return f"not a case: {key} = {str(value)[:40]!r} is not of type {kinds}"
         if isinstance(value, int | float) and not (
             (low is None or value >= low) and (high is None or value <= high) and value == value
         ):

@@ -8,6 +8,7 @@ array task id + task_offset; absent in older lines = 0), time_limit (--time of i
 """
 
 import json
+import shlex
 from pathlib import Path
 
 from sbcore import campaign_access
@@ -60,5 +61,5 @@ def unsubmitted_note(campaign_dir: Path, states: list[dict]) -> str | None:
         return None
     return (
         f"not submitted yet (submit limit): {len(waiting)} case(s); "
-        f"`./scalebench resume {campaign_dir}` submits them once the queue has room"
+        f"`./scalebench resume {shlex.quote(str(campaign_dir))}` submits them once the queue has room"
     )

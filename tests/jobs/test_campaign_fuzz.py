@@ -29,7 +29,7 @@ seed = 3
 binary = ["mcpi-c-serial"]
 params = { samples = [1000, 2000], seed = [7] }
 """
-CANARY = "#!/bin/sh\ntouch \"$(dirname \"$0\")/EXECUTED\"\n"
+CANARY = '#!/bin/sh\ntouch "$(dirname "$0")/EXECUTED"\n'
 
 
 @pytest.fixture(scope="module")
@@ -73,11 +73,16 @@ def values(sandbox: str) -> st.SearchStrategy:
         | st.none()
         | st.booleans()
     )
-    return st.recursive(scalar, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=12), inner, max_size=3), max_leaves=6)
+    return st.recursive(
+        scalar,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=12), inner, max_size=3),
+        max_leaves=6,
+    )
 
 
-CASE_KEYS = ["binary", "case_id", "index", "env", "argv", "reps", "timeout_s", "warmup", "threads", "ranks",
-             "pin", "params", "kernel", "model", "dump_image", "sampling", "load", "cpus", "pin_tool"]  # fmt: skip
+CASE_KEYS = ["binary", "case_id", "index", "env", "argv", "reps", "timeout_s", "warmup", "threads",
+             "ranks", "pin", "params", "kernel", "model", "dump_image", "sampling", "load", "cpus",
+             "pin_tool"]  # fmt: skip
 RECORD_KEYS = ["rep", "wall_s", "case_id", "campaign", "params", "status", "threads", "schema", "checksum"]
 
 
@@ -164,7 +169,10 @@ def test_mutated_campaign_files_run_and_write_nothing_outside(pristine, monkeypa
         resumed = quietly([*results, "run", "--resume", "c", "--no-progress"])
         status = quietly([*results, "status", "c"])
         assert resumed in (0, 1, 2, 3) and status in (0, 1, 2, 3)
-        if target == "cases.jsonl" and path.read_bytes() != (pristine / "results" / "c" / target).read_bytes():
+        if (
+            target == "cases.jsonl"
+            and path.read_bytes() != (pristine / "results" / "c" / target).read_bytes()
+        ):
             assert resumed in (2, 3)  # an edited plan runs nothing
             assert {p: p.read_bytes() for p in campaign.glob("raw/*/records.jsonl")} == records_before
         if target == "records":

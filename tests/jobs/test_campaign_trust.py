@@ -146,7 +146,9 @@ def test_loader_variables_come_from_the_experiment_and_the_manifest_names_them(t
 # ---- 2. ownership and links --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("command", [["run", "--resume", "c", "--no-progress"], ["run-case", "c", "0"], ["analyze", "c"]])
+@pytest.mark.parametrize(
+    "command", [["run", "--resume", "c", "--no-progress"], ["run-case", "c", "0"], ["analyze", "c"]]
+)
 def test_a_results_directory_others_can_write_is_refused(planned, command):
     results, campaign = planned
     results.chmod(0o777)
@@ -218,7 +220,9 @@ def test_latest_must_name_a_campaign_directory_beside_it(planned, target):
 # ---- 3. kernel outputs stay in their case -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("value", ["cases.jsonl", "records.jsonl", "../x.pgm", "/tmp/x.pgm", "rep-0.json", ".hidden"])
+@pytest.mark.parametrize(
+    "value", ["cases.jsonl", "records.jsonl", "../x.pgm", "/tmp/x.pgm", "rep-0.json", ".hidden"]
+)
 def test_a_kernel_output_takes_a_name_not_a_path(tmp_path, lock, value):
     exp = tmp_path / "dump.toml"
     exp.write_text(
@@ -260,7 +264,14 @@ def test_a_fifo_for_the_measurement_lock_hangs_nothing(planned, tmp_path):
     fifo = tmp_path / "lock.fifo"
     os.mkfifo(fifo)
     done = run_cli(
-        "--results-dir", results, "run-case", "c", "0", "--no-wait", env={"SCALEBENCH_MEASURE_LOCK": str(fifo)}, timeout=30
+        "--results-dir",
+        results,
+        "run-case",
+        "c",
+        "0",
+        "--no-wait",
+        env={"SCALEBENCH_MEASURE_LOCK": str(fifo)},
+        timeout=30,
     )
     assert done.returncode == 3 and "not a regular file" in one_line(done)
 
@@ -281,7 +292,11 @@ def test_a_million_cases_are_refused_at_once(tmp_path):
 
 @pytest.mark.parametrize(
     ("setting", "key"),
-    [("timeout_s = 1e10", "timeout_s"), ("timeout_s = 1e300", "timeout_s"), ('[env]\nX = "a\\u0000b"', "env.X")],
+    [
+        ("timeout_s = 1e10", "timeout_s"),
+        ("timeout_s = 1e300", "timeout_s"),
+        ('[env]\nX = "a\\u0000b"', "env.X"),
+    ],
 )
 def test_bad_values_are_one_line_at_plan(tmp_path, setting, key):
     exp = tmp_path / "bad.toml"
@@ -321,7 +336,9 @@ def test_a_failing_file_system_is_one_line(planned, monkeypatch, capsys, code):
     err = capsys.readouterr().err
     assert status == 3, err
     assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("scalebench analyze: error: ")
-    assert not [p for p in (campaign / "analysis").rglob("*") if p.name.endswith(".tmp") or p.suffix == ".csv"]
+    assert not [
+        p for p in (campaign / "analysis").rglob("*") if p.name.endswith(".tmp") or p.suffix == ".csv"
+    ]
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
