@@ -26,9 +26,9 @@ void sbl_list(const char *raw, int64_t n, const char *const *case_ids, const cha
         for (int64_t i; (i = next.fetch_add(1)) < n;) {
             sizes[i] = -1;
             plain[i] = 0;
-            int fd =
-                raw_fd < 0 ? -1
-                           : openat(raw_fd, case_ids[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+            int fd = raw_fd < 0 ? -1
+                                : openat(raw_fd, case_ids[i],
+                                         O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
             DIR *dir = fd < 0 ? nullptr : fdopendir(fd);
             if (!dir) {
                 if (fd >= 0)
@@ -42,8 +42,8 @@ void sbl_list(const char *raw, int64_t n, const char *const *case_ids, const cha
                     !std::strcmp(name, ignored))
                     continue;
                 struct stat st;
-                if (!std::strcmp(name, records) && fstatat(dirfd(dir), name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                    S_ISREG(st.st_mode))
+                if (!std::strcmp(name, records) &&
+                    fstatat(dirfd(dir), name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
                     sizes[i] = int64_t(st.st_size);
                 else
                     only = false;

@@ -42,7 +42,8 @@ struct Read {
     const char *data = nullptr;
     size_t len = 0;
     Read(const Job &job, std::vector<char> &buffer) {
-        // No link followed, no FIFO waited on: only a regular file is read (sbcore/campaign_access.py).
+        // No link followed, no FIFO waited on: only a regular file is read
+        // (sbcore/campaign_access.py).
         int fd = open(job.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
         if (fd < 0)
             return;
