@@ -327,9 +327,9 @@ def test_a_failing_file_system_is_one_line(planned, monkeypatch, capsys, code):
     results, campaign = planned
     assert run_cli("--results-dir", results, "run", "--resume", "c", "--no-progress").returncode == 0
 
-    def failing(table, path, *args, **kwargs):
-        Path(path).write_bytes(b"partial")
-        raise OSError(getattr(errno, code), os.strerror(getattr(errno, code)), str(path))
+    def failing(table, sink, *args, **kwargs):
+        sink.write(b"partial")
+        raise OSError(getattr(errno, code), os.strerror(getattr(errno, code)))
 
     monkeypatch.setattr(pyarrow.csv, "write_csv", failing)
     status = main(["--results-dir", str(results), "analyze", "c", "--format", "csv"])
@@ -469,3 +469,57 @@ def test_nothing_outside_is_touched_by_a_refused_resume(planned, tmp_path):
     after = {k: v for k, v in tree(tmp_path).items() if not k.startswith(str(campaign))}
     assert after == before
     shutil.rmtree(campaign)
+
+
+@pytest.fixture
+def small_fs(tmp_path):
+    """A 3 MiB tmpfs (root only), unmounted afterwards."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a small tmpfs")
+    mount = tmp_path / "small-fs"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)], check=True)
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=True)
+
+
+def test_a_read_only_results_directory_is_one_line(small_fs, tmp_path, lock):
+    exp = tmp_path / "trust.toml"
+    exp.write_text(EXPERIMENT)
+    results = small_fs / "r"
+    assert run_cli("--results-dir", results, "run", exp, "--name", "c", "--no-progress").returncode == 0
+    (results / "c" / "raw").rename(results / "c" / "raw-measured")  # so that a resume has work to do
+    (results / "c" / "raw").mkdir()
+    subprocess.run(["mount", "-o", "remount,ro", str(small_fs)], check=True)
+    for argv in (
+        ["plan", exp, "--write", "--name", "d"],
+        ["run", exp, "--name", "e", "--no-progress"],
+        ["run", "--resume", "c", "--no-progress"],
+        ["analyze", "c"],
+    ):
+        done = run_cli("--results-dir", results, *argv)
+        assert done.returncode == 3, (argv, done.stderr)
+        line = one_line(done) if argv[0] != "run" or "--resume" not in argv else done.stderr.splitlines()[-1]
+        assert "Read-only file system" in line and str(results) in line and "Traceback" not in done.stderr
+
+
+def test_a_full_disk_under_analyze_is_one_line_and_leaves_no_table(small_fs, tmp_path, lock):
+    exp = tmp_path / "trust.toml"
+    exp.write_text(EXPERIMENT)
+    results = small_fs / "r"
+    assert run_cli("--results-dir", results, "run", exp, "--name", "c", "--no-progress").returncode == 0
+    subprocess.run(["dd", "if=/dev/zero", f"of={small_fs / 'filler'}", "bs=64k"], capture_output=True)
+    done = run_cli("--results-dir", results, "analyze", "c")
+    assert done.returncode == 3 and "Traceback" not in done.stderr
+    errors = [line for line in done.stderr.splitlines() if not line.startswith("note: ")]  # the cache's note
+    assert len(errors) == 1 and "No space left on device" in errors[0] and str(results / "c") in errors[0]
+    # The same analysis on a disk with room: which of its tables are empty files by nature.
+    reference = tmp_path / "reference"
+    shutil.copytree(results / "c", reference / "c", ignore=shutil.ignore_patterns("analysis"))
+    assert run_cli("--results-dir", reference, "analyze", "c").returncode == 0
+    empty = {p.name for p in (reference / "c" / "analysis").iterdir() if p.is_file() and not p.stat().st_size}
+    files = [p for p in (results / "c" / "analysis").rglob("*") if p.is_file()]
+    assert [p for p in files if p.name.endswith(".tmp")] == []
+    assert [p for p in files if not p.stat().st_size and p.name not in empty] == []
