@@ -11,7 +11,7 @@ import pandas as pd
 
 from analysis.records.flatten import canonical_json
 from analysis.variants import VARIANT_PARAMS
-from sbcore import layout, sampling
+from sbcore import campaign_access, layout, sampling
 
 
 @dataclass
@@ -33,8 +33,9 @@ def read_campaign(path: Path) -> Campaign:
     config = _read_toml(path / "campaign.toml", problems)
     rows, lines = [], []
     cases_file = layout.cases_path(path)
-    if cases_file.is_file():
-        for lineno, line in enumerate(cases_file.read_text(errors="replace").splitlines(), 1):
+    text = _read_bytes(cases_file, problems)
+    if text is not None:
+        for lineno, line in enumerate(text.decode(errors="replace").splitlines(), 1):
             if not line.strip():
                 continue
             try:
@@ -43,8 +44,11 @@ def read_campaign(path: Path) -> Campaign:
                 lines.append(case)
             except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as err:
                 problems.append((f"cases.jsonl:{lineno}", f"unusable case line: {err!r}"))
-    else:
-        problems.append(("cases.jsonl", "missing: failed/missing cases cannot be listed"))
+    elif (layout.CASES_FILE, "missing") in problems:
+        problems[problems.index((layout.CASES_FILE, "missing"))] = (
+            layout.CASES_FILE,
+            "missing: failed/missing cases cannot be listed",
+        )
     name = (config.get("campaign") or {}).get("name") or path.name
     cases = pd.DataFrame(rows, columns=CASE_COLUMNS)
     quiet_file = layout.quiet_gate_path(path)
@@ -123,23 +127,33 @@ def problem_key(params: dict) -> str:
     return canonical_json({k: v for k, v in params.items() if k not in VARIANT_PARAMS})
 
 
-def _read_json(path: Path, problems: list) -> dict:
+def _read_bytes(path: Path, problems: list) -> bytes | None:
+    """A campaign file's bytes (sbcore/campaign_access.py: no link followed, only a regular file), or
+    None with the problem noted."""
     try:
-        value = json.loads(path.read_text())
-        return value if isinstance(value, dict) else {}
+        return campaign_access.read_path(path)
     except FileNotFoundError:
         problems.append((path.name, "missing"))
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as err:
+    except (OSError, campaign_access.UnsafeFile) as err:
+        problems.append((path.name, f"unreadable: {err}"))
+    return None
+
+
+def _read_json(path: Path, problems: list) -> dict:
+    data = _read_bytes(path, problems)
+    try:
+        value = json.loads(data) if data is not None else {}
+        return value if isinstance(value, dict) else {}
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
         problems.append((path.name, f"unreadable: {err}"))
     return {}
 
 
 def _read_toml(path: Path, problems: list) -> dict:
+    data = _read_bytes(path, problems)
     try:
-        return tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        problems.append((path.name, "missing"))
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        return tomllib.loads(data.decode()) if data is not None else {}
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         problems.append((path.name, f"unreadable: {err}"))
     return {}
 

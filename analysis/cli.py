@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from pathlib import Path
 
 from analysis.fail_on import DEFAULT_FAIL_ON, FAIL_ON_KINDS, finding_counts, parse_fail_on
-from sbcore import layout
+from sbcore import campaign_access, layout
 from sbcore.argtypes import int_at_least
 from sbcore.atomic import write_atomic
 from sbcore.campaign_files import check_manifest, nothing_measured, read_cases
 from sbcore.errors import EXIT_FINDING, EXIT_OK, UsageError
-from sbcore.layout import RESULTS_ENV, resolve_campaign
+from sbcore.layout import RESULTS_ENV, resolve_campaign, trusted_campaign
 from sbcore.output_json import document, print_document
 
 FORMATS = ("md", "html", "csv", "records-csv")
@@ -164,7 +165,14 @@ def run_analyze(args: argparse.Namespace) -> int:
     check_resamples(args.resamples)
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: must be >= 1")
-    campaign_dir = resolve_campaign(args.campaign, args.results_dir)
+    campaign_dir = trusted_campaign(args.campaign, args.results_dir)
+    # No link followed out of the campaign: its raw/ and the analysis directories are real ones of this user.
+    if (campaign_dir / layout.RAW_DIR).exists():
+        campaign_access.check_trusted(campaign_dir / layout.RAW_DIR, "campaign's raw directory")
+    campaign_access.make_dir(campaign_dir, layout.ANALYSIS_DIR)
+    for sub in ("plots", ".cache"):
+        if os.path.lexists(layout.analysis_dir(campaign_dir) / sub):
+            campaign_access.make_dir(campaign_dir, f"{layout.ANALYSIS_DIR}/{sub}")
     check_manifest(campaign_dir)  # guard: a usable manifest.json and cases.jsonl, and records
     why = nothing_measured(campaign_dir, read_cases(campaign_dir))
     if why:  # an empty or all-failed campaign: a report that says so instead of tables of nothing

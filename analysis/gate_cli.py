@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 
@@ -233,7 +234,8 @@ def run_history(args: argparse.Namespace) -> int:
     out = sys.stderr if args.json else sys.stdout
     for name in found.not_analysed:
         print(
-            f"note: {name}: not analysed (no analysis tables): run `scalebench analyze {name}`",
+            f"note: {name}: not analysed (no analysis tables): "
+            f"run `scalebench analyze {shlex.quote(str(name))}`",
             file=sys.stderr,
         )
     for line in found.unreadable:

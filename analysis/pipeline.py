@@ -5,6 +5,7 @@ Every stage is a function of the previous stage's tables; this module only wires
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from analysis.checks import (
     plausibility,
 )
 from analysis.outputs.tables import write_files
+from analysis.records.belonging import left_out
 from analysis.records.load import Loaded, load_records, record_file
 from analysis.reference_data import load_bounds
 from analysis.stats.best_speedup import best_speedups
@@ -108,12 +110,40 @@ class Analysis:
         return layout.analysis_dir(self.campaign.path)
 
 
+def only_belonging(loaded: Loaded, campaign: Campaign) -> Loaded:
+    """The loaded records without those that do not belong to their case's plan or to this campaign
+    (analysis/records/belonging.py), which join the problems with their file and line; their counter
+    rows go with them."""
+    plans = {str(case["case_id"]): case for case in campaign.case_lines if isinstance(case, dict)}
+    name = (campaign.config.get("campaign") or {}).get("name")
+    records = loaded.records
+    if records.empty:
+        return loaded
+    lines = records["record_line"] if "record_line" in records else pd.Series(0, index=records.index)
+    files = record_file(records).astype(str)
+    where = files.where(lines.to_numpy() <= 0, files + ":" + lines.astype(str))
+    drop, problems = left_out(records, plans, name if isinstance(name, str) else None, where)
+    if not drop.any():
+        return loaded
+    gone = records[drop]
+    counters = loaded.counters
+    if not counters.empty and {"case_id", "rep"} <= set(counters.columns):
+        dropped = set(zip(gone["case_id"].astype(str), gone["rep"].astype(int), strict=True))
+        pairs = zip(counters["case_id"].astype(str), counters["rep"].astype(int), strict=True)
+        counters = counters[[pair not in dropped for pair in pairs]].reset_index(drop=True)
+    everything = pd.concat([loaded.problems, problems], ignore_index=True).sort_values(
+        "file", ignore_index=True
+    )
+    kept = records[~drop].reset_index(drop=True)
+    return dataclasses.replace(loaded, records=kept, counters=counters, problems=everything)
+
+
 def analyze(campaign_dir: Path, options: Options) -> Analysis:
     """Every table and statistic of the campaign (write_tables writes them)."""
     timings: dict[str, float] = {}
     lap = Laps(timings)
     campaign = read_campaign(campaign_dir)
-    loaded = load_records(campaign_dir, options.processes, options.use_cache)
+    loaded = only_belonging(load_records(campaign_dir, options.processes, options.use_cache), campaign)
     timings["load"] = lap("load")  # (with the campaign's other files)
 
     cases = case_table(campaign.cases, loaded.records)

@@ -21,7 +21,7 @@ UNAVAILABLE_FILE = "unavailable.tsv"
 
 def bin_dir() -> Path:
     """build/bin, or $SCALEBENCH_BIN_DIR (lets tests and odd installs point elsewhere)."""
-    # Absolute: kernels run with the campaign directory as their working directory.
+    # Absolute: kernels run with their case directory as their working directory.
     return Path(os.environ.get("SCALEBENCH_BIN_DIR", BIN_DIR)).resolve()
 
 

@@ -6,6 +6,7 @@ start-up must not pay for modules other commands need.
 
 import argparse
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -205,27 +206,29 @@ def _no_wait_option(p) -> None:
 
 
 def cmd_run(args) -> int:
-    from jobs.campaign import create_campaign, load_cases
+    from jobs.campaign import create_campaign, verified_cases
     from jobs.runner import run_local
     from jobs.status import note_uncounted
     from sbcore.child import stop_on_signals
-    from sbcore.layout import resolve_campaign
+    from sbcore.layout import trusted_campaign
 
     if bool(args.experiment) == bool(args.resume):
         raise UsageError("run: give either EXP (a new campaign) or --resume CAMPAIGN, not both or neither")
     if args.resume:
         if args.node_type or args.name:
             raise UsageError("run --resume: --node-type and --name only apply to a new campaign")
-        campaign = resolve_campaign(args.resume)
+        campaign = trusted_campaign(args.resume)
+        cases = verified_cases(campaign)  # nothing runs unless cases.jsonl is what its experiment plans
     else:
         campaign = create_campaign(args.experiment, args.node_type, args.name, args.results_dir)
     print(f"campaign: {campaign}", file=sys.stderr)
     if args.resume:
-        note_uncounted(campaign, load_cases(campaign), sys.stderr)
+        note_uncounted(campaign, cases, sys.stderr)
     stop_on_signals()
     counts = run_local(campaign, progress=not args.no_progress, wait_for_lock=not args.no_wait)
+    where = shlex.quote(str(campaign))
     if counts["interrupted"]:
-        print(f"interrupted: finished records are kept; continue with ./scalebench run --resume {campaign}")
+        print(f"interrupted: finished records are kept; continue with ./scalebench run --resume {where}")
         return 130
     waited = (
         f"; {counts['comparison_deferrals']} deferred for a slow cache-line transfer"
@@ -242,12 +245,12 @@ def cmd_run(args) -> int:
     print(f"{counts['ok']} repetitions ran, {counts['failed']} failed{extra}")
     print(f"campaign directory: {campaign}")
     if counts["failed"]:
-        print(f"see why: ./scalebench status {campaign}; retry: ./scalebench run --resume {campaign}")
+        print(f"see why: ./scalebench status {where}; retry: ./scalebench run --resume {where}")
     status = 0
     if args.analyze:
         status = subprocess.call([*entry_command(), "analyze", str(campaign)])
     else:
-        print(f"analyse it with: ./scalebench analyze {campaign}")
+        print(f"analyse it with: ./scalebench analyze {where}")
     return status or (1 if counts["failed"] else 0)
 
 
@@ -279,15 +282,15 @@ def cmd_build(args) -> int:
 
 
 def cmd_run_case(args) -> int:
-    from jobs.campaign import load_cases
+    from jobs.campaign import verified_cases
     from jobs.runcase import run_case
     from jobs.status import note_uncounted
     from sbcore.child import stop_on_signals
-    from sbcore.layout import resolve_campaign
+    from sbcore.layout import trusted_campaign
 
-    campaign = resolve_campaign(args.campaign)
+    campaign = trusted_campaign(args.campaign)
     stop_on_signals()
-    cases = load_cases(campaign)
+    cases = verified_cases(campaign)  # nothing runs unless cases.jsonl is what its experiment plans
     if 0 <= args.index < len(cases):
         note_uncounted(campaign, [cases[args.index]], sys.stderr)
     results = run_case(campaign, args.index, args.rep, wait_for_lock=not args.no_wait)

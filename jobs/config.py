@@ -13,9 +13,10 @@ from jobs import competing_load as load_config
 from jobs.families import DEFAULT_BASELINE_EVERY, DEFAULT_COMPARISON_WAIT_S, INTERLEAVE
 from jobs.pinning import PIN_TOOLS, STRATEGIES
 from jobs.slurm.site import SITE_KEYS, SiteOptions, check_site
+from sbcore import layout
 from sbcore.errors import UsageError
 from sbcore.install import source_root
-from sbcore.names import has_control, name_problem
+from sbcore.names import NAME_RULE, has_control, name_problem
 
 ROOT = source_root()  # the clone, or the one a pip install was made from
 NODES_TOML = ROOT / "config" / "nodes.toml"
@@ -74,6 +75,12 @@ DEFAULTS = {
 }
 NO_COUNTERS = "none"
 MAX_REPS = 1_000_000  # the kernel harness's limit of --reps and --warmup (kernels/common/sb_options.c)
+MAX_TIMEOUT_S = 7 * 24 * 3600  # a week: more than any Slurm time limit; a bound for every seconds setting
+# Variables that change what the dynamic loader (or a shell) runs before the kernel's own code: only from
+# the experiment, and then named in the manifest (docs/trust.md).
+LOADER_ENV = re.compile(r"^(LD_\w*|GCONV_PATH|BASH_ENV|ENV|HOSTALIASES|MALLOC_\w*)$")
+MAX_ENV_VALUE = 4096
+OUTPUT_PARAMS = ("dump",)  # kernel options that write a file: a name, written in the case's directory
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 THREAD_EXPR = re.compile(r"^\s*(?:(\d+)\s*\*\s*)?(cores|hwthreads|sockets)\s*(?:([+-])\s*(\d+))?\s*$")
 
@@ -158,11 +165,13 @@ class Checker:
             self.fail(key, value, "must be a non-empty string")
         return value
 
-    def number(self, value, key: str):
+    def number(self, value, key: str, maximum: float = MAX_TIMEOUT_S):
         if not isinstance(value, int | float) or isinstance(value, bool):
             self.fail(key, value, "must be a number")
         if not value > 0 or value == float("inf"):
             self.fail(key, value, "must be a finite number > 0")
+        if value > maximum:
+            self.fail(key, value, f"must be <= {maximum:g}")
         return value
 
     def axis(self, value, key: str) -> list:
@@ -179,6 +188,10 @@ class Checker:
                 self.fail(f"{key}.{name}", val, "not a valid environment variable name")
             if not isinstance(val, str):
                 self.fail(f"{key}.{name}", val, "environment values must be strings")
+            if "\0" in val:
+                self.fail(f"{key}.{name}", val, "contains a NUL character (not possible in an environment)")
+            if len(val) > MAX_ENV_VALUE:
+                self.fail(f"{key}.{name}", val, f"longer than {MAX_ENV_VALUE} characters")
         return dict(value)
 
 
@@ -192,11 +205,13 @@ def _show(value) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def read_toml(path: Path) -> dict:
+def read_toml(path: Path, data: bytes | None = None) -> dict:
+    """A TOML file (or its bytes, when already read) as a dict; a UTF-8 byte order mark is accepted."""
     path = Path(path)
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        if data is None:
+            data = _read_regular(path)
+        return tomllib.loads(data.removeprefix(b"\xef\xbb\xbf").decode())
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except tomllib.TOMLDecodeError as err:
@@ -205,6 +220,22 @@ def read_toml(path: Path) -> dict:
         raise UsageError(f"{path}: not UTF-8 text (byte {err.start}: {err.object[err.start]:#04x})") from None
     except OSError as err:
         raise UsageError(f"{path}: cannot read: {err.strerror}") from None
+
+
+def _read_regular(path: Path) -> bytes:
+    """A configuration file's bytes; a FIFO or device is refused before anything waits on it."""
+    import os
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UsageError(f"{path}: not a regular file (a FIFO, device or directory)")
+        os.set_blocking(fd, True)
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            return fh.read()
+    finally:
+        os.close(fd)
 
 
 def load_node_types(path: Path = NODES_TOML) -> dict[str, NodeType]:
@@ -260,13 +291,18 @@ def load_node_types(path: Path = NODES_TOML) -> dict[str, NodeType]:
     return nodes
 
 
-def load_experiment(path: Path, node_types: dict[str, NodeType]) -> Experiment:
-    """Structure, types and values that need no binary; binaries and options are checked by the planner."""
+def load_experiment(
+    path: Path, node_types: dict[str, NodeType], name: str | None = None, text: bytes | None = None
+) -> Experiment:
+    """Structure, types and values that need no binary; binaries and options are checked by the planner.
+    `name` and `text`: the experiment's name and bytes when they are not the file's (a campaign's
+    snapshot of its experiment, jobs/campaign.py)."""
     path = Path(path)
-    if name_problem(path.stem):
-        problem = name_problem(path.stem)
+    exp_name = path.stem if name is None else name
+    if name_problem(exp_name):
+        problem = name_problem(exp_name)
         raise UsageError(f"{_show(str(path))}: experiment file name (before .toml): {problem}")
-    data = read_toml(path)
+    data = read_toml(path, text)
     check = Checker(path)
     check.keys(data, EXPERIMENT_KEYS, "")
     if "description" not in data:
@@ -305,7 +341,7 @@ def load_experiment(path: Path, node_types: dict[str, NodeType]) -> Experiment:
         check.fail("duet", duet, f"not with interleave = {interleave!r}: a duet pairs two cases by itself")
     return Experiment(
         path,
-        path.stem,
+        exp_name,
         data["description"],
         nodes,
         seed,
@@ -451,9 +487,24 @@ def _sweep(check: Checker, raw, where: str, run: dict, env: dict, loads: dict) -
         for i, value in enumerate(values):
             if isinstance(value, bool) or not isinstance(value, str | int | float):
                 check.fail(f"{key}[{i}]", value, "option values must be strings or numbers")
+            if isinstance(value, str) and "\0" in value:
+                check.fail(f"{key}[{i}]", value, "contains a NUL character")
+            if name in OUTPUT_PARAMS:
+                _output_name(check, value, f"{key}[{i}]")
         params[name] = values
     merged_env = {**env, **check.env(raw.get("env", {}), f"{where}.env")}
     return Sweep(axes, params, merged_env, _run_settings(check, raw, where, run))
+
+
+def _output_name(check: Checker, value, key: str) -> None:
+    """A kernel option that writes a file takes a file name, not a path: the file lands in the case's
+    own directory (the kernel's working directory), beside files scalebench keeps there."""
+    if not isinstance(value, str) or name_problem(value):
+        check.fail(
+            key, value, f"a file name, not a path ({NAME_RULE}); it is written in the case's directory"
+        )
+    if layout.is_reserved_name(value):
+        check.fail(key, value, "a name scalebench uses in the case's directory (records, probes, images)")
 
 
 def _thread_value(check: Checker, value, key: str) -> None:

@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import importlib
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -48,7 +49,7 @@ class VersionAction(argparse.Action):
 
 
 def build_parser(modules: list[str] | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="scalebench",
         description="Plan, run (locally or as Slurm job arrays) and analyse scaling campaigns.",
         epilog="Run 'scalebench COMMAND --help' for the options of one command. Exit status: 0 ok, "
@@ -58,6 +59,12 @@ def build_parser(modules: list[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action=VersionAction, help="print the version and git commit")
     parser.add_argument(
         "--results-dir", dest="global_results_dir", type=Path, metavar="DIR", help=RESULTS_DIR_HELP
+    )
+    parser.add_argument(
+        "--trust-group",
+        action="store_true",
+        help="accept results and campaign directories writable by their group: a team directory on a "
+        "shared file system (the same as SCALEBENCH_TRUST_GROUP=1; docs/trust.md)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in modules or list(COMMAND_MODULES):
@@ -84,15 +91,37 @@ def apply_results_dir(args: argparse.Namespace) -> None:
     chosen = getattr(args, "global_results_dir", None) or getattr(args, "results_dir", None)
     if chosen is None:
         return
+    from sbcore.errors import UsageError
+    from sbcore.names import has_control
+
+    if has_control(str(chosen)):
+        raise UsageError(f"--results-dir {str(chosen)!r}: contains a control character (newline, tab, ...)")
     chosen = Path(chosen).absolute()
     os.environ[RESULTS_ENV] = str(chosen)
     if hasattr(args, "results_dir"):
         args.results_dir = chosen
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """Usage errors in one line (docs/exit-codes.md): what is wrong and where to look, exit status 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _interrupt(signum, _frame):
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
 def main(argv: list[str] | None = None) -> int:
+    # SIGTERM and SIGHUP end every command like Ctrl-C, from its first instruction on: one line, 130.
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _interrupt)
     try:
         return _main(argv)
+    except KeyboardInterrupt:
+        print("scalebench: interrupted", file=sys.stderr)
+        return 130
     except ModuleNotFoundError as err:
         if (err.name or "").split(".")[0] in ("jobs", "analysis", "sbcore"):
             raise  # our own code: a bug, keep the traceback
@@ -110,8 +139,12 @@ def _main(argv: list[str] | None) -> int:
 
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(modules_for(argv)).parse_args(argv)
-    apply_results_dir(args)
     try:
+        apply_results_dir(args)
+        if args.trust_group:
+            from sbcore.campaign_access import TRUST_GROUP_ENV
+
+            os.environ[TRUST_GROUP_ENV] = "1"  # for this process and what it starts
         status = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return status
@@ -125,6 +158,12 @@ def _main(argv: list[str] | None) -> int:
         # The reader went away (`plan | head -3`): say so once; nothing more may go to the closed pipe.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         print(f"scalebench {args.command}: error: output closed by its reader (broken pipe)", file=sys.stderr)
+        return EXIT_ENVIRONMENT
+    except OSError as err:
+        # The file system failed under a command (a read-only or full disk, a file that vanished):
+        # one line naming the file, exit 3. Temporary files are removed where they are written.
+        where = err.filename or "a file"
+        print(f"scalebench {args.command}: error: {where}: {err.strerror or err}", file=sys.stderr)
         return EXIT_ENVIRONMENT
 
 

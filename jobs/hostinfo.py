@@ -10,6 +10,7 @@ from pathlib import Path
 from jobs.counter_groups import node_groups
 from jobs.pinning import find_pin_library
 from jobs.topology import Topology, detect_topology
+from sbcore import campaign_access
 from sbcore.atomic import dump_json, write_new
 from sbcore.errors import UsageError
 
@@ -59,8 +60,8 @@ def host_info(campaign_dir: Path) -> dict:
         hosts.mkdir(exist_ok=True)
         write_new(path, dump_json(probe_host()))  # first writer wins when array tasks race
     try:
-        return json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as err:
+        return json.loads(campaign_access.read_bytes(Path(campaign_dir), f"hosts/{path.name}"))
+    except (OSError, ValueError) as err:
         raise UsageError(f"{path}: unreadable host probe ({err}); delete it to probe again") from None
 
 

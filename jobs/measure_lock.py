@@ -17,6 +17,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import stat
 import sys
 import time
 from pathlib import Path
@@ -34,11 +35,17 @@ def lock_path(env=os.environ) -> Path:
 def _open(path: Path) -> int:
     for _ in range(3):
         try:
-            return os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            return _regular(path, os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOFOLLOW))
         except FileNotFoundError:
             pass
+        except OSError as err:
+            if err.errno == errno.ELOOP:
+                raise EnvironmentProblem(
+                    f"{path}: the measurement lock is a symbolic link: refused"
+                ) from None
+            raise
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+            fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
         except FileExistsError:
             continue  # created by another measurer meanwhile: open it as it is
         except OSError as err:
@@ -47,6 +54,17 @@ def _open(path: Path) -> int:
             os.fchmod(fd, 0o644)  # whatever the umask: other users must be able to open it
         return fd
     raise EnvironmentProblem(f"{path}: cannot open the measurement lock")
+
+
+def _regular(path: Path, fd: int) -> int:
+    """The lock's descriptor when it is a regular file (opened without blocking: a FIFO never hangs the
+    runner); refused otherwise. Another user's lock file is shared on purpose (see above)."""
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise EnvironmentProblem(
+            f"{path}: the measurement lock is not a regular file (a FIFO, device or directory)"
+        )
+    return fd
 
 
 @contextlib.contextmanager

@@ -23,6 +23,9 @@ from sbcore.errors import UsageError
 # Fields that say where a case sits, not what it measures: kept out of the hash (`trial_group` too, so a
 # campaign's case ids stay what they were before trial groups).
 UNHASHED = ("case_id", "index", "experiment", "trial_group")
+# The most cases one experiment may plan (its sweeps' products, counted before they are expanded): a plan
+# stays a matter of seconds, a campaign's files a matter of megabytes.
+MAX_CASES = 100_000
 
 
 def case_id(case: dict) -> str:
@@ -50,28 +53,45 @@ def node_shape(node: NodeType) -> dict:
     }
 
 
-def plan_cases(exp: Experiment, node_types: dict[str, NodeType], selected: list[str] | None = None) -> list:
+def plan_cases(
+    exp: Experiment,
+    node_types: dict[str, NodeType],
+    selected: list[str] | None = None,
+    skipped: dict[str, str] | None = None,
+    ask_kernels: bool = True,
+) -> list:
+    """The experiment's cases for the selected node types. `skipped`: the binaries to leave out (default:
+    those the build skipped, said on stderr); `ask_kernels`: ask each kernel's --check-args about its
+    option sets (a campaign re-derived for comparison with its cases.jsonl does not ask again)."""
     check = Checker(exp.path)
     names = selected or exp.node_types
     for name in names:
         if name not in node_types:
             raise UsageError(f"--node-type {name!r}: unknown node type (known: {', '.join(node_types)})")
-    skipped = skipped_kernels(exp)
-    for why in dict.fromkeys(skipped.values()):
-        binaries = ", ".join(name for name, reason in skipped.items() if reason == why)
-        print(f"plan: skipping the cases of {binaries}: {why}", file=sys.stderr)
+    _check_size(exp, len(names))
+    if skipped is None:
+        skipped = skipped_kernels(exp)
+        for why in dict.fromkeys(skipped.values()):
+            binaries = ", ".join(name for name, reason in skipped.items() if reason == why)
+            print(f"plan: skipping the cases of {binaries}: {why}", file=sys.stderr)
     _check_binaries(check, exp, skipped)
-    cases, seen, checked, cpus_of = [], set(), {}, {}
+    cases, seen, where, cpus_of, excluded = [], set(), {}, {}, [0]
     for name in names:
         shape = node_shape(node_types[name])
         cpus_of[name] = shape["hwthreads"]
         check_planned_groups(check, exp, node_types[name], NO_COUNTERS)
         for s, sweep in enumerate(exp.sweeps):
-            for case in _sweep_cases(check, exp, sweep, f"sweep[{s}]", name, shape, skipped):
-                _check_kernel_args(check, case, f"sweep[{s}]", checked)
+            for case in _sweep_cases(check, exp, sweep, f"sweep[{s}]", name, shape, skipped, excluded):
                 if case["case_id"] not in seen:
                     seen.add(case["case_id"])
+                    where[case["case_id"]] = f"sweep[{s}]"
                     cases.append(case)
+    if not cases and excluded[0]:
+        raise UsageError(
+            f"{exp.path}: the [[exclude]] rules leave no case to run (all {excluded[0]} excluded)"
+        )
+    if ask_kernels:
+        _check_kernel_args(check, cases, where)
     if exp.interleave == "family":
         repeat_baselines(cases, exp.baseline_every)
     if exp.duet:
@@ -82,15 +102,45 @@ def plan_cases(exp: Experiment, node_types: dict[str, NodeType], selected: list[
     return cases
 
 
-def _check_kernel_args(check: Checker, case: dict, where: str, checked: dict) -> None:
-    """The kernel's own --check-args, once per distinct option set: what it refuses fails the plan."""
-    key = (case["binary"], tuple(case["argv"]), case["warmup"], tuple(sorted(case["env"].items())))
-    if key not in checked:
+def _check_size(exp: Experiment, node_types: int) -> None:
+    """Refuse an experiment whose sweeps expand to more than MAX_CASES cases (counted before anything
+    is expanded or excluded: a product of the axes' lengths)."""
+    total = 0
+    for sweep in exp.sweeps:
+        size = node_types
+        for values in (*sweep.axes.values(), *sweep.params.values()):
+            size *= len(values)
+        total += size
+    if total > MAX_CASES:
+        raise UsageError(
+            f"{exp.path}: the sweeps expand to {total} cases (before excludes), more than {MAX_CASES}: "
+            "split the experiment or narrow its axes"
+        )
+
+
+def _check_kernel_args(check: Checker, cases: list[dict], where: dict[str, str]) -> None:
+    """The kernel's own --check-args, once per distinct option set (asked a few at a time): what it
+    refuses fails the plan, at the first case (in plan order) with a refused option set."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def key_of(case: dict) -> tuple:
+        return (case["binary"], tuple(case["argv"]), case["warmup"], tuple(sorted(case["env"].items())))
+
+    distinct = {key_of(case): case for case in reversed(cases)}
+
+    def ask(case: dict) -> str | None:
         env = os.environ | {"OMP_NUM_THREADS": str(case["threads"])} | case["env"]
-        checked[key] = kernel_refusal(case["binary"], case["argv"], case["warmup"], env)
-    reason = checked[key]
-    if reason is None:
-        return
+        return kernel_refusal(case["binary"], case["argv"], case["warmup"], env)
+
+    with ThreadPoolExecutor(max_workers=max(2, min(8, 2 * (os.cpu_count() or 1)))) as pool:
+        answers = dict(zip(distinct, pool.map(ask, distinct.values()), strict=True))
+    for case in cases:
+        reason = answers[key_of(case)]
+        if reason is not None:
+            _refused(check, case, where[case["case_id"]], reason)
+
+
+def _refused(check: Checker, case: dict, where: str, reason: str) -> None:
     option = refused_option(reason)
     if option in case["params"]:
         check.fail(
@@ -151,7 +201,14 @@ def _matches(rule: dict, combo: dict, shape: dict) -> bool:
 
 
 def _sweep_cases(
-    check: Checker, exp: Experiment, sweep, where: str, node: str, shape: dict, skipped: dict[str, str]
+    check: Checker,
+    exp: Experiment,
+    sweep,
+    where: str,
+    node: str,
+    shape: dict,
+    skipped: dict[str, str],
+    excluded: list[int],
 ):
     param_names = list(sweep.params)
     axes = [sweep.axes[a] for a in ("binary", "threads", "ranks", "pin", "counter_group", "load", "cpus")]
@@ -170,6 +227,7 @@ def _sweep_cases(
         )
         combo |= {"counter_group": group, "node_type": node, "load": load, "cpus": cpus, **params}
         if any(_matches(rule, combo, shape) for rule in exp.excludes):
+            excluded[0] += 1
             continue
         kernel, lang, model = split_name(binary)
         if threads < 1:

@@ -34,7 +34,7 @@ from jobs.pinning import (
     preload_env,
 )
 from jobs.status import next_invocations, ok_records
-from sbcore import layout, record_lines, record_store, sampling
+from sbcore import campaign_access, layout, record_lines, record_store, sampling
 from sbcore.atomic import dump_json, write_new
 from sbcore.child import die_with_parent
 from sbcore.commands import on_path
@@ -97,9 +97,9 @@ def build_command(
         str(case["warmup"]),
     ]
     if case.get("dump_image"):
-        # Relative to the campaign directory, the kernels' working directory: no whitespace of the
+        # Relative to the case directory, the kernels' working directory: no whitespace of the
         # campaign's path reaches likwid-pin, which splits its command line on it.
-        kernel += ["--dump", str(layout.image_relpath(case["case_id"], k))]
+        kernel += ["--dump", layout.image_name(k)]
     # OMP_NUM_THREADS = threads whatever the caller's shell says: likwid-pin sets it to its list length when
     # unset (shorter than threads when the list wraps) and truncates the list when it is smaller.
     run_env = dict(env) | {"OMP_NUM_THREADS": str(case["threads"])} | case["env"]
@@ -300,6 +300,9 @@ def run_invocation(
     if not todo or (rule.target_ci is not None and not beyond_target and sampling.progress(rule, known).done):
         return {"outcome": "done", "reps": ks, "path": layout.records_path(ctx.campaign_dir, case["case_id"])}
     directory.mkdir(parents=True, exist_ok=True)
+    campaign_access.check_trusted(directory, "case directory")  # the kernel's working directory
+    for name in (layout.RECORDS_FILE, layout.PROBES_FILE):  # where its records go: checked before it runs
+        campaign_access.refuse_unless_regular(directory / name)
     harness = {
         "campaign": ctx.campaign,
         "case_id": case["case_id"],
@@ -331,7 +334,7 @@ def run_invocation(
         ):
             started = time.monotonic()
             status, out, err, timed_out = run_process(
-                command.argv, command.env, case["timeout_s"], ctx.campaign_dir, command.affinity
+                command.argv, command.env, case["timeout_s"], directory, command.affinity
             )
             runner_wall = time.monotonic() - started
     except LoadError as error:

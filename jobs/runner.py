@@ -32,6 +32,7 @@ from jobs.runcase import Context, run_invocation
 from jobs.status import next_invocations
 from jobs.transfer_state import TransferWatch, probe_round_trip
 from jobs.trial_pacer import TrialPacer
+from sbcore import campaign_access
 from sbcore.clock import utc_stamp
 
 
@@ -74,11 +75,13 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_fo
         return counts
     ctx = Context.for_campaign(campaign_dir, wait_for_lock)
     log_path = campaign_dir / "logs" / f"run-{utc_stamp()}-{socket.gethostname()}-{os.getpid()}.log"
-    log_path.parent.mkdir(exist_ok=True)
+    log_fd = campaign_access.open_in(
+        campaign_dir, log_path.relative_to(campaign_dir), os.O_WRONLY | os.O_CREAT | os.O_APPEND
+    )
     bar = tqdm(total=len(work), unit="run", file=out, disable=not progress, dynamic_ncols=True)
     failed_cases: set[str] = set()  # not retried in this run: a failure is for a person to look at
     # Line-buffered: a kill -9 loses at most the line being written; the records are the truth anyway.
-    with log_path.open("a", buffering=1) as log:
+    with open(log_fd, "a", buffering=1) as log:
 
         def run_one(case: dict, p: int, place: dict, beyond_target: bool = False, **duet) -> float:
             """Runs invocation p of the case; returns how long it waited for the measurement lock.

@@ -15,6 +15,7 @@ import argparse
 import datetime
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -107,7 +108,9 @@ def run_one(args: argparse.Namespace, experiment: Path) -> None:
     name = f"{experiment.stem}-seeds-{stamp}"
     start = time.monotonic()
     if scalebench(args, "run", experiment, "--name", name, "--no-progress") != 0:
-        print(f"seeds: {experiment.name}: some repetitions failed (see `scalebench status {name}`)")
+        print(
+            f"seeds: {experiment.name}: some repetitions failed (see `scalebench status {shlex.quote(name)}`)"
+        )
     campaign = layout.resolve_campaign(name, args.results_dir)
     conditions = {
         "before": before.as_dict(),

@@ -9,13 +9,13 @@ count, or a precision target) satisfied or not — the rule `analyze` uses too.
 import json
 from pathlib import Path
 
-from sbcore import layout, sampling
+from sbcore import campaign_access, layout, sampling
 
 
 def read_record(path: Path) -> dict | None:
     try:
-        record = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+        record = json.loads(campaign_access.read_path(Path(path)))
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError, campaign_access.UnsafeFile):
         return None
     return record if isinstance(record, dict) else None
 
@@ -26,7 +26,7 @@ def ok_records(campaign_dir: Path, case: dict) -> dict[int, dict]:
 
 
 def case_state(campaign_dir: Path, case: dict) -> dict:
-    counted, problems = layout.case_lines(campaign_dir, case["case_id"])
+    counted, problems = layout.case_lines(campaign_dir, case["case_id"], case)
     required = layout.required_reps(case)
     records = {k: r for k, r in counted.items() if k in required}
     violations = sum(bool((r.get("pin") or {}).get("violations")) for r in records.values())
@@ -71,5 +71,5 @@ def next_invocations(campaign_dir: Path, case: dict) -> list[int]:
 def note_uncounted(campaign_dir: Path, cases: list[dict], out) -> None:
     """One 'note:' line per record line the rule does not count (it is measured again), as file:line."""
     for case in cases:
-        for problem in layout.case_lines(campaign_dir, case["case_id"])[1]:
+        for problem in layout.case_lines(campaign_dir, case["case_id"], case)[1]:
             print(f"note: {Path(campaign_dir) / problem} (not counted: measured again)", file=out)

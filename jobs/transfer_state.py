@@ -46,10 +46,10 @@ def probe_round_trip(ctx: Context, case: dict) -> float | None:
         command = build_command(ctx, quiet, 0, nreps=1)
     except CaseError:
         return None
+    directory = layout.case_dir(ctx.campaign_dir, case["case_id"])  # where a kernel's outputs land
+    directory.mkdir(parents=True, exist_ok=True)
     with measuring(ctx.wait_for_lock):
-        _, out, _, _ = run_process(
-            command.argv, command.env, case["timeout_s"], ctx.campaign_dir, command.affinity
-        )
+        _, out, _, _ = run_process(command.argv, command.env, case["timeout_s"], directory, command.affinity)
     _, measured = parse_records(out)
     probe = measured[-1].get("probe") if measured else None
     after = probe.get("after") if isinstance(probe, dict) else None

@@ -140,9 +140,8 @@ def figures(result, paired: str | None) -> pd.DataFrame:
             columns={f"{paired}speedup": "s", f"{paired}ci_low": "lo", f"{paired}ci_high": "hi"}
         )
     else:
-        t = result.speedup.rename(
-            columns={"unpaired_speedup": "s", "unpaired_speedup_ci_low": "lo", "unpaired_speedup_ci_high": "hi"}
-        )
+        unpaired = ("unpaired_speedup", "unpaired_speedup_ci_low", "unpaired_speedup_ci_high")
+        t = result.speedup.rename(columns=dict(zip(unpaired, ("s", "lo", "hi"), strict=True)))
         t = t[t["baseline_case_id"].notna() & (t["case_id"] != t["baseline_case_id"])]
     cases = result.campaign.cases
     return pd.DataFrame(

@@ -5,6 +5,7 @@ analyze, compare) finds campaign files through this module only.
     --results-dir / $SCALEBENCH_RESULTS_DIR (default ./results of the current directory)
       latest -> <campaign>                       symlink to the newest campaign
       <campaign>/cases.jsonl                     one planned case per line
+      <campaign>/experiment.toml                 the experiment file as planned (its bytes)
       <campaign>/raw/<case_id>/records.jsonl     the case's records, one per line (appended, never rewritten;
                                                  sbcore/record_store.py)
       <campaign>/raw/<case_id>/probes.jsonl      per-CPU probe times of its records, one line per record
@@ -24,13 +25,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from sbcore import record_lines, record_store, sampling
+from sbcore import campaign_access, record_lines, record_store, sampling
 from sbcore.clock import utc_stamp
 from sbcore.errors import UsageError
 
 RESULTS_ENV = "SCALEBENCH_RESULTS_DIR"
 LATEST = "latest"
 CASES_FILE = "cases.jsonl"
+EXPERIMENT_FILE = "experiment.toml"  # the experiment file as planned: a resume re-plans it (docs/trust.md)
 RAW_DIR = "raw"
 ANALYSIS_DIR = "analysis"
 
@@ -40,6 +42,8 @@ QUIET_GATE_FILE = "quiet_gate.json"  # what the quiet gate saw before a seed stu
 REP_FILE = re.compile(r"^rep-(\d+)\.json$")
 FAILED_FILE = re.compile(r"^rep-(\d+)\.failed-(.+)\.json$")  # group 2: <utc>-<pid>, sorts by time
 IMAGE_FILE = re.compile(r"^rep-(\d+)\.pgm$")
+CASE_ID = re.compile(r"[0-9a-f]{12}")  # what the planner writes: sha256 of the case, 12 hex digits
+CASE_DIR_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")  # the least any raw/<case_id> must be
 
 CASE_STATES = ("done", "failed", "partial", "missing")
 
@@ -56,20 +60,52 @@ def results_root() -> Path:
 
 def resolve_campaign(spec: str | os.PathLike, results_dir: Path | None = None) -> Path:
     """A CAMPAIGN argument (a directory, a campaign name under the results directory, or 'latest') ->
-    the campaign's absolute directory. A campaign directory has cases.jsonl or raw/."""
+    the campaign's absolute directory. A campaign directory has cases.jsonl or raw/. 'latest' is read
+    once: a link to a campaign's plain name in the same results directory, itself a directory (not a
+    link)."""
     results = Path(results_dir) if results_dir is not None else results_root()
     text = str(spec)
-    candidates = [Path(text)] if text != LATEST else []
-    candidates.append(results / text)
-    for path in candidates:
-        if path.is_dir() and ((path / CASES_FILE).is_file() or (path / RAW_DIR).is_dir()):
-            return path.resolve()
     if text == LATEST:
-        raise UsageError(f"campaign 'latest': {results / LATEST} does not exist (no campaign run yet?)")
+        path = _latest_target(results)
+        if _is_campaign(path):
+            return path
+        raise UsageError(f"campaign 'latest': {path} is not a campaign directory")
+    for path in (Path(text), results / text):
+        if _is_campaign(path):
+            return path.resolve()
     raise UsageError(
         f"campaign {text!r}: not a campaign directory (no {CASES_FILE} nor {RAW_DIR}/) "
         f"nor a campaign name under {results}"
     )
+
+
+def trusted_campaign(spec: str | os.PathLike, results_dir: Path | None = None) -> Path:
+    """resolve_campaign, refusing (exit 3) a campaign directory another user can write to, or one in a
+    directory another user can write to without the sticky bit (sbcore/campaign_access.py)."""
+    campaign = resolve_campaign(spec, results_dir)
+    campaign_access.check_trusted(campaign.parent, "results directory", sticky_ok=True)
+    campaign_access.check_trusted(campaign, "campaign directory")
+    return campaign
+
+
+def _is_campaign(path: Path) -> bool:
+    return path.is_dir() and ((path / CASES_FILE).is_file() or (path / RAW_DIR).is_dir())
+
+
+def _latest_target(results: Path) -> Path:
+    link = results / LATEST
+    try:
+        target = os.readlink(link)
+    except FileNotFoundError:
+        raise UsageError(f"campaign 'latest': {link} does not exist (no campaign run yet?)") from None
+    except OSError as err:
+        raise UsageError(f"campaign 'latest': {link} is not a link to a campaign ({err.strerror})") from None
+    if "/" in target or target in ("", ".", ".."):
+        raise UsageError(f"campaign 'latest': {link} points to {target!r}, not to a campaign name beside it")
+    path = results.resolve() / target
+    if path.is_symlink():
+        raise UsageError(f"campaign 'latest': {path} is a symbolic link, not a campaign directory")
+    return path
 
 
 def update_latest(results: Path, campaign: str) -> None:
@@ -96,6 +132,11 @@ def analysis_dir(campaign_dir: Path) -> Path:
 
 
 def case_dir(campaign_dir: Path, case_id: str) -> Path:
+    """raw/<case_id>: a case id is one plain path component (CASE_DIR_NAME), never a path."""
+    if not isinstance(case_id, str) or not CASE_DIR_NAME.fullmatch(case_id):
+        raise UsageError(
+            f"case_id {str(case_id)[:40]!r}: not a case id (a plain name of letters, digits, '-_.')"
+        )
     return Path(campaign_dir) / RAW_DIR / case_id
 
 
@@ -125,24 +166,35 @@ def case_records(campaign_dir: Path, case_id: str) -> dict[int, dict]:
     return case_lines(campaign_dir, case_id)[0]
 
 
-def case_lines(campaign_dir: Path, case_id: str) -> tuple[dict[int, dict], list[str]]:
+def case_lines(
+    campaign_dir: Path, case_id: str, case: Mapping | None = None
+) -> tuple[dict[int, dict], list[str]]:
     """(repetition -> counted record, problems as '<file>:<line>: <why>' relative to the campaign), by
-    the one rule of sbcore/record_lines.py."""
+    the one rule of sbcore/record_lines.py; with the planned `case`, records that do not belong to its
+    plan or to this campaign are problems too."""
     directory = case_dir(campaign_dir, case_id)
     relpath = f"{RAW_DIR}/{case_id}/{RECORDS_FILE}"
-    lines = record_lines.classify(record_store.read(directory / RECORDS_FILE), case_id)
+    campaign = campaign_name(campaign_dir) if case is not None else None
+    try:
+        data = record_store.read(directory / RECORDS_FILE)
+        lines = record_lines.classify(data, case_id, dict(case) if case is not None else None, campaign)
+    except campaign_access.UnsafeFile as err:  # not read: a resume refuses to run the case as well
+        why = str(err).removeprefix(f"{directory / RECORDS_FILE}: ")
+        lines = record_lines.CaseLines(problems=[(0, f"not read: {why}")])
     found = lines.records
-    problems = [f"{relpath}:{number}: {why}" for number, why in lines.problems]
-    if directory.is_dir():
+    problems = [f"{relpath}{f':{number}' if number else ''}: {why}" for number, why in lines.problems]
+    if directory.is_dir() and not directory.is_symlink():
         for path in sorted(directory.iterdir()):
             match = REP_FILE.match(path.name)
             if match:
                 try:
-                    record, why = record_lines.decode_line(path.read_bytes())
+                    record, why = record_lines.decode_line(campaign_access.read_path(path))
                 except OSError as err:
                     record, why = None, f"cannot read: {err.strerror}"
                 if why is None and (record["case_id"] != case_id or record["rep"] != int(match.group(1))):
                     why = "case_id or rep does not match the file's place"
+                if why is None and case is not None:
+                    why = record_lines.belonging_problem(record, dict(case), campaign)
                 if why is None:
                     found[int(match.group(1))] = record
                 else:
@@ -153,12 +205,51 @@ def case_lines(campaign_dir: Path, case_id: str) -> tuple[dict[int, dict], list[
 def ok_records(campaign_dir: Path, case: Mapping) -> dict[int, dict]:
     """Repetition -> its ok record, for the case's planned repetitions."""
     required = required_reps(case)
-    return {k: r for k, r in case_records(campaign_dir, case["case_id"]).items() if k in required}
+    return {k: r for k, r in case_lines(campaign_dir, case["case_id"], case)[0].items() if k in required}
+
+
+def campaign_name(campaign_dir: Path) -> str | None:
+    """The name campaign.toml gives the campaign (its records carry it), None when it has none."""
+    import tomllib
+
+    path = Path(campaign_dir) / "campaign.toml"
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    key = (str(path), st.st_ino, st.st_mtime_ns, st.st_size)
+    if key not in _NAMES:
+        try:
+            data = campaign_access.read_bytes(Path(campaign_dir), "campaign.toml")
+            name = tomllib.loads(data.decode()).get("campaign", {}).get("name")
+        except (OSError, ValueError, AttributeError, campaign_access.UnsafeFile):
+            name = None
+        _NAMES[key] = name if isinstance(name, str) else None
+    return _NAMES[key]
+
+
+_NAMES: dict[tuple, str | None] = {}  # campaign.toml (path, inode, mtime, size) -> its campaign name
 
 
 def failed_name(k: int) -> str:
     """A new failed-attempt file name for repetition k: unique per process and moment, sorts by time."""
     return f"rep-{k}.failed-{utc_stamp()}-{os.getpid()}.json"
+
+
+def image_name(k: int) -> str:
+    """The PGM repetition k of a dump_image case writes, in its case directory (the kernel's working
+    directory)."""
+    return f"rep-{k}.pgm"
+
+
+def is_reserved_name(name: str) -> bool:
+    """Whether scalebench keeps a file of this name in a case directory (a kernel output may not take it)."""
+    return (
+        is_record_file(name)
+        or name in (PROBES_FILE, QUIET_GATE_FILE, CASES_FILE)
+        or IMAGE_FILE.match(name) is not None
+        or name.startswith(".")
+    )
 
 
 def image_relpath(case_id: str, k: int) -> Path:
@@ -175,7 +266,7 @@ def raw_files(campaign_dir: Path) -> dict[str, None]:
     if not raw.is_dir():
         return found
     with os.scandir(raw) as entries:
-        case_ids = sorted(entry.name for entry in entries if entry.is_dir())
+        case_ids = sorted(entry.name for entry in entries if entry.is_dir(follow_symlinks=False))
     for case_id in case_ids:
         found.update(dict.fromkeys(case_record_files(raw / case_id, case_id)))
     return found
@@ -189,7 +280,7 @@ def case_record_files(directory: str | Path, case_id: str) -> list[str]:
     with os.scandir(directory) as files:
         for entry in files:
             if entry.name == RECORDS_FILE:
-                size = entry.stat().st_size
+                size = entry.stat(follow_symlinks=False).st_size
             elif is_record_file(entry.name):
                 names.append(entry.name)
     names.sort(key=_rep_order)

@@ -66,8 +66,11 @@ class CaseLines:
     problems: list[tuple[int, str]] = field(default_factory=list)
 
 
-def classify(data: bytes, case_id: str | None) -> CaseLines:
-    """Apply the rule to a records.jsonl's bytes (case_id: its directory's; None skips that check)."""
+def classify(
+    data: bytes, case_id: str | None, case: dict | None = None, campaign: str | None = None
+) -> CaseLines:
+    """Apply the rule to a records.jsonl's bytes (case_id: its directory's; None skips that check; with
+    its planned `case` and `campaign` name, records that do not belong to them are not counted either)."""
     result = CaseLines()
     end = data.rfind(b"\n") + 1
     number = 0
@@ -77,6 +80,8 @@ def classify(data: bytes, case_id: str | None) -> CaseLines:
         record, why = decode_line(line)
         if why is None:
             why = placement_problem(record, case_id, result.records)
+        if why is None and case is not None:
+            why = belonging_problem(record, case, campaign)
         if why is None:
             result.records[record["rep"]] = record
         else:
@@ -103,4 +108,21 @@ def placement_problem(record: dict, case_id: str | None, counted) -> str | None:
         return f"case_id {record['case_id']!r} does not match its directory {case_id!r}"
     if record["rep"] in counted:
         return f"rep {record['rep']} is recorded twice; the first record counts"
+    return None
+
+
+def belonging_problem(record: dict, case: dict, campaign: str | None = None) -> str | None:
+    """A well-formed record of the case's directory that its plan cannot have produced: a repetition
+    outside the case's planned ones, a time longer than the case's timeout_s (its process would have
+    been killed first), or a record of another campaign (by the name it carries, when both have one).
+    Status, resume and analyze all leave such a record out and name it."""
+    reps = case.get("reps")
+    if isinstance(reps, int) and not 0 <= record["rep"] < reps:
+        return f"rep {record['rep']} is outside the case's plan (reps 0..{reps - 1})"
+    timeout = case.get("timeout_s")
+    if isinstance(timeout, int | float) and record["wall_s"] > timeout:
+        return f"wall_s {record['wall_s']:g} is implausible: longer than the case's timeout_s ({timeout:g} s)"
+    other = record.get("campaign")
+    if campaign is not None and isinstance(other, str) and other != campaign:
+        return f"a record of campaign {_short(other)}, not of {campaign!r}"
     return None

@@ -26,7 +26,7 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from sbcore import record_lines
+from sbcore import campaign_access, record_lines
 from sbcore.atomic import fsync_dir
 from sbcore.errors import EnvironmentProblem
 
@@ -57,10 +57,9 @@ def reps_of(data: bytes, case_id: str | None = None) -> dict[int, dict]:
 
 
 def read(path: Path) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except FileNotFoundError:
-        return b""
+    """The file's bytes (b"" when missing), opened by sbcore/campaign_access.py: no link followed, no
+    FIFO waited on."""
+    return campaign_access.read_path(path, missing=b"")
 
 
 def _read_fd(fd: int) -> bytes:
@@ -106,8 +105,9 @@ def append(
 
 
 def _open_append(path: Path) -> int:
+    campaign, relpath = campaign_access.split(path)
     try:
-        return os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        return campaign_access.open_in(campaign, relpath, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     except OSError as err:
         raise EnvironmentProblem(f"{path}: cannot open for appending records: {err.strerror}") from None
 

@@ -20,14 +20,15 @@ extern "C" {
 // could not be read). `threads` threads list side by side.
 void sbl_list(const char *raw, int64_t n, const char *const *case_ids, const char *records,
               const char *ignored, int threads, int64_t *sizes, uint8_t *plain) {
-    int raw_fd = open(raw, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int raw_fd = open(raw, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
     std::atomic<int64_t> next{0};
     auto work = [&] {
         for (int64_t i; (i = next.fetch_add(1)) < n;) {
             sizes[i] = -1;
             plain[i] = 0;
-            int fd =
-                raw_fd < 0 ? -1 : openat(raw_fd, case_ids[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            int fd = raw_fd < 0 ? -1
+                                : openat(raw_fd, case_ids[i],
+                                         O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
             DIR *dir = fd < 0 ? nullptr : fdopendir(fd);
             if (!dir) {
                 if (fd >= 0)
@@ -41,8 +42,8 @@ void sbl_list(const char *raw, int64_t n, const char *const *case_ids, const cha
                     !std::strcmp(name, ignored))
                     continue;
                 struct stat st;
-                if (!std::strcmp(name, records) && fstatat(dirfd(dir), name, &st, 0) == 0 &&
-                    S_ISREG(st.st_mode))
+                if (!std::strcmp(name, records) &&
+                    fstatat(dirfd(dir), name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
                     sizes[i] = int64_t(st.st_size);
                 else
                     only = false;

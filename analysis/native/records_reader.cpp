@@ -42,11 +42,14 @@ struct Read {
     const char *data = nullptr;
     size_t len = 0;
     Read(const Job &job, std::vector<char> &buffer) {
-        int fd = open(job.path.c_str(), O_RDONLY | O_CLOEXEC);
+        // No link followed, no FIFO waited on: only a regular file is read
+        // (sbcore/campaign_access.py).
+        int fd = open(job.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
         if (fd < 0)
             return;
         struct stat st;
-        if (fstat(fd, &st) == 0 && st.st_size > 0 && (job.size < 0 || job.size <= st.st_size)) {
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+            (job.size < 0 || job.size <= st.st_size)) {
             size_t want = job.size < 0 ? size_t(st.st_size) : size_t(job.size);
             if (buffer.size() < want + simdjson::SIMDJSON_PADDING)
                 buffer.resize(want + simdjson::SIMDJSON_PADDING);

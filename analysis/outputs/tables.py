@@ -7,6 +7,7 @@ writes one table both ways."""
 
 from __future__ import annotations
 
+import errno
 import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -17,6 +18,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from sbcore.atomic import write_atomic_by
+from sbcore.errors import EnvironmentProblem
 
 
 def _column(series: pd.Series) -> pa.Array:
@@ -49,7 +51,20 @@ def write_table(frame: pd.DataFrame, path: Path) -> None:
     if write is None:
         raise ValueError(f"{path}: no table format for {Path(path).suffix!r} (one of {', '.join(WRITERS)})")
     table = arrow_table(frame)
-    write_atomic_by(path, lambda tmp: write(table, str(tmp)), make_parents=True)
+
+    def write_checked(tmp: Path) -> None:
+        # Through a stream whose size is known: a write the disk cut short (Arrow may lose the error of
+        # its last buffered write) is an error, never a short or empty table renamed into place.
+        with pa.OSFile(str(tmp), "wb") as sink:
+            write(table, sink)
+            written = sink.tell()
+        if os.stat(tmp).st_size != written:
+            raise OSError(errno.ENOSPC, "short write (disk full?)", str(path))
+
+    try:
+        write_atomic_by(path, write_checked, make_parents=True)
+    except OSError as err:  # a full or read-only disk: Arrow's message names no file
+        raise EnvironmentProblem(f"{path}: cannot write: {err.strerror or err}") from None
 
 
 def write_files(tables: dict[Path, pd.DataFrame]) -> None:

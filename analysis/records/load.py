@@ -34,7 +34,7 @@ from analysis.records.batches import CountedRecords, DecodedFiles, record_where
 from analysis.records.cache import read_chunks, write_chunk
 from analysis.records.flatten import PerHwthread, flatten_records
 from analysis.records.typed_columns import typed_frame
-from sbcore import layout
+from sbcore import campaign_access, layout
 
 PARALLEL_THRESHOLD = 4000  # records: below this, a process pool costs more than it saves
 # Records (or files) per parsing task: fewer, larger frames to join (at a million records, chunks of 5000
@@ -108,12 +108,12 @@ def read_files(base: str, relpaths: list[str]) -> list[bytes | OSError]:
                             os.close(dir_fd)
                         directory, dir_fd, dir_error = parent, None, None
                         try:
-                            dir_fd = os.open(base + parent, os.O_RDONLY | os.O_DIRECTORY)
+                            dir_fd = os.open(base + parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
                         except OSError as err:
                             dir_error = err
                     if dir_error is not None:
                         raise dir_error
-                    fd = os.open(name, os.O_RDONLY, dir_fd=dir_fd)
+                    fd = campaign_access.open_at(name, dir_fd)
                 except OSError as err:
                     fds.append(err)
                     continue

@@ -188,11 +188,14 @@ def run_submit(args) -> int:
 
 
 def run_resume(args) -> int:
+    from jobs.campaign import verified_cases
     from jobs.slurm.resume import resume_campaign
-    from sbcore.layout import resolve_campaign
+    from sbcore.layout import trusted_campaign
 
+    campaign = trusted_campaign(args.campaign)
+    verified_cases(campaign)  # nothing is submitted unless cases.jsonl is what its experiment plans
     resume_campaign(
-        resolve_campaign(args.campaign),
+        campaign,
         args.throttle,
         args.dry_run,
         site=site_from_args(args),

@@ -87,7 +87,8 @@ def submit_round(
     if not batch:
         raise ScalebenchError(
             f"the Slurm submit limit leaves room for {max(budget or 0, 0)} job(s) now (every array task "
-            f"counts, plus the analysis job): nothing submitted; `./scalebench resume {campaign_dir}` "
+            "counts, plus the analysis job): nothing submitted; "
+            f"`./scalebench resume {shlex.quote(str(campaign_dir))}` "
             "once your jobs have left the queue"
         )
     jobs = array_jobs(campaign_dir, cases, batch, nodes, prefix, limits)
@@ -177,7 +178,7 @@ def submit_round(
     if later:
         print(
             f"submit limit: {len(later)} case(s) not submitted yet ({format_array_spec(later)}); "
-            f"`./scalebench resume {campaign_dir}` submits them once the queue has room",
+            f"`./scalebench resume {shlex.quote(str(campaign_dir))}` submits them once the queue has room",
             file=out,
         )
     split = any(job.offset for job in jobs)
@@ -186,8 +187,9 @@ def submit_round(
         "logs": f"{campaign_dir / 'logs'}/<array job id>_<"
         + ("task id>.out (case index = task id + the array's task_offset)" if split else "case index>.out"),
         "report": f"{campaign_dir / 'analysis' / 'report.html'} (once the analysis job has run)",
-        "follow": f"./scalebench status {campaign_dir}",
-        "faults": f"./scalebench resume {campaign_dir}  (resubmits only missing and failed cases)",
+        "follow": f"./scalebench status {shlex.quote(str(campaign_dir))}",
+        "faults": f"./scalebench resume {shlex.quote(str(campaign_dir))}"
+        "  (resubmits only missing and failed cases)",
     }
     for label, text in where.items():
         print(f"{label + ':':<9}{text}", file=out)

@@ -8,8 +8,10 @@ array task id + task_offset; absent in older lines = 0), time_limit (--time of i
 """
 
 import json
+import shlex
 from pathlib import Path
 
+from sbcore import campaign_access
 from sbcore.atomic import write_atomic
 from sbcore.errors import UsageError
 
@@ -23,7 +25,8 @@ def read_submissions(campaign_dir: Path) -> list[dict]:
     if not path.exists():
         return []
     entries = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
+    text = campaign_access.read_bytes(Path(campaign_dir), "jobs/submissions.jsonl").decode(errors="replace")
+    for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
@@ -45,7 +48,7 @@ def unsubmitted(campaign_dir: Path, indices) -> list[int]:
 def append_submission(campaign_dir: Path, entry: dict) -> None:
     """Add one line, rewriting the file atomically so a reader never sees half a line."""
     path = submissions_path(campaign_dir)
-    old = path.read_text() if path.exists() else ""
+    old = campaign_access.read_bytes(Path(campaign_dir), "jobs/submissions.jsonl", missing=b"").decode()
     write_atomic(path, old + json.dumps(entry, separators=(", ", ": ")) + "\n")
 
 
@@ -58,5 +61,5 @@ def unsubmitted_note(campaign_dir: Path, states: list[dict]) -> str | None:
         return None
     return (
         f"not submitted yet (submit limit): {len(waiting)} case(s); "
-        f"`./scalebench resume {campaign_dir}` submits them once the queue has room"
+        f"`./scalebench resume {shlex.quote(str(campaign_dir))}` submits them once the queue has room"
     )

@@ -128,6 +128,7 @@ def test_campaign_directory(experiment, tmp_path):
     assert sorted(p.name for p in first.iterdir()) == [
         "campaign.toml",
         "cases.jsonl",
+        "experiment.toml",
         "hosts",
         "logs",
         "manifest.json",
@@ -175,8 +176,12 @@ def test_resolve_campaign(experiment, tmp_path, monkeypatch):
 
 
 def test_corrupt_cases_file_is_a_clear_error(tmp_path):
-    (tmp_path / "cases.jsonl").write_text('{"case_id": "a", "index": 0}\n{broken\n')
-    with pytest.raises(ScalebenchError, match=r"cases.jsonl:2: not valid JSON"):
+    (tmp_path / "cases.jsonl").write_text("{broken\n")
+    with pytest.raises(ScalebenchError, match=r"cases.jsonl:1: not valid JSON"):
+        load_cases(tmp_path)
+    # A line that is JSON but not a planned case (fields, types, ranges, the case id's form) is named too.
+    (tmp_path / "cases.jsonl").write_text('{"case_id": "a", "index": 0}\n')
+    with pytest.raises(ScalebenchError, match=r"cases.jsonl:1: not a case: 'node_type' is missing"):
         load_cases(tmp_path)
 
 
