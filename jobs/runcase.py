@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from jobs import probe_detail
+from jobs import probe_detail, simd_bounds
 from jobs.binaries import binary_path, is_mpi
 from jobs.campaign import load_cases
 from jobs.child import die_with_parent
@@ -64,7 +64,9 @@ class Context(NamedTuple):
     @classmethod
     def for_campaign(cls, campaign_dir: Path, wait_for_lock: bool = True) -> "Context":
         campaign_dir = Path(campaign_dir)
-        return cls(campaign_dir, campaign_dir.name, host_info(campaign_dir), hostname(), wait_for_lock)
+        info = host_info(campaign_dir)
+        simd_bounds.cached_or_measured(campaign_dir, wait_for_lock)  # once per host and campaign
+        return cls(campaign_dir, campaign_dir.name, info, hostname(), wait_for_lock)
 
 
 def slurm_ids(env=os.environ) -> dict | None:
