@@ -79,7 +79,7 @@ def measure(tool: Path) -> dict | None:
             "measured": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "cost_s": round(cost, 4),
         }
-        simd_bounds.validate(doc, tool)
+        simd_bounds.validate(doc, "its output")
     except ValueError as err:
         return _failed(tool, str(err))
     return doc
