@@ -1,31 +1,31 @@
 /*
  * simd-bounds: measures, on the core it runs on, the latencies and instruction-mix throughputs the
- * per-cycle bounds of the Mandelbrot and π inner loops rest on (docs/simd-bounds.md), and prints them
- * as one JSON object. The runner caches it once per host and campaign (jobs/simd_bounds.py writes
- * hosts/bounds/<hostname>.json); sbcore/simd_bounds.py derives the bounds from the figures.
+ * per-cycle bounds of the Mandelbrot and π inner loops rest on (docs/simd-bounds.md), and prints
+ * them as one JSON object. The runner caches it once per host and campaign (jobs/simd_bounds.py
+ * writes hosts/bounds/<hostname>.json); sbcore/simd_bounds.py derives the bounds from the figures.
  *
- * What is measured (cycles; scalar always, 256 and 512 bits where the CPU runs that path):
- *   lat_mulsd, lat_addsd, lat_subsd        latency of the scalar loop's FP ops (a chain of 12)
- *   lat_{mul,add,sub}pd_{256,512}          latency of the vector ops (a chain of 12)
- *   mix_mandelbrot_256                     cycles per vector step of 4 lanes: 4 vmulpd + 3 vaddpd
- *   mix_mandelbrot_512                     cycles per 2 vector steps of 8 lanes (16 lane-steps):
- *                                          7 vmulpd + 7 vaddpd (2*x as x+x on every second vector)
- *   mix_mcpi_scalar                        cycles per sample: the scalar loop's instructions as
- *                                          compiled (sb_pi_hits_inner), its long per-output chain cut
- *                                          into short ones that start from a fixed value
- *   mix_mcpi_256 / mix_mcpi_512            cycles per 4 / 8 samples: the vector loop's instructions
+ * What is measured, in cycles (scalar always, 256 and 512 bits where the CPU runs that path):
+ * - lat_mulsd, lat_addsd, lat_subsd: latency of the scalar loop's FP ops (a chain of 12);
+ * - lat_{mul,add,sub}pd_{256,512}: latency of the vector ops (a chain of 12);
+ * - mix_mandelbrot_256: cycles per vector step of 4 lanes (4 vmulpd + 3 vaddpd);
+ * - mix_mandelbrot_512: cycles per 2 vector steps of 8 lanes, 16 lane-steps (7 vmulpd + 7 vaddpd:
+ *   2*x as x+x on every second vector);
+ * - mix_mcpi_scalar: cycles per sample of the scalar loop's instructions as compiled
+ *   (sb_pi_hits_inner), its long per-output chain cut into short ones from a fixed value;
+ * - mix_mcpi_256, mix_mcpi_512: cycles per 4 and 8 samples of the vector loop's instructions.
  * The mixes are independent instructions in the counts of the compiled loops (objdump -d
- * build/obj/common/sb_*.o); the same mixes as perf/perf_simd_ops.py. Their cycles per unit are what
- * the loop's instructions alone cost on this core; the kernel adds its dependencies and branches.
+ * build/obj/common/sb_*.o), the same mixes as perf/perf_simd_ops.py: what the loop's instructions
+ * alone cost on this core; the kernel adds its dependencies and branches.
  *
- * Cycles are counted, not assumed: each timed loop runs right after a chain of dependent integer adds
- * (one per cycle, sb_clock_add_chain), beside independent 512-bit multiplies for the 512-bit loops, so
- * that a core that lowers its clock for 512-bit code counts them in the cycles of that clock, as the
- * AVX-512 path's records count theirs. A trial's figure is the loop's CPU time over the chain's time
- * per add; each figure is the lower quartile over the trials: another tenant of the core (an SMT
- * sibling) slows the mixes in windows of seconds (docs/simd-bounds.md, "host phases"), and a bound
- * taken in such a window would be exceeded by the kernels outside it; the quartile, not the fastest
- * trial, so that one trial whose chain was interrupted does not count. Pinned to the CPU it starts on.
+ * Cycles are counted, not assumed: each timed loop runs right after a chain of dependent integer
+ * adds (one per cycle, sb_clock_add_chain), beside independent 512-bit multiplies for the 512-bit
+ * loops, so that a core that lowers its clock for 512-bit code counts them in the cycles of that
+ * clock, as the AVX-512 path's records count theirs. A trial's figure is the loop's CPU time over
+ * the chain's time per add; each figure is the lower quartile over the trials: another tenant of
+ * the core (an SMT sibling) slows the mixes in windows of seconds (docs/simd-bounds.md, host
+ * phases), and a bound taken in such a window would be exceeded by the kernels outside it; the
+ * quartile, not the fastest trial, so that one trial whose chain was interrupted does not count.
+ * Pinned to the CPU it starts on.
  *
  * Usage: simd-bounds [--trials N]   (JSON on stdout; exit 0, 2 on a bad argument)
  */
@@ -88,14 +88,14 @@ static void mix_mcpi_scalar(uint64_t n) {
     uint64_t c2 = UINT64_C(0x94d049bb133111eb), a = 0, b = 0, h = 0, d, e, f, g;
     const double scale = 0x1.0p-53, one = 1.0;
     __asm__ volatile("movsd %[scale], %%xmm6\n\tmovsd %[one], %%xmm7\n\t"
-                     ".p2align 6\n1:\n\t" PI_OUTPUT("%%xmm2") PI_OUTPUT("%%xmm3")
-                     "lea (%[s],%[c1]), %[g]\n\t"
-                     "xor %%eax, %%eax\n\t"
-                     "addsd %%xmm3, %%xmm2\n\t"
-                     "comisd %%xmm2, %%xmm7\n\t"
-                     "seta %%al\n\t"
-                     "add $1, %[a]\n\tadd %[c1], %[b]\n\tadd %%rax, %[h]\n\t"
-                     "dec %[n]\n\tjnz 1b"
+                     ".p2align 6\n1:\n\t" PI_OUTPUT("%%xmm2") PI_OUTPUT(
+                         "%%xmm3") "lea (%[s],%[c1]), %[g]\n\t"
+                                   "xor %%eax, %%eax\n\t"
+                                   "addsd %%xmm3, %%xmm2\n\t"
+                                   "comisd %%xmm2, %%xmm7\n\t"
+                                   "seta %%al\n\t"
+                                   "add $1, %[a]\n\tadd %[c1], %[b]\n\tadd %%rax, %[h]\n\t"
+                                   "dec %[n]\n\tjnz 1b"
                      : [n] "+r"(n), [a] "+r"(a), [b] "+r"(b), [h] "+r"(h), [d] "=&r"(d),
                        [e] "=&r"(e), [f] "=&r"(f), [g] "=&r"(g)
                      : [s] "r"(s), [c1] "r"(c1), [c2] "r"(c2), [scale] "m"(scale), [one] "m"(one)
@@ -104,10 +104,10 @@ static void mix_mcpi_scalar(uint64_t n) {
 
 /* ---- vector: registers 0 and 1 are the sources (1.0), 2..13 the destinations ---- */
 #define VEC_CLOBBERS                                                                               \
-    "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",  \
+    "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", \
         "xmm11", "xmm12", "xmm13"
-#define VEC_LOOP(fn, isa, r, body, ...)                                                         \
-    __attribute__((target(isa))) static void fn(uint64_t n) {                                   \
+#define VEC_LOOP(fn, isa, r, body, ...)                                                            \
+    __attribute__((target(isa))) static void fn(uint64_t n) {                                      \
         const double one = 1.0;                                                                    \
         __asm__ volatile("vbroadcastsd %[one], %%" r "0\n\tvmovapd %%" r "0, %%" r                 \
                          "1\n\tvmovapd %%" r "0, %%" r "2\n\t"                                     \
@@ -121,155 +121,154 @@ static void mix_mcpi_scalar(uint64_t n) {
 #define T512 "avx512f,avx512dq"
 
 /* mandelbrot 512: 2 unit(s) per pass, 28 instructions */
-#define MIX_MANDELBROT_512 \
-    "vmulpd %%zmm0, %%zmm1, %%zmm2\n\t" \
-    "vaddpd %%zmm0, %%zmm1, %%zmm3\n\t" \
-    "vmulpd %%zmm0, %%zmm1, %%zmm4\n\t" \
-    "vaddpd %%zmm0, %%zmm1, %%zmm5\n\t" \
-    "vmulpd %%zmm0, %%zmm1, %%zmm6\n\t" \
-    "vaddpd %%zmm0, %%zmm1, %%zmm7\n\t" \
-    "vmulpd %%zmm0, %%zmm1, %%zmm8\n\t" \
-    "vaddpd %%zmm0, %%zmm1, %%zmm9\n\t" \
-    "vmulpd %%zmm0, %%zmm1, %%zmm10\n\t" \
-    "vaddpd %%zmm0, %%zmm1, %%zmm11\n\t" \
-    "vmulpd %%zmm0, %%zmm1, %%zmm12\n\t" \
-    "vaddpd %%zmm0, %%zmm1, %%zmm13\n\t" \
-    "vmulpd %%zmm0, %%zmm1, %%zmm2\n\t" \
-    "vaddpd %%zmm0, %%zmm1, %%zmm3\n\t" \
-    "vmulpd %%zmm0, %%zmm1, %%zmm4\n\t" \
-    "vaddpd %%zmm0, %%zmm1, %%zmm5\n\t" \
-    "vmulpd %%zmm0, %%zmm1, %%zmm6\n\t" \
-    "vaddpd %%zmm0, %%zmm1, %%zmm7\n\t" \
-    "vmulpd %%zmm0, %%zmm1, %%zmm8\n\t" \
-    "vaddpd %%zmm0, %%zmm1, %%zmm9\n\t" \
-    "vmulpd %%zmm0, %%zmm1, %%zmm10\n\t" \
-    "vaddpd %%zmm0, %%zmm1, %%zmm11\n\t" \
-    "vmulpd %%zmm0, %%zmm1, %%zmm12\n\t" \
-    "vaddpd %%zmm0, %%zmm1, %%zmm13\n\t" \
-    "vmulpd %%zmm0, %%zmm1, %%zmm2\n\t" \
-    "vaddpd %%zmm0, %%zmm1, %%zmm3\n\t" \
-    "vmulpd %%zmm0, %%zmm1, %%zmm4\n\t" \
-    "vaddpd %%zmm0, %%zmm1, %%zmm5\n\t" \
+#define MIX_MANDELBROT_512                                                                         \
+    "vmulpd %%zmm0, %%zmm1, %%zmm2\n\t"                                                            \
+    "vaddpd %%zmm0, %%zmm1, %%zmm3\n\t"                                                            \
+    "vmulpd %%zmm0, %%zmm1, %%zmm4\n\t"                                                            \
+    "vaddpd %%zmm0, %%zmm1, %%zmm5\n\t"                                                            \
+    "vmulpd %%zmm0, %%zmm1, %%zmm6\n\t"                                                            \
+    "vaddpd %%zmm0, %%zmm1, %%zmm7\n\t"                                                            \
+    "vmulpd %%zmm0, %%zmm1, %%zmm8\n\t"                                                            \
+    "vaddpd %%zmm0, %%zmm1, %%zmm9\n\t"                                                            \
+    "vmulpd %%zmm0, %%zmm1, %%zmm10\n\t"                                                           \
+    "vaddpd %%zmm0, %%zmm1, %%zmm11\n\t"                                                           \
+    "vmulpd %%zmm0, %%zmm1, %%zmm12\n\t"                                                           \
+    "vaddpd %%zmm0, %%zmm1, %%zmm13\n\t"                                                           \
+    "vmulpd %%zmm0, %%zmm1, %%zmm2\n\t"                                                            \
+    "vaddpd %%zmm0, %%zmm1, %%zmm3\n\t"                                                            \
+    "vmulpd %%zmm0, %%zmm1, %%zmm4\n\t"                                                            \
+    "vaddpd %%zmm0, %%zmm1, %%zmm5\n\t"                                                            \
+    "vmulpd %%zmm0, %%zmm1, %%zmm6\n\t"                                                            \
+    "vaddpd %%zmm0, %%zmm1, %%zmm7\n\t"                                                            \
+    "vmulpd %%zmm0, %%zmm1, %%zmm8\n\t"                                                            \
+    "vaddpd %%zmm0, %%zmm1, %%zmm9\n\t"                                                            \
+    "vmulpd %%zmm0, %%zmm1, %%zmm10\n\t"                                                           \
+    "vaddpd %%zmm0, %%zmm1, %%zmm11\n\t"                                                           \
+    "vmulpd %%zmm0, %%zmm1, %%zmm12\n\t"                                                           \
+    "vaddpd %%zmm0, %%zmm1, %%zmm13\n\t"                                                           \
+    "vmulpd %%zmm0, %%zmm1, %%zmm2\n\t"                                                            \
+    "vaddpd %%zmm0, %%zmm1, %%zmm3\n\t"                                                            \
+    "vmulpd %%zmm0, %%zmm1, %%zmm4\n\t"                                                            \
+    "vaddpd %%zmm0, %%zmm1, %%zmm5\n\t"
 
 /* mandelbrot 256: 4 unit(s) per pass, 28 instructions */
-#define MIX_MANDELBROT_256 \
-    "vmulpd %%ymm0, %%ymm1, %%ymm2\n\t" \
-    "vaddpd %%ymm0, %%ymm1, %%ymm3\n\t" \
-    "vmulpd %%ymm0, %%ymm1, %%ymm4\n\t" \
-    "vaddpd %%ymm0, %%ymm1, %%ymm5\n\t" \
-    "vmulpd %%ymm0, %%ymm1, %%ymm6\n\t" \
-    "vaddpd %%ymm0, %%ymm1, %%ymm7\n\t" \
-    "vmulpd %%ymm0, %%ymm1, %%ymm8\n\t" \
-    "vaddpd %%ymm0, %%ymm1, %%ymm9\n\t" \
-    "vmulpd %%ymm0, %%ymm1, %%ymm10\n\t" \
-    "vaddpd %%ymm0, %%ymm1, %%ymm11\n\t" \
-    "vmulpd %%ymm0, %%ymm1, %%ymm12\n\t" \
-    "vaddpd %%ymm0, %%ymm1, %%ymm13\n\t" \
-    "vmulpd %%ymm0, %%ymm1, %%ymm2\n\t" \
-    "vaddpd %%ymm0, %%ymm1, %%ymm3\n\t" \
-    "vmulpd %%ymm0, %%ymm1, %%ymm4\n\t" \
-    "vaddpd %%ymm0, %%ymm1, %%ymm5\n\t" \
-    "vmulpd %%ymm0, %%ymm1, %%ymm6\n\t" \
-    "vaddpd %%ymm0, %%ymm1, %%ymm7\n\t" \
-    "vmulpd %%ymm0, %%ymm1, %%ymm8\n\t" \
-    "vaddpd %%ymm0, %%ymm1, %%ymm9\n\t" \
-    "vmulpd %%ymm0, %%ymm1, %%ymm10\n\t" \
-    "vaddpd %%ymm0, %%ymm1, %%ymm11\n\t" \
-    "vmulpd %%ymm0, %%ymm1, %%ymm12\n\t" \
-    "vaddpd %%ymm0, %%ymm1, %%ymm13\n\t" \
-    "vmulpd %%ymm0, %%ymm1, %%ymm2\n\t" \
-    "vmulpd %%ymm0, %%ymm1, %%ymm3\n\t" \
-    "vmulpd %%ymm0, %%ymm1, %%ymm4\n\t" \
-    "vmulpd %%ymm0, %%ymm1, %%ymm5\n\t" \
+#define MIX_MANDELBROT_256                                                                         \
+    "vmulpd %%ymm0, %%ymm1, %%ymm2\n\t"                                                            \
+    "vaddpd %%ymm0, %%ymm1, %%ymm3\n\t"                                                            \
+    "vmulpd %%ymm0, %%ymm1, %%ymm4\n\t"                                                            \
+    "vaddpd %%ymm0, %%ymm1, %%ymm5\n\t"                                                            \
+    "vmulpd %%ymm0, %%ymm1, %%ymm6\n\t"                                                            \
+    "vaddpd %%ymm0, %%ymm1, %%ymm7\n\t"                                                            \
+    "vmulpd %%ymm0, %%ymm1, %%ymm8\n\t"                                                            \
+    "vaddpd %%ymm0, %%ymm1, %%ymm9\n\t"                                                            \
+    "vmulpd %%ymm0, %%ymm1, %%ymm10\n\t"                                                           \
+    "vaddpd %%ymm0, %%ymm1, %%ymm11\n\t"                                                           \
+    "vmulpd %%ymm0, %%ymm1, %%ymm12\n\t"                                                           \
+    "vaddpd %%ymm0, %%ymm1, %%ymm13\n\t"                                                           \
+    "vmulpd %%ymm0, %%ymm1, %%ymm2\n\t"                                                            \
+    "vaddpd %%ymm0, %%ymm1, %%ymm3\n\t"                                                            \
+    "vmulpd %%ymm0, %%ymm1, %%ymm4\n\t"                                                            \
+    "vaddpd %%ymm0, %%ymm1, %%ymm5\n\t"                                                            \
+    "vmulpd %%ymm0, %%ymm1, %%ymm6\n\t"                                                            \
+    "vaddpd %%ymm0, %%ymm1, %%ymm7\n\t"                                                            \
+    "vmulpd %%ymm0, %%ymm1, %%ymm8\n\t"                                                            \
+    "vaddpd %%ymm0, %%ymm1, %%ymm9\n\t"                                                            \
+    "vmulpd %%ymm0, %%ymm1, %%ymm10\n\t"                                                           \
+    "vaddpd %%ymm0, %%ymm1, %%ymm11\n\t"                                                           \
+    "vmulpd %%ymm0, %%ymm1, %%ymm12\n\t"                                                           \
+    "vaddpd %%ymm0, %%ymm1, %%ymm13\n\t"                                                           \
+    "vmulpd %%ymm0, %%ymm1, %%ymm2\n\t"                                                            \
+    "vmulpd %%ymm0, %%ymm1, %%ymm3\n\t"                                                            \
+    "vmulpd %%ymm0, %%ymm1, %%ymm4\n\t"                                                            \
+    "vmulpd %%ymm0, %%ymm1, %%ymm5\n\t"
 
 /* mcpi 256: 1 unit(s) per pass, 55 instructions */
-#define MIX_MCPI_256 \
-    "vpaddq %%ymm0, %%ymm1, %%ymm2\n\t" \
-    "vpsrlq $30, %%ymm0, %%ymm3\n\t" \
-    "vpxor %%ymm0, %%ymm1, %%ymm4\n\t" \
-    "vaddpd %%ymm0, %%ymm1, %%ymm5\n\t" \
-    "vpsllq $32, %%ymm0, %%ymm6\n\t" \
-    "vpmuludq %%ymm0, %%ymm1, %%ymm7\n\t" \
-    "vpmulld %%ymm0, %%ymm1, %%ymm8\n\t" \
-    "vpand %%ymm0, %%ymm1, %%ymm9\n\t" \
-    "vpor %%ymm0, %%ymm1, %%ymm10\n\t" \
-    "vpblendd $0xaa, %%ymm0, %%ymm1, %%ymm11\n\t" \
-    "vmulpd %%ymm0, %%ymm1, %%ymm12\n\t" \
-    "vcmpltpd %%ymm0, %%ymm1, %%ymm13\n\t" \
-    "vpaddq %%ymm0, %%ymm1, %%ymm2\n\t" \
-    "vpsrlq $30, %%ymm0, %%ymm3\n\t" \
-    "vpxor %%ymm0, %%ymm1, %%ymm4\n\t" \
-    "vaddpd %%ymm0, %%ymm1, %%ymm5\n\t" \
-    "vpsllq $32, %%ymm0, %%ymm6\n\t" \
-    "vpmuludq %%ymm0, %%ymm1, %%ymm7\n\t" \
-    "vpmulld %%ymm0, %%ymm1, %%ymm8\n\t" \
-    "vpand %%ymm0, %%ymm1, %%ymm9\n\t" \
-    "vpor %%ymm0, %%ymm1, %%ymm10\n\t" \
-    "vpblendd $0xaa, %%ymm0, %%ymm1, %%ymm11\n\t" \
-    "vmulpd %%ymm0, %%ymm1, %%ymm12\n\t" \
-    "vpaddq %%ymm0, %%ymm1, %%ymm13\n\t" \
-    "vpsrlq $30, %%ymm0, %%ymm2\n\t" \
-    "vpxor %%ymm0, %%ymm1, %%ymm3\n\t" \
-    "vaddpd %%ymm0, %%ymm1, %%ymm4\n\t" \
-    "vpsllq $32, %%ymm0, %%ymm5\n\t" \
-    "vpmuludq %%ymm0, %%ymm1, %%ymm6\n\t" \
-    "vpmulld %%ymm0, %%ymm1, %%ymm7\n\t" \
-    "vpand %%ymm0, %%ymm1, %%ymm8\n\t" \
-    "vpaddq %%ymm0, %%ymm1, %%ymm9\n\t" \
-    "vpsrlq $30, %%ymm0, %%ymm10\n\t" \
-    "vpxor %%ymm0, %%ymm1, %%ymm11\n\t" \
-    "vaddpd %%ymm0, %%ymm1, %%ymm12\n\t" \
-    "vpsllq $32, %%ymm0, %%ymm13\n\t" \
-    "vpmuludq %%ymm0, %%ymm1, %%ymm2\n\t" \
-    "vpmulld %%ymm0, %%ymm1, %%ymm3\n\t" \
-    "vpand %%ymm0, %%ymm1, %%ymm4\n\t" \
-    "vpaddq %%ymm0, %%ymm1, %%ymm5\n\t" \
-    "vpsrlq $30, %%ymm0, %%ymm6\n\t" \
-    "vpxor %%ymm0, %%ymm1, %%ymm7\n\t" \
-    "vaddpd %%ymm0, %%ymm1, %%ymm8\n\t" \
-    "vpaddq %%ymm0, %%ymm1, %%ymm9\n\t" \
-    "vpsrlq $30, %%ymm0, %%ymm10\n\t" \
-    "vpxor %%ymm0, %%ymm1, %%ymm11\n\t" \
-    "vpaddq %%ymm0, %%ymm1, %%ymm12\n\t" \
-    "vpsrlq $30, %%ymm0, %%ymm13\n\t" \
-    "vpaddq %%ymm0, %%ymm1, %%ymm2\n\t" \
-    "vpsrlq $30, %%ymm0, %%ymm3\n\t" \
-    "vpaddq %%ymm0, %%ymm1, %%ymm4\n\t" \
-    "vpsrlq $30, %%ymm0, %%ymm5\n\t" \
-    "vpaddq %%ymm0, %%ymm1, %%ymm6\n\t" \
-    "vpsrlq $30, %%ymm0, %%ymm7\n\t" \
-    "vpaddq %%ymm0, %%ymm1, %%ymm8\n\t" \
+#define MIX_MCPI_256                                                                               \
+    "vpaddq %%ymm0, %%ymm1, %%ymm2\n\t"                                                            \
+    "vpsrlq $30, %%ymm0, %%ymm3\n\t"                                                               \
+    "vpxor %%ymm0, %%ymm1, %%ymm4\n\t"                                                             \
+    "vaddpd %%ymm0, %%ymm1, %%ymm5\n\t"                                                            \
+    "vpsllq $32, %%ymm0, %%ymm6\n\t"                                                               \
+    "vpmuludq %%ymm0, %%ymm1, %%ymm7\n\t"                                                          \
+    "vpmulld %%ymm0, %%ymm1, %%ymm8\n\t"                                                           \
+    "vpand %%ymm0, %%ymm1, %%ymm9\n\t"                                                             \
+    "vpor %%ymm0, %%ymm1, %%ymm10\n\t"                                                             \
+    "vpblendd $0xaa, %%ymm0, %%ymm1, %%ymm11\n\t"                                                  \
+    "vmulpd %%ymm0, %%ymm1, %%ymm12\n\t"                                                           \
+    "vcmpltpd %%ymm0, %%ymm1, %%ymm13\n\t"                                                         \
+    "vpaddq %%ymm0, %%ymm1, %%ymm2\n\t"                                                            \
+    "vpsrlq $30, %%ymm0, %%ymm3\n\t"                                                               \
+    "vpxor %%ymm0, %%ymm1, %%ymm4\n\t"                                                             \
+    "vaddpd %%ymm0, %%ymm1, %%ymm5\n\t"                                                            \
+    "vpsllq $32, %%ymm0, %%ymm6\n\t"                                                               \
+    "vpmuludq %%ymm0, %%ymm1, %%ymm7\n\t"                                                          \
+    "vpmulld %%ymm0, %%ymm1, %%ymm8\n\t"                                                           \
+    "vpand %%ymm0, %%ymm1, %%ymm9\n\t"                                                             \
+    "vpor %%ymm0, %%ymm1, %%ymm10\n\t"                                                             \
+    "vpblendd $0xaa, %%ymm0, %%ymm1, %%ymm11\n\t"                                                  \
+    "vmulpd %%ymm0, %%ymm1, %%ymm12\n\t"                                                           \
+    "vpaddq %%ymm0, %%ymm1, %%ymm13\n\t"                                                           \
+    "vpsrlq $30, %%ymm0, %%ymm2\n\t"                                                               \
+    "vpxor %%ymm0, %%ymm1, %%ymm3\n\t"                                                             \
+    "vaddpd %%ymm0, %%ymm1, %%ymm4\n\t"                                                            \
+    "vpsllq $32, %%ymm0, %%ymm5\n\t"                                                               \
+    "vpmuludq %%ymm0, %%ymm1, %%ymm6\n\t"                                                          \
+    "vpmulld %%ymm0, %%ymm1, %%ymm7\n\t"                                                           \
+    "vpand %%ymm0, %%ymm1, %%ymm8\n\t"                                                             \
+    "vpaddq %%ymm0, %%ymm1, %%ymm9\n\t"                                                            \
+    "vpsrlq $30, %%ymm0, %%ymm10\n\t"                                                              \
+    "vpxor %%ymm0, %%ymm1, %%ymm11\n\t"                                                            \
+    "vaddpd %%ymm0, %%ymm1, %%ymm12\n\t"                                                           \
+    "vpsllq $32, %%ymm0, %%ymm13\n\t"                                                              \
+    "vpmuludq %%ymm0, %%ymm1, %%ymm2\n\t"                                                          \
+    "vpmulld %%ymm0, %%ymm1, %%ymm3\n\t"                                                           \
+    "vpand %%ymm0, %%ymm1, %%ymm4\n\t"                                                             \
+    "vpaddq %%ymm0, %%ymm1, %%ymm5\n\t"                                                            \
+    "vpsrlq $30, %%ymm0, %%ymm6\n\t"                                                               \
+    "vpxor %%ymm0, %%ymm1, %%ymm7\n\t"                                                             \
+    "vaddpd %%ymm0, %%ymm1, %%ymm8\n\t"                                                            \
+    "vpaddq %%ymm0, %%ymm1, %%ymm9\n\t"                                                            \
+    "vpsrlq $30, %%ymm0, %%ymm10\n\t"                                                              \
+    "vpxor %%ymm0, %%ymm1, %%ymm11\n\t"                                                            \
+    "vpaddq %%ymm0, %%ymm1, %%ymm12\n\t"                                                           \
+    "vpsrlq $30, %%ymm0, %%ymm13\n\t"                                                              \
+    "vpaddq %%ymm0, %%ymm1, %%ymm2\n\t"                                                            \
+    "vpsrlq $30, %%ymm0, %%ymm3\n\t"                                                               \
+    "vpaddq %%ymm0, %%ymm1, %%ymm4\n\t"                                                            \
+    "vpsrlq $30, %%ymm0, %%ymm5\n\t"                                                               \
+    "vpaddq %%ymm0, %%ymm1, %%ymm6\n\t"                                                            \
+    "vpsrlq $30, %%ymm0, %%ymm7\n\t"                                                               \
+    "vpaddq %%ymm0, %%ymm1, %%ymm8\n\t"
 
 /* mcpi 512: 1 unit(s) per pass, 27 instructions */
-#define MIX_MCPI_512 \
-    "vpsrlq $30, %%zmm0, %%zmm2\n\t" \
-    "vpxorq %%zmm0, %%zmm1, %%zmm3\n\t" \
-    "vpmullq %%zmm0, %%zmm1, %%zmm4\n\t" \
-    "vpaddq %%zmm0, %%zmm1, %%zmm5\n\t" \
-    "vmulpd %%zmm0, %%zmm1, %%zmm6\n\t" \
-    "vcvtuqq2pd %%zmm0, %%zmm7\n\t" \
-    "vaddpd %%zmm0, %%zmm1, %%zmm8\n\t" \
-    "vcmpltpd %%zmm0, %%zmm1, %%k1\n\t" \
-    "vpsubq %%zmm0, %%zmm1, %%zmm10%{%%k1%}\n\t" \
-    "vpsrlq $30, %%zmm0, %%zmm11\n\t" \
-    "vpxorq %%zmm0, %%zmm1, %%zmm12\n\t" \
-    "vpmullq %%zmm0, %%zmm1, %%zmm13\n\t" \
-    "vpaddq %%zmm0, %%zmm1, %%zmm2\n\t" \
-    "vmulpd %%zmm0, %%zmm1, %%zmm3\n\t" \
-    "vcvtuqq2pd %%zmm0, %%zmm4\n\t" \
-    "vpsrlq $30, %%zmm0, %%zmm5\n\t" \
-    "vpxorq %%zmm0, %%zmm1, %%zmm6\n\t" \
-    "vpmullq %%zmm0, %%zmm1, %%zmm7\n\t" \
-    "vpsrlq $30, %%zmm0, %%zmm8\n\t" \
-    "vpxorq %%zmm0, %%zmm1, %%zmm9\n\t" \
-    "vpmullq %%zmm0, %%zmm1, %%zmm10\n\t" \
-    "vpsrlq $30, %%zmm0, %%zmm11\n\t" \
-    "vpxorq %%zmm0, %%zmm1, %%zmm12\n\t" \
-    "vpsrlq $30, %%zmm0, %%zmm13\n\t" \
-    "vpxorq %%zmm0, %%zmm1, %%zmm2\n\t" \
-    "vpsrlq $30, %%zmm0, %%zmm3\n\t" \
-    "vpsrlq $30, %%zmm0, %%zmm4\n\t" \
-
+#define MIX_MCPI_512                                                                               \
+    "vpsrlq $30, %%zmm0, %%zmm2\n\t"                                                               \
+    "vpxorq %%zmm0, %%zmm1, %%zmm3\n\t"                                                            \
+    "vpmullq %%zmm0, %%zmm1, %%zmm4\n\t"                                                           \
+    "vpaddq %%zmm0, %%zmm1, %%zmm5\n\t"                                                            \
+    "vmulpd %%zmm0, %%zmm1, %%zmm6\n\t"                                                            \
+    "vcvtuqq2pd %%zmm0, %%zmm7\n\t"                                                                \
+    "vaddpd %%zmm0, %%zmm1, %%zmm8\n\t"                                                            \
+    "vcmpltpd %%zmm0, %%zmm1, %%k1\n\t"                                                            \
+    "vpsubq %%zmm0, %%zmm1, %%zmm10%{%%k1%}\n\t"                                                   \
+    "vpsrlq $30, %%zmm0, %%zmm11\n\t"                                                              \
+    "vpxorq %%zmm0, %%zmm1, %%zmm12\n\t"                                                           \
+    "vpmullq %%zmm0, %%zmm1, %%zmm13\n\t"                                                          \
+    "vpaddq %%zmm0, %%zmm1, %%zmm2\n\t"                                                            \
+    "vmulpd %%zmm0, %%zmm1, %%zmm3\n\t"                                                            \
+    "vcvtuqq2pd %%zmm0, %%zmm4\n\t"                                                                \
+    "vpsrlq $30, %%zmm0, %%zmm5\n\t"                                                               \
+    "vpxorq %%zmm0, %%zmm1, %%zmm6\n\t"                                                            \
+    "vpmullq %%zmm0, %%zmm1, %%zmm7\n\t"                                                           \
+    "vpsrlq $30, %%zmm0, %%zmm8\n\t"                                                               \
+    "vpxorq %%zmm0, %%zmm1, %%zmm9\n\t"                                                            \
+    "vpmullq %%zmm0, %%zmm1, %%zmm10\n\t"                                                          \
+    "vpsrlq $30, %%zmm0, %%zmm11\n\t"                                                              \
+    "vpxorq %%zmm0, %%zmm1, %%zmm12\n\t"                                                           \
+    "vpsrlq $30, %%zmm0, %%zmm13\n\t"                                                              \
+    "vpxorq %%zmm0, %%zmm1, %%zmm2\n\t"                                                            \
+    "vpsrlq $30, %%zmm0, %%zmm3\n\t"                                                               \
+    "vpsrlq $30, %%zmm0, %%zmm4\n\t"
 
 VEC_LOOP(lat_mulpd_256, T256, "ymm", VEC_CHAIN("vmulpd", "ymm"))
 VEC_LOOP(lat_addpd_256, T256, "ymm", VEC_CHAIN("vaddpd", "ymm"))
@@ -287,7 +286,7 @@ struct form {
     const char *name;
     loop_fn fn;
     double units_per_pass; /* chain links or mix units */
-    int32_t path;          /* the inner path whose bound needs it; also the clock it is counted at */
+    int32_t path; /* the inner path whose bound needs it; also the clock it is counted at */
 };
 static const struct form FORMS[] = {
     {"lat_mulsd", lat_mulsd, 12, SB_PATH_SCALAR},
@@ -390,8 +389,9 @@ int main(int argc, char **argv) {
                  "(docs/simd-bounds.md) on this core; one JSON object on stdout.");
             return 0;
         }
-        fprintf(stderr, "simd-bounds: bad argument %s (usage: simd-bounds [--trials 1..1000])\n",
-                argv[i]);
+        fprintf(stderr,
+                "simd-bounds: bad argument %s%s%s (usage: simd-bounds [--trials 1..1000])\n",
+                end ? argv[i - 1] : argv[i], end ? " " : "", end ? argv[i] : "");
         return 2;
     }
     /* the CPU it starts on, for the whole run (the clock and the loops on one core) */
