@@ -64,9 +64,7 @@ class Context(NamedTuple):
     @classmethod
     def for_campaign(cls, campaign_dir: Path, wait_for_lock: bool = True) -> "Context":
         campaign_dir = Path(campaign_dir)
-        info = host_info(campaign_dir)
-        simd_bounds.cached_or_measured(campaign_dir, wait_for_lock)  # once per host and campaign
-        return cls(campaign_dir, campaign_dir.name, info, hostname(), wait_for_lock)
+        return cls(campaign_dir, campaign_dir.name, host_info(campaign_dir), hostname(), wait_for_lock)
 
 
 def slurm_ids(env=os.environ) -> dict | None:
@@ -331,6 +329,8 @@ def run_invocation(
             contextlib.nullcontext(0.0) if lock_held else measuring(ctx.wait_for_lock, env=env) as waited,
             LoadRun(case.get("load"), case["timeout_s"]) as load,
         ):
+            if not lock_held:  # a duet's partner may be running: measured by a later invocation
+                simd_bounds.cached_or_measured(ctx.campaign_dir)  # once per host and campaign
             started = time.monotonic()
             status, out, err, timed_out = run_process(
                 command.argv, command.env, case["timeout_s"], ctx.campaign_dir, command.affinity

@@ -3,11 +3,12 @@
 result is cached in the campaign as hosts/bounds/<hostname>.json (sbcore/simd_bounds.py reads it and
 derives the bounds; docs/simd-bounds.md, docs/formats.md).
 
-The first runner or Slurm array task on a node that finds no cache measures, holding the host's
-measurement lock (no kernel runs beside it), and writes the file atomically (the first writer wins);
-the others read it. A cache that does not validate is refused with one line naming it: it is not
-trusted, and not overwritten either (delete it to measure again). Without the tool (not built, or a
-test's stand-in binary directory) nothing is measured and the analysis says so.
+The first invocation of a runner or Slurm array task on a node that finds no cache measures, inside
+the host's measurement lock it holds for its kernel (no other kernel runs beside it; a wait for the
+lock is the invocation's lock_wait_s), and writes the file atomically (the first writer wins); the
+others find it (each process reads it once). A cache that does not validate is refused with one line
+naming it: it is not trusted, and not overwritten either (delete it to measure again). Without the
+tool (not built, or a test's stand-in binary directory) nothing is measured and the analysis says so.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from pathlib import Path
 
 from jobs.binaries import binary_path
 from jobs.hostinfo import hostname
-from jobs.measure_lock import measuring
 from sbcore import simd_bounds
 from sbcore.atomic import dump_json, write_new
 from sbcore.errors import UsageError
@@ -31,24 +31,29 @@ TOOL = "simd-bounds"
 TIMEOUT_S = 60
 
 
-def cached_or_measured(campaign_dir: Path, wait_for_lock: bool = True, env=os.environ) -> dict | None:
+_checked: dict[Path, dict] = {}  # per process: the caches already read
+
+
+def cached_or_measured(campaign_dir: Path) -> dict | None:
     """This host's bounds document of the campaign: read from its cache, else measured now and cached;
-    None when the tool is missing or failed (one line on stderr says why)."""
+    None when the tool is missing or failed (one line on stderr says why). Call it holding the host's
+    measurement lock (jobs/measure_lock.py)."""
     path = simd_bounds.path_in(campaign_dir, hostname())
+    if path in _checked:
+        return _checked[path]
     if os.path.lexists(path):
-        return _cached(path)
+        _checked[path] = _cached(path)
+        return _checked[path]
     tool = binary_path(TOOL)
     if not tool.is_file():
         return None
-    with measuring(wait_for_lock, env=env):
-        if os.path.lexists(path):  # written by another task while this one waited for the lock
-            return _cached(path)
-        doc = measure(tool)
+    doc = measure(tool)
     if doc is None:
         return None
     path.parent.mkdir(parents=True, exist_ok=True)
-    if not write_new(path, dump_json(doc)):
-        return _cached(path)
+    if not write_new(path, dump_json(doc)):  # another host's task of the same name wrote it meanwhile
+        doc = _cached(path)
+    _checked[path] = doc
     return doc
 
 

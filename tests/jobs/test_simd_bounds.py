@@ -14,9 +14,9 @@ from sbcore import simd_bounds
 from sbcore.errors import UsageError
 
 
-@pytest.fixture
-def lock(tmp_path, monkeypatch):
-    monkeypatch.setenv("SCALEBENCH_MEASURE_LOCK", str(tmp_path / "measure.lock"))
+@pytest.fixture(autouse=True)
+def fresh_process_memo(monkeypatch):
+    monkeypatch.setattr(probe, "_checked", {})
 
 
 def test_the_tool_measures_every_figure_of_the_paths_this_cpu_has(kernel):
@@ -36,7 +36,7 @@ def test_the_tool_measures_every_figure_of_the_paths_this_cpu_has(kernel):
     assert {b.inner_path for b in simd_bounds.bounds(doc)} == set(expected)
 
 
-def test_the_first_caller_measures_and_caches_the_others_read(tmp_path, lock, bin_dir, monkeypatch):
+def test_the_first_caller_measures_and_caches_the_others_read(tmp_path, bin_dir, monkeypatch):
     monkeypatch.setenv("SCALEBENCH_BIN_DIR", str(bin_dir))
     first = probe.cached_or_measured(tmp_path)
     path = simd_bounds.path_in(tmp_path, hostname())
@@ -44,10 +44,11 @@ def test_the_first_caller_measures_and_caches_the_others_read(tmp_path, lock, bi
     assert json.loads(path.read_text())["figures"] == first["figures"]
     (tmp_path / "no-tool").mkdir()
     monkeypatch.setenv("SCALEBENCH_BIN_DIR", str(tmp_path / "no-tool"))  # not measured again: read
+    monkeypatch.setattr(probe, "_checked", {})  # as another process
     assert probe.cached_or_measured(tmp_path)["figures"] == first["figures"]
 
 
-def test_a_bad_cache_is_refused_with_one_line_and_kept(tmp_path, lock):
+def test_a_bad_cache_is_refused_with_one_line_and_kept(tmp_path):
     path = simd_bounds.path_in(tmp_path, hostname())
     path.parent.mkdir(parents=True)
     path.write_text('{"schema": "scalebench.simd-bounds/1", "figures": {"lat_mulsd": -1}}')
@@ -61,7 +62,7 @@ def test_a_bad_cache_is_refused_with_one_line_and_kept(tmp_path, lock):
         probe.cached_or_measured(tmp_path)
 
 
-def test_without_the_tool_nothing_is_measured_nor_cached(tmp_path, lock, monkeypatch):
+def test_without_the_tool_nothing_is_measured_nor_cached(tmp_path, monkeypatch):
     (tmp_path / "bin").mkdir()
     monkeypatch.setenv("SCALEBENCH_BIN_DIR", str(tmp_path / "bin"))
     assert probe.cached_or_measured(tmp_path / "c") is None
@@ -76,7 +77,7 @@ def test_without_the_tool_nothing_is_measured_nor_cached(tmp_path, lock, monkeyp
         ("echo oops >&2; exit 3", "exit status 3: oops"),
     ],
 )
-def test_a_broken_tool_is_one_warning_and_no_cache(tmp_path, lock, monkeypatch, capsys, script, why):
+def test_a_broken_tool_is_one_warning_and_no_cache(tmp_path, monkeypatch, capsys, script, why):
     tool = tmp_path / "bin" / probe.TOOL
     tool.parent.mkdir()
     tool.write_text(f"#!/bin/sh\n{script}\n")
