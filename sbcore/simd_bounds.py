@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,7 @@ MIX_WORK = {
 }
 FIGURE_RANGE = (0.05, 1000.0)  # cycles: anything outside is not a measurement of these loops
 CLOCK_RANGE = (0.05, 20.0)  # GHz
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,254}")  # hostname, uarch: shown in reports as they are
 
 
 @dataclass(frozen=True)
@@ -150,8 +152,8 @@ def validate(doc: object, where) -> dict:
     if doc.get("schema") != SCHEMA:
         raise ValueError(f"{where}: schema {doc.get('schema')!r}, expected {SCHEMA!r}")
     for key in ("hostname", "uarch"):
-        if not isinstance(doc.get(key), str) or not 0 < len(doc[key]) <= 255:
-            raise ValueError(f"{where}: {key} must be a non-empty string")
+        if not isinstance(doc.get(key), str) or not NAME.fullmatch(doc[key]):
+            raise ValueError(f"{where}: {key} must be a name of letters, digits, '.', '_' and '-'")
     paths = doc.get("paths")
     if not isinstance(paths, list) or not set(paths) <= set(PATHS) or len(set(paths)) != len(paths):
         raise ValueError(f"{where}: paths = {paths!r}: a list of distinct {', '.join(PATHS)}")

@@ -183,6 +183,7 @@ def test_only_the_paths_measured_have_bounds():
     [
         ({"schema": "scalebench.simd-bounds/0"}, "schema"),
         ({"hostname": ""}, "hostname"),
+        ({"uarch": "<script>"}, "uarch must be a name"),
         ({"paths": ["scalar", "avx1024"]}, "paths"),
         ({"paths": "scalar"}, "paths"),
         ({"figures": dict(ZEN5, lat_mulsd=-3.0)}, "figures.lat_mulsd = -3.0"),
