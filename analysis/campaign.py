@@ -11,7 +11,7 @@ import pandas as pd
 
 from analysis.records.flatten import canonical_json
 from analysis.variants import VARIANT_PARAMS
-from sbcore import campaign_access, layout, sampling
+from sbcore import campaign_access, layout, sampling, simd_bounds
 
 
 @dataclass
@@ -25,6 +25,7 @@ class Campaign:
     case_lines: list[dict] = field(default_factory=list)  # cases.jsonl's usable lines as written
     hosts: dict[str, dict] = field(default_factory=dict)  # hostname -> hosts/<hostname>.json
     quiet: dict = field(default_factory=dict)  # quiet_gate.json of a seed study (jobs/seeds.py), if any
+    simd_bounds: dict[str, dict] = field(default_factory=dict)  # hostname -> hosts/bounds/<hostname>.json
 
 
 def read_campaign(path: Path) -> Campaign:
@@ -53,7 +54,11 @@ def read_campaign(path: Path) -> Campaign:
     cases = pd.DataFrame(rows, columns=CASE_COLUMNS)
     quiet_file = layout.quiet_gate_path(path)
     quiet = _read_json(quiet_file, problems) if quiet_file.is_file() else {}
-    return Campaign(path, str(name), cases, manifest, config, problems, lines, read_hosts(path), quiet)
+    bounds, unusable = simd_bounds.read_all(path)
+    problems += unusable
+    return Campaign(
+        path, str(name), cases, manifest, config, problems, lines, read_hosts(path), quiet, bounds
+    )
 
 
 def read_hosts(path: Path) -> dict[str, dict]:

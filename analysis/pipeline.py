@@ -39,7 +39,7 @@ from analysis.stats.comparison_precision import (
 from analysis.stats.counters import counter_tables
 from analysis.stats.disturbance import SUMMARY_COLUMNS, clean_summary, flag_disturbed
 from analysis.stats.disturbance_effect import disturbance_effect
-from analysis.stats.efficiency import efficiency
+from analysis.stats.efficiency import efficiency, measured_bounds
 from analysis.stats.micro import micro_tables
 from analysis.stats.models import fit_models
 from analysis.stats.node_types import best_configurations, node_type_table
@@ -236,7 +236,9 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         node_types_best=node_types_best,
         counter_tables=tables,
         timings=timings,
-        efficiency=efficiency(summary, case_stats.records, node_cores, load_bounds()),
+        efficiency=efficiency(
+            summary, case_stats.records, node_cores, load_bounds(), measured_bounds(campaign.simd_bounds)
+        ),
         micro=micro_tables(loaded.records, campaign.hosts),
         reference=campaign_comparison(campaign, loaded.records, options.seed),
         disturbance_effect=effect,

@@ -1,6 +1,7 @@
 """The reference data the analysis reads from the repository, declared once: published studies'
 figures (config/reference/seed-*.toml) and the throughput bound of each inner loop on each core design
-(config/reference/simd_bounds.csv, derivations in docs/simd-bounds.md)."""
+(config/reference/simd_bounds.csv, derivations in docs/simd-bounds.md): a cross-check beside the bounds
+measured on each host, which the records are held against (sbcore/simd_bounds.py)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from jobs import probe_detail
+from jobs import probe_detail, simd_bounds
 from jobs.binaries import binary_path, is_mpi
 from jobs.campaign import load_cases
 from jobs.competing_load import LoadError, LoadRun
@@ -332,6 +332,8 @@ def run_invocation(
             contextlib.nullcontext(0.0) if lock_held else measuring(ctx.wait_for_lock, env=env) as waited,
             LoadRun(case.get("load"), case["timeout_s"]) as load,
         ):
+            if not lock_held:  # a duet's partner may be running: measured by a later invocation
+                simd_bounds.cached_or_measured(ctx.campaign_dir)  # once per host and campaign
             started = time.monotonic()
             status, out, err, timed_out = run_process(
                 command.argv, command.env, case["timeout_s"], directory, command.affinity

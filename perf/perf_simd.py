@@ -9,7 +9,9 @@ per core cycle (the higher of the two probes: a probe can be slowed by other loa
   per cycle (wall)  work / (wall_s x clock x workers): what the run achieved
   per cycle (cpu)   work / (cpu seconds x clock): the same per cycle the process was on a core; on a
                     shared machine this shows the kernel's own speed, wall time shows the contention
-  % of bound        per cycle / the bound of the path that ran (config/reference/simd_bounds.csv)
+  % of bound        per cycle / the bound of the path that ran, derived from what build/bin/simd-bounds
+                    measures on this host before the trials (sbcore/simd_bounds.py); "table bound"
+                    is config/reference/simd_bounds.csv's for the core design, a cross-check
 
 The host has phases: for seconds to minutes at a time another tenant's thread shares the FP pipes of
 the physical core under a vCPU, and the vector kernels run up to a third slower (the latency-bound
@@ -50,6 +52,8 @@ sys.path.insert(0, str(ROOT))
 from analysis.records.machine_state import probe_columns  # noqa: E402
 from analysis.reference_data import load_bounds  # noqa: E402
 from analysis.stats.disturbance import PIPES_REASON, flag_disturbed  # noqa: E402
+from jobs.simd_bounds import measure as measure_bounds  # noqa: E402
+from sbcore import simd_bounds  # noqa: E402
 
 BIN_DIR = ROOT / "build" / "bin"
 PROBLEM = {
@@ -147,16 +151,20 @@ def per_cycle(rec: dict, threads: int) -> tuple[float, float]:
     )
 
 
+MEASURED_BOUNDS: dict[tuple[str, str], float] = {}  # (kernel, inner_path) -> bound, set by main()
+
+
 def table(runs: dict[str, list[dict]]) -> pd.DataFrame:
     """Per case, the medians over the given runs (one phase)."""
-    bounds = load_bounds().set_index(["kernel", "inner_path", "uarch"])["bound_per_cycle"]
+    reference = load_bounds().set_index(["kernel", "inner_path", "uarch"])["bound_per_cycle"]
     rows = []
     for label, kernel, _model, _inner, threads in CASES:
         recs = runs[label]
         if not recs:
             continue
         figures = [per_cycle(r, threads) for r in recs]
-        bound = bounds.get((kernel, recs[0]["inner_path"], recs[0]["uarch"]), float("nan"))
+        bound = MEASURED_BOUNDS.get((kernel, recs[0]["inner_path"]), float("nan"))
+        table_bound = reference.get((kernel, recs[0]["inner_path"], recs[0]["uarch"]), float("nan"))
         wall = statistics.median(f[0] for f in figures)
         cpu = statistics.median(f[1] for f in figures)
         rows.append(
@@ -171,6 +179,7 @@ def table(runs: dict[str, list[dict]]) -> pd.DataFrame:
                 "bound": bound,
                 "% of bound (wall)": 100 * wall / bound,
                 "% of bound (cpu)": 100 * cpu / bound,
+                "table bound": table_bound,
                 "checksum": recs[0]["checksum"][-8:],
             }
         )
@@ -278,6 +287,15 @@ def main() -> int:
         )
         return 1
     print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    doc = measure_bounds(BIN_DIR / "simd-bounds")
+    if doc is None:
+        print("perf_simd: build/bin/simd-bounds measured nothing: % of bound left empty", file=sys.stderr)
+    else:
+        MEASURED_BOUNDS.update({(b.kernel, b.inner_path): b.per_cycle for b in simd_bounds.bounds(doc)})
+        figures = ", ".join(f"{k} {v:.3f}" for k, v in doc["figures"].items())
+        print(f"measured bounds in {doc['cost_s']:.3f} s: {figures}")
+        for b in simd_bounds.bounds(doc):
+            print(f"  bound {b.kernel} {b.inner_path}: {b.per_cycle:.4g} per cycle ({b.limited_by})")
     runs = measure(args.trials)
     print(f"load average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     phases(runs)

@@ -15,6 +15,10 @@ figure is its loop's time divided by the adjacent scalar chain's time per add; t
 trials is printed with the spread. Pinned to one CPU; CPU time of the thread (a preempted trial
 only counts the time it ran).
 
+The subset the bounds need (latencies of the Mandelbrot loops' FP ops, the loops' mixes) is measured on
+every host a campaign runs on by build/bin/simd-bounds (kernels/bounds/simd_bounds.c, the same mixes),
+and the records are held against that (docs/simd-bounds.md); this script measures more, for people.
+
 Run: .venv/bin/python perf/perf_simd_ops.py [--trials N] [--cpu K] [--csv FILE]
 """
 

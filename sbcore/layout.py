@@ -14,6 +14,8 @@ analyze, compare) finds campaign files through this module only.
                                                  kept them (still read, no longer written)
       <campaign>/raw/<case_id>/rep-<k>.failed-<utc>-<pid>.json   a failed attempt at repetition k
       <campaign>/raw/<case_id>/rep-<k>.pgm       the image repetition k dumped (dump_image cases)
+      <campaign>/hosts/<hostname>.json           what the runner probed on that host (jobs/hostinfo.py)
+      <campaign>/hosts/bounds/<hostname>.json    the SIMD bounds measured on that host (sbcore/simd_bounds.py)
       <campaign>/analysis/                       everything `analyze` derives
 """
 

@@ -57,6 +57,18 @@ __attribute__((target("avx512f"))) static void add_chain_beside_zmm(uint64_t pas
 }
 #endif
 
+void sb_clock_add_chain(uint64_t passes, int beside_512bit) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (beside_512bit)
+        add_chain_beside_zmm(passes);
+    else
+        add_chain(passes);
+#else
+    (void)passes;
+    (void)beside_512bit;
+#endif
+}
+
 double sb_clock_measure_ghz(int beside_512bit) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     double best = 0.0;
@@ -65,10 +77,7 @@ double sb_clock_measure_ghz(int beside_512bit) {
         add_chain_beside_zmm(SB_CLOCK_ADDS / 8);
     for (int t = 0; t < SB_CLOCK_TRIALS; t++) {
         double t0 = sb_now();
-        if (beside_512bit)
-            add_chain_beside_zmm(SB_CLOCK_ADDS / 8);
-        else
-            add_chain(SB_CLOCK_ADDS / 8);
+        sb_clock_add_chain(SB_CLOCK_ADDS / 8, beside_512bit);
         double dt = sb_now() - t0;
         /* an interruption only lengthens a trial, so the fastest trial is the clock */
         if (dt > 0.0 && SB_CLOCK_ADDS / dt * 1e-9 > best)

@@ -21,6 +21,7 @@ static inline __attribute__((target("avx2"))) double sbv_hmin_avx2(__m256d v) {
 /* ---- AVX2
  * ---------------------------------------------------------------------------------------- */
 #define SBV_FN sb_mandel_row_avx2
+#define SBV_NV SB_MANDEL_AVX2_VECTORS
 #define SBV_TARGET __attribute__((target("avx2")))
 #define SBV_W 4
 #define SBV_T __m256d

@@ -46,6 +46,8 @@ static inline int64_t sb_pi_batch_end(int64_t s0, int64_t batch, int64_t end) {
  * speed (the threaded one faster on one thread, with more instructions per sample): code layout. */
 int64_t sb_pi_hits_batches(const sb_params *p, int64_t first, int64_t end);
 
+/* Vectors of 4 lanes the AVX2 Mandelbrot row kernel keeps in flight (docs/simd-bounds.md). */
+#define SB_MANDEL_AVX2_VECTORS 6
 /* The AVX-512 Mandelbrot row kernel's shape (docs/simd-bounds.md); the test's 8-lane emulation
  * uses the same. Vectors of 8 lanes in flight: 64 lanes, the most its lane flags hold (32 zmm
  * registers leave room for more than AVX2's 6); 2*x as x+x on every second of them. */

@@ -176,7 +176,7 @@ def test_real_run_records_slurm_ids_and_why_counters_are_off(tmp_path, bin_dir):
         "node": "n-core",
     }
     assert record["rep"] == 1 and record["status"] == "ok" and len(record["warmup_wall_s"]) == 1
-    host = json.loads(next((campaign / "hosts").iterdir()).read_text())
+    host = json.loads(next((campaign / "hosts").glob("*.json")).read_text())
     if host["counters"]["available"]:
         pytest.skip("this host has working counters; the unavailable path is not reachable here")
     assert record["counters"]["status"] == "unavailable" and record["counters"]["group"] == "CLOCK"

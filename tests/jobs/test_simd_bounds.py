@@ -1,0 +1,89 @@
+"""The SIMD bounds measured once per host and campaign (jobs/simd_bounds.py, build/bin/simd-bounds): the
+tool's figures are plausible for the core it ran on, the first caller writes the cache and later ones
+read it, a bad cache is refused with one line naming it, a missing or broken tool measures nothing."""
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from jobs import simd_bounds as probe
+from jobs.hostinfo import hostname
+from sbcore import simd_bounds
+from sbcore.errors import UsageError
+
+
+@pytest.fixture(autouse=True)
+def fresh_process_memo(monkeypatch):
+    monkeypatch.setattr(probe, "_checked", {})
+
+
+def test_the_tool_measures_every_figure_of_the_paths_this_cpu_has(kernel):
+    doc = probe.measure(kernel("simd-bounds"))
+    assert doc is not None and doc["hostname"] == hostname() and doc["cost_s"] < 5
+    cpuinfo = Path("/proc/cpuinfo").read_text().splitlines()
+    flags = set(next(line for line in cpuinfo if line.startswith("flags")).split())
+    expected = ["scalar"] + ["avx2"] * ("avx2" in flags) + ["avx512"] * ({"avx512f", "avx512dq"} <= flags)
+    assert doc["paths"] == expected
+    figures = doc["figures"]
+    for name, value in figures.items():
+        # every x86-64 FP op takes at least 2 cycles of latency; no loop issues more than 8 ops a cycle
+        low = 1.5 if name.startswith("lat_") else 0.5
+        assert low < value < 100, (name, value)
+    assert figures["mix_mcpi_256" if "avx2" in doc["paths"] else "mix_mcpi_scalar"] > 4
+    assert doc["vectors"] == {"mandelbrot_256": 6, "mandelbrot_512": 8}
+    assert {b.inner_path for b in simd_bounds.bounds(doc)} == set(expected)
+
+
+def test_the_first_caller_measures_and_caches_the_others_read(tmp_path, bin_dir, monkeypatch):
+    monkeypatch.setenv("SCALEBENCH_BIN_DIR", str(bin_dir))
+    first = probe.cached_or_measured(tmp_path)
+    path = simd_bounds.path_in(tmp_path, hostname())
+    assert first is not None and path.is_file()
+    assert json.loads(path.read_text())["figures"] == first["figures"]
+    (tmp_path / "no-tool").mkdir()
+    monkeypatch.setenv("SCALEBENCH_BIN_DIR", str(tmp_path / "no-tool"))  # not measured again: read
+    monkeypatch.setattr(probe, "_checked", {})  # as another process
+    assert probe.cached_or_measured(tmp_path)["figures"] == first["figures"]
+
+
+def test_a_bad_cache_is_refused_with_one_line_and_kept(tmp_path):
+    path = simd_bounds.path_in(tmp_path, hostname())
+    path.parent.mkdir(parents=True)
+    path.write_text('{"schema": "scalebench.simd-bounds/1", "figures": {"lat_mulsd": -1}}')
+    with pytest.raises(UsageError) as err:
+        probe.cached_or_measured(tmp_path)
+    assert str(path) in str(err.value) and "delete it" in str(err.value) and "\n" not in str(err.value)
+    assert path.read_text().startswith('{"schema"')  # nothing measured is overwritten
+    path.unlink()
+    path.symlink_to(tmp_path / "elsewhere.json")
+    with pytest.raises(UsageError, match="a link is not followed"):
+        probe.cached_or_measured(tmp_path)
+
+
+def test_without_the_tool_nothing_is_measured_nor_cached(tmp_path, monkeypatch):
+    (tmp_path / "bin").mkdir()
+    monkeypatch.setenv("SCALEBENCH_BIN_DIR", str(tmp_path / "bin"))
+    assert probe.cached_or_measured(tmp_path / "c") is None
+    assert not (tmp_path / "c" / simd_bounds.DIRECTORY).exists()
+
+
+@pytest.mark.parametrize(
+    ("script", "why"),
+    [
+        ('echo \'{"schema": "scalebench.simd-bounds/1"}\'', "its output: uarch must be"),
+        ("echo not json", "Expecting value"),
+        ("echo oops >&2; exit 3", "exit status 3: oops"),
+    ],
+)
+def test_a_broken_tool_is_one_warning_and_no_cache(tmp_path, monkeypatch, capsys, script, why):
+    tool = tmp_path / "bin" / probe.TOOL
+    tool.parent.mkdir()
+    tool.write_text(f"#!/bin/sh\n{script}\n")
+    tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("SCALEBENCH_BIN_DIR", str(tool.parent))
+    assert probe.cached_or_measured(tmp_path / "c") is None
+    err = capsys.readouterr().err
+    assert why in err and "SIMD bounds not measured" in err and err.count("\n") == 1
+    assert not simd_bounds.path_in(tmp_path / "c", hostname()).exists()
