@@ -166,9 +166,8 @@ def build_command(
 
 
 def _pin_library(ctx: Context) -> str | None:
-    """liblikwidpin's path as probed for this host (hosts/<hostname>.json), else looked up now."""
-    if "pin_library" in ctx.host:
-        return ctx.host["pin_library"]
+    """liblikwidpin's path, looked up where likwid installs it: never a path read back from the campaign
+    (hosts/<hostname>.json keeps the probed one as provenance only; it would be preloaded: docs/trust.md)."""
     return find_pin_library()
 
 

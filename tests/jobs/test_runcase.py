@@ -59,9 +59,10 @@ def test_pinned_command_through_likwid_pin(tmp_path):
     assert "LD_PRELOAD" not in cmd.env
 
 
-def test_pinned_command_through_likwid_environment(tmp_path):
+def test_pinned_command_through_likwid_environment(tmp_path, monkeypatch):
     ctx = context(tmp_path, False)
-    ctx.host["pin_library"] = "/opt/likwid/lib/liblikwidpin.so.5"
+    ctx.host["pin_library"] = "/tmp/elsewhere/evil.so"  # a campaign file's path is never preloaded
+    monkeypatch.setattr("jobs.runcase.find_pin_library", lambda: "/opt/likwid/lib/liblikwidpin.so.5")
     cmd = build_command(ctx, case(pin_tool="preload"), 0, env={"LD_PRELOAD": "/x/other.so"}, nreps=5)
     assert cmd.argv[0].endswith("/mcpi-c-omp") and "likwid-pin" not in cmd.argv
     assert cmd.argv[1:] == ["--threads", "4", "--samples", "10", "--reps", "5", "--warmup", "2"]
