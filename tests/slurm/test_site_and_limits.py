@@ -132,11 +132,9 @@ def test_site_options_load_and_quote(tmp_path):
 def test_bad_site_option_on_the_command_line_is_one_line(tmp_path):
     proc = scalebench("submit", HERE / "tiny.toml", "--dry-run", "--results-dir", tmp_path, "--mem", "4X")
     assert proc.returncode == 2
-    assert (
-        proc.stderr.strip()
-        .splitlines()[-1]
-        .endswith("argument --mem: '4X': must be memory as Slurm reads it: 0, 4000, 64G")
-    )
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert "argument --mem: '4X': must be memory as Slurm reads it: 0, 4000, 64G" in lines[0]
     proc = scalebench("resume", tmp_path, "--sbatch-option=--dependency=afterok:1")
     assert proc.returncode == 2 and "--dependency is set by scalebench" in proc.stderr
 
