@@ -111,5 +111,5 @@ def test_first_experiment_runs_as_written(tmp_path, bin_dir):
         assert proc.returncode == 0, (command, proc.stderr[-2000:])
     analysis = tmp_path / "results" / "latest" / "analysis"
     for name in ("report.html", "summary.csv", "speedup.csv"):
-        assert (analysis / name).is_file(), name
+        assert (analysis / name).is_file(), (name, proc.stdout[-1500:], proc.stderr[-1500:])
     assert "best mcpi" in proc.stdout, proc.stdout

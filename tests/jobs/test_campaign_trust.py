@@ -320,8 +320,6 @@ def test_a_failing_file_system_is_one_line(planned, monkeypatch, capsys, code):
     """A read-only or full disk under analyze: one line naming the file, exit 3, no table half-written."""
     import errno
 
-    import pyarrow.csv
-
     from jobs.entry import main
 
     results, campaign = planned
@@ -331,7 +329,12 @@ def test_a_failing_file_system_is_one_line(planned, monkeypatch, capsys, code):
         sink.write(b"partial")
         raise OSError(getattr(errno, code), os.strerror(getattr(errno, code)))
 
-    monkeypatch.setattr(pyarrow.csv, "write_csv", failing)
+    # the writers table holds the function itself (imported before this test in a whole-suite run)
+    from analysis.outputs.tables import WRITERS
+
+    monkeypatch.setitem(WRITERS, ".csv", failing)
+    # main() exports --results-dir to the environment for what it starts: undone after this test
+    monkeypatch.setenv("SCALEBENCH_RESULTS_DIR", str(results))
     status = main(["--results-dir", str(results), "analyze", "c", "--format", "csv"])
     err = capsys.readouterr().err
     assert status == 3, err
