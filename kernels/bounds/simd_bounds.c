@@ -43,6 +43,12 @@
 
 #define SCHEMA "scalebench.simd-bounds/1"
 #define DEFAULT_TRIALS 21
+/* The trials are spread over this many seconds (a pause between two): a slow phase of the host
+ * lasts from milliseconds to seconds, and trials taken within 40 ms all fell in one (on a Zen 4
+ * guest the scalar pi mix read 7.99, 10.4 and 13.0 cycles in three back-to-back runs, and the
+ * kernel then ran at 136 % of the 13.0 bound). The lower quartile over a second and a half keeps
+ * the faster phases. */
+#define SPREAD_S 1.5
 #define CHAIN_PASSES 25000 /* x 8 adds: 200 000 cycles, about 60 us */
 #define MIN_LOOP_S 40e-6   /* a timed loop runs at least this long (CPU time) */
 
@@ -324,7 +330,7 @@ static int by_value(const void *a, const void *b) {
 
 /* Cycles per unit of each form: per trial, its loop's time over the time per add of the chain run
  * just before it; the lower quartile over the trials. A trial runs every form once, so that each
- * form's trials are spread over the whole run. */
+ * form's trials are spread over the whole run, and the trials over SPREAD_S seconds. */
 static void measure(const struct form *forms, size_t nforms, const int *paths, int trials,
                     double *cycles) {
     enum { NFORMS = sizeof FORMS / sizeof *FORMS };
@@ -333,7 +339,12 @@ static void measure(const struct form *forms, size_t nforms, const int *paths, i
     int kept[NFORMS] = {0};
     for (size_t k = 0; k < nforms; k++)
         passes[k] = paths[forms[k].path] ? calibrated_passes(&forms[k]) : 0;
-    for (int t = 0; ratios && t < trials; t++)
+    const double pause_s = trials > 1 ? SPREAD_S / (trials - 1) : 0.0;
+    for (int t = 0; ratios && t < trials; t++) {
+        if (t > 0) {
+            struct timespec pause = {(time_t)pause_s, (long)((pause_s - (time_t)pause_s) * 1e9)};
+            nanosleep(&pause, NULL);
+        }
         for (size_t k = 0; k < nforms; k++) {
             if (!passes[k])
                 continue;
@@ -347,6 +358,7 @@ static void measure(const struct form *forms, size_t nforms, const int *paths, i
                     (l1 - c1) / ((c1 - c0) / (8.0 * CHAIN_PASSES)) /
                     ((double)passes[k] * forms[k].units_per_pass);
         }
+    }
     for (size_t k = 0; k < nforms; k++) {
         double *r = ratios ? ratios + k * (size_t)trials : NULL;
         cycles[k] = NAN;
