@@ -62,16 +62,6 @@ def read(path: Path) -> bytes:
     return campaign_access.read_path(path, missing=b"")
 
 
-def _read_fd(fd: int) -> bytes:
-    parts, offset = [], 0
-    while True:
-        chunk = os.pread(fd, 1 << 20, offset)
-        if not chunk:
-            return b"".join(parts)
-        parts.append(chunk)
-        offset += len(chunk)
-
-
 def append(
     path: Path,
     records: Iterable[dict],
@@ -87,7 +77,7 @@ def append(
     created = []
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        existing = _read_fd(fd)
+        existing = campaign_access.read_fd(fd)
         present = reps_of(existing, path.parent.name)
         new = [r for r in records if r["rep"] not in present]
         if new:
