@@ -53,26 +53,28 @@ seed = 11
 binary = ["tracehost-py-serial"]
 params = {{ trace = ["{trace}"], timeline = ["{timeline}"], true_s = [{true_s}], start_s = [{start_s}] }}
 
-[[sweep]]
-binary = ["tracehost-py-omp"]
-threads = [1, 2]
-[sweep.params]
-trace = ["{trace}"]
-timeline = ["{timeline}"]
-true_s = [{true_s}]
-start_s = [{start_s}]
-schedule = ["static", "dynamic"]
-
-[[sweep]]
-binary = ["tracehost-py-pthreads"]
-threads = [1, 2]
-[sweep.params]
-trace = ["{trace}"]
-timeline = ["{timeline}"]
-true_s = [{true_s}]
-start_s = [{start_s}]
-schedule = ["block", "cyclic"]
 """
+PARALLEL = """
+[[sweep]]
+binary = ["tracehost-py-{model}"]
+threads = [1, 2]
+[sweep.params]
+trace = ["{trace}"]
+timeline = ["{timeline}"]
+true_s = [{true_s}]
+start_s = [{start_s}]
+schedule = [{schedules}]
+"""
+SCHEDULES = {"omp": ("static", "dynamic"), "pthreads": ("block", "cyclic")}
+
+
+def experiment(**fields) -> str:
+    """The family: the serial baseline and each parallel model at 1 and 2 threads in two schedules."""
+    text = EXPERIMENT.format(**fields)
+    for model, schedules in SCHEDULES.items():
+        listed = ", ".join(f'"{s}"' for s in schedules)
+        text += PARALLEL.format(model=model, schedules=listed, **fields)
+    return text
 
 
 def run(tmp: Path, bin_dir: Path, name: str, text: str) -> Path:
@@ -145,7 +147,7 @@ def main() -> None:
             for design in designs:
                 name = f"{trace.stem}-{design}"
                 timeline = tmp / f"{name}.timeline"
-                text = EXPERIMENT.format(
+                text = experiment(
                     design=design,
                     trace_name=trace.stem,
                     every=DESIGNS[design],

@@ -204,28 +204,24 @@ static void sb_register(ompt_set_callback_t set, ompt_callbacks_t which, ompt_ca
     sb_callback_set[sb_callback_count++] = r == ompt_set_always || r == ompt_set_sometimes_paired;
 }
 
+/* Each callback is sb_on_<name>, registered for ompt_callback_<name> and reported as "<name>". */
+#define SB_REGISTER(set, name)                                                                     \
+    sb_register(set, ompt_callback_##name, (ompt_callback_t)sb_on_##name, #name)
+
 static int sb_initialize(ompt_function_lookup_t lookup, int initial_device,
                          ompt_data_t *tool_data) {
     (void)initial_device, (void)tool_data;
     ompt_set_callback_t set = (ompt_set_callback_t)lookup("ompt_set_callback");
     if (set == NULL)
         return 0;
-    sb_register(set, ompt_callback_thread_begin, (ompt_callback_t)sb_on_thread_begin,
-                "thread_begin");
-    sb_register(set, ompt_callback_parallel_begin, (ompt_callback_t)sb_on_parallel_begin,
-                "parallel_begin");
-    sb_register(set, ompt_callback_parallel_end, (ompt_callback_t)sb_on_parallel_end,
-                "parallel_end");
-    sb_register(set, ompt_callback_implicit_task, (ompt_callback_t)sb_on_implicit_task,
-                "implicit_task");
-    sb_register(set, ompt_callback_sync_region_wait, (ompt_callback_t)sb_on_sync_region_wait,
-                "sync_region_wait");
-    sb_register(set, ompt_callback_mutex_acquire, (ompt_callback_t)sb_on_mutex_acquire,
-                "mutex_acquire");
-    sb_register(set, ompt_callback_mutex_acquired, (ompt_callback_t)sb_on_mutex_acquired,
-                "mutex_acquired");
-    sb_register(set, ompt_callback_task_schedule, (ompt_callback_t)sb_on_task_schedule,
-                "task_schedule");
+    SB_REGISTER(set, thread_begin);
+    SB_REGISTER(set, parallel_begin);
+    SB_REGISTER(set, parallel_end);
+    SB_REGISTER(set, implicit_task);
+    SB_REGISTER(set, sync_region_wait);
+    SB_REGISTER(set, mutex_acquire);
+    SB_REGISTER(set, mutex_acquired);
+    SB_REGISTER(set, task_schedule);
     sb_tool_start = sb_now();
     return 1; /* keep the tool */
 }
