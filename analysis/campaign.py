@@ -89,6 +89,7 @@ CASE_COLUMNS = [
     "sync",
     "inner",
     "problem",
+    "scaling",  # "weak": the problem grows with the workers (a program's weak_scaling params), else "strong"
     "params_json",
     "sampling_rule",  # sbcore.sampling.Rule: when the case has enough repetitions
 ]
@@ -100,7 +101,12 @@ def case_row(case: dict) -> dict:
         "case_id": str(case["case_id"]),
         "index": case.get("index"),
         "node_type": str(case["node_type"]),
-        "binary": case.get("binary") or f"{case['kernel']}-{case['lang']}-{case['model']}",
+        # a user's program runs through build/bin/program-run: named like a kernel binary, after itself
+        "binary": (
+            f"{case['kernel']}-{case['lang']}-{case['model']}"
+            if case.get("program") or not case.get("binary")
+            else case["binary"]
+        ),
         "kernel": case["kernel"],
         "lang": case["lang"],
         "model": case["model"],
@@ -114,6 +120,7 @@ def case_row(case: dict) -> dict:
         "inner": params.get("inner"),
         # A case confined to fewer CPUs or run under competing load is another problem, not another variant.
         "problem": problem_key(params | scenario_of(case)),
+        "scaling": "weak" if case.get("weak_scaling") else "strong",
         "params_json": canonical_json(params),
         "sampling_rule": sampling.case_rule({"reps": int(case.get("reps", 0))} | case),
     }

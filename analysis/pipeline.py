@@ -309,6 +309,7 @@ SUMMARY_ORDER = [
     "ranks",
     "workers",
     "problem",
+    "scaling",
     "n",
     "median_s",
     "min_s",

@@ -2,27 +2,19 @@
 one takes (from its --help)."""
 
 import functools
-import os
 import re
 import subprocess
 from pathlib import Path
 
 from sbcore.errors import ScalebenchError
-from sbcore.install import source_root
+from sbcore.install import bin_dir, source_root
 from sbcore.names import name_problem
 
 ROOT = source_root()  # the clone, or the one a pip install was made from
-BIN_DIR = ROOT / "build" / "bin"
 OPTION = re.compile(r"(?<![\w-])--([a-z][a-z0-9-]*)")
 # Written by `make kernels`: one "<binary>\t<why>" line per kernel a missing optional compiler kept
 # from being built (the Makefile's kernels_need).
 UNAVAILABLE_FILE = "unavailable.tsv"
-
-
-def bin_dir() -> Path:
-    """build/bin, or $SCALEBENCH_BIN_DIR (lets tests and odd installs point elsewhere)."""
-    # Absolute: kernels run with their case directory as their working directory.
-    return Path(os.environ.get("SCALEBENCH_BIN_DIR", BIN_DIR)).resolve()
 
 
 def binary_path(name: str) -> Path:

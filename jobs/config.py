@@ -12,6 +12,7 @@ from pathlib import Path
 from jobs import competing_load as load_config
 from jobs.families import DEFAULT_BASELINE_EVERY, DEFAULT_COMPARISON_WAIT_S, INTERLEAVE
 from jobs.pinning import PIN_TOOLS, STRATEGIES
+from jobs.programs.config import check_program_sweep, check_programs
 from jobs.slurm.site import SITE_KEYS, SiteOptions, check_site
 from sbcore import layout
 from sbcore.errors import UsageError
@@ -55,10 +56,12 @@ EXPERIMENT_KEYS = {
     "comparison_wait_s",
     "baseline_every",
     "duet",
+    "programs",
 } | RUN_KEYS
 AXES = ("binary", "threads", "ranks", "pin", "counter_group")
 SCENARIO_AXES = ("load", "cpus")  # competing load profile; CPUs the pin strategy may use
-SWEEP_KEYS = set(AXES) | set(SCENARIO_AXES) | {"params", "env"} | RUN_KEYS
+SWEEP_KEYS = set(AXES) | set(SCENARIO_AXES) | {"params", "env", "program", "weak_scaling"} | RUN_KEYS
+PROGRAM_BINARY = "program-run"  # the kernel-protocol runner of a user's program (kernels/programs.mk)
 ALL_CPUS = "all"
 REFERENCE = re.compile(r"^([a-z0-9][a-z0-9-]*):([a-z0-9][a-z0-9-]*)$")
 REFERENCE_DIR = ROOT / "config" / "reference"
@@ -106,6 +109,8 @@ class Sweep:
     params: dict  # kernel option -> list of values
     env: dict
     run: dict  # repetitions, warmup, timeout_s
+    program: str | None = None  # a user's program ([programs.<name>], jobs/programs/config.py)
+    weak_scaling: list = field(default_factory=list)  # params multiplied by the worker count
 
 
 @dataclass
@@ -131,6 +136,7 @@ class Experiment:
     # (jobs/families.py); 0: once per trial
     baseline_every: int = DEFAULT_BASELINE_EVERY
     duet: bool = False  # single-worker alternatives measured two at once, one per CPU (jobs/duets.py)
+    programs: dict = field(default_factory=dict)  # name -> a user's program (jobs/programs/config.py)
 
 
 class Checker:
@@ -323,7 +329,10 @@ def load_experiment(
     if not isinstance(sweeps_raw, list) or not sweeps_raw:
         check.fail("sweep", sweeps_raw, "give at least one [[sweep]] block")
     loads = load_config.check_profiles(check, data.get("load", {}))
-    sweeps = [_sweep(check, raw, f"sweep[{i}]", run, env, loads) for i, raw in enumerate(sweeps_raw)]
+    programs = check_programs(check, data.get("programs", {}))
+    sweeps = [
+        _sweep(check, raw, f"sweep[{i}]", run, env, loads, programs) for i, raw in enumerate(sweeps_raw)
+    ]
     excludes = _excludes(check, data.get("exclude", []), sweeps)
     reference = _reference(check, data["reference"]) if "reference" in data else None
     interleave = data.get("interleave", INTERLEAVE[0])
@@ -355,6 +364,7 @@ def load_experiment(
         comparison,
         baseline_every,
         duet,
+        programs,
     )
 
 
@@ -438,14 +448,15 @@ def _run_settings(check: Checker, table: dict, where: str, inherited: dict) -> d
     return run
 
 
-def _sweep(check: Checker, raw, where: str, run: dict, env: dict, loads: dict) -> Sweep:
+def _sweep(check: Checker, raw, where: str, run: dict, env: dict, loads: dict, programs: dict) -> Sweep:
     if not isinstance(raw, dict):
         check.fail(where, raw, "must be a table")
     check.keys(raw, SWEEP_KEYS, where)
-    if "binary" not in raw:
-        check.missing(f"{where}.binary", "name the kernel binaries (build/bin/...)")
+    program, weak = check_program_sweep(check, raw, where, programs)
+    if "binary" not in raw and program is None:
+        check.missing(f"{where}.binary", "name the kernel binaries (build/bin/...) or a program")
     axes = {
-        "binary": check.axis(raw["binary"], f"{where}.binary"),
+        "binary": [PROGRAM_BINARY] if program else check.axis(raw["binary"], f"{where}.binary"),
         "threads": check.axis(raw.get("threads", [1]), f"{where}.threads"),
         "ranks": check.axis(raw.get("ranks", [1]), f"{where}.ranks"),
         "pin": check.axis(raw.get("pin", ["none"]), f"{where}.pin"),
@@ -493,7 +504,7 @@ def _sweep(check: Checker, raw, where: str, run: dict, env: dict, loads: dict) -
                 _output_name(check, value, f"{key}[{i}]")
         params[name] = values
     merged_env = {**env, **check.env(raw.get("env", {}), f"{where}.env")}
-    return Sweep(axes, params, merged_env, _run_settings(check, raw, where, run))
+    return Sweep(axes, params, merged_env, _run_settings(check, raw, where, run), program, weak)
 
 
 def _output_name(check: Checker, value, key: str) -> None:

@@ -12,13 +12,16 @@ import sys
 
 from jobs import competing_load as load_config
 from jobs.binaries import binary_options, binary_path, is_mpi, split_name, unavailable_kernels
-from jobs.config import ALL_CPUS, NO_COUNTERS, Checker, Experiment, NodeType, resolve_threads
+from jobs.config import ALL_CPUS, NO_COUNTERS, PROGRAM_BINARY, Checker, Experiment, NodeType, resolve_threads
 from jobs.counter_groups import check_planned_groups
 from jobs.duets import pair_cases
 from jobs.families import family_of, repeat_baselines, trial_group_of
 from jobs.kernel_args import kernel_refusal, refused_option
+from jobs.programs.config import check_workers_reach, used_names
+from jobs.programs.config import resolve as resolve_program
 from jobs.topology import detect_topology
 from sbcore.errors import UsageError
+from sbcore.program_spec import RUNTIMES as PROGRAM_MODELS
 
 # Fields that say where a case sits, not what it measures: kept out of the hash (`trial_group` too, so a
 # campaign's case ids stay what they were before trial groups).
@@ -161,6 +164,9 @@ def skipped_kernels(exp: Experiment) -> dict[str, str]:
 
 def _check_binaries(check: Checker, exp: Experiment, skipped: dict[str, str]) -> None:
     for s, sweep in enumerate(exp.sweeps):
+        if sweep.program:
+            _check_program_sweep(check, exp, sweep, f"sweep[{s}]")
+            continue
         for i, name in enumerate(sweep.axes["binary"]):
             key = f"sweep[{s}].binary[{i}]"
             if name in skipped:
@@ -187,6 +193,48 @@ def _check_binaries(check: Checker, exp: Experiment, skipped: dict[str, str]) ->
                         f"{name} takes no option --{param.replace('_', '-')} "
                         f"(its options: {', '.join(sorted(options))})",
                     )
+
+
+def _check_program_sweep(check: Checker, exp: Experiment, sweep, where: str) -> None:
+    """A program's sweep: its runner built, every placeholder given a value, every param used."""
+    program = exp.programs[sweep.program]
+    path = binary_path(PROGRAM_BINARY)
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        check.fail(f"{where}.program", sweep.program, f"{path} is missing: build with `make kernels`")
+    check_workers_reach(check, program, f"programs.{sweep.program}.command")
+    known = {"threads", "ranks", "workers"} | set(sweep.params)
+    for name in sorted(used_names(program) - known):
+        check.fail(
+            f"programs.{sweep.program}.command",
+            f"{{{name}}}",
+            f"no value for this placeholder in {where} (give {where}.params.{name}, or use "
+            f"{{threads}}, {{ranks}}, {{workers}})",
+        )
+    for name in sorted(set(sweep.params) - used_names(program)):
+        check.fail(
+            f"{where}.params.{name}",
+            sweep.params[name],
+            f"program {sweep.program} uses no placeholder {{{name}}} in its command or env",
+        )
+    if sweep.run["pin_tool"] != "harness":
+        check.fail(
+            f"{where}.pin_tool", sweep.run["pin_tool"], "a program is placed by its runner: use 'harness'"
+        )
+
+
+def _program_case(
+    exp: Experiment, sweep, params: dict, threads: int, ranks: int
+) -> tuple[dict, dict, list[str]]:
+    """(record params, the case's program spec, argv of build/bin/program-run) of one program case;
+    weak-scaling params are given per worker and multiplied here (the record keeps the per-worker value,
+    so the series of one problem size per worker stays one family)."""
+    workers = threads * ranks
+    values = {"threads": threads, "ranks": ranks, "workers": workers}
+    values |= {k: (v * workers if k in sweep.weak_scaling else v) for k, v in params.items()}
+    spec = resolve_program(exp.programs[sweep.program], sweep.program, values, sweep.weak_scaling, ranks)
+    spec["params"] = dict(params)
+    argv = ["--spec", json.dumps(spec, sort_keys=True, separators=(",", ":")), "--threads", str(threads)]
+    return params, spec, argv
 
 
 def _matches(rule: dict, combo: dict, shape: dict) -> bool:
@@ -229,7 +277,11 @@ def _sweep_cases(
         if any(_matches(rule, combo, shape) for rule in exp.excludes):
             excluded[0] += 1
             continue
-        kernel, lang, model = split_name(binary)
+        if sweep.program:
+            kernel, lang = sweep.program, "program"
+            model = PROGRAM_MODELS[exp.programs[sweep.program]["runtime"]]
+        else:
+            kernel, lang, model = split_name(binary)
         if threads < 1:
             check.fail(f"{where}.threads", threads_raw, f"resolves to {threads} on node type {node}")
         if ranks < 1:
@@ -257,14 +309,17 @@ def _sweep_cases(
         if pin == "smt-siblings" and shape["threads_per_core"] < 2:
             check.fail(f"{where}.pin", pin, f"node type {node} has no SMT siblings (1 thread per core)")
         options = binary_options(binary_path(binary))
+        if sweep.program:
+            params, _, argv = _program_case(exp, sweep, params, threads, ranks)
         if sweep.run["dump_image"] and "dump" not in options:
             check.fail(f"{where}.dump_image", True, f"{binary} writes no image (it has no --dump)")
         if sweep.run["dump_image"] and "dump" in params:
             check.fail(f"{where}.params.dump", params["dump"], "give either params.dump or dump_image")
-        argv = ["--threads", str(threads)] if "threads" in options else []
-        for name in sorted(params):
-            argv += [f"--{name.replace('_', '-')}", str(params[name])]
-        if pin != "none":
+        if not sweep.program:
+            argv = ["--threads", str(threads)] if "threads" in options else []
+            for name in sorted(params):
+                argv += [f"--{name.replace('_', '-')}", str(params[name])]
+        if pin != "none" and not sweep.program:  # a program's runner pins from the environment
             for arg in argv:
                 if not arg or any(ch.isspace() for ch in arg):
                     check.fail(
@@ -293,6 +348,10 @@ def _sweep_cases(
             "argv": argv,
         }
         # Only when set, so the ids of cases without a scenario stay as they were.
+        if sweep.program:
+            case["program"] = sweep.program  # its spec is in argv (--spec), hashed with it
+            if sweep.weak_scaling:
+                case["weak_scaling"] = list(sweep.weak_scaling)
         if cpus is not None:
             case["cpus"] = cpus
         if load != load_config.NONE:

@@ -39,6 +39,8 @@ from sbcore.atomic import dump_json, write_new
 from sbcore.child import die_with_parent
 from sbcore.commands import on_path
 from sbcore.errors import UsageError
+from sbcore.mpi_launch import mpi_launcher
+from sbcore.mpi_launch import root_env as mpi_root_env
 
 SCHEMA = "scalebench.run/1"
 REQUIRED = ("kernel", "threads", "wall_s", "placement", "checksum", "warmup")
@@ -158,10 +160,10 @@ def build_command(
     else:
         argv = kernel
         affinity = None if cpu is None else [cpu]  # unpinned duet half: kept on its CPU as a whole
-    if case["ranks"] > 1 or is_mpi(case["model"]):
-        argv = mpi_launcher(case, len(topo.hwthreads), env) + argv
-        if os.geteuid() == 0:
-            run_env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    if (case["ranks"] > 1 or is_mpi(case["model"])) and not case.get("program"):
+        # (a program's runner starts its launcher itself, around the program: kernels/programs/)
+        argv = mpi_launcher(case["ranks"], case["threads"], len(topo.hwthreads), env) + argv
+        run_env.update(mpi_root_env())
     return Command(argv, run_env, pin, counters, csv_path, affinity)
 
 
@@ -169,16 +171,6 @@ def _pin_library(ctx: Context) -> str | None:
     """liblikwidpin's path, looked up where likwid installs it: never a path read back from the campaign
     (hosts/<hostname>.json keeps the probed one as provenance only; it would be preloaded: docs/trust.md)."""
     return find_pin_library()
-
-
-def mpi_launcher(case: dict, cpus: int, env=os.environ) -> list[str]:
-    ranks, threads = case["ranks"], case["threads"]
-    if "SLURM_JOB_ID" in env:
-        return ["srun", "--mpi=pmix", "-n", str(ranks), "-c", str(threads)]
-    launcher = ["mpirun", "-np", str(ranks)]
-    if ranks * threads > cpus:
-        launcher.append("--oversubscribe")
-    return launcher
 
 
 class CaseError(Exception):
@@ -378,11 +370,7 @@ def run_invocation(
         harness["counters"] = counters_from_csv(command.csv_path, command.counters)
     new = {}
     for r, (k, record) in enumerate(zip(ks, measured, strict=True)):
-        violations = []
-        if command.pin["cpus"] and isinstance(record.get("placement"), list):
-            violations = placement_violations(command.pin["cpus"], record["placement"])
-        if command.pin.get("confined") and isinstance(record.get("placement"), list):
-            violations = confinement_violations(command.pin["confined"], record["placement"])
+        violations = _violations(command.pin, record)
         new[k] = (
             record
             | harness
@@ -418,6 +406,24 @@ def run_invocation(
         "record": written[0] if written else None,
         "records": len(written),
     }
+
+
+def _violations(pin: dict, record: dict) -> list[dict]:
+    """Workers seen off their planned CPU (pinned) or outside the allowed set (confined). A user
+    program's record also lists every CPU each thread was seen on once placed (placement_seen) and
+    says whether its threads were placed one per CPU or only confined to the set (result.place)."""
+    seen = record.get("placement_seen") if isinstance(record.get("placement_seen"), list) else None
+    placement = seen if seen is not None else record.get("placement")
+    if not isinstance(placement, list):
+        return []
+    result = record.get("result") if isinstance(record.get("result"), dict) else {}
+    if pin["cpus"] and result.get("place") == "mask":
+        return confinement_violations(pin["cpus"], placement)
+    if pin["cpus"]:
+        return placement_violations(pin["cpus"], placement)
+    if pin.get("confined"):
+        return confinement_violations(pin["confined"], placement)
+    return []
 
 
 def run_rep(ctx: Context, case: dict, k: int, env=os.environ) -> dict:

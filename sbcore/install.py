@@ -96,3 +96,11 @@ def entry_command() -> list[str]:
     script (it switches to the clone's .venv), else this interpreter with the entry module."""
     script = PACKAGE_PARENT / "scalebench"
     return [str(script)] if script.is_file() else [sys.executable, "-m", "jobs.entry"]
+
+
+def bin_dir() -> Path:
+    """build/bin of the source tree, or $SCALEBENCH_BIN_DIR (lets tests and odd installs point elsewhere).
+    Absolute: kernels run with their case directory as their working directory."""
+    import os
+
+    return Path(os.environ.get("SCALEBENCH_BIN_DIR", source_root() / "build" / "bin")).resolve()

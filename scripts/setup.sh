@@ -46,6 +46,7 @@ debian_packages=(
   clang libomp-14-dev            # ThreadSanitizer check of the OpenMP kernels (LLVM Archer); clang build
   rt-tests linux-perf            # cyclictest, perf bench beside the microbenchmarks
   python3-venv                   # venv and ensurepip for the .venv
+  zstd imagemagick               # programs nobody here wrote, run as campaigns (tests/programs/)
 )
 if [ "$(id -u)" -eq 0 ] && have apt-get && have dpkg-query; then
   missing=()

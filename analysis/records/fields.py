@@ -44,6 +44,7 @@ RECORD_SCHEMA = {
 RAW_TEXT = ("campaign", "node_type", "hostname", "host", "kernel", "lang", "model", "checksum", "started")
 RAW_TEXT += ("inner_path", "uarch")  # which inner loop ran, on which core design (stats/efficiency.py)
 RAW_TEXT += ("duet_partner",)  # the case measured at the same time on another CPU (jobs/duets.py)
+RAW_TEXT += ("pop_method", "scaling")  # a user's program: its per-worker times' method; weak or strong
 RAW_NUMERIC = (
     "wall_s",
     "setup_s",
@@ -72,6 +73,9 @@ RAW_NUMERIC = (
     "worker_work_max",
     "worker_clock_ghz_mean",
     "worker_clock_ghz_min",
+    # a user's program (kernels/programs/): the whole process, and what the POP metrics divide by
+    "process_wall_s",
+    "pop_wall_s",
 )
 
 _VALIDATOR = jsonschema.Draft202012Validator(RECORD_SCHEMA)

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.stats.comparison_precision import PAIRED_ESTIMATE
-from analysis.stats.speedup import karp_flatt
+from analysis.stats.speedup import karp_flatt, weak_factor
 
 PAIRED, UNPAIRED = "paired", "unpaired"
 VALUE = ["speedup", "speedup_ci_low", "speedup_ci_high"]
@@ -53,7 +53,8 @@ def best_speedups(speedup: pd.DataFrame, paired: pd.DataFrame, prefix: str = PAI
     use = found[source[0]].notna().to_numpy()
     if not use.any():
         return sp
-    sp.loc[use, VALUE] = found[source[:3]].to_numpy()[use]
+    weak = weak_factor(sp)[use][:, None]  # a paired ratio of times, as a speedup (weak scaling)
+    sp.loc[use, VALUE] = found[source[:3]].to_numpy()[use] * weak
     sp.loc[use, "estimate"] = PAIRED
     sp.loc[use, "estimate_trials"] = found[source[3]].to_numpy()[use]
     workers = sp["workers"].astype(float)

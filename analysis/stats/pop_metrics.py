@@ -45,6 +45,8 @@ LOSS_FACTORS = {
     "computation_scaling": "computation scaling",
 }
 MEASURED = ["worker_useful_mean_s", "worker_useful_max_s", "worker_work_mean", "worker_work_max"]
+TIMED = MEASURED[:2]  # a user's program has no work count: its work balance stays empty
+POP_WALL = "pop_wall_s"  # a program's whole process, where its figure of merit times only a part
 CRITICAL_WAIT = "worker_wait_at_useful_max_s"  # optional: records before it lack it
 WORKER_CLOCK = "worker_clock_ghz_mean"  # optional: every worker's clock; else the first thread's
 SPLIT_MODELS = {"mpi"}  # models whose sync_efficiency is split into serialisation and transfer
@@ -95,9 +97,12 @@ def pop_metrics(summary: pd.DataFrame, records: pd.DataFrame, seed: int = 0) -> 
     1-worker case: the factors above, each with _lo/_hi (95 % percentile bootstrap), serial_cost,
     efficiency_vs_serial and largest_loss (the factor furthest below 1 of LOSS_FACTORS)."""
     columns = ["wall_s", *MEASURED, "clock", CRITICAL_WAIT]
-    if records.empty or not set(MEASURED) <= set(records.columns):
+    if records.empty or not set(TIMED) <= set(records.columns):
         return pd.DataFrame()
-    measured = records.dropna(subset=["wall_s", *MEASURED])
+    records = records.assign(**{c: records[c] if c in records else np.nan for c in MEASURED[2:]})
+    if POP_WALL in records:
+        records = records.assign(wall_s=numeric(records[POP_WALL]).fillna(numeric(records["wall_s"])))
+    measured = records.dropna(subset=["wall_s", *TIMED])
     if CRITICAL_WAIT not in measured:
         measured = measured.assign(**{CRITICAL_WAIT: np.nan})
     workers_clock = numeric(measured.get(WORKER_CLOCK, pd.Series(np.nan, measured.index, dtype=float)))
@@ -120,6 +125,8 @@ def pop_metrics(summary: pd.DataFrame, records: pd.DataFrame, seed: int = 0) -> 
             continue
         values, values_1 = reps[case_id], reps[case_ids[base]]
         workers = int(summary["workers"].iloc[i])
+        if "scaling" in summary and summary["scaling"].iloc[i] == "weak":
+            workers = 1  # each worker has the 1-worker case's whole problem: ideal times are equal
         point = _factors(_means(values, None), _means(values_1, None), workers)
         if summary["model"].iloc[i] not in SPLIT_MODELS:
             point["serialisation_efficiency"] = point["transfer_efficiency"] = np.nan

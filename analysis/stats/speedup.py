@@ -20,6 +20,9 @@ from analysis.variants import SCALING_SERIES
 from sbcore.errors import UsageError
 
 
+PROGRAM_LANG = "program"  # the records' language of a user's own program (kernels/programs/)
+
+
 def baseline_rows(s: pd.DataFrame, spec: str) -> tuple[pd.Series, str]:
     """For every summary row, the row number of its baseline (-1: none) and the baseline's label."""
     ok = s[s["valid"]]
@@ -28,7 +31,12 @@ def baseline_rows(s: pd.DataFrame, spec: str) -> tuple[pd.Series, str]:
         # parallel speedup (what vectorisation buys is the per-cycle section's question).
         key = ["kernel", "problem", "lang", "inner", "node_type"]
         best = ok[ok["model"] == "serial"].sort_values("median_s").groupby(key, dropna=False).head(1)
-        return _match(s, best, key), "serial"
+        rows = _match(s, best, key)
+        # A user's program has no serial twin: its baseline is itself at one worker (docs/own-programs.md).
+        program = (s["lang"] == PROGRAM_LANG).to_numpy()
+        if program.any():
+            rows = rows.where(~program, self_rows(s))
+        return rows, "serial"
     if spec == "self":
         return self_rows(s), "self"
     if spec in set(s["case_id"]):
@@ -71,9 +79,9 @@ def speedups(s: pd.DataFrame, dist: np.ndarray, spec: str, rng: np.random.Genera
     base, label = baseline_rows(s, spec)
     out = s[
         ["case_id", "node_type", "binary", "kernel", "lang", "model", "schedule", "sync", "inner", "pin"]
-        + ["threads", "ranks", "workers", "problem", "n", "median_s", "valid", "checksum_status"]
+        + ["threads", "ranks", "workers", "problem", "scaling", "n", "median_s", "valid", "checksum_status"]
     ].copy()
-    out.insert(0, "baseline", label)
+    out.insert(0, "baseline", np.where((s["lang"] == PROGRAM_LANG) & (label == "serial"), "self", label))
     _fill(out, s, dist, base, "", rng)
     _fill(out, s, dist, self_rows(s), "self_", rng)
     out["karp_flatt"] = karp_flatt(out["speedup"], out["workers"].astype(float))
@@ -85,6 +93,16 @@ def karp_flatt(speedup: pd.Series, workers: pd.Series) -> np.ndarray:
     """The Karp–Flatt experimentally determined serial fraction (NaN at one worker)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(workers > 1, (1 / speedup - 1 / workers) / (1 - 1 / workers), np.nan)
+
+
+def weak_factor(table: pd.DataFrame, prefix: str = "") -> np.ndarray:
+    """Per row, what turns a ratio of times into the speedup: 1 under strong scaling; under weak scaling
+    (the problem grows with the workers) workers / the baseline's workers, so that the speedup is the
+    scaled speedup p x T(1)/T(p) and the efficiency T(1)/T(p), ideal 1 (docs/own-programs.md)."""
+    weak = (table["scaling"] == "weak").to_numpy() if "scaling" in table else np.zeros(len(table), bool)
+    base = table[f"{prefix}baseline_workers"].astype(float).to_numpy()
+    ratio = table["workers"].astype(float).to_numpy() / np.where(base > 0, base, np.nan)
+    return np.where(weak, ratio, 1.0)
 
 
 def _fill(out: pd.DataFrame, s: pd.DataFrame, dist: np.ndarray, base: pd.Series, prefix: str, rng) -> None:
@@ -103,7 +121,8 @@ def _fill(out: pd.DataFrame, s: pd.DataFrame, dist: np.ndarray, base: pd.Series,
         ("baseline_median_s", "median_s"),
     ):
         out.loc[has, f"{prefix}{column}"] = base_table.loc[base_idx, source].to_numpy()
-    out[f"{prefix}speedup"] = out[f"{prefix}baseline_median_s"].astype(float) / out["median_s"]
+    weak = weak_factor(out, prefix)
+    out[f"{prefix}speedup"] = weak * out[f"{prefix}baseline_median_s"].astype(float) / out["median_s"]
     same = base_idx == rows  # a case against itself: exactly 1, no uncertainty
     if same.any() and not same.all():
         # Only the other pairs resampled: ratio_ci draws one permutation for all pairs, so theirs do
@@ -115,8 +134,8 @@ def _fill(out: pd.DataFrame, s: pd.DataFrame, dist: np.ndarray, base: pd.Series,
     low[same], high[same] = 1.0, 1.0
     out[f"{prefix}speedup_ci_low"] = np.nan
     out[f"{prefix}speedup_ci_high"] = np.nan
-    out.loc[has, f"{prefix}speedup_ci_low"] = low
-    out.loc[has, f"{prefix}speedup_ci_high"] = high
+    out.loc[has, f"{prefix}speedup_ci_low"] = low * weak[has]
+    out.loc[has, f"{prefix}speedup_ci_high"] = high * weak[has]
     workers = out["workers"].astype(float)
     for column in ("", "_ci_low", "_ci_high"):
         out[f"{prefix}efficiency{column}"] = out[f"{prefix}speedup{column}"] / workers

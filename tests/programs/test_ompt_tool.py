@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.programs.ompt_report import (
+from kernels.programs.ompt_report import (
     OmptReportError,
     OmptUnavailable,
     lib_dir,

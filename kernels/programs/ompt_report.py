@@ -28,7 +28,7 @@ from pathlib import Path
 
 import msgspec
 
-from jobs.binaries import bin_dir
+from sbcore.install import bin_dir
 
 TOOL_NAME = "libscalebench_ompt.so"
 STANDIN_DIR = "libomp-as-libgomp"

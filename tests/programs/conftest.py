@@ -1,0 +1,74 @@
+"""What the own-program tests share: test programs built once, an experiment file written from a few
+lines, and a campaign run and analysed through the command line as a user would."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.jobs.conftest import run_cli
+
+HERE = Path(__file__).parent
+ARGV_DUMPER = """#!{python}
+import json, os, sys
+# A test program: writes its argument vector and the variables it was given as JSON, then a figure.
+print(json.dumps({{"argv": sys.argv[1:], "env": {{k: os.environ.get(k) for k in sys.argv[1:2]}},
+                   "cwd": os.getcwd(), "affinity": sorted(os.sched_getaffinity(0))}}))
+print("elapsed: 0.125 s")
+"""
+
+
+@pytest.fixture(scope="session")
+def imbalanced(tmp_path_factory) -> Path:
+    """tests/programs/imbalanced_omp.c built with gcc -fopenmp (a GCC OpenMP program)."""
+    out = tmp_path_factory.mktemp("imbalanced") / "imbalanced_omp"
+    subprocess.run(["gcc", "-O2", "-fopenmp", str(HERE / "imbalanced_omp.c"), "-o", str(out)], check=True)
+    return out
+
+
+@pytest.fixture(scope="session")
+def argv_dumper(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("dumper") / "argv-dumper"
+    path.write_text(ARGV_DUMPER.format(python=sys.executable))
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture
+def lock_env(tmp_path) -> dict:
+    """A measurement lock of the test's own (other measurers on this host do not hold the test up)."""
+    return {"SCALEBENCH_MEASURE_LOCK": str(tmp_path / "measure.lock")}
+
+
+def write_experiment(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def run_campaign(tmp_path: Path, experiment: Path, env: dict, *extra, timeout=600) -> Path:
+    """`scalebench run` of the experiment into tmp_path/results; the campaign directory."""
+    results = tmp_path / "results"
+    done = run_cli("run", experiment, "--results-dir", results, "--no-progress", *extra, env=env, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (campaign,) = [p for p in results.iterdir() if p.is_dir()]
+    return campaign
+
+
+def records(campaign: Path) -> list[dict]:
+    found = []
+    for path in sorted((campaign / "raw").glob("*/records.jsonl")):
+        found += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return found
+
+
+def analyze(campaign: Path, env: dict, *extra) -> subprocess.CompletedProcess:
+    return run_cli("analyze", campaign, *extra, env=env, timeout=600)
+
+
+def have(program: str) -> bool:
+    from shutil import which
+
+    return which(program) is not None and os.access(which(program), os.X_OK)
