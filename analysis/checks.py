@@ -71,7 +71,10 @@ def checksum_check(summary: pd.DataFrame) -> pd.DataFrame:
     """Adds reference_checksum, checksum_status (ok|mismatch|inconsistent|no reference) and valid."""
     s = summary.copy()
     key = ["kernel", "problem", "inner"]
-    serial = s[(s["model"] == "serial") & (s["n_checksums"] == 1)]
+    # A user's program has no serial twin: its one-worker run holds the reference result (its declared
+    # result value, the same in every variant: docs/own-programs.md).
+    one_worker_program = (s["lang"] == "program") & (s["workers"] == 1)
+    serial = s[((s["model"] == "serial") | one_worker_program) & (s["n_checksums"] == 1)]
     # The most frequent serial checksum is the reference (a broken serial build is then the outlier).
     serial_key = key_strings(serial, key)
     # The mode of each key's checksums (the smallest of equally frequent ones, as Series.mode gives

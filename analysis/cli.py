@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from analysis.fail_on import DEFAULT_FAIL_ON, FAIL_ON_KINDS, finding_counts, parse_fail_on
+from analysis.fail_on import DEFAULT_FAIL_ON, FAIL_ON_KINDS, finding_cases, finding_counts, parse_fail_on
 from sbcore import campaign_access, layout
 from sbcore.argtypes import int_at_least
 from sbcore.atomic import write_atomic
@@ -190,7 +190,7 @@ def run_analyze(args: argparse.Namespace) -> int:
     print(f"summary: {write_summary_json(result, doc)}", file=sys.stderr if args.json else sys.stdout)
     if args.json:
         print_document(doc)
-    return gate(counts, fail_on)
+    return gate(counts, fail_on, finding_cases(result))
 
 
 def _report(args, result, formats):
@@ -225,11 +225,16 @@ def _report(args, result, formats):
     return best, finding_counts(result)
 
 
-def gate(counts: dict[str, int], fail_on: tuple[str, ...]) -> int:
-    """Exit status of `analyze`: 1 (a finding) when a kind of --fail-on was found, each named on stderr."""
+def gate(counts: dict[str, int], fail_on: tuple[str, ...], cases: dict[str, str] | None = None) -> int:
+    """Exit status of `analyze`: 1 (a finding) when a kind of --fail-on was found, each named on stderr
+    in one line (with the first cases it concerns, where the kind names cases)."""
     found = [kind for kind in fail_on if counts[kind]]
     for kind in found:
-        print(f"fail-on {kind}: {counts[kind]} {FAIL_ON_KINDS[kind]}", file=sys.stderr)
+        named = (cases or {}).get(kind)
+        print(
+            f"fail-on {kind}: {counts[kind]} {FAIL_ON_KINDS[kind]}{': ' + named if named else ''}",
+            file=sys.stderr,
+        )
     return EXIT_FINDING if found else EXIT_OK
 
 

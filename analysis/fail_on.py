@@ -42,3 +42,21 @@ def finding_counts(result) -> dict[str, int]:
         "implausible": int((sp["plausibility"] == "implausible").sum()) if "plausibility" in sp else 0,
         "noisy": int(result.summary["noisy"].sum()),
     }
+
+
+NAMED = 3  # cases named in a finding's line
+
+
+def finding_cases(result) -> dict[str, str]:
+    """kind -> the first cases of it, as 'binary xW (case <id>: <status>)', for the kinds that concern
+    cases of the summary (a checksum that disagrees)."""
+    s = result.summary
+    bad = s[~s["valid"]]
+    if bad.empty:
+        return {}
+    named = [
+        f"{row.binary} x{row.workers} (case {row.case_id}: {row.checksum_status})"
+        for row in bad.head(NAMED).itertuples()
+    ]
+    more = f" and {len(bad) - NAMED} more" if len(bad) > NAMED else ""
+    return {"checksum": ", ".join(named) + more}

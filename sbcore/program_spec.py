@@ -52,10 +52,11 @@ def placeholders(arg: str) -> list[str]:
 def check_argument(arg: str) -> list[str]:
     """An argument of the command: its placeholders; SpecError when it needs a shell."""
     names = placeholders(arg)
-    if names and SHELL_SYNTAX.search(arg):
+    shell = SHELL_SYNTAX.search(arg) if names else None
+    if shell:
         raise SpecError(
-            f"{arg!r}: a placeholder beside shell syntax ({SHELL_SYNTAX.search(arg).group(0)!r}); the command "
-            "is run without a shell: put pipes and redirections into a script and name the script"
+            f"{arg!r}: a placeholder beside shell syntax ({shell.group(0)!r}); the command is run without "
+            "a shell: put pipes and redirections into a script and name the script"
         )
     return names
 

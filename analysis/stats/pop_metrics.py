@@ -99,7 +99,7 @@ def pop_metrics(summary: pd.DataFrame, records: pd.DataFrame, seed: int = 0) -> 
     columns = ["wall_s", *MEASURED, "clock", CRITICAL_WAIT]
     if records.empty or not set(TIMED) <= set(records.columns):
         return pd.DataFrame()
-    records = records.assign(**{c: records[c] if c in records else np.nan for c in MEASURED[2:]})
+    records = records.assign(**{c: records.get(c, np.nan) for c in MEASURED[2:]})
     if POP_WALL in records:
         records = records.assign(wall_s=numeric(records[POP_WALL]).fillna(numeric(records["wall_s"])))
     measured = records.dropna(subset=["wall_s", *TIMED])

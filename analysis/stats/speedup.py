@@ -19,7 +19,6 @@ from analysis.stats.per_case import ratio_ci
 from analysis.variants import SCALING_SERIES
 from sbcore.errors import UsageError
 
-
 PROGRAM_LANG = "program"  # the records' language of a user's own program (kernels/programs/)
 
 

@@ -14,9 +14,13 @@ from tests.jobs.conftest import run_cli
 HERE = Path(__file__).parent
 ARGV_DUMPER = """#!{python}
 import json, os, sys
-# A test program: writes its argument vector and the variables it was given as JSON, then a figure.
-print(json.dumps({{"argv": sys.argv[1:], "env": {{k: os.environ.get(k) for k in sys.argv[1:2]}},
-                   "cwd": os.getcwd(), "affinity": sorted(os.sched_getaffinity(0))}}))
+# A test program: prints its argument vector, the variable its first argument names and its CPU
+# affinity as JSON, writes the same into its working directory (seen-<pid>.json), then a figure.
+seen = {{"argv": sys.argv[1:], "env": {{k: os.environ.get(k) for k in sys.argv[1:2]}},
+        "affinity": sorted(os.sched_getaffinity(0))}}
+print(json.dumps(seen))
+with open(f"seen-{{os.getpid()}}.json", "w") as fh:
+    json.dump(seen, fh)
 print("elapsed: 0.125 s")
 """
 
@@ -51,9 +55,11 @@ def write_experiment(path: Path, text: str) -> Path:
 def run_campaign(tmp_path: Path, experiment: Path, env: dict, *extra, timeout=600) -> Path:
     """`scalebench run` of the experiment into tmp_path/results; the campaign directory."""
     results = tmp_path / "results"
-    done = run_cli("run", experiment, "--results-dir", results, "--no-progress", *extra, env=env, timeout=timeout)
+    done = run_cli(
+        "run", experiment, "--results-dir", results, "--no-progress", *extra, env=env, timeout=timeout
+    )
     assert done.returncode == 0, done.stderr[-3000:]
-    (campaign,) = [p for p in results.iterdir() if p.is_dir()]
+    (campaign,) = [p for p in results.iterdir() if p.is_dir() and not p.is_symlink()]
     return campaign
 
 

@@ -53,8 +53,12 @@ def test_a_program_sweep_plans_one_case_per_point_with_its_resolved_command(tmp_
     assert len({c["case_id"] for c in cases}) == 2
 
 
-def test_weak_scaling_multiplies_the_param_by_the_workers_and_keeps_the_per_worker_value(tmp_path, argv_dumper):
-    text = GOOD.format(prog=argv_dumper).replace('params = { n = [100] }', 'params = { n = [100] }\nweak_scaling = ["n"]')
+def test_weak_scaling_multiplies_the_param_by_the_workers_and_keeps_the_per_worker_value(
+    tmp_path, argv_dumper
+):
+    text = GOOD.format(prog=argv_dumper).replace(
+        "params = { n = [100] }", 'params = { n = [100] }\nweak_scaling = ["n"]'
+    )
     assert plan(tmp_path, text).returncode == 0
     cases = planned(tmp_path)
     specs = [json.loads(c["argv"][c["argv"].index("--spec") + 1]) for c in cases]
@@ -65,19 +69,64 @@ def test_weak_scaling_multiplies_the_param_by_the_workers_and_keeps_the_per_work
 
 BAD = [
     # (what to replace in GOOD, by what, the key and the words the one line must name)
-    ('command = ["{prog}", "-n", "{{n}}", "--threads={{threads}}"]', 'command = "{prog} -n 4"', "programs.solver.command", "not a shell string"),
-    ('command = ["{prog}",', 'command = ["/nonexistent/solver",', "sweep[0].binary", "not an executable file"),
-    ('"--threads={{threads}}"]', '"--threads={{threads}}", "{{n}} > out.txt"]', "programs.solver.command[4]", "shell syntax"),
-    ("unit = \"s\" }}", "unit = \"s\", json = 'a.b' }}", "programs.solver.figure", "exactly one of regex or json"),
-    ("regex = 'elapsed: ([0-9.]+) s'", "regex = 'elapsed: ([0-9.]+'", "programs.solver.figure", "does not compile"),
-    ("regex = 'elapsed: ([0-9.]+) s'", "regex = 'elapsed: [0-9.]+ s'", "programs.solver.figure", "one capturing group"),
+    (
+        'command = ["{prog}", "-n", "{{n}}", "--threads={{threads}}"]',
+        'command = "{prog} -n 4"',
+        "programs.solver.command",
+        "not a shell string",
+    ),
+    (
+        'command = ["{prog}",',
+        'command = ["/nonexistent/solver",',
+        "sweep[0].binary",
+        "not an executable file",
+    ),
+    (
+        '"--threads={{threads}}"]',
+        '"--threads={{threads}}", "{{n}} > out.txt"]',
+        "programs.solver.command[4]",
+        "shell syntax",
+    ),
+    (
+        'unit = "s" }}',
+        "unit = \"s\", json = 'a.b' }}",
+        "programs.solver.figure",
+        "exactly one of regex or json",
+    ),
+    (
+        "regex = 'elapsed: ([0-9.]+) s'",
+        "regex = 'elapsed: ([0-9.]+'",
+        "programs.solver.figure",
+        "does not compile",
+    ),
+    (
+        "regex = 'elapsed: ([0-9.]+) s'",
+        "regex = 'elapsed: [0-9.]+ s'",
+        "programs.solver.figure",
+        "one capturing group",
+    ),
     ('"-n", "{{n}}"', '"-n", "{{size}}"', "programs.solver.command", "no value for this placeholder"),
-    ("params = {{ n = [100] }}", "params = {{ n = [100], m = [3] }}", "sweep[0].params.m", "uses no placeholder"),
+    (
+        "params = {{ n = [100] }}",
+        "params = {{ n = [100], m = [3] }}",
+        "sweep[0].params.m",
+        "uses no placeholder",
+    ),
     ('runtime = "openmp"', 'runtime = "cuda"', "programs.solver.runtime", "must be one of"),
-    ('"--threads={{threads}}"]\nruntime = "openmp"', '"--threads=2"]\nruntime = "threads"', "programs.solver.command", "does not reach the program"),
+    (
+        '"--threads={{threads}}"]\nruntime = "openmp"',
+        '"--threads=2"]\nruntime = "threads"',
+        "programs.solver.command",
+        "does not reach the program",
+    ),
     ('program = "solver"', 'program = "solvr"', "sweep[0].program", "no [programs.solvr]"),
-    ("unit = \"s\" }}", 'unit = "MB/s" }}', "programs.solver.figure.better", "lower"),
-    ('runtime = "openmp"', 'runtime = "openmp"\npop = "libomp"\ncwd = "relative/dir"', "programs.solver.cwd", "absolute"),
+    ('unit = "s" }}', 'unit = "MB/s" }}', "programs.solver.figure.better", "lower"),
+    (
+        'runtime = "openmp"',
+        'runtime = "openmp"\npop = "libomp"\ncwd = "relative/dir"',
+        "programs.solver.cwd",
+        "absolute",
+    ),
 ]
 
 
