@@ -26,8 +26,8 @@ class Task:
     cpus_seen: list[int] = field(default_factory=list)  # distinct, in the order first seen
     first_cpu: int = -1
     last_cpu: int = -1
-    bound_to: int = -1  # the one CPU its affinity allowed, once the runtime bound it (-1: never bound)
-    cpus_seen_bound: list[int] = field(default_factory=list)  # CPUs seen while bound
+    bound_to: int = -1  # the one CPU its affinity allowed last, once bound (-1: never bound)
+    seen_while_bound: dict[int, list[int]] = field(default_factory=dict)  # bound CPU -> CPUs seen
     allowed: str = ""  # Cpus_allowed_list when first seen
     allowed_last: str = ""
     cpu_s: float = 0.0  # schedstat: time on a CPU
@@ -41,7 +41,7 @@ class Task:
             "comm": self.comm,
             "cpus_seen": self.cpus_seen,
             "bound_to": self.bound_to,
-            "cpus_seen_bound": self.cpus_seen_bound,
+            "cpus_seen_bound": self.seen_while_bound.get(self.bound_to, []),
             "allowed": self.allowed,
             "allowed_last": self.allowed_last,
             "cpu_s": round(self.cpu_s, 6),
@@ -151,15 +151,18 @@ class TaskPoller:
                 task.samples += 1
                 if allowed is not None and len(allowed) == 1:
                     task.bound_to = next(iter(allowed))
-                    if cpu not in task.cpus_seen_bound:
-                        task.cpus_seen_bound.append(cpu)
+                    seen = task.seen_while_bound.setdefault(task.bound_to, [])
+                    if cpu not in seen:
+                        seen.append(cpu)
                 if self.polls % 20 == 1 or self._stop.is_set():
                     task.allowed_last = _allowed(base)
 
     def placed_cpus(self, task: Task) -> list[int]:
-        """The CPUs a thread ran on once placed: while bound to one CPU when it was (a runtime binds its
-        threads after the process started), else every CPU it was seen on."""
-        return task.cpus_seen_bound if task.bound_to >= 0 else task.cpus_seen
+        """The CPUs a thread ran on once placed: while bound to the CPU it was bound to last (a runtime
+        binds its threads after the process started; a program may move a thread for a moment and
+        back), else, never bound, every CPU it was seen on. A thread bound to the wrong CPU is seen
+        there: the check against the plan catches it."""
+        return task.seen_while_bound[task.bound_to] if task.bound_to >= 0 else task.cpus_seen
 
     # ---- what the record takes from it --------------------------------------------------------------
 

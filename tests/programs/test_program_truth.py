@@ -1,0 +1,183 @@
+"""Truth tests of a user's program through the whole path (plan, run, analyze):
+
+- the project's own Mandelbrot OpenMP kernel run as a plain program (scalebench is told its command and
+  where its time is in its output, nothing else) agrees with the harness's own measurement of the same
+  kernel: speedup intervals that overlap, load balance within 2 percentage points;
+- programs nobody here wrote, from Debian packages (zstd's threads, ImageMagick's OpenMP), give sane
+  campaigns: speedups at most the core count, a report that names them and the POP method;
+- the OMPT method on a GCC-built OpenMP program (LLVM's libomp standing in for libgomp).
+"""
+
+import csv
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from kernels.programs.ompt_report import lib_dir, tool_path
+from sbcore.install import bin_dir
+from tests.programs.conftest import analyze, have, records, run_campaign, write_experiment
+
+CONVERT = "/usr/bin/convert-im6.q16"  # ImageMagick 6 itself (a `convert` earlier on PATH may be another)
+
+
+def table(campaign: Path, name: str) -> list[dict]:
+    with open(campaign / "analysis" / name, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def by_binary(rows: list[dict], workers: str = "2") -> dict:
+    return {(r["binary"], r["schedule"], r.get("problem")): r for r in rows if r["workers"] == workers}
+
+
+MANDELBROT = """
+description = "Mandelbrot OpenMP: the harness's cases against the same binary run as a plain program"
+node_types = ["workstation"]
+repetitions = 7
+warmup = 1
+interleave = "family"
+
+[programs.mandel]
+command = ["{binary}", "--threads", "{{threads}}", "--schedule", "{{schedule}}", "--preset", "asymmetric",
+           "--width", "768", "--height", "768"]
+runtime = "openmp"
+env = {{ OMP_WAIT_POLICY = "passive" }}  # waiting threads sleep: their CPU time is their useful time
+figure = {{ json = "wall_s", unit = "s" }}
+result = {{ json = "checksum" }}
+
+[[sweep]]
+binary = ["mandelbrot-c-omp"]
+threads = [1, 2]
+pin = ["cores"]
+params = {{ schedule = ["static", "static,1"], preset = ["asymmetric"], width = [768], height = [768] }}
+
+[[sweep]]
+program = "mandel"
+threads = [1, 2]
+pin = ["cores"]
+params = {{ schedule = ["static", "static,1"] }}
+"""
+
+
+@pytest.mark.skipif(os.cpu_count() < 2, reason="needs 2 CPUs")
+def test_mandelbrot_as_a_plain_program_agrees_with_the_harness(tmp_path, lock_env):
+    text = MANDELBROT.format(binary=bin_dir() / "mandelbrot-c-omp")
+    campaign = run_campaign(tmp_path, write_experiment(tmp_path / "exp.toml", text), lock_env)
+    assert analyze(campaign, lock_env, "--baseline", "self").returncode == 0
+    speedup = table(campaign, "speedup.csv")
+    pop = {r["case_id"]: r for r in table(campaign, "pop_metrics.csv")}
+    for schedule in ("static", "static,1"):
+        (harness,) = [r for r in speedup if r["kernel"] == "mandelbrot" and r["workers"] == "2" and schedule in r["problem"] + r["schedule"]]
+        (program,) = [r for r in speedup if r["kernel"] == "mandel" and r["workers"] == "2" and f'"{schedule}"' in r["problem"]]
+        low = max(float(harness["speedup_ci_low"]), float(program["speedup_ci_low"]))
+        high = min(float(harness["speedup_ci_high"]), float(program["speedup_ci_high"]))
+        assert low <= high, (schedule, harness["speedup"], program["speedup"])  # the intervals overlap
+        balance = float(pop[harness["case_id"]]["load_balance"]), float(pop[program["case_id"]]["load_balance"])
+        assert abs(balance[0] - balance[1]) <= 0.02, (schedule, balance)
+    assert all(r["pop_method"] == "task-cpu" for r in records(campaign) if r["lang"] == "program")
+
+
+def sane(campaign: Path, env: dict, name: str) -> list[dict]:
+    done = analyze(campaign, env, "--fail-on", "checksum,placement,failed,implausible")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    rows = [r for r in table(campaign, "speedup.csv") if r["kernel"] == name]
+    cores = os.cpu_count()
+    for r in rows:
+        assert 0 < float(r["speedup"]) <= 1.01 * min(int(r["workers"]), cores), r
+    report = (campaign / "analysis" / "report.md").read_text()
+    assert f"{name}-program-" in report and "task-cpu" in report
+    return rows
+
+
+@pytest.mark.skipif(not have("zstd"), reason="zstd is not installed (scripts/setup.sh installs it)")
+def test_zstd_threads_as_a_campaign(tmp_path, lock_env):
+    data = tmp_path / "input.bin"
+    # compressible but not trivial: text-like blocks with noise
+    data.write_bytes(b"".join((b"%08d scalebench %s\n" % (i, os.urandom(6).hex().encode())) for i in range(400_000)))
+    text = f"""
+description = "zstd -T: an explicit-thread program nobody here wrote"
+node_types = ["workstation"]
+repetitions = 4
+warmup = 1
+
+[programs.zstd]
+command = ["zstd", "-T{{threads}}", "-{{level}}", "-q", "-f", "-c", "{data}"]
+runtime = "threads"
+
+[[sweep]]
+program = "zstd"
+threads = [1, 2]
+pin = ["cores"]
+params = {{ level = [9] }}
+"""
+    campaign = run_campaign(tmp_path, write_experiment(tmp_path / "exp.toml", text), lock_env)
+    rows = sane(campaign, lock_env, "zstd")
+    assert {r["workers"] for r in rows} == {"1", "2"}
+    for record in records(campaign):
+        assert record["pin"]["violations"] == [] and record["result"]["place"] == "mask"
+
+
+@pytest.mark.skipif(not Path(CONVERT).is_file(), reason="ImageMagick is not installed (scripts/setup.sh)")
+def test_imagemagick_openmp_as_a_campaign(tmp_path, lock_env):
+    text = f"""
+description = "ImageMagick's convert (built with OpenMP): blur an image made in memory"
+node_types = ["workstation"]
+repetitions = 4
+warmup = 1
+
+[programs.magick]
+command = ["{CONVERT}", "-seed", "7", "-size", "{{size}}", "xc:gray", "+noise", "Random", "-blur", "0x3",
+           "-format", "%#\\n", "info:"]
+runtime = "openmp"
+env = {{ OMP_WAIT_POLICY = "passive" }}
+result = {{ regex = '^([0-9a-f]{{64}})$', stream = "stdout" }}
+
+[[sweep]]
+program = "magick"
+threads = [1, 2]
+pin = ["cores"]
+params = {{ size = ["900x900"] }}
+"""
+    campaign = run_campaign(tmp_path, write_experiment(tmp_path / "exp.toml", text), lock_env)
+    rows = sane(campaign, lock_env, "magick")
+    assert {r["workers"] for r in rows} == {"1", "2"}
+    found = records(campaign)
+    assert len({r["checksum"] for r in found}) == 1  # the image's signature, the same on 1 and 2 threads
+    two = [r for r in found if r["threads"] == 2]
+    assert all(r["placement_seen"] == [[0], [1]] for r in two)  # libgomp bound its 2 threads as asked
+
+
+@pytest.mark.skipif(
+    not tool_path().is_file() or not (lib_dir() / "libomp-as-libgomp" / "libgomp.so.1").exists(),
+    reason="the OMPT tool or the libomp stand-in was not built (make kernels needs libomp-14-dev)",
+)
+def test_the_ompt_method_measures_a_gcc_program_on_the_libomp_stand_in(tmp_path, imbalanced, lock_env):
+    text = f"""
+description = "OMPT on a GCC program"
+node_types = ["workstation"]
+repetitions = 3
+warmup = 0
+
+[programs.imb]
+command = ["{imbalanced}", "200", "20000"]
+runtime = "openmp"
+env = {{ OMP_SCHEDULE = "static" }}
+pop = "libomp"
+figure = {{ regex = 'region_s ([0-9.]+)', unit = "s" }}
+
+[[sweep]]
+program = "imb"
+threads = [1, 2]
+pin = ["cores"]
+"""
+    campaign = run_campaign(tmp_path, write_experiment(tmp_path / "exp.toml", text), lock_env)
+    found = records(campaign)
+    assert {r["pop_method"] for r in found} == {"ompt (libomp)"}
+    two = [r for r in found if r["threads"] == 2]
+    balance = [r["worker_useful_mean_s"] / r["worker_useful_max_s"] for r in two]
+    # work(i) ~ i + 1 over 200 iterations in two static blocks: mean / max = 0.668 (CPU-bound, not waiting)
+    assert all(abs(b - 0.668) < 0.05 for b in balance), balance
+    assert all(r["ompt_regions"] == 1 and r["serial_s"] >= 0 for r in found)
+    assert analyze(campaign, lock_env, "--baseline", "self").returncode == 0
+    assert "ompt (libomp)" in (campaign / "analysis" / "report.md").read_text()
