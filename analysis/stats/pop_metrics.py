@@ -46,6 +46,8 @@ LOSS_FACTORS = {
 }
 MEASURED = ["worker_useful_mean_s", "worker_useful_max_s", "worker_work_mean", "worker_work_max"]
 TIMED = MEASURED[:2]  # a user's program has no work count: its work balance stays empty
+METHOD = "pop_method"  # a user's program: where its per-worker times come from (docs/own-programs.md)
+HARNESS = "harness"  # the kernels' own per-worker timing
 POP_WALL = "pop_wall_s"  # a program's whole process, where its figure of merit times only a part
 CRITICAL_WAIT = "worker_wait_at_useful_max_s"  # optional: records before it lack it
 WORKER_CLOCK = "worker_clock_ghz_mean"  # optional: every worker's clock; else the first thread's
@@ -112,6 +114,11 @@ def pop_metrics(summary: pd.DataFrame, records: pd.DataFrame, seed: int = 0) -> 
         case: group[columns].to_numpy(dtype=float)
         for case, group in measured.groupby("case_id", observed=True)
     }
+    methods = (
+        measured.dropna(subset=[METHOD]).groupby("case_id", observed=True)[METHOD].first().to_dict()
+        if METHOD in measured
+        else {}
+    )
     one_row = self_rows(summary)
     serial_row, _ = baseline_rows(summary, "serial")
     median = summary["median_s"].to_numpy(dtype=float)
@@ -133,7 +140,7 @@ def pop_metrics(summary: pd.DataFrame, records: pd.DataFrame, seed: int = 0) -> 
         draws = rng.integers(0, len(values), (RESAMPLES, len(values)))
         draws_1 = rng.integers(0, len(values_1), (RESAMPLES, len(values_1)))
         spread = _factors(_means(values, draws), _means(values_1, draws_1), workers)
-        row = {"case_id": case_id, "workers": workers}
+        row = {"case_id": case_id, "workers": int(summary["workers"].iloc[i]), "method": methods.get(case_id, HARNESS)}
         for name in FACTORS:
             row[name] = point[name]
             low, high = (

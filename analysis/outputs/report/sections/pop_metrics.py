@@ -17,8 +17,25 @@ BALANCED = 0.95  # a balance at or above this is "no imbalance" in the sentences
 WORK_EVEN = 0.98  # work balance at or above this: the work was evenly dealt
 
 
+METHODS = {
+    "task-cpu": "its threads' CPU time, read from /proc while it ran",
+    "ompt (ompt)": "scalebench's OMPT tool in its OpenMP runtime",
+    "ompt (libomp)": "scalebench's OMPT tool, LLVM's libomp standing in for libgomp",
+}
+
+
+def _method(row) -> str:
+    """How a user's program's per-worker times were measured (the kernels time their workers themselves)."""
+    method = row.get("method", "harness")
+    if method in (None, "harness") or method != method:
+        return ""
+    return f" [per-worker times: {method}, {METHODS.get(method, 'as recorded')}]"
+
+
 def _cause(row) -> str:
     if row["largest_loss"] != "load_balance":
+        return ""
+    if row["work_balance"] != row["work_balance"]:  # a program: no work count, the time balance alone
         return ""
     if row["work_balance"] >= WORK_EVEN:
         return (
@@ -44,7 +61,7 @@ def _host_imbalance(row) -> str:
     time also lowers computation scaling, which may come first)."""
     if row["largest_loss"] == "load_balance" or row["load_balance"] >= BALANCED:
         return ""
-    if row["work_balance"] < WORK_EVEN:
+    if not row["work_balance"] >= WORK_EVEN:  # uneven, or not counted (a program)
         return ""
     return (
         f"; its load balance {row['load_balance']:.2f} with the work dealt evenly (work balance "
@@ -56,7 +73,7 @@ def _host_imbalance(row) -> str:
 def _absorbed(row) -> str:
     """An uneven work share with even times: a schedule that deals work at run time gave the slower
     worker (competing load, a slower CPU) less of it."""
-    if row["work_balance"] >= WORK_EVEN or row["load_balance"] < BALANCED:
+    if not row["work_balance"] < WORK_EVEN or row["load_balance"] < BALANCED:  # even, or not counted
         return ""
     return (
         f"; its work balance {row['work_balance']:.2f} with even times (load balance "
@@ -71,9 +88,9 @@ def sentence(row, family: pd.DataFrame) -> str:
     efficiency = ci_text(row["efficiency"], row["efficiency_lo"], row["efficiency_hi"], digits=2)
     case = f"`{variant_text(row)}` on {row['workers']} workers (efficiency {efficiency})"
     if loss <= 1 - BALANCED:
-        return f"{case} loses almost nothing{_absorbed(row)}."
+        return f"{case} loses almost nothing{_absorbed(row)}{_method(row)}."
     why = f"{_cause(row)}{_remedy(row, family)}{_host_imbalance(row)}{_absorbed(row)}"
-    return f"{case} loses {loss:.0%} to {name}{why}."
+    return f"{case} loses {loss:.0%} to {name}{why}{_method(row)}."
 
 
 TABLE_COLUMNS = [
