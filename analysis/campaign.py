@@ -12,6 +12,7 @@ import pandas as pd
 from analysis.records.flatten import canonical_json
 from analysis.variants import VARIANT_PARAMS
 from sbcore import campaign_access, layout, sampling, simd_bounds
+from sbcore.program_spec import binary_name
 
 
 @dataclass
@@ -101,12 +102,7 @@ def case_row(case: dict) -> dict:
         "case_id": str(case["case_id"]),
         "index": case.get("index"),
         "node_type": str(case["node_type"]),
-        # a user's program runs through build/bin/program-run: named like a kernel binary, after itself
-        "binary": (
-            f"{case['kernel']}-{case['lang']}-{case['model']}"
-            if case.get("program") or not case.get("binary")
-            else case["binary"]
-        ),
+        "binary": binary_name(case),
         "kernel": case["kernel"],
         "lang": case["lang"],
         "model": case["model"],

@@ -38,6 +38,11 @@ def resolved_config(exp, cases: list[dict], name: str, created: str, seed: int) 
         block |= dict(sweep.run)
         block["env"] = dict(sweep.env)
         block["params"] = {k: list(v) for k, v in sweep.params.items()}
+        if sweep.program:  # a user's program (its runner is build/bin/program-run)
+            del block["binary"]
+            block["program"] = sweep.program
+            if sweep.weak_scaling:
+                block["weak_scaling"] = list(sweep.weak_scaling)
         sweeps.append(block)
     config = {
         "description": exp.description,
@@ -61,6 +66,11 @@ def resolved_config(exp, cases: list[dict], name: str, created: str, seed: int) 
         config["load"] = exp.loads
     if exp.reference:
         config["reference"] = exp.reference
+    if exp.programs:  # TOML has no null: unset settings are left out
+        config["programs"] = {
+            name: {k: v for k, v in program.items() if v is not None}
+            for name, program in exp.programs.items()
+        }
     return config
 
 

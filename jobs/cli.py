@@ -169,6 +169,8 @@ def cmd_plan(args) -> int:
 
 
 def format_case_table(cases: list[dict]) -> str:
+    from sbcore.program_spec import binary_name
+
     rows = [("index", "case_id", "node_type", "binary", "thr", "rk", "pin", "counters", "reps", "params")]
     for c in cases:
         params = " ".join(f"{k}={v}" for k, v in c["params"].items())
@@ -181,7 +183,7 @@ def format_case_table(cases: list[dict]) -> str:
                 str(c["index"]),
                 c["case_id"],
                 c["node_type"],
-                c["binary"],
+                binary_name(c),
                 str(c["threads"]),
                 str(c["ranks"]),
                 c["pin"],

@@ -17,6 +17,7 @@ from jobs.counter_groups import check_planned_groups
 from jobs.duets import pair_cases
 from jobs.families import family_of, repeat_baselines, trial_group_of
 from jobs.kernel_args import kernel_refusal, refused_option
+from jobs.programs.build import build_programs
 from jobs.programs.config import check_workers_reach, used_names
 from jobs.programs.config import resolve as resolve_program
 from jobs.topology import detect_topology
@@ -94,6 +95,7 @@ def plan_cases(
             f"{exp.path}: the [[exclude]] rules leave no case to run (all {excluded[0]} excluded)"
         )
     if ask_kernels:
+        build_programs(exp, [s.program for s in exp.sweeps if s.program])  # before they are checked
         _check_kernel_args(check, cases, where)
     if exp.interleave == "family":
         repeat_baselines(cases, exp.baseline_every)

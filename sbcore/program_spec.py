@@ -33,6 +33,14 @@ PLACEHOLDER_NAMES = ("threads", "ranks", "workers")
 MAX_OUTPUT_CHARS = 1 << 20  # the output the figure and result are searched in: its last MiB
 
 
+def binary_name(case: dict) -> str:
+    """The name a case's binary goes by in tables and reports: a kernel binary's own name; a user's
+    program (run by build/bin/program-run) as <program>-program-<model>, named like a kernel binary."""
+    if case.get("program") or not case.get("binary"):
+        return f"{case['kernel']}-{case['lang']}-{case['model']}"
+    return case["binary"]
+
+
 class SpecError(ValueError):
     """A program setting that cannot work: the message names the value and why."""
 

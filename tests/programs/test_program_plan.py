@@ -153,3 +153,34 @@ def test_a_program_that_is_not_executable_is_named(tmp_path, argv_dumper):
 def test_a_program_missing_from_path_is_named(tmp_path, argv_dumper):
     done = plan(tmp_path, GOOD.format(prog="no-such-solver-here"))
     assert done.returncode == 2 and "'no-such-solver-here': not found on PATH" in done.stderr
+
+
+def test_the_build_command_runs_before_the_program_is_checked(tmp_path):
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "hello.c").write_text('#include <stdio.h>\nint main(void){puts("elapsed: 0.5 s");return 0;}\n')
+    text = f"""
+description = "a program built by the plan"
+node_types = ["workstation"]
+
+[programs.hello]
+command = ["{source}/hello"]
+runtime = "serial"
+cwd = "{source}"
+build = ["gcc", "-O2", "hello.c", "-o", "hello"]
+
+[[sweep]]
+program = "hello"
+"""
+    done = plan(tmp_path, text)
+    assert done.returncode == 0, done.stderr
+    assert (source / "hello").is_file() and "building program hello: gcc -O2 hello.c -o hello" in done.stderr
+    (source / "hello.c").write_text("int main(void){ return syntax error; }\n")
+    (source / "hello").unlink()
+    again = tmp_path / "again"
+    again.mkdir()
+    failed = plan(again, text)
+    assert failed.returncode == 3, failed.stderr
+    last = failed.stderr.strip().splitlines()[-1]
+    assert "programs.hello.build = gcc -O2 hello.c -o hello: exit status 1" in last, last
+    assert "error" in failed.stderr  # the compiler's own words, before the one line

@@ -70,7 +70,10 @@ def test_mandelbrot_as_a_plain_program_agrees_with_the_harness(tmp_path, lock_en
         low = max(float(harness["speedup_ci_low"]), float(program["speedup_ci_low"]))
         high = min(float(harness["speedup_ci_high"]), float(program["speedup_ci_high"]))
         assert low <= high, (schedule, harness["speedup"], program["speedup"])  # the intervals overlap
-        balance = float(pop[harness["case_id"]]["load_balance"]), float(pop[program["case_id"]]["load_balance"])
+        balance = (
+            float(pop[harness["case_id"]]["load_balance"]),
+            float(pop[program["case_id"]]["load_balance"]),
+        )
         assert abs(balance[0] - balance[1]) <= 0.02, (schedule, balance)
     assert all(r["pop_method"] == "task-cpu" for r in records(campaign) if r["lang"] == "program")
 
@@ -91,7 +94,9 @@ def sane(campaign: Path, env: dict, name: str) -> list[dict]:
 def test_zstd_threads_as_a_campaign(tmp_path, lock_env):
     data = tmp_path / "input.bin"
     # compressible but not trivial: text-like blocks with noise
-    data.write_bytes(b"".join((b"%08d scalebench %s\n" % (i, os.urandom(6).hex().encode())) for i in range(400_000)))
+    data.write_bytes(
+        b"".join((b"%08d scalebench %s\n" % (i, os.urandom(6).hex().encode())) for i in range(400_000))
+    )
     text = f"""
 description = "zstd -T: an explicit-thread program nobody here wrote"
 node_types = ["workstation"]
