@@ -81,7 +81,7 @@ def _program(check, table: dict, where: str) -> dict:
     runtime = table.get("runtime")
     if runtime not in program_spec.RUNTIMES:
         check.fail(f"{where}.runtime", runtime, f"must be one of {', '.join(program_spec.RUNTIMES)}")
-    workers_env = table.get("workers_env", "OMP_NUM_THREADS" if runtime == "openmp" else "")
+    workers_env = table.get("workers_env", "OMP_NUM_THREADS" if runtime in ("openmp", "mpi") else "")
     if not isinstance(workers_env, str):
         check.fail(f"{where}.workers_env", workers_env, 'the variable that takes the worker count, or ""')
     if workers_env:

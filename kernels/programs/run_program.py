@@ -313,7 +313,11 @@ def run_once(spec: dict, threads: int, rep: int, warmup: bool) -> dict:
         "started": started,
         "scaling": spec.get("scaling", "strong"),
     }
-    workers = poller.workers(threads * spec.get("ranks", 1)) or poller.ordered()[:1]
+    # MPI: the ranks, never the launcher; under srun they are children of Slurm's step daemon, out of
+    # this process's sight (no placement or per-worker times then: docs/own-programs.md)
+    mpi = spec["runtime"] == "mpi"
+    ranks = poller.workers(threads * spec.get("ranks", 1), program=Path(program).name) if mpi else []
+    workers = ranks if mpi else (poller.workers(threads) or poller.ordered()[:1])
     record["placement"] = [[t.first_cpu, t.last_cpu] for t in workers if t.cpus_seen] or [[-1, -1]]
     record["placement_seen"] = [poller.placed_cpus(t) for t in workers if t.cpus_seen]
     record |= pop_fields(spec, workers, wall, ompt_out)
@@ -345,7 +349,9 @@ def pop_fields(spec: dict, workers: list, wall: float, ompt_out: Path | None) ->
             ompt_out.unlink(missing_ok=True)
         return fields | report | {"pop_method": f"ompt ({spec['pop']})"}
     if spec["pop"] == "none" or not workers:
-        return fields | {"pop_method": "none"}
+        return fields | {
+            "pop_method": "none" if workers or spec["pop"] == "none" else "none (workers not seen)"
+        }
     useful = [min(t.cpu_s, wall) for t in workers]
     return fields | {
         "pop_method": "task-cpu",

@@ -170,10 +170,13 @@ class TaskPoller:
         """Tasks in creation order (process, then thread id)."""
         return sorted(self.tasks.values(), key=lambda t: (t.pid != self.root, t.pid, t.tid))
 
-    def workers(self, count: int) -> list[Task]:
+    def workers(self, count: int, program: str | None = None) -> list[Task]:
         """The `count` tasks that used the most CPU, in creation order: the workers (a main thread that
-        only waits in a join is left out when the program has more threads than workers)."""
-        busiest = sorted(self.tasks.values(), key=lambda t: -t.cpu_s)[:count]
+        only waits in a join is left out when the program has more threads than workers). `program`:
+        only the tasks of processes running that executable (an MPI launcher's ranks, not the launcher)."""
+        comm = program[:15] if program else None  # the kernel keeps 15 characters of a task's name
+        tasks = [t for t in self.tasks.values() if comm is None or t.comm == comm]
+        busiest = sorted(tasks, key=lambda t: -t.cpu_s)[:count]
         chosen = {t.tid for t in busiest}
         return [t for t in self.ordered() if t.tid in chosen]
 

@@ -116,3 +116,41 @@ def test_mpi_case_runs_through_srun(slurm_cluster, tmp_path, bin_dir):
     assert len(record["rank_wall_s"]) == 2
     assert record["command"][:6] == ["srun", "--mpi=pmix", "-n", "2", "-c", "1"]
     assert record["slurm"]["partition"] == "core"
+
+
+@pytest.mark.mpi
+def test_a_users_mpi_program_runs_as_an_array_task_through_srun(slurm_cluster, tmp_path, bin_dir):
+    """A user's program (here the MPI π kernel run as a plain program) through the same Slurm path: the
+    array task's program-run starts it with srun, and its record carries the figure from its output."""
+    experiment = tmp_path / "own-mpi.toml"
+    experiment.write_text(
+        f"""
+description = "a user's MPI program through srun"
+node_types = ["tc-core"]
+repetitions = 1
+warmup = 0
+timeout_s = 60
+
+[programs.pi]
+command = ["{bin_dir / "mcpi-c-mpi"}", "--samples", "2000000", "--seed", "3"]
+runtime = "mpi"
+figure = {{ json = "wall_s", unit = "s" }}
+result = {{ json = "checksum" }}
+
+[[sweep]]
+program = "pi"
+ranks = [2]
+"""
+    )
+    proc = scalebench("submit", experiment, "--name", "own-mpi", "--results-dir", tmp_path, "--throttle", "1")
+    assert proc.returncode == 0, proc.stderr
+    campaign = tmp_path / "own-mpi"
+    assert "#SBATCH --ntasks=2\n" in (campaign / "jobs" / "array-tc-core.sbatch").read_text()
+    _wait_analysis_done(slurm_cluster, campaign)
+    [record] = _records(campaign)
+    assert record["status"] == "ok", record.get("reason")
+    assert record["lang"] == "program" and record["ranks"] == 2 and record["slurm"]["partition"] == "core"
+    assert record["result"]["argv"][:6] == ["srun", "--mpi=pmix", "-n", "2", "-c", "1"]
+    assert 0 < record["wall_s"] < record["process_wall_s"]  # the figure: the program's own region time
+    # srun's ranks are children of Slurm's step daemon, not of the launcher: no per-worker times then
+    assert record["pop_method"] == "none (workers not seen)" and record["placement"] == [[-1, -1]]
