@@ -181,3 +181,19 @@ pin = ["cores"]
         assert bound == [0, 1]  # the runtime bound each thread to its place (OMP_PLACES from the pin list)
         assert 0 < record["worker_useful_mean_s"] <= record["worker_useful_max_s"] <= record["process_wall_s"]
         assert record["pop_method"] == "task-cpu"
+
+
+def test_weak_scaling_reports_the_scaled_speedup_and_says_so(tmp_path, argv_dumper, lock_env):
+    # the dumper's figure is always 0.125 s: a perfect weak-scaling series (T(p) = T(1) as n grows with p)
+    text = experiment(argv_dumper, "[1000]", sweep='weak_scaling = ["arg"]')
+    campaign = run_campaign(tmp_path, write_experiment(tmp_path / "exp.toml", text), lock_env)
+    assert sorted(r["result"]["argv"][3] for r in records(campaign)) == ["1000", "1000", "2000", "2000"]
+    assert analyze(campaign, lock_env).returncode == 0
+    import csv
+
+    with open(campaign / "analysis" / "speedup.csv", newline="") as fh:
+        rows = {r["workers"]: r for r in csv.DictReader(fh)}
+    assert rows["2"]["scaling"] == "weak" and float(rows["2"]["speedup"]) == pytest.approx(2.0)
+    assert float(rows["2"]["efficiency"]) == pytest.approx(1.0)
+    report = (campaign / "analysis" / "report.md").read_text()
+    assert "Weak scaling (`dump-program-threads`)" in report

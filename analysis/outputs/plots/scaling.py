@@ -29,6 +29,8 @@ def scaling_panels(part: pd.DataFrame) -> list[tuple[str, list[tuple[str, pd.Dat
         split = rows.groupby(SERIES_KEYS, dropna=False).ngroups > MAX_LINES
         for panel_key, panel in rows.groupby(["schedule"] if split else ["binary"], dropna=False, sort=True):
             title = f"{binary} {panel_key[0]}" if split else str(binary)
+            if "scaling" in panel and (panel["scaling"] == "weak").any():
+                title += " (weak scaling: p·T1/Tp)"
             # A variant parameter names the lines when it differs between them (the schedule of a
             # split panel is in its title), e.g. the scalar and the SIMD loop of one schedule.
             named = [k for k in VARIANT_PARAMS if k in panel and not (split and k == "schedule")]

@@ -17,6 +17,17 @@ def section(result, plots) -> list[Block]:
             "speedups (above min(workers, cores)).",
         )
     ]
+    weak = _weak_series(result.speedup)
+    if weak:
+        b.append(
+            Block(
+                "p",
+                f"Weak scaling ({', '.join(f'`{name}`' for name in weak)}): the problem grows with the "
+                "workers (the params named in the sweep's weak_scaling, given per worker), so the speedup "
+                "is the scaled speedup p × T(1)/T(p) and the efficiency T(1)/T(p), ideal 1; every other "
+                "series is strong scaling (one problem, more workers).",
+            )
+        )
     b += plot_blocks(plots, "scaling")
     models = result.models
     fits = (
@@ -31,3 +42,10 @@ def section(result, plots) -> list[Block]:
     )
     b.append(folded(f"Amdahl fits ({count}; 1/f bounds the speedup)", fits))
     return b
+
+
+def _weak_series(speedup) -> list[str]:
+    """The binaries with a weak-scaling series (a user's program with weak_scaling params)."""
+    if speedup is None or speedup.empty or "scaling" not in speedup:
+        return []
+    return sorted(set(speedup.loc[speedup["scaling"] == "weak", "binary"]))
