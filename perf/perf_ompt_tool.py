@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from jobs.programs.ompt_report import OmptUnavailable, ompt_env, read_ompt_report  # noqa: E402
+from kernels.programs.ompt_report import OmptUnavailable, ompt_env, read_ompt_report  # noqa: E402
 
 PROGRAM = ROOT / "tests" / "programs" / "imbalanced_omp.c"
 N = 200

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import msgspec
 
+from sbcore.errors import ScalebenchError
 from sbcore.install import bin_dir
 
 TOOL_NAME = "libscalebench_ompt.so"
@@ -40,7 +41,7 @@ MAX_REPORT_BYTES = 1 << 20
 SLACK_S = 1e-3
 
 
-class OmptUnavailable(Exception):
+class OmptUnavailable(ScalebenchError):
     """The OMPT method cannot run for this program here (one line: why, and what to do)."""
 
 

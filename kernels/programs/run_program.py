@@ -39,7 +39,6 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script by build/bin/program-run: the repository is on PYTHONPATH
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from kernels.programs import ompt_report
 from kernels.programs.task_poller import TaskPoller
 from sbcore import program_spec
 from sbcore.child import die_with_parent
@@ -183,6 +182,8 @@ def child_env(spec: dict, threads: int, cpus: list[int] | None, ompt_out: Path |
         env["OMP_PLACES"] = ",".join(f"{{{c}}}" for c in cpus)
         env["OMP_PROC_BIND"] = "close"
     if ompt_out is not None:
+        from kernels.programs import ompt_report
+
         mode = "native" if spec["pop"] == "ompt" else "libomp"
         env |= ompt_report.ompt_env(mode, ompt_out, Path(program) if mode == "libomp" else None)
     return env
@@ -238,10 +239,7 @@ def run_once(spec: dict, threads: int, rep: int, warmup: bool) -> dict:
         os.close(fd)
         os.unlink(name)
         ompt_out = Path(name).resolve()
-    try:
-        env = child_env(spec, threads, cpus, ompt_out, program)
-    except ompt_report.OmptUnavailable as err:
-        raise ScalebenchError(str(err)) from None
+    env = child_env(spec, threads, cpus, ompt_out, program)
     # The process starts confined to the planned CPUs (an OpenMP runtime drops the places outside its
     # initial mask); OpenMP binds each thread to its place itself, the main thread at its first region.
     affinity = set(cpus) if cpus and spec["place"] in ("openmp", "mask") else None
@@ -341,6 +339,8 @@ def pop_fields(spec: dict, workers: list, wall: float, ompt_out: Path | None) ->
     process's (the figure of merit may be a part of it)."""
     fields = {"pop_wall_s": wall}
     if ompt_out is not None:
+        from kernels.programs import ompt_report
+
         try:
             report = ompt_report.read_ompt_report(ompt_out)
         except ompt_report.OmptReportError as err:
@@ -369,6 +369,8 @@ def check_here(spec: dict) -> None:
     if cwd and not Path(cwd).is_dir():
         raise ScalebenchError(f"cwd {cwd!r}: no such directory")
     if spec["pop"] in ("ompt", "libomp"):
+        from kernels.programs import ompt_report
+
         try:
             ompt_report.ompt_env(
                 "native" if spec["pop"] == "ompt" else "libomp", Path("/dev/null"), Path(program)
