@@ -140,7 +140,11 @@ def pop_metrics(summary: pd.DataFrame, records: pd.DataFrame, seed: int = 0) -> 
         draws = rng.integers(0, len(values), (RESAMPLES, len(values)))
         draws_1 = rng.integers(0, len(values_1), (RESAMPLES, len(values_1)))
         spread = _factors(_means(values, draws), _means(values_1, draws_1), workers)
-        row = {"case_id": case_id, "workers": int(summary["workers"].iloc[i]), "method": methods.get(case_id, HARNESS)}
+        row = {
+            "case_id": case_id,
+            "workers": int(summary["workers"].iloc[i]),
+            "method": methods.get(case_id, HARNESS),
+        }
         for name in FACTORS:
             row[name] = point[name]
             low, high = (

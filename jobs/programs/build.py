@@ -37,5 +37,6 @@ def build_programs(exp, names: list[str], out=sys.stderr) -> None:
             print("\n".join(text.splitlines()[-TAIL_LINES:]), file=out)
             last = (text.splitlines() or [""])[-1][:200]
             raise EnvironmentProblem(
-                f"{exp.path}: programs.{name}.build = {shlex.join(argv)}: exit status {done.returncode}: {last}"
+                f"{exp.path}: programs.{name}.build = {shlex.join(argv)}: "
+                f"exit status {done.returncode}: {last}"
             )

@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 KERNEL_SCHEMA = json.loads((ROOT / "kernels" / "record.schema.json").read_text())
 # Kernel fields the records table does not hold, and where they are read instead.
 NOT_IN_THE_TABLE: dict[str, str] = {
-    "placement_seen": "jobs/runcase.py checks a program's threads against the plan with it; the table keeps placement",
+    "placement_seen": "jobs/runcase.py checks a program's threads against the plan with it; "
+    "the table keeps placement",
 }
 NATIVE_SOURCES = ("records_reader.cpp", "record_cells.cpp", "json_text.cpp", "case_listing.cpp")
 JSON_TYPES = {"integer": {"integer"}, "number": {"number", "integer"}, "string": {"string"}}

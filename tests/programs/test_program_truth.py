@@ -9,7 +9,6 @@
 """
 
 import csv
-import json
 import os
 from pathlib import Path
 
