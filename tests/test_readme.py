@@ -46,6 +46,7 @@ EXERCISED_BY = {
     "make setup": (USER, "test_setup_names_the_missing_optional_tools_and_goes_on"),
     "make kernels": (UNAVAILABLE, "test_make_kernels_builds_the_rest_and_says_why_in_one_line_per_tool"),
     "./scalebench run first.toml": SELF,
+    "./scalebench run mine.toml --analyze": (THIS, "test_own_program_runs_as_written"),
     "./scalebench analyze latest": SELF,
     "module load gcc openmpi python/3.11": (COMPILERS, "test_compiler_variables_are_honoured"),
     "git clone https://example.org/scalebench.git": (USER_HELPERS, "fresh_clone"),
@@ -95,7 +96,7 @@ def test_every_readme_command_names_an_existing_test():
 
 @pytest.mark.slow
 def test_first_experiment_runs_as_written(tmp_path, bin_dir):
-    (toml,) = blocks("toml")
+    toml = blocks("toml")[0]
     (tmp_path / "first.toml").write_text(toml)
     first = [c for c in readme_commands() if EXERCISED_BY.get(c) == SELF]
     assert first == ["./scalebench run first.toml", "./scalebench analyze latest"]
@@ -113,3 +114,23 @@ def test_first_experiment_runs_as_written(tmp_path, bin_dir):
     for name in ("report.html", "summary.csv", "speedup.csv"):
         assert (analysis / name).is_file(), (name, proc.stdout[-1500:], proc.stderr[-1500:])
     assert "best mcpi" in proc.stdout, proc.stdout
+
+
+@pytest.mark.slow
+def test_own_program_runs_as_written(tmp_path, bin_dir):
+    """The README's own-program example, with its file path pointed at a file of the test's."""
+    toml = blocks("toml")[1]
+    assert "/path/to/a/big/file" in toml
+    data = tmp_path / "big.txt"
+    data.write_bytes(b"".join(b"%09d scalebench own program example\n" % i for i in range(300_000)))
+    (tmp_path / "mine.toml").write_text(toml.replace("/path/to/a/big/file", str(data)))
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scalebench"), "run", "mine.toml", "--analyze"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "best zstd" in proc.stdout and "zstd-program-threads" in proc.stdout, proc.stdout[-2000:]
+    assert (tmp_path / "results" / "latest" / "analysis" / "report.html").is_file()
