@@ -49,6 +49,8 @@ def imported_modules(path: Path) -> set[str]:
         ("analysis/stats", ("analysis.checks", "analysis.outputs", "analysis.pipeline")),
         # the wrapped standard tools are kernels: they read the harness's contract (sbcore), not the runner
         ("kernels/tools", ("jobs",)),
+        # a user's program's runner is a kernel too: the harness's contract and the spec (sbcore)
+        ("kernels/programs", ("jobs", "analysis")),
     ],
 )
 def test_no_upward_imports(place, forbidden):
