@@ -13,7 +13,7 @@ from jobs import competing_load as load_config
 from jobs.families import DEFAULT_BASELINE_EVERY, DEFAULT_COMPARISON_WAIT_S, INTERLEAVE
 from jobs.pinning import PIN_TOOLS, STRATEGIES
 from jobs.programs.config import check_program_sweep, check_programs
-from jobs.slurm.site import SITE_KEYS, SiteOptions, check_site
+from jobs.site_options import SITE_KEYS, SiteOptions, check_site
 from sbcore import layout
 from sbcore.errors import UsageError
 from sbcore.install import source_root
@@ -100,7 +100,7 @@ class NodeType:
     cores_per_socket: int | None = None
     threads_per_core: int | None = None
     arch: str | None = None  # likwid's architecture name (perfgroups directory): counter groups are checked
-    site: SiteOptions = SiteOptions()  # Slurm account, qos, time limit, ... (jobs/slurm/site.py)
+    site: SiteOptions = SiteOptions()  # Slurm account, qos, time limit, ... (jobs/site_options.py)
 
 
 @dataclass

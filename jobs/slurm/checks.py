@@ -8,9 +8,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from jobs.config import NODES_TOML, NodeType, load_node_types
+from jobs.site_options import SiteOptions
 from jobs.slurm import client
 from jobs.slurm.scripts import placement_lines
-from jobs.slurm.site import SiteOptions
 from sbcore.errors import ScalebenchError, UsageError
 
 CLIENTS = ("sbatch", "scancel", "squeue", "scontrol")

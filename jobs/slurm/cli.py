@@ -30,7 +30,7 @@ def _matching(pattern, expected: str):
 
 
 def _sbatch_option(text: str) -> str:
-    from jobs.slurm.site import option_problem
+    from jobs.site_options import option_problem
 
     problem = option_problem(text)
     if problem:
@@ -40,7 +40,7 @@ def _sbatch_option(text: str) -> str:
 
 def _site_options(parser) -> None:
     """Site options for every node type of the round; they override config/nodes.toml."""
-    from jobs.slurm import site
+    from jobs import site_options as site
 
     group = parser.add_argument_group(
         "site options (override the node type's keys in config/nodes.toml; shell-quoted in the scripts)"
@@ -81,7 +81,7 @@ def _site_options(parser) -> None:
 
 
 def site_from_args(args):
-    from jobs.slurm.site import SiteOptions
+    from jobs.site_options import SiteOptions
 
     return SiteOptions(
         account=args.account,

@@ -9,12 +9,12 @@ submits while the rest still runs; run-case itself only runs the repetitions tha
 import sys
 from pathlib import Path
 
+from jobs.site_options import SiteOptions
 from jobs.slurm.arrayspec import format_array_spec
 from jobs.slurm.checks import check_controller, check_placements, check_throttle, slurm_node_types
 from jobs.slurm.limits import assumed_limits, read_limits
 from jobs.slurm.queue import queue_states
 from jobs.slurm.rounds import submit_round
-from jobs.slurm.site import SiteOptions
 from jobs.slurm.submissions import read_submissions, unsubmitted
 from sbcore.errors import ScalebenchError
 

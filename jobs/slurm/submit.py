@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 
 from jobs.config import NODES_TOML, load_node_types
+from jobs.site_options import SiteOptions
 from jobs.slurm.checks import check_controller, check_placements, check_throttle, slurm_node_types
 from jobs.slurm.limits import assumed_limits, read_limits
 from jobs.slurm.rounds import submit_round
-from jobs.slurm.site import SiteOptions
 
 DEFAULT_THROTTLE = 4
 

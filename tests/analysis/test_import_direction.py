@@ -113,3 +113,22 @@ def test_the_file_check_sees_method_calls(tmp_path):
     module = tmp_path / "m.py"
     module.write_text("def f(p):\n    return p.read_text() + open(p).read()\n")
     assert file_access(module) == {"read_text", "open"}
+
+
+# The commands that reach the Slurm adapter (imported where used, so run-case pays only for what it runs).
+SLURM_ENTRIES = {"jobs/cli.py", "jobs/entry.py"}
+
+
+def test_the_engine_reaches_slurm_only_through_its_commands():
+    """The campaign engine reads configuration as data (jobs/site_options.py) and never the Slurm
+    adapter (jobs/slurm/): only the commands import it."""
+    modules = [
+        p for p in sorted((ROOT / "jobs").rglob("*.py")) if "slurm" not in p.relative_to(ROOT).parts[1:2]
+    ]
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(m for m in imported_modules(path) if m.startswith("jobs.slurm"))
+        for path in modules
+        if str(path.relative_to(ROOT)) not in SLURM_ENTRIES
+    }
+    assert len(modules) > 20
+    assert {k: v for k, v in offenders.items() if v} == {}

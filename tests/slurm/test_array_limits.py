@@ -142,9 +142,9 @@ def test_submit_limit_submits_a_batch_and_resume_the_rest(slurm_cluster, tmp_pat
     analysis job go now, held; status names the 8 waiting; resume submits them while the 4 still queue."""
     import io
 
+    from jobs.site_options import SiteOptions
     from jobs.slurm import rounds
     from jobs.slurm.resume import resume_campaign
-    from jobs.slurm.site import SiteOptions
     from jobs.slurm.submit import submit_experiment
 
     held = SiteOptions(sbatch_options=("--hold",))

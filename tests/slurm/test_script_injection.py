@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jobs.config import Checker, NodeType, load_node_types
+from jobs.site_options import check_site
 from jobs.slurm import scripts
 from jobs.slurm.scripts import ArrayJob, render_analysis_script, render_array_script
-from jobs.slurm.site import check_site
 from sbcore.errors import UsageError
 from sbcore.names import check_name
 

@@ -8,11 +8,12 @@ import tomllib
 import pytest
 
 from jobs.config import load_node_types
+from jobs.site_options import SiteOptions
 from jobs.slurm.arrayspec import split_indices
 from jobs.slurm.discover import node_configs, parse_nodes, render_blocks
 from jobs.slurm.limits import limits_from_config, parse_config, parse_max_submit, read_limits
 from jobs.slurm.rounds import take_batch
-from jobs.slurm.site import SiteOptions, site_lines
+from jobs.slurm.site import site_lines
 from jobs.slurm.timelimit import default_time_limit
 from sbcore.errors import ScalebenchError, UsageError
 
