@@ -21,6 +21,7 @@ from jobs.programs.build import build_programs
 from jobs.programs.config import check_workers_reach, used_names
 from jobs.programs.config import resolve as resolve_program
 from jobs.topology import detect_topology
+from sbcore import case_shape
 from sbcore.errors import UsageError
 from sbcore.program_spec import RUNTIMES as PROGRAM_MODELS
 
@@ -230,7 +231,7 @@ def _program_case(
     """(record params, the case's program spec, argv of build/bin/program-run) of one program case;
     weak-scaling params are given per worker and multiplied here (the record keeps the per-worker value,
     so the series of one problem size per worker stays one family)."""
-    workers = threads * ranks
+    workers = case_shape.workers(threads, ranks)
     values = {"threads": threads, "ranks": ranks, "workers": workers}
     values |= {k: (v * workers if k in sweep.weak_scaling else v) for k, v in params.items()}
     spec = resolve_program(exp.programs[sweep.program], sweep.program, values, sweep.weak_scaling, ranks)
@@ -379,7 +380,7 @@ def _sweep_cases(
             if exp.comparison:
                 # The campaign's target on each case (the runner reads it) and whether the case counts:
                 # oversubscribed cases (more workers than cores) are reported but not sampled for it.
-                oversubscribed = threads * ranks > shape["cores"]
+                oversubscribed = case_shape.oversubscribed(case_shape.workers(threads, ranks), shape["cores"])
                 case["comparison"] = dict(exp.comparison) | {"oversubscribed": oversubscribed}
         case["case_id"] = case_id(case)
         yield case

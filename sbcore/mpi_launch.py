@@ -4,12 +4,14 @@ a user program's MPI runs (kernels/programs/run_program.py). Inside a Slurm job 
 
 import os
 
+from sbcore.case_shape import oversubscribed, workers
+
 
 def mpi_launcher(ranks: int, threads: int, cpus: int, env=os.environ) -> list[str]:
     if "SLURM_JOB_ID" in env:
         return ["srun", "--mpi=pmix", "-n", str(ranks), "-c", str(threads)]
     launcher = ["mpirun", "-np", str(ranks)]
-    if ranks * threads > cpus:
+    if oversubscribed(workers(threads, ranks), cpus):
         launcher.append("--oversubscribe")
     return launcher
 

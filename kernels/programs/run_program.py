@@ -40,7 +40,7 @@ if __package__ in (None, ""):  # run as a script by build/bin/program-run: the r
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from kernels.programs.task_poller import TaskPoller
-from sbcore import program_spec
+from sbcore import case_shape, program_spec
 from sbcore.child import die_with_parent
 from sbcore.errors import ScalebenchError, UsageError
 from sbcore.harness_env import PIN_CPUS
@@ -314,7 +314,8 @@ def run_once(spec: dict, threads: int, rep: int, warmup: bool) -> dict:
     # MPI: the ranks, never the launcher; under srun they are children of Slurm's step daemon, out of
     # this process's sight (no placement or per-worker times then: docs/own-programs.md)
     mpi = spec["runtime"] == "mpi"
-    ranks = poller.workers(threads * spec.get("ranks", 1), program=Path(program).name) if mpi else []
+    count = case_shape.workers(threads, spec.get("ranks", 1))
+    ranks = poller.workers(count, program=Path(program).name) if mpi else []
     workers = ranks if mpi else (poller.workers(threads) or poller.ordered()[:1])
     record["placement"] = [[t.first_cpu, t.last_cpu] for t in workers if t.cpus_seen] or [[-1, -1]]
     record["placement_seen"] = [poller.placed_cpus(t) for t in workers if t.cpus_seen]
