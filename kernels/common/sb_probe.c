@@ -231,6 +231,11 @@ void sb_probe_measure(sb_ctx *ctx, sb_probe_sample *out) {
     }
     if (out->n == 0)
         add_cpu(out, sb_current_cpu());
+    sb_probe_on_cpus(out);
+    pool_transfers_measure(ctx, out);
+}
+
+void sb_probe_on_cpus(sb_probe_sample *out) {
     cpu_set_t saved;
     int have_saved = sched_getaffinity(0, sizeof saved, &saved) == 0;
     for (int32_t k = 0; k < out->n; k++) {
@@ -245,7 +250,6 @@ void sb_probe_measure(sb_ctx *ctx, sb_probe_sample *out) {
     }
     if (have_saved)
         sched_setaffinity(0, sizeof saved, &saved);
-    pool_transfers_measure(ctx, out);
 }
 
 static void put_times(FILE *f, const char *key, const double *t, int32_t n) {

@@ -38,6 +38,10 @@ struct sb_ctx;
  * pthreads pool (a job of the pool once the first repetition created it). */
 void sb_probe_measure(struct sb_ctx *ctx, sb_probe_sample *out);
 
+/* Times the chains on every CPU listed in s (s->cpu[0..n-1]) by moving the calling thread to each
+ * and back; an entry whose CPU the thread cannot move to is marked unmeasured. */
+void sb_probe_on_cpus(sb_probe_sample *s);
+
 /* Times the chains on the calling thread's CPU into entry k of s. */
 void sb_probe_chains(sb_probe_sample *s, int32_t k);
 

@@ -1,20 +1,22 @@
 /*
- * machine-probe: the kernels' machine-state probe (kernels/common/sb_probe.h) around a process that is
- * not a kernel, for the program runner (kernels/programs/run_program.py).
+ * machine-probe: the kernels' machine-state probe (kernels/common/sb_probe.h) around a process that
+ * is not a kernel, for the program runner (kernels/programs/run_program.py).
  *
  *   machine-probe CPULIST      e.g. machine-probe 0,1
  *
- * Times the probe's chains on each listed CPU (moving itself there and back), writes "ready" on stdout
- * and waits for one line on stdin: the run-queue wait of the measured process in seconds ("-1" when
- * unknown; end of input counts as unknown). Then times the chains again and writes one JSON object
+ * Times the probe's chains on each listed CPU (moving itself there and back), writes "ready" on
+ * stdout and waits for one line on stdin: the run-queue wait of the measured process in seconds
+ * ("-1" when unknown; end of input counts as unknown). Then times the chains again and writes one
+ * JSON object
  * {"probe":{...}}, the same "probe" field a kernel's record carries. No cache-line transfers (those
- * need the measured process's own workers): xfer is null. Exit status 0, or 2 with one line on stderr
- * for a bad CPU list.
+ * need the measured process's own workers): xfer is null. Exit status 0, or 2 with one line on
+ * stderr for a bad CPU list.
  */
 #define _GNU_SOURCE
 #include "sb_probe.h"
 
 #include <sched.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,21 +39,9 @@ static int parse_cpus(const char *text, sb_probe_sample *s) {
 }
 
 static void measure(sb_probe_sample *s) {
-    cpu_set_t saved;
-    int have_saved = sched_getaffinity(0, sizeof saved, &saved) == 0;
-    for (int32_t k = 0; k < s->n; k++) {
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(s->cpu[k], &one);
-        s->xfer_s[k] = -1.0;
-        if (!have_saved || sched_setaffinity(0, sizeof one, &one) != 0) {
-            sb_probe_unmeasured(s, k);
-            continue;
-        }
-        sb_probe_chains(s, k);
-    }
-    if (have_saved)
-        sched_setaffinity(0, sizeof saved, &saved);
+    for (int32_t k = 0; k < s->n; k++)
+        s->xfer_s[k] = -1.0; /* no pair of the program's workers to time a transfer with */
+    sb_probe_on_cpus(s);
 }
 
 int main(int argc, char **argv) {
