@@ -78,3 +78,13 @@ def have(program: str) -> bool:
     from shutil import which
 
     return which(program) is not None and os.access(which(program), os.X_OK)
+
+
+def one_program(name: str, program: str, sweep: str = "", repetitions: int = 2, warmup: int = 0) -> str:
+    """An experiment of one program on 1 and 2 threads pinned to cores: `program` is the body of its
+    [programs.<name>] table, `sweep` more lines of its sweep."""
+    return (
+        f'description = "the program {name}"\nnode_types = ["workstation"]\n'
+        f"repetitions = {repetitions}\nwarmup = {warmup}\n\n[programs.{name}]\n{program}\n\n"
+        f'[[sweep]]\nprogram = "{name}"\nthreads = [1, 2]\npin = ["cores"]\n{sweep}\n'
+    )

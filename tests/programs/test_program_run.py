@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tests.jobs.conftest import run_cli
-from tests.programs.conftest import analyze, records, run_campaign, write_experiment
+from tests.programs.conftest import analyze, one_program, records, run_campaign, write_experiment
 
 HOSTILE = [
     "$(touch pwned)",
@@ -157,24 +157,12 @@ def test_a_result_that_differs_between_variants_is_a_checksum_finding(tmp_path, 
 
 
 def test_openmp_threads_are_bound_one_per_planned_cpu_and_checked_per_thread(tmp_path, imbalanced, lock_env):
-    text = f"""
-description = "an OpenMP program"
-node_types = ["workstation"]
-repetitions = 2
-warmup = 0
-
-[programs.imb]
-command = ["{imbalanced}", "40", "20000"]
+    program = f"""command = ["{imbalanced}", "40", "20000"]
 runtime = "openmp"
-figure = {{ regex = 'region_s ([0-9.]+)', unit = "s" }}
-
-[[sweep]]
-program = "imb"
-threads = [2]
-pin = ["cores"]
-"""
+figure = {{ regex = 'region_s ([0-9.]+)', unit = "s" }}"""
+    text = one_program("imb", program)
     campaign = run_campaign(tmp_path, write_experiment(tmp_path / "exp.toml", text), lock_env)
-    for record in records(campaign):
+    for record in [r for r in records(campaign) if r["threads"] == 2]:
         assert record["result"]["place"] == "openmp"
         assert record["placement_seen"] == [[0], [1]] and record["pin"]["violations"] == []
         bound = [t["bound_to"] for t in record["result"]["tasks"]]

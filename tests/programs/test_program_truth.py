@@ -16,7 +16,7 @@ import pytest
 
 from kernels.programs.ompt_report import lib_dir, tool_path
 from sbcore.install import bin_dir
-from tests.programs.conftest import analyze, have, records, run_campaign, write_experiment
+from tests.programs.conftest import analyze, have, one_program, records, run_campaign, write_experiment
 
 CONVERT = "/usr/bin/convert-im6.q16"  # ImageMagick 6 itself (a `convert` earlier on PATH may be another)
 
@@ -96,22 +96,10 @@ def test_zstd_threads_as_a_campaign(tmp_path, lock_env):
     data.write_bytes(
         b"".join((b"%08d scalebench %s\n" % (i, os.urandom(6).hex().encode())) for i in range(400_000))
     )
-    text = f"""
-description = "zstd -T: an explicit-thread program nobody here wrote"
-node_types = ["workstation"]
-repetitions = 4
-warmup = 1
-
-[programs.zstd]
-command = ["zstd", "-T{{threads}}", "-{{level}}", "-q", "-f", "-c", "{data}"]
+    program = f"""command = ["zstd", "-T{{threads}}", "-{{level}}", "-q", "-f", "-c", "{data}"]
 runtime = "threads"
-
-[[sweep]]
-program = "zstd"
-threads = [1, 2]
-pin = ["cores"]
-params = {{ level = [9] }}
 """
+    text = one_program("zstd", program, "params = { level = [9] }", repetitions=4, warmup=1)
     campaign = run_campaign(tmp_path, write_experiment(tmp_path / "exp.toml", text), lock_env)
     rows = sane(campaign, lock_env, "zstd")
     assert {r["workers"] for r in rows} == {"1", "2"}
@@ -121,25 +109,12 @@ params = {{ level = [9] }}
 
 @pytest.mark.skipif(not Path(CONVERT).is_file(), reason="ImageMagick is not installed (scripts/setup.sh)")
 def test_imagemagick_openmp_as_a_campaign(tmp_path, lock_env):
-    text = f"""
-description = "ImageMagick's convert (built with OpenMP): blur an image made in memory"
-node_types = ["workstation"]
-repetitions = 4
-warmup = 1
-
-[programs.magick]
-command = ["{CONVERT}", "-seed", "7", "-size", "{{size}}", "xc:gray", "+noise", "Random", "-blur", "0x3",
-           "-format", "%#\\n", "info:"]
+    program = f"""command = ["{CONVERT}", "-seed", "7", "-size", "{{size}}", "xc:gray", "+noise", "Random",
+           "-blur", "0x3", "-format", "%#\\n", "info:"]
 runtime = "openmp"
 env = {{ OMP_WAIT_POLICY = "passive" }}
-result = {{ regex = '^([0-9a-f]{{64}})$', stream = "stdout" }}
-
-[[sweep]]
-program = "magick"
-threads = [1, 2]
-pin = ["cores"]
-params = {{ size = ["900x900"] }}
-"""
+result = {{ regex = '^([0-9a-f]{{64}})$', stream = "stdout" }}"""
+    text = one_program("magick", program, 'params = { size = ["900x900"] }', repetitions=4, warmup=1)
     campaign = run_campaign(tmp_path, write_experiment(tmp_path / "exp.toml", text), lock_env)
     rows = sane(campaign, lock_env, "magick")
     assert {r["workers"] for r in rows} == {"1", "2"}
@@ -154,24 +129,12 @@ params = {{ size = ["900x900"] }}
     reason="the OMPT tool or the libomp stand-in was not built (make kernels needs libomp-14-dev)",
 )
 def test_the_ompt_method_measures_a_gcc_program_on_the_libomp_stand_in(tmp_path, imbalanced, lock_env):
-    text = f"""
-description = "OMPT on a GCC program"
-node_types = ["workstation"]
-repetitions = 3
-warmup = 0
-
-[programs.imb]
-command = ["{imbalanced}", "200", "20000"]
+    program = f"""command = ["{imbalanced}", "200", "20000"]
 runtime = "openmp"
 env = {{ OMP_SCHEDULE = "static" }}
 pop = "libomp"
-figure = {{ regex = 'region_s ([0-9.]+)', unit = "s" }}
-
-[[sweep]]
-program = "imb"
-threads = [1, 2]
-pin = ["cores"]
-"""
+figure = {{ regex = 'region_s ([0-9.]+)', unit = "s" }}"""
+    text = one_program("imb", program, repetitions=3)
     campaign = run_campaign(tmp_path, write_experiment(tmp_path / "exp.toml", text), lock_env)
     found = records(campaign)
     assert {r["pop_method"] for r in found} == {"ompt (libomp)"}
