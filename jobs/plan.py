@@ -234,7 +234,8 @@ def _program_case(
     workers = case_shape.workers(threads, ranks)
     values = {"threads": threads, "ranks": ranks, "workers": workers}
     values |= {k: (v * workers if k in sweep.weak_scaling else v) for k, v in params.items()}
-    spec = resolve_program(exp.programs[sweep.program], sweep.program, values, sweep.weak_scaling, ranks)
+    program = exp.programs[sweep.program]
+    spec = resolve_program(program, sweep.program, values, sweep.weak_scaling, ranks, sweep.run["timeout_s"])
     spec["params"] = dict(params)
     argv = ["--spec", json.dumps(spec, sort_keys=True, separators=(",", ":")), "--threads", str(threads)]
     return params, spec, argv

@@ -191,7 +191,7 @@ def check_program_sweep(
     return name, list(weak)
 
 
-def resolve(program: dict, name: str, values: dict, weak: list[str], ranks: int) -> dict:
+def resolve(program: dict, name: str, values: dict, weak: list[str], ranks: int, timeout_s=None) -> dict:
     """The case's program spec (what build/bin/program-run runs): placeholders replaced by `values`
     (threads, ranks, workers and the case's params; weak-scaling params already multiplied)."""
     return {
@@ -208,6 +208,7 @@ def resolve(program: dict, name: str, values: dict, weak: list[str], ranks: int)
         "ranks": ranks,
         "scaling": "weak" if weak else "strong",
         "weak": list(weak),
+        "timeout_s": timeout_s,  # the case's, for the whole invocation: the runner stops the program first
     }
 
 

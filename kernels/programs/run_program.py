@@ -229,7 +229,19 @@ def _fail(why: str, stdout: str, stderr: str) -> ScalebenchError:
     return ScalebenchError(f"{why} (its output: {kept})")
 
 
-def run_once(spec: dict, threads: int, rep: int, warmup: bool) -> dict:
+def _kill_tree(poller: TaskPoller, proc: subprocess.Popen) -> None:
+    """SIGKILL the program and every process of it the sampler saw (an MPI launcher's ranks)."""
+    import contextlib
+    import signal
+
+    for pid in {proc.pid, *(t.pid for t in poller.tasks.values())}:
+        with contextlib.suppress(OSError):  # gone already
+            os.kill(pid, signal.SIGKILL)
+
+
+def run_once(spec: dict, threads: int, rep: int, warmup: bool, deadline: float | None = None) -> dict:
+    """One run of the program and its record; `deadline` (time.monotonic()): kill it then and fail the
+    run keeping its output (before the runner's own time limit kills this process and the output)."""
     program = executable(spec)
     cpus = pinned_cpus()
     probe_cpus = cpus or sorted(os.sched_getaffinity(0))
@@ -269,7 +281,18 @@ def run_once(spec: dict, threads: int, rep: int, warmup: bool) -> dict:
         probe.finish(None)
         raise ScalebenchError(f"program {argv[0]!r}: cannot start: {err}") from None
     with TaskPoller(proc.pid) as poller:
-        stdout, stderr = proc.communicate()
+        try:
+            stdout, stderr = proc.communicate(timeout=None if deadline is None else max(0.0, deadline - t0))
+        except subprocess.TimeoutExpired:
+            _kill_tree(poller, proc)
+            stdout, stderr = proc.communicate()
+            probe.finish(None)
+            raise _fail(
+                f"program {Path(argv[0]).name}: still running after {time.monotonic() - t0:.1f} s, near the "
+                f"case's timeout_s ({spec.get('timeout_s')} s for the whole invocation): killed",
+                stdout,
+                stderr,
+            ) from None
         wall = time.monotonic() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     probe_record = probe.finish(poller.runq_wait_s())
@@ -394,8 +417,13 @@ def main(argv: list[str] | None = None) -> int:
         if check_only:
             check_here(spec)
             return 0
+        # The runner kills this process at the case's timeout_s, output and all: stop the program first.
+        limit = spec.get("timeout_s")
+        deadline = time.monotonic() + max(0.5, 0.95 * limit - 1.0) if limit else None
         for k in range(warmup + reps):
-            record = run_once(spec, threads, rep=k - warmup if k >= warmup else k, warmup=k < warmup)
+            record = run_once(
+                spec, threads, rep=k - warmup if k >= warmup else k, warmup=k < warmup, deadline=deadline
+            )
             print(json.dumps(record), flush=True)
     except ScalebenchError as err:
         print(f"{NAME}: {err}", file=sys.stderr)

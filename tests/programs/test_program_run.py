@@ -125,7 +125,7 @@ params = {{ mode = ["fail", "hang", "nofigure", "ok"] }}
         reasons[json.loads(_spec(attempt))["params"]["mode"]] = attempt["reason"]
     assert set(reasons) == {"fail", "hang", "nofigure"}
     assert "exit status 3" in reasons["fail"] and "program-output-" in reasons["fail"]
-    assert "timeout after 5" in reasons["hang"]
+    assert "still running after" in reasons["hang"] and "timeout_s (5 s" in reasons["hang"]
     assert "matches nothing" in reasons["nofigure"] and "elapsed" in reasons["nofigure"]
     assert all("\n" not in why for why in reasons.values())
     kept = list(campaign.glob("raw/*/program-output-*.txt"))
