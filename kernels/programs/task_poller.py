@@ -26,8 +26,9 @@ class Task:
     cpus_seen: list[int] = field(default_factory=list)  # distinct, in the order first seen
     first_cpu: int = -1
     last_cpu: int = -1
-    bound_to: int = -1  # the one CPU its affinity allowed last, once bound (-1: never bound)
+    bound_to: int = -1  # the CPU it was bound to (affinity one CPU) in most samples (-1: never bound)
     seen_while_bound: dict[int, list[int]] = field(default_factory=dict)  # bound CPU -> CPUs seen
+    bound_samples: dict[int, int] = field(default_factory=dict)  # bound CPU -> samples
     allowed: str = ""  # Cpus_allowed_list when first seen
     allowed_last: str = ""
     cpu_s: float = 0.0  # schedstat: time on a CPU
@@ -150,18 +151,20 @@ class TaskPoller:
                     task.cpu_s, task.runq_s = int(sched[0]) * NS, int(sched[1]) * NS
                 task.samples += 1
                 if allowed is not None and len(allowed) == 1:
-                    task.bound_to = next(iter(allowed))
-                    seen = task.seen_while_bound.setdefault(task.bound_to, [])
+                    bound = next(iter(allowed))
+                    seen = task.seen_while_bound.setdefault(bound, [])
                     if cpu not in seen:
                         seen.append(cpu)
+                    task.bound_samples[bound] = task.bound_samples.get(bound, 0) + 1
+                    task.bound_to = max(task.bound_samples, key=task.bound_samples.get)
                 if self.polls % 20 == 1 or self._stop.is_set():
                     task.allowed_last = _allowed(base)
 
     def placed_cpus(self, task: Task) -> list[int]:
-        """The CPUs a thread ran on once placed: while bound to the CPU it was bound to last (a runtime
-        binds its threads after the process started; a program may move a thread for a moment and
-        back), else, never bound, every CPU it was seen on. A thread bound to the wrong CPU is seen
-        there: the check against the plan catches it."""
+        """The CPUs a thread ran on once placed: while bound to the CPU it was bound to longest (a
+        runtime binds its threads after the process started; a program may move a thread for a moment
+        and back, as the kernels' own probe does), else, never bound, every CPU it was seen on. A thread
+        bound to the wrong CPU is seen there: the check against the plan catches it."""
         return task.seen_while_bound[task.bound_to] if task.bound_to >= 0 else task.cpus_seen
 
     # ---- what the record takes from it --------------------------------------------------------------
