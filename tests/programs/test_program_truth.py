@@ -86,6 +86,14 @@ def sane(campaign: Path, env: dict, name: str) -> list[dict]:
         assert 0 < float(r["speedup"]) <= 1.01 * min(int(r["workers"]), cores), r
     report = (campaign / "analysis" / "report.md").read_text()
     assert f"{name}-program-" in report and "task-cpu" in report
+    pop = [r for r in table(campaign, "pop_metrics.csv") if r["kernel"] == name]
+    assert {r["workers"] for r in pop} == {"1", "2"} and {r["method"] for r in pop} == {"task-cpu"}
+    for r in pop:  # the identity: the factors multiply back to the measured efficiency
+        factors = float(r["parallel_efficiency"]) * float(r["computation_scaling"])
+        assert factors / float(r["one_worker_parallel_efficiency"]) == pytest.approx(float(r["efficiency"]))
+        assert float(r["load_balance"]) * float(r["sync_efficiency"]) == pytest.approx(
+            float(r["parallel_efficiency"])
+        )
     return rows
 
 
