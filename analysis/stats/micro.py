@@ -172,7 +172,8 @@ def reference_table(
     """Every published figure with ours beside it (same unit), ours / published, and, given the
     repetitions (`reps`: rep_table), ours' 90 % bootstrap CI and the equivalence verdict; per node type
     (`references`: reference_data.micro_references()). A figure marked `not_reproducible` says why, as
-    does one that `requires = "smt"` when no host of the campaign has SMT (`smt`)."""
+    does one that `requires = "smt"` when no host of the campaign has SMT (`smt`); one marked
+    `not_comparable` shows ours and the ratio, gets no verdict, and says why."""
     references = micro_references() if references is None else references
     if len(table) and table["node_type"].nunique() > 1:
         parts = [
@@ -206,6 +207,9 @@ def reference_table(
         verdict, needed = (
             ("not reproducible here", np.nan) if reason else figure_verdict(fig, ours, low, high, n)
         )
+        if not reason and fig.get("not_comparable"):
+            verdict, needed = "not comparable", np.nan
+            how = f"{how}; not comparable: {fig['not_comparable']}"
         rows.append(
             {
                 "seed": ref.get("seed", ""),

@@ -199,7 +199,7 @@ def cannot_tell_from_no_effect(study: float, margin: float) -> bool:
 
 
 def load_check(share: float, expected: float | None) -> str:
-    """"" when the competing load got its expected CPU share (within LOAD_TOLERANCE of it, at least
+    """ "" when the competing load got its expected CPU share (within LOAD_TOLERANCE of it, at least
     LOAD_FLOOR), else LOAD_NOT_APPLIED (it got less) or LOAD_ABOVE (it got more)."""
     if expected is None or pd.isna(expected) or pd.isna(share):
         return ""
@@ -345,9 +345,7 @@ def reference_of(config: dict) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def campaign_comparison(
-    campaign, records: pd.DataFrame
-) -> tuple[Reference, pd.DataFrame] | None:
+def campaign_comparison(campaign, records: pd.DataFrame) -> tuple[Reference, pd.DataFrame] | None:
     spec = reference_of(campaign.config)
     if spec is None:
         return None

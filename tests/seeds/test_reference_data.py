@@ -182,7 +182,9 @@ def test_a_binding_marked_not_comparable_says_why_and_gets_no_verdict():
     cases = [_case("one", 1, 2), _case("two", 2, 2)]
     row = compare(ref, cases, _records({"one": [2.0] * 6, "two": [1.0] * 6})).iloc[0]
     assert (row["verdict"], row["reason"], row["measured"]) == (
-        "not comparable", "the same weights either way", 2.0
+        "not comparable",
+        "the same weights either way",
+        2.0,
     )
 
 
