@@ -74,8 +74,8 @@ def test_the_ratio_of_two_independent_medians_covers_at_least_90_percent(n):
 
 def test_the_trial_rule_grows_with_spread_and_never_goes_below_the_interval_minimum():
     assert trials_needed(0.0, 0.10) == MIN_INDEPENDENT == 6
-    assert trials_needed(0.05, 0.10) == 6  # (2 x 1.645 x 1.2533 x 0.5)^2 = 4.25
-    assert trials_needed(0.10, 0.10) == 17  # (2 x 1.6449 x 1.2533)^2 = 17.0
-    assert trials_needed(0.05, 0.05) == 17
+    assert trials_needed(0.10, 0.10) == 6  # (1.645 x 1.2533)^2 = 4.25
+    assert trials_needed(0.20, 0.10) == 17  # (2 x 1.6449 x 1.2533)^2 = 17.0
+    assert trials_needed(0.10, 0.05) == 17
     with pytest.raises(ValueError, match="margin"):
         trials_needed(0.05, 0.0)
