@@ -5,10 +5,11 @@ distribution-free 90 % interval exists for both factor forms (analysis/stats/med
 the ratio of two independent medians; paired trials need 5), and enough that the interval of a median
 of per-trial ratios with relative spread `s` (standard deviation / value; 1.2533 = the standard error of
 a median over that of a mean, for normal data) is expected to reach at most the margin `m` on each
-side, so that a measured factor at the published value can be decided "agrees". `s` is our measured spread, stated per study case as
-`planning_spread` in config/reference/seed-000.toml with where it comes from; `m` the smallest margin
-of the case's factors. Whether the published effect can be told from no effect at that margin is not
-a question of trials: analysis/stats/reference.py says "cannot decide at this margin" instead.
+side, so that a measured factor at the published value can be decided "agrees". `s` is our measured
+spread, stated per study case as `planning_spread` in config/reference/seed-000.toml with where it comes
+from; `m` the smallest margin of the case's factors. Whether the published effect can be told from no
+effect at that margin is not a question of trials: analysis/stats/reference.py says "cannot decide at
+this margin" instead.
 """
 
 from __future__ import annotations

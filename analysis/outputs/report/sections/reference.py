@@ -138,8 +138,42 @@ def conditions_text(result) -> str:
     if summary is not None and {"n_disturbed", "n_clean"} <= set(summary.columns):
         flagged, clean = summary["n_disturbed"].sum(), summary["n_clean"].sum()
         if flagged + clean:
-            text += f"; {flagged / (flagged + clean):.0%} of repetitions flagged disturbed by the probe"
-    return text + "."
+            text += (
+                f"; {flagged / (flagged + clean):.0%} of repetitions flagged disturbed by the probe "
+                "(left out "
+                "of the verdicts, as in the performance gate)"
+            )
+    return text + ". " + provenance_text(c.manifest, quiet.get("platform") or {})
+
+
+def provenance_text(manifest: dict, platform: dict) -> str:
+    """What a reader needs to rerun the table on the same software: commit, compiler and flags, OpenMP
+    runtime, stress-ng and likwid, kernel, CPU model and flags (manifest.json and quiet_gate.json's
+    "platform", jobs/seed_platform.py), and the command that regenerates it."""
+    git = manifest.get("git") or {}
+    commit = git.get("commit")
+    cpu = platform.get("cpu") or {}
+    model = ", ".join(v for v in (cpu.get("model"), cpu.get("family_model")) if v)
+    flags = manifest.get("flags") or {}
+    facts = [
+        f"commit {commit[:12]}{' (with uncommitted changes)' if git.get('dirty') else ''}"
+        if commit
+        else "commit unknown",
+        f"compiler {(manifest.get('compilers') or {}).get('gcc') or 'unknown'}"
+        + (f" with {flags['CFLAGS_REF']}" if flags.get("CFLAGS_REF") else ""),
+        f"OpenMP runtime {platform.get('openmp_runtime') or 'not recorded'}",
+        f"{platform.get('stress_ng') or 'stress-ng not recorded'}",
+        f"{(manifest.get('tools') or {}).get('likwid') or 'likwid not found'}",
+        f"Linux {(manifest.get('os') or {}).get('kernel') or platform.get('kernel') or 'unknown'}",
+        f"CPU {model or 'not recorded'}"
+        + (f" (flags: {' '.join(cpu['flags'])})" if cpu.get("flags") else ""),
+    ]
+    return (
+        "Software and hardware: "
+        + "; ".join(facts)
+        + ". Regenerate: `make seeds` (measures; `python -m jobs.seeds --render-only` re-renders from the "
+        "campaigns), whose archive `seed-campaigns-<stamp>.tar.gz` holds this campaign."
+    )
 
 
 def markdown(result) -> str:
