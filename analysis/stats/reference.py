@@ -10,7 +10,8 @@ stated per factor (`margin`, DEFAULT_MARGIN otherwise). When the two cases were 
 trials (`interleave = "family"`), the factor is the median of the per-trial ratios; otherwise the ratio
 of the two medians over independent repetitions; either way its interval is the distribution-free one
 of analysis/stats/median_interval.py, with its coverage in the row. Only the repetitions the
-machine-state probe left undisturbed count, as in the performance gate (analysis/stats/undisturbed.py).
+machine-state probe left undisturbed count, as in the performance gate (analysis/stats/undisturbed.py),
+except beside a competing load, which the probe cannot tell from the host (judged_repetitions).
 
 Rows that get no equivalence verdict, each with its reason:
 - `not comparable`: the binding states why our figure cannot test the study's (`not_comparable`);
@@ -34,7 +35,7 @@ from scipy import stats
 
 from analysis.reference_data import REFERENCE_DIR, read_seed
 from analysis.stats.median_interval import median_interval, ratio_interval
-from analysis.stats.undisturbed import keep
+from analysis.stats.undisturbed import keep, measured_only
 from analysis.stats.verdicts import DEFAULT_MARGIN, EQUIVALENCE_CONFIDENCE, equivalence
 
 DEFAULT = "default"  # a kernel option or env variable the case does not set
@@ -350,6 +351,25 @@ def campaign_comparison(campaign, records: pd.DataFrame) -> tuple[Reference, pd.
     if spec is None:
         return None
     ref = load_reference(spec)
-    judged, counts = keep(records, "undisturbed")
-    disturbed = frozenset(counts.loc[counts["basis"] == "all", "case_id"].astype(str))
+    judged, disturbed = judged_repetitions(records)
     return ref, compare(ref, campaign.case_lines, judged, disturbed)
+
+
+def judged_repetitions(records: pd.DataFrame) -> tuple[pd.DataFrame, frozenset]:
+    """(the repetitions the verdicts rest on, the cases too disturbed to judge): the undisturbed ones, as
+    in the performance gate (analysis/stats/undisturbed.py), except under a competing load: there the
+    probe's slow chains and run-queue wait are what the load does by design, so it cannot tell the load
+    from the host, and every repetition counts (the two-sided load check guards those rows instead)."""
+    measured = measured_only(records)
+    loaded = under_load(measured)
+    kept, counts = keep(measured[~loaded], "undisturbed")
+    disturbed = frozenset(counts.loc[counts["basis"] == "all", "case_id"].astype(str))
+    return pd.concat([kept, measured[loaded]]), disturbed
+
+
+def under_load(records: pd.DataFrame) -> np.ndarray:
+    """Per record: True when it ran beside a competing load ([load.<name>] profile)."""
+    if "load_name" not in records:
+        return np.zeros(len(records), dtype=bool)
+    name = records["load_name"].astype(object)
+    return (name.notna() & (name.astype(str) != "none")).to_numpy(dtype=bool)

@@ -261,3 +261,17 @@ def test_the_thread_limit_probe_reads_as_a_limit_or_a_lower_bound():
     refused = pd.DataFrame({"threads_created": [5000, 5100], "limit_reached": [1, 1]})
     row = limit_row(refused, 7146)
     assert (row["measured"], row["verdict"]) == (5000, "limit 5000, below the study's")
+
+
+def test_disturbed_repetitions_are_left_out_except_beside_a_competing_load():
+    from analysis.stats.reference import judged_repetitions
+
+    records = _records({"quiet": [1.0] * 6, "loaded": [2.0] * 6})
+    records["load_name"] = ["none"] * 6 + ["large"] * 6
+    # every repetition's probe chain twice as slow as the fastest: all flagged, but only "quiet" counts
+    records["hostname"] = "h"
+    records["probe_int_mul_min_s"] = 1.0
+    records["probe_int_mul_max_s"] = ([1.0] + [2.0] * 5) * 2
+    judged, disturbed = judged_repetitions(records)
+    assert disturbed == frozenset({"quiet"})  # 1 undisturbed of 6: too few, judged "host disturbed"
+    assert (judged["case_id"] == "loaded").sum() == 6  # beside the load: the probe cannot tell it apart
