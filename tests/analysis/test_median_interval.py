@@ -79,3 +79,13 @@ def test_the_trial_rule_grows_with_spread_and_never_goes_below_the_interval_mini
     assert trials_needed(0.10, 0.05) == 17
     with pytest.raises(ValueError, match="margin"):
         trials_needed(0.05, 0.0)
+
+
+def test_the_trial_rule_adds_trials_for_the_repetitions_the_probe_will_leave_out():
+    assert trials_needed(0.05, 0.10, disturbed=0.0) == 6
+    assert trials_needed(0.05, 0.10, disturbed=0.12) == 8
+    # at 8 trials and 12 % flagged, at least 5 paired trials stay undisturbed 9 times in 10: simulated
+    rng = np.random.default_rng(8)
+    survivors = (rng.random((20000, 8, 2)) >= 0.12).all(axis=2).sum(axis=1)
+    assert (survivors >= 5).mean() >= 0.9
+    assert ((rng.random((20000, 7, 2)) >= 0.12).all(axis=2).sum(axis=1) >= 5).mean() < 0.9

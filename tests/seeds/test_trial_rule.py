@@ -31,5 +31,6 @@ def test_the_experiment_runs_the_trials_the_rule_gives(name):
     )
     experiment = tomllib.loads((EXPERIMENTS / f"seed-000-{name}.toml").read_text())
     assert experiment["reference"] == f"seed-000:{name}"
-    assert experiment["repetitions"] == trials_needed(case["planning_spread"], margin), name
+    disturbed = SEED["seed"]["planning_disturbed"]
+    assert experiment["repetitions"] == trials_needed(case["planning_spread"], margin, disturbed), name
     assert experiment.get("interleave") == "family"  # paired trials: the per-trial ratios the rule counts
