@@ -125,7 +125,7 @@ def micro_study_markdown(result, seed: str) -> str:
     tables = result.micro
     ref = tables.get("micro_reference.csv", pd.DataFrame())
     ref = ref[ref["seed"].astype(str) == seed] if len(ref) else ref
-    lines = [f"Campaign `{result.campaign.name}`. {conditions_text(result)}", ""]
+    lines = [f"Campaign `{result.campaign.name}`. {conditions_text(result, disturbed_left_out=False)}", ""]
     if len(ref):
         lines += [md_table(figure_display(ref)), "", verdict_counts(ref["verdict"]), ""]
     kernel = STUDY_KERNEL[seed]

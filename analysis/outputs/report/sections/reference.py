@@ -109,7 +109,7 @@ def reference_section(result, plots=()) -> list[Block]:
     ]
 
 
-def conditions_text(result) -> str:
+def conditions_text(result, disturbed_left_out: bool = True) -> str:
     """When, where and under what load the campaign was measured: the quiet gate's record (jobs/seeds.py)
     where there is one, else the load when it was planned; and the share of repetitions the machine-state
     probe flagged as disturbed."""
@@ -138,10 +138,10 @@ def conditions_text(result) -> str:
     if summary is not None and {"n_disturbed", "n_clean"} <= set(summary.columns):
         flagged, clean = summary["n_disturbed"].sum(), summary["n_clean"].sum()
         if flagged + clean:
-            text += (
-                f"; {flagged / (flagged + clean):.0%} of repetitions flagged disturbed by the probe "
-                "(left out "
-                "of the verdicts, as in the performance gate)"
+            text += f"; {flagged / (flagged + clean):.0%} of repetitions flagged disturbed by the probe" + (
+                " (left out of the verdicts, as in the performance gate, except beside a competing load)"
+                if disturbed_left_out
+                else " (kept: these figures are over every repetition)"
             )
     return text + ". " + provenance_text(c.manifest, quiet.get("platform") or {})
 
