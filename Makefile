@@ -63,8 +63,10 @@ bench: setup
 
 # The seed studies 000 (TC1-TC10), 001 and 003, each measured when the machine is quiet (else exit 3)
 # and analyzed beside the published figures into docs/seed-reproductions.md (jobs/seeds.py; options in
-# SEEDS_ARGS, e.g. SEEDS_ARGS="--max-wait 1200" or "--studies 001"). A case the OS refuses (SCHED_FIFO
-# without CAP_SYS_NICE) is recorded as failed and its row says so.
+# SEEDS_ARGS, e.g. SEEDS_ARGS="--max-wait 1200" or "--studies 001"; "--render-only" re-renders the doc
+# from the newest existing campaigns without measuring). A case the OS refuses (SCHED_FIFO without
+# CAP_SYS_NICE) is recorded as failed and its row says so. The campaigns behind the doc are exported as
+# results/seed-campaigns-<stamp>.tar.gz.
 seeds: setup
 	@$(MAKE) --no-print-directory kernels native-optional
 	$(PY) -m jobs.seeds $(SEEDS_ARGS)

@@ -240,7 +240,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
             summary, case_stats.records, node_cores, load_bounds(), measured_bounds(campaign.simd_bounds)
         ),
         micro=micro_tables(loaded.records, campaign.hosts),
-        reference=campaign_comparison(campaign, loaded.records, options.seed),
+        reference=campaign_comparison(campaign, loaded.records),
         disturbance_effect=effect,
         process_correlation=correlation,
         paired_speedup=paired,

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.reference_data import micro_references
+from analysis.stats.median_interval import median_interval
 from analysis.stats.reference import ratio_with_ci
 from analysis.stats.smt import compare_with_topology, siblings_by_timing
 from analysis.stats.verdicts import DEFAULT_MARGIN, EQUIVALENCE_CONFIDENCE, Band, equivalence, equivalence_in
@@ -172,7 +173,8 @@ def reference_table(
     """Every published figure with ours beside it (same unit), ours / published, and, given the
     repetitions (`reps`: rep_table), ours' 90 % bootstrap CI and the equivalence verdict; per node type
     (`references`: reference_data.micro_references()). A figure marked `not_reproducible` says why, as
-    does one that `requires = "smt"` when no host of the campaign has SMT (`smt`)."""
+    does one that `requires = "smt"` when no host of the campaign has SMT (`smt`); one marked
+    `not_comparable` shows ours and the ratio, gets no verdict, and says why."""
     references = micro_references() if references is None else references
     if len(table) and table["node_type"].nunique() > 1:
         parts = [
@@ -196,8 +198,11 @@ def reference_table(
             ours, how = ours_for(table, fig) if len(table) else (None, "no micro records")
             if fig.get("requires") == "smt" and not smt:
                 reason, how = NO_SMT, f"{how}; not reproducible here: {NO_SMT}"
-        low = high = np.nan
-        if ours is not None and resampled:
+        low = high = coverage = np.nan
+        single = one_case_values(reps, table, fig) if ours is not None and reps is not None else None
+        if single is not None:  # a median over one case's repetitions: the distribution-free interval
+            low, high, coverage = median_interval(single / UNIT.get(fig.get("unit", "s"), 1.0), 0.90)
+        elif ours is not None and resampled:
             draws = [v for v, _ in (ours_for(t, fig) for t in resampled) if v is not None]
             if len(draws) == len(resampled):
                 tail = (1 - EQUIVALENCE_CONFIDENCE) / 2
@@ -206,6 +211,9 @@ def reference_table(
         verdict, needed = (
             ("not reproducible here", np.nan) if reason else figure_verdict(fig, ours, low, high, n)
         )
+        if not reason and fig.get("not_comparable"):
+            verdict, needed = "not comparable", np.nan
+            how = f"{how}; not comparable: {fig['not_comparable']}"
         rows.append(
             {
                 "seed": ref.get("seed", ""),
@@ -216,6 +224,7 @@ def reference_table(
                 "ours": ours,
                 "ci_low": low,
                 "ci_high": high,
+                "coverage": coverage,
                 "ratio": ours / fig["value"] if ours is not None and fig["value"] else None,
                 "margin": fig.get("margin", DEFAULT_MARGIN),
                 "verdict": verdict,
@@ -225,6 +234,17 @@ def reference_table(
             }
         )
     return pd.DataFrame(rows)
+
+
+def one_case_values(reps: pd.DataFrame, table: pd.DataFrame, fig: dict) -> np.ndarray | None:
+    """The per-repetition values behind a "mean" figure bound to exactly one case (ours is then their
+    median), else None (ours combines cases or is no median: its interval is the bootstrap's)."""
+    if fig["stat"] != "mean" or "mean_s" not in reps:
+        return None
+    sel = _matching(table, fig.get("match", {}))
+    if len(sel) != 1:
+        return None
+    return reps.loc[reps["case_id"] == sel["case_id"].iloc[0], "mean_s"].to_numpy(dtype=float)
 
 
 def binding_note(fig: dict) -> str:

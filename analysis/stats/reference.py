@@ -4,12 +4,23 @@ every factor of config/reference/<seed>.toml's [cases.<case>] is computed from t
 
 Factors and shapes are compared, never seconds: the studies ran on other machines, languages and systems.
 
-Every verdict is the equivalence test of analysis/stats/verdicts.py (docs/verdict-rule.md): the 90 %
-CI of measured / study against [1 - margin, 1 + margin], the margin stated per factor (`margin`,
-DEFAULT_MARGIN otherwise). A comparison whose competing load got less than LOAD_APPLIED of the CPU
-share the factor says it should get (`load_share`) is `load not applied`, never a verdict.
-When the two cases were measured in paired trials (`interleave = "family"`), the factor is the median
-of the per-trial ratios; otherwise the ratio of the two medians over independent repetitions.
+Every verdict is the equivalence test of analysis/stats/verdicts.py (docs/verdict-rule.md): the
+interval (at least 90 % coverage) of measured / study against [1 - margin, 1 + margin], the margin
+stated per factor (`margin`, DEFAULT_MARGIN otherwise). When the two cases were measured in paired
+trials (`interleave = "family"`), the factor is the median of the per-trial ratios; otherwise the ratio
+of the two medians over independent repetitions; either way its interval is the distribution-free one
+of analysis/stats/median_interval.py, with its coverage in the row. Only the repetitions the
+machine-state probe left undisturbed count, as in the performance gate (analysis/stats/undisturbed.py),
+except beside a competing load, which the probe cannot tell from the host (judged_repetitions).
+
+Rows that get no equivalence verdict, each with its reason:
+- `not comparable`: the binding states why our figure cannot test the study's (`not_comparable`);
+- a competing load whose CPU share is off the share the scenario gives it (`load_share`) by more than
+  LOAD_TOLERANCE of it (or LOAD_FLOOR, for a share near 0), either way: `load not applied` (below) or
+  `load above its share` (above): the scenario was not the study's;
+- `cannot decide at this margin`: the band [study (1 - margin), study (1 + margin)] holds 1, so "no
+  effect" agrees as well as the study's effect: an interval inside it cannot tell them apart (a study
+  figure of exactly 1, "no effect", keeps its verdict).
 """
 
 from __future__ import annotations
@@ -23,16 +34,22 @@ import pandas as pd
 from scipy import stats
 
 from analysis.reference_data import REFERENCE_DIR, read_seed
-from analysis.stats.paired import median_ci
+from analysis.stats.median_interval import median_interval, ratio_interval
+from analysis.stats.undisturbed import keep, measured_only
 from analysis.stats.verdicts import DEFAULT_MARGIN, EQUIVALENCE_CONFIDENCE, equivalence
 
 DEFAULT = "default"  # a kernel option or env variable the case does not set
 ALL_CPUS = "all"
 CONFIDENCE = EQUIVALENCE_CONFIDENCE
 N_RESAMPLES = 2000
-LOAD_APPLIED = 0.8  # a load that got less than this fraction of its expected share was not applied
-MIN_PAIRED_TRIALS = 3  # fewer trials measured together: the unpaired ratio of medians
+LOAD_TOLERANCE = 0.2  # a load share off its expected share by more than this fraction of it...
+LOAD_FLOOR = 0.05  # ...or by more than this (absolute) for a share near 0: not the study's scenario
 LOAD_NOT_APPLIED = "load not applied"
+LOAD_ABOVE = "load above its share"
+NOT_COMPARABLE = "not comparable"
+CANNOT_DECIDE = "cannot decide at this margin"
+HOST_DISTURBED = "inconclusive (host disturbed)"
+TOO_FEW_TRIALS = "inconclusive (too few trials for a 90 % interval)"
 NEEDS_PRIVILEGE = "not run: needs root or CAP_SYS_NICE"
 JUDGED = ("factor", "value")  # the kinds that get an equivalence verdict (not mapping, not limit)
 RESULT_METRICS = ("threads_created", "limit_reached")  # numbers of a record's result a factor may name
@@ -65,6 +82,8 @@ COLUMNS = [
     "scenario",
     "load_cpu_share",
     "load_share_expected",
+    "coverage",
+    "reason",
 ]
 
 
@@ -159,29 +178,36 @@ def trial_ratios(base: pd.DataFrame, point: pd.DataFrame, metric: str) -> np.nda
     return (both["base"] / both["point"]).to_numpy(dtype=float)
 
 
-def paired_ratio_with_ci(ratios: np.ndarray, rng: np.random.Generator) -> tuple[float, float, float]:
-    """The median of per-trial ratios and its 90 % percentile-bootstrap CI over trials."""
-    median = float(np.median(ratios))
-    if np.ptp(ratios) == 0:
-        return median, median, median
-    low, high = median_ci(ratios, rng, N_RESAMPLES, CONFIDENCE)
-    return median, low, high
-
-
 def verdict(
     study: float, measured: float, low: float, high: float, margin: float = DEFAULT_MARGIN, n: int = 1
 ) -> tuple[str, float]:
-    """(agrees|differs|inconclusive|not measured, repetitions that would decide) of a measured factor
-    with its 90 % CI against the study's value +- margin (analysis/stats/verdicts.py's equivalence)."""
+    """(agrees|differs|inconclusive|cannot decide at this margin|not measured, repetitions that would
+    decide) of a measured factor with its interval against the study's value +- margin
+    (analysis/stats/verdicts.py's equivalence)."""
     if np.isnan(measured):
         return "not measured", np.nan
+    if np.isnan(low):
+        return TOO_FEW_TRIALS, np.nan
     verdicts, needed = equivalence([measured / study], [low / study], [high / study], margin, [n])
+    if str(verdicts[0]) == "agrees" and cannot_tell_from_no_effect(study, margin):
+        return CANNOT_DECIDE, np.nan
     return str(verdicts[0]), float(needed[0])
 
 
-def load_applied(share: float, expected: float | None) -> bool:
-    """False when the competing load got less than LOAD_APPLIED of the share it should have got."""
-    return expected is None or pd.isna(share) or share >= LOAD_APPLIED * float(expected)
+def cannot_tell_from_no_effect(study: float, margin: float) -> bool:
+    """True when a factor of 1 (no effect) lies in the study's band but the study's figure is not 1."""
+    return study != 1 and study * (1 - margin) <= 1 <= study * (1 + margin)
+
+
+def load_check(share: float, expected: float | None) -> str:
+    """ "" when the competing load got its expected CPU share (within LOAD_TOLERANCE of it, at least
+    LOAD_FLOOR), else LOAD_NOT_APPLIED (it got less) or LOAD_ABOVE (it got more)."""
+    if expected is None or pd.isna(expected) or pd.isna(share):
+        return ""
+    allowed = max(LOAD_TOLERANCE * float(expected), LOAD_FLOOR)
+    if share < float(expected) - allowed:
+        return LOAD_NOT_APPLIED
+    return LOAD_ABOVE if share > float(expected) + allowed else ""
 
 
 def scenario_text(dims: dict[str, str], selector_keys, environment: dict | None = None) -> str:
@@ -191,23 +217,35 @@ def scenario_text(dims: dict[str, str], selector_keys, environment: dict | None 
     return text + ("; " + " ".join(f"{k}={v}" for k, v in env.items()) if env else "")
 
 
-def _measured_factor(base, point, metric: str, paired: bool, rng) -> dict:
+def _measured_factor(base, point, metric: str, paired: bool) -> dict:
     ratios = trial_ratios(base, point, metric) if paired else np.array([])
-    if len(ratios) >= MIN_PAIRED_TRIALS:
-        ratio, low, high = paired_ratio_with_ci(ratios, rng)
-        return {"measured": ratio, "ci_low": low, "ci_high": high, "n": len(ratios), "pairing": "paired"}
-    ratio, low, high = ratio_with_ci(base[metric].to_numpy(), point[metric].to_numpy(), rng)
-    n = min(len(base), len(point))
-    return {"measured": ratio, "ci_low": low, "ci_high": high, "n": n, "pairing": "independent"}
+    if len(ratios):
+        low, high, coverage = median_interval(ratios, CONFIDENCE)
+        return {
+            "measured": float(np.median(ratios)),
+            "ci_low": low,
+            "ci_high": high,
+            "n": len(ratios),
+            "pairing": "paired",
+            "coverage": coverage,
+        }
+    b, p = base[metric].to_numpy(dtype=float), point[metric].to_numpy(dtype=float)
+    low, high, coverage = ratio_interval(b, p, CONFIDENCE)
+    return {
+        "measured": float(np.median(b) / np.median(p)),
+        "ci_low": low,
+        "ci_high": high,
+        "n": min(len(b), len(p)),
+        "pairing": "independent",
+        "coverage": coverage,
+    }
 
 
 def _value(point, metric: str) -> dict:
     values = point[metric].to_numpy(dtype=float)
-    median = float(np.median(values))
-    low = high = np.nan
-    if len(values) >= 2:
-        low, high = (median, median) if np.ptp(values) == 0 else np.quantile(values, [0.05, 0.95])
-    return {"measured": median, "ci_low": float(low), "ci_high": float(high), "n": len(values)}
+    low, high, coverage = median_interval(values, CONFIDENCE)
+    return {"measured": float(np.median(values)), "ci_low": low, "ci_high": high, "n": len(values),
+            "coverage": coverage}  # fmt: skip
 
 
 def limit_row(point, study: float) -> dict:
@@ -227,14 +265,16 @@ def limit_row(point, study: float) -> dict:
     return {"measured": created, "n": len(point), "verdict": verdict}
 
 
-def compare(ref: Reference, cases: list[dict], records: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
-    """One row per (factor, matching point case): the study's value beside the measured one."""
+def compare(
+    ref: Reference, cases: list[dict], records: pd.DataFrame, disturbed: frozenset = frozenset()
+) -> pd.DataFrame:
+    """One row per (factor, matching point case): the study's value beside the measured one. `records`
+    are the repetitions to judge on; `disturbed` the cases too disturbed to judge (host disturbed)."""
     values = metric_values(records)
     by_case = {cid: group for cid, group in values.groupby("case_id")}
     dims = {c["case_id"]: case_dims(c) for c in cases}
     family = {c["case_id"]: c.get("family") for c in cases}
     environment = {c["case_id"]: c.get("env") or {} for c in cases}
-    rng = np.random.default_rng(seed)
     rows = []
     for factor in ref.case.get("factors", []):
         kind = factor.get("kind", "factor")
@@ -281,15 +321,21 @@ def compare(ref: Reference, cases: list[dict], records: pd.DataFrame, seed: int 
                     row |= {"measured": np.nan, "ci_low": np.nan, "ci_high": np.nan}
                 else:
                     paired = family[cid] is not None and family[cid] == family[row["base_case"]]
-                    row |= _measured_factor(base, point, metric, paired, rng)
+                    row |= _measured_factor(base, point, metric, paired)
             row["verdict"], row["needed_n"] = verdict(
                 row["study"], row["measured"], row.get("ci_low", np.nan), row.get("ci_high", np.nan),
                 row["margin"], max(row["n"], 1),
             )  # fmt: skip
             if point is None and needs_privilege(d):
                 row["verdict"] = NEEDS_PRIVILEGE
-            if not load_applied(row.get("load_cpu_share", np.nan), factor.get("load_share")):
-                row["verdict"], row["needed_n"] = LOAD_NOT_APPLIED, np.nan
+            elif {cid, row["base_case"]} & disturbed:
+                row["verdict"], row["needed_n"] = HOST_DISTURBED, np.nan
+            load = load_check(row.get("load_cpu_share", np.nan), factor.get("load_share"))
+            if load:
+                row["verdict"], row["needed_n"] = load, np.nan
+            if factor.get("not_comparable"):
+                row["verdict"], row["needed_n"] = NOT_COMPARABLE, np.nan
+                row["reason"] = factor["not_comparable"]
             rows.append(row)
     return pd.DataFrame(rows, columns=COLUMNS)
 
@@ -300,11 +346,30 @@ def reference_of(config: dict) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def campaign_comparison(
-    campaign, records: pd.DataFrame, seed: int = 0
-) -> tuple[Reference, pd.DataFrame] | None:
+def campaign_comparison(campaign, records: pd.DataFrame) -> tuple[Reference, pd.DataFrame] | None:
     spec = reference_of(campaign.config)
     if spec is None:
         return None
     ref = load_reference(spec)
-    return ref, compare(ref, campaign.case_lines, records, seed)
+    judged, disturbed = judged_repetitions(records)
+    return ref, compare(ref, campaign.case_lines, judged, disturbed)
+
+
+def judged_repetitions(records: pd.DataFrame) -> tuple[pd.DataFrame, frozenset]:
+    """(the repetitions the verdicts rest on, the cases too disturbed to judge): the undisturbed ones, as
+    in the performance gate (analysis/stats/undisturbed.py), except under a competing load: there the
+    probe's slow chains and run-queue wait are what the load does by design, so it cannot tell the load
+    from the host, and every repetition counts (the two-sided load check guards those rows instead)."""
+    measured = measured_only(records)
+    loaded = under_load(measured)
+    kept, counts = keep(measured[~loaded], "undisturbed")
+    disturbed = frozenset(counts.loc[counts["basis"] == "all", "case_id"].astype(str))
+    return pd.concat([kept, measured[loaded]]), disturbed
+
+
+def under_load(records: pd.DataFrame) -> np.ndarray:
+    """Per record: True when it ran beside a competing load ([load.<name>] profile)."""
+    if "load_name" not in records:
+        return np.zeros(len(records), dtype=bool)
+    name = records["load_name"].astype(object)
+    return (name.notna() & (name.astype(str) != "none")).to_numpy(dtype=bool)

@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tarfile
 
 import pytest
 
@@ -75,24 +76,51 @@ def test_seeds_stops_with_exit_3_and_one_line_on_a_busy_machine(tmp_path):
 def test_seeds_runs_a_study_and_writes_its_table_with_the_conditions(tmp_path):
     doc = tmp_path / "doc.md"
     shutil.copy(ROOT / "docs" / "seed-reproductions.md", doc)
-    experiment = scaled_down("seed-000-tc01", tmp_path, repetitions=3)
+    experiment = scaled_down("seed-000-tc01", tmp_path, repetitions=5)
     proc = seeds("--experiment", experiment, "--no-wait-for-quiet", "--results-dir", tmp_path / "res",
                  "--doc", doc)  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     section = generated(doc.read_text(), "seed-000:tc01")
     assert "quiet gate skipped" in section and "1-minute load average" in section
     assert "of repetitions flagged disturbed by the probe" in section
-    assert "| measured (90 % CI) |" in section and "±10%" in section and "trials" in section
+    assert "| measured [interval] (coverage) |" in section and "±10%" in section and "trials" in section
     (campaign,) = (tmp_path / "res").glob("seed-000-tc01-seeds-*")
     conditions = json.loads((campaign / "quiet_gate.json").read_text())
     assert conditions["before"]["skipped"] and conditions["duration_s"] > 0
+    assert conditions["platform"]["kernel"] and "cpu" in conditions["platform"]
     shipped = (ROOT / "docs" / "seed-reproductions.md").read_text()
     assert generated(doc.read_text(), "seed-001") == generated(shipped, "seed-001")  # others untouched
+    # the campaigns behind the doc, as an archive a reader can analyse; analysis outputs left out
+    (archive,) = (tmp_path / "res").glob("seed-campaigns-*.tar.gz")
+    with tarfile.open(archive) as tar:
+        names = tar.getnames()
+    assert f"{campaign.name}/cases.jsonl" in names and f"{campaign.name}/quiet_gate.json" in names
+    assert not any(n.startswith(f"{campaign.name}/analysis/") for n in names)
+    unpacked = tmp_path / "reader"
+    with tarfile.open(archive) as tar:
+        tar.extractall(unpacked, filter="data")
+    reader = subprocess.run([sys.executable, str(ROOT / "scalebench"), "analyze", unpacked / campaign.name],
+                            capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert reader.returncode == 0, reader.stderr
+    assert (unpacked / campaign.name / "analysis" / "reference.csv").is_file()
+    # re-rendering from the existing campaign measures nothing and writes the same section
+    before = generated(doc.read_text(), "seed-000:tc01")
+    doc.write_text((ROOT / "docs" / "seed-reproductions.md").read_text())
+    again = seeds("--experiment", experiment, "--render-only", "--results-dir", tmp_path / "res",
+                  "--doc", doc)  # fmt: skip
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert len(list((tmp_path / "res").glob("seed-000-tc01-seeds-*"))) == 1
+    assert generated(doc.read_text(), "seed-000:tc01") == before
+
+
+def test_render_only_without_a_campaign_says_so(tmp_path):
+    proc = seeds("--studies", "001", "--render-only", "--results-dir", tmp_path)
+    assert proc.returncode == 2 and "no campaign seed-001-osbench-seeds-<stamp>" in proc.stderr
 
 
 MICRO = """
 description = "small seed 001"
-repetitions = 3
+repetitions = 5
 warmup = 0
 timeout_s = 60
 
@@ -114,7 +142,7 @@ def test_seeds_writes_a_microbenchmark_study_section(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     section = generated(doc.read_text(), "seed-001")
     row = next(line for line in section.splitlines() if line.startswith("| thread create + join, n = 100 |"))
-    assert any(v in row for v in ("| agrees |", "| differs |", "| inconclusive")), row
+    assert "| not comparable |" in row and "another machine" in row and "(93.8%)" in row, row
     assert "not reproducible here: the report's own minima" in section  # the semaphore figure, listed
     assert "quiet gate skipped" in section
     shipped = (ROOT / "docs" / "seed-reproductions.md").read_text()

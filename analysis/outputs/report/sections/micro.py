@@ -117,14 +117,15 @@ OURS_ONLY = {
 
 def micro_study_markdown(result, seed: str) -> str:
     """One microbenchmark study's section of docs/seed-reproductions.md: the conditions, its published
-    figures beside ours (90 % CI, margin, verdict, how each is bound), and what only we measured."""
+    figures beside ours (interval and its coverage, ours / published, margin, verdict, how each is
+    bound), and what only we measured."""
     from analysis.outputs.report.markdown import md_table
     from analysis.outputs.report.sections.reference import conditions_text
 
     tables = result.micro
     ref = tables.get("micro_reference.csv", pd.DataFrame())
     ref = ref[ref["seed"].astype(str) == seed] if len(ref) else ref
-    lines = [f"Campaign `{result.campaign.name}`. {conditions_text(result)}", ""]
+    lines = [f"Campaign `{result.campaign.name}`. {conditions_text(result, disturbed_left_out=False)}", ""]
     if len(ref):
         lines += [md_table(figure_display(ref)), "", verdict_counts(ref["verdict"]), ""]
     kernel = STUDY_KERNEL[seed]
@@ -158,7 +159,9 @@ def figure_display(ref: pd.DataFrame) -> pd.DataFrame:
         if pd.isna(r["ours"]):
             return "n/a"
         ci = "" if pd.isna(r["ci_low"]) else f" [{r['ci_low']:.3g}–{r['ci_high']:.3g}]"
-        return f"{r['ours']:.3g}{ci}"
+        coverage = r.get("coverage")
+        how = "" if not ci else (f" ({coverage:.1%})" if pd.notna(coverage) else " (bootstrap)")
+        return f"{r['ours']:.3g}{ci}{how}"
 
     def verdict(r) -> str:
         v = r["verdict"]
@@ -172,10 +175,11 @@ def figure_display(ref: pd.DataFrame) -> pd.DataFrame:
         {
             "figure": ref["what"],
             "published": ref["published"].map(lambda v: f"{v:g}") + " " + ref["unit"],
-            "ours (90 % CI)": ref.apply(ours, axis=1),
+            "ours [interval] (coverage)": ref.apply(ours, axis=1),
+            "ours / published": ref["ratio"].map(lambda v: "" if pd.isna(v) else f"{v:.3g}"),
             "margin": ref["margin"]
             .map(lambda m: f"±{m:.0%}")
-            .where(ref["verdict"] != "not reproducible here", ""),
+            .where(~ref["verdict"].isin(["not reproducible here", "not comparable"]), ""),
             "verdict": ref.apply(verdict, axis=1),
             "how": (ref["how"] + ("; " + ref["binding"]).where(ref["binding"] != "", "")),
         }
