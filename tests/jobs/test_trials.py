@@ -245,3 +245,28 @@ def test_comparison_trials_repeat_the_baseline_too(tmp_path, fake_bin_dir):
     for t in extra:
         (member,) = [r["work"] for r in omp if r["trial"] == t]
         assert sorted(r["work"] for r in serial if r["trial"] == t) == [member - 1, member + 1]
+
+
+def test_partners_run_side_by_side_in_a_random_order():
+    """A family's members that are compared with each other (the same model and workers: other
+    schedules or syncs, or the other language or inner loop of its trial group) run next to each
+    other in every trial (jobs/families.py, partners_together); the groups and their members in a
+    fresh random order each trial."""
+    cases = [{"case_id": "base", "family": "f", "model": "serial", "threads": 1, "reps": 12}]
+    for model, variants in (("omp", ("static", "dynamic", "guided")), ("pthreads", ("block", "cyclic"))):
+        for threads in (1, 2):
+            cases += [
+                {"case_id": f"{model}{threads}{v}", "family": "f", "model": model, "threads": threads}
+                for v in variants
+            ]
+    repeat_baselines(cases, 8)
+    runs = cases[0]["trial_runs"]
+    work = [(cases[0], 12 * runs + j) for j in range(runs)] + [(c, 12) for c in cases[1:]]
+    orders = set()
+    for seed in range(6):
+        members = [c for c, _, _ in trials(work, random.Random(seed)) if c is not cases[0]]
+        keys = [(c["model"], c["threads"]) for c in members]
+        groups = [k for i, k in enumerate(keys) if i == 0 or keys[i - 1] != k]
+        assert len(groups) == len(set(keys)) == 4  # each group's members contiguous
+        orders.add(tuple(c["case_id"] for c in members))
+    assert len(orders) == 6
