@@ -28,11 +28,13 @@ MIN_RATIOS = 8
 
 
 def across_phase_flags(ratios: list[float]) -> list[bool]:
-    """For each paired ratio of one comparison (one per trial): taken across a change of phase."""
-    logs = [math.log(r) for r in ratios]
-    if len(logs) < MIN_RATIOS:
+    """For each paired ratio of one comparison (one per trial): taken across a change of phase (a
+    ratio that is not a positive number is never flagged, and takes no part in the rule)."""
+    logs = [math.log(r) if r > 0 and math.isfinite(r) else None for r in ratios]
+    known = [x for x in logs if x is not None]
+    if len(known) < MIN_RATIOS:
         return [False] * len(logs)
-    centre = median(logs)
-    spread = MAD_TO_SD * median(abs(x - centre) for x in logs)
+    centre = median(known)
+    spread = MAD_TO_SD * median(abs(x - centre) for x in known)
     tolerance = max(TOLERANCE, SPREAD_FACTOR * spread)
-    return [abs(x - centre) > tolerance for x in logs]
+    return [x is not None and abs(x - centre) > tolerance for x in logs]

@@ -23,3 +23,8 @@ def test_the_tolerance_has_a_floor_and_too_few_ratios_flag_nothing():
     assert not any(across_phase_flags([*exact, 1.25 * (1 + TOLERANCE / 2)]))
     assert across_phase_flags([*exact, 1.25 * (1 + 2 * TOLERANCE)])[-1]
     assert not any(across_phase_flags([1.0] * (MIN_RATIOS - 2) + [5.0]))
+
+
+def test_a_ratio_that_is_no_number_takes_no_part():
+    exact = [1.25] * MIN_RATIOS
+    assert across_phase_flags([*exact, float("nan"), 0.0, 2.5]) == [False] * (MIN_RATIOS + 2) + [True]
