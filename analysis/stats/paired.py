@@ -168,7 +168,7 @@ def paired_ratio(
     clean, together = ~disturbed_a & ~apart_a, ~apart_a & ~transfer_a
     across = np.zeros(len(ratios_a), dtype=bool)
     for kept in (clean, together):
-        across[kept] |= across_phase_flags(ratios_a[kept].tolist())
+        across[kept] |= np.asarray(across_phase_flags(ratios_a[kept].tolist()), dtype=bool)
     clean, together = clean & ~across, together & ~across
     return {
         "trials": int(clean.sum()),

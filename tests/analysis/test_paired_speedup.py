@@ -84,6 +84,21 @@ def test_disturbed_and_far_apart_trials_are_left_out_and_counted():
     assert row["paired_speedup"] == pytest.approx(1.0)
 
 
+def test_a_comparison_whose_every_trial_is_left_out_has_no_ratio():
+    """Every trial of the case with a slow cache-line transfer: no trial left for either estimate (and
+    none for the rule on ratios across a phase change, sbcore/slow_phase.py)."""
+    true_s = {"serial": 1.0, "atomic2": 0.8}
+    records = records_for(trial_schedule(list(true_s), 10, np.random.default_rng(8)), true_s, [])
+    member = records["case_id"] == "atomic2"
+    records["slow_transfer"] = member
+    records.loc[member, "disturbed"] = True
+    row = paired_speedups(
+        speedup_rows([("atomic2", "serial")]), records, dict.fromkeys(true_s, "f"), np.random.default_rng(1)
+    ).iloc[0]
+    assert (row["trials"], row["trials_together"], row["left_out_across_phase"]) == (0, 0, 0)
+    assert np.isnan(row["paired_together_speedup"])
+
+
 def test_trials_in_a_slow_cache_line_transfer_phase_are_left_out_of_both_estimates():
     """A contended case on two CPUs whose cache-line transfer slowed (the host moved the vCPUs apart)
     runs 2.4x as long in those trials while its single-threaded baseline does not: pairing cannot
