@@ -21,7 +21,8 @@ times at the same moment of a trial, sbcore/trial_pairing.py; sbcore/sampling.py
 microseconds, no resampling); the analysis reports its bootstrap CI over the same trials
 (analysis/stats/paired.py). The same trials: a process whose repetitions were all measured in a slow
 cache-line transfer that slows its case (sbcore/slow_transfer.py, the analysis' rule) does not count,
-and a trial without another process of the case is left out. Which family runs next when one is in
+a trial without another process of the case is left out, and so is a ratio taken across a change of
+the host's phase (sbcore/slow_phase.py, the analysis' rule). Which family runs next when one is in
 that state now: jobs/transfer_state.py.
 """
 
@@ -35,6 +36,7 @@ from jobs.families import grouped, is_baseline, trial_runs
 from jobs.status import ok_records
 from sbcore import sampling
 from sbcore.cross_pairs import cross_pairs
+from sbcore.slow_phase import across_phase_flags
 from sbcore.slow_transfer import slow_transfer_flags, transfer_rep
 from sbcore.trial_pairing import Run, times_together
 from sbcore.variant_dimensions import VARIANT_DIMENSIONS
@@ -77,13 +79,14 @@ def process_times(records: dict[int, dict]) -> tuple[dict[int, list[Run]], set[i
 
 def paired_ratios(num: dict[int, list[Run]], den: dict[int, list[Run]]) -> list[float]:
     """The ratios num/den of the trials both count (times at the same moment of each,
-    sbcore/trial_pairing.py): as many as the analysis' paired comparison counts `trials`."""
+    sbcore/trial_pairing.py), but those taken across a change of the host's phase
+    (sbcore/slow_phase.py): as many as the analysis' paired comparison counts `trials`."""
     ratios = []
     for t in num.keys() & den.keys():
         a, b = times_together(num[t], den[t])
-        if b > 0:
+        if a > 0 and b > 0:
             ratios.append(a / b)
-    return ratios
+    return [r for r, across in zip(ratios, across_phase_flags(ratios), strict=True) if not across]
 
 
 def ratio_halfwidth(num: dict[int, list[Run]], den: dict[int, list[Run]]) -> float:

@@ -111,12 +111,42 @@ def trial_of(case: dict, p: int) -> int:
     return p // trial_runs(case)
 
 
+def partners_key(case: dict) -> tuple:
+    """What a case shares with the members it is compared with other than through the baseline: its
+    variant partners (other schedules or syncs) and its language or inner-loop partners (the other
+    families of its trial group) have the same model, workers, placement and counters."""
+    return (
+        case.get("model"),
+        case.get("threads"),
+        case.get("ranks"),
+        case.get("pin"),
+        case.get("counter_group"),
+    )
+
+
+def partners_together(runs: list[tuple[dict, int]], rng) -> list[tuple[dict, int]]:
+    """The members in a random order that keeps partners (partners_key) next to each other: the
+    groups of partners shuffled, and each group's members shuffled within it. The host's slow phases
+    can begin or end between any two processes, so two cases compared with each other run as close
+    in time as a trial allows: side by side."""
+    groups: dict[tuple, list[tuple[dict, int]]] = {}
+    for run in runs:
+        groups.setdefault(partners_key(run[0]), []).append(run)
+    order = list(groups.values())
+    rng.shuffle(order)
+    out = []
+    for group in order:
+        rng.shuffle(group)
+        out += group
+    return out
+
+
 def trial_order(runs: list[tuple[dict, int]], rng) -> list[tuple[dict, int]]:
     """One trial's processes in the order they run: the members of every family in it shuffled
-    together; a baseline that runs several times placed among its own family's members, before them
-    and between every few (as evenly as that family's members left in the trial allow)."""
-    others = [r for r in runs if trial_runs(r[0]) == 1]
-    rng.shuffle(others)
+    together, partners side by side (partners_together); a baseline that runs several times placed
+    among its own family's members, before them and between every few (as evenly as that family's
+    members left in the trial allow)."""
+    others = partners_together([r for r in runs if trial_runs(r[0]) == 1], rng)
     repeated: dict[str, list[tuple[dict, int]]] = {}
     for run in sorted((r for r in runs if trial_runs(r[0]) > 1), key=lambda r: r[1]):
         repeated.setdefault(run[0]["case_id"], []).append(run)

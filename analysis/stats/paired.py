@@ -13,7 +13,10 @@ the table says how many of each, and gives the paired ratio over every trial mea
 (disturbed ones too: `paired_together_*`) separately, for a host disturbed all the time. A phase
 that slows only one member cannot cancel, though: a slow cache-line transfer between the case's CPUs
 (stats/disturbance.py) slows contended locks 2-3x while a single-threaded baseline beside it runs
-as before, so trials with a member measured in it are left out of both (`left_out_slow_transfer`). Cases
+as before, so trials with a member measured in it are left out of both (`left_out_slow_transfer`). Nor
+does a slow phase of the host that began or ended between the two processes of a trial: a ratio far
+outside the spread of the comparison's others was taken across such a change (sbcore/slow_phase.py),
+and is left out of both estimates (`left_out_across_phase`). Cases
 without a family, or whose baseline is in another family, get no paired speedup (the unpaired one in
 speedup.csv stays, as do all summaries of absolute times). C against Fortran and scalar against SIMD,
 paired within the trials their families share: stats/paired_cross.py.
@@ -25,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.stats.variant_tests import COLUMNS as VARIANT_TEST_COLUMNS
+from sbcore.slow_phase import across_phase_flags
 from sbcore.trial_pairing import Run, times_together
 
 CONFIDENCE = 0.95
@@ -38,6 +42,7 @@ COLUMNS = [
     "left_out_disturbed",
     "left_out_apart",
     "left_out_slow_transfer",
+    "left_out_across_phase",
     "paired_speedup",
     "paired_ci_low",
     "paired_ci_high",
@@ -145,7 +150,8 @@ def paired_ratio(
     clean trials (each trial's two times at the same moment, sbcore/trial_pairing.py: a baseline that
     ran several times in a trial is taken around the other case's place), and shown separately over
     every trial measured together (disturbed ones too, except those with a slow cache-line transfer:
-    it slows one member only)."""
+    it slows one member only). Neither counts a ratio taken across a change of the host's phase
+    (sbcore/slow_phase.py, among the ratios that estimate would count otherwise)."""
     num_trials, den_trials = runs_by_trial(num), runs_by_trial(den)
     ratios, disturbed, apart, transfer = [], [], [], []
     for t in sorted(num_trials.keys() & den_trials.keys()):
@@ -159,13 +165,17 @@ def paired_ratio(
     ratios_a = np.asarray(ratios, dtype=float)
     disturbed_a, apart_a = np.asarray(disturbed, dtype=bool), np.asarray(apart, dtype=bool)
     transfer_a = np.asarray(transfer, dtype=bool)
-    clean = ~disturbed_a & ~apart_a
-    together = ~apart_a & ~transfer_a
+    clean, together = ~disturbed_a & ~apart_a, ~apart_a & ~transfer_a
+    across = np.zeros(len(ratios_a), dtype=bool)
+    for kept in (clean, together):
+        across[kept] |= np.asarray(across_phase_flags(ratios_a[kept].tolist()), dtype=bool)
+    clean, together = clean & ~across, together & ~across
     return {
         "trials": int(clean.sum()),
         "left_out_disturbed": int(disturbed_a.sum()),
         "left_out_apart": int((apart_a & ~disturbed_a).sum()),
         "left_out_slow_transfer": int((transfer_a & ~apart_a).sum()),
+        "left_out_across_phase": int((across & ~apart_a & ~transfer_a).sum()),
         **ratio_summary(ratios_a[clean], rng, n_resamples, "paired_"),
         "trials_together": int(together.sum()),
         **ratio_summary(ratios_a[together], rng, n_resamples, "paired_together_"),

@@ -47,10 +47,16 @@ WINDOWS = [(6, 22), (31, 33), (40, 47)]  # slow phases from 2 s to 16 s long
 def test_paired_speedup_stays_on_the_truth_where_unpaired_does_not():
     true_s = {"serial": 1.0, "omp2": 0.5}  # the truth: 2.00x
     families = {"serial": "f", "omp2": "f"}
-    paired = records_for(trial_schedule(list(true_s), 24, np.random.default_rng(1)), true_s, WINDOWS)
+    schedule = trial_schedule(list(true_s), 24, np.random.default_rng(1))
+    paired = records_for(schedule, true_s, WINDOWS)
     table = paired_speedups(speedup_rows([("omp2", "serial")]), paired, families, np.random.default_rng(2))
     row = table.iloc[0]
-    assert row["trials"] == 24
+    # The trials whose two processes lie on either side of a window's edge give 1x or 4x: taken across
+    # a change of phase (sbcore/slow_phase.py), left out and counted; every other trial pairs.
+    across = {t for t in range(24) if len({slow_phase(s, WINDOWS) for _, p, s in schedule if p == t}) == 2}
+    assert 0 < len(across) < 24 - 3
+    assert row["left_out_across_phase"] == len(across)
+    assert row["trials"] == 24 - len(across)
     assert abs(row["paired_speedup"] / 2.0 - 1) <= 0.02
     assert row["paired_ci_low"] <= 2.0 <= row["paired_ci_high"]
     assert row["paired_halfwidth_rel"] <= 0.02
@@ -78,6 +84,21 @@ def test_disturbed_and_far_apart_trials_are_left_out_and_counted():
     assert row["paired_speedup"] == pytest.approx(1.0)
 
 
+def test_a_comparison_whose_every_trial_is_left_out_has_no_ratio():
+    """Every trial of the case with a slow cache-line transfer: no trial left for either estimate (and
+    none for the rule on ratios across a phase change, sbcore/slow_phase.py)."""
+    true_s = {"serial": 1.0, "atomic2": 0.8}
+    records = records_for(trial_schedule(list(true_s), 10, np.random.default_rng(8)), true_s, [])
+    member = records["case_id"] == "atomic2"
+    records["slow_transfer"] = member
+    records.loc[member, "disturbed"] = True
+    row = paired_speedups(
+        speedup_rows([("atomic2", "serial")]), records, dict.fromkeys(true_s, "f"), np.random.default_rng(1)
+    ).iloc[0]
+    assert (row["trials"], row["trials_together"], row["left_out_across_phase"]) == (0, 0, 0)
+    assert np.isnan(row["paired_together_speedup"])
+
+
 def test_trials_in_a_slow_cache_line_transfer_phase_are_left_out_of_both_estimates():
     """A contended case on two CPUs whose cache-line transfer slowed (the host moved the vCPUs apart)
     runs 2.4x as long in those trials while its single-threaded baseline does not: pairing cannot
@@ -103,15 +124,17 @@ def test_trials_in_a_slow_cache_line_transfer_phase_are_left_out_of_both_estimat
     assert row["trials_together"] == 11
     assert row["paired_together_speedup"] == pytest.approx(1.25)
     assert row["paired_together_halfwidth_rel"] == pytest.approx(0.0, abs=1e-9)
-    # Without the transfer flag the phase would sit in the estimate over trials together: 5 of 16
-    # trials at 0.52x widen its interval far past the +-2 % the comparison aims at.
+    # Without the transfer flag its 5 trials at 0.52x lie far outside the spread of the others: taken
+    # for ratios across a change of the host's phase (sbcore/slow_phase.py), they are left out too.
+    # Paired within, they would widen the interval far past the +-2 % the comparison aims at.
     unflagged = paired_speedups(
         speedup_rows([("atomic2", "serial")]),
         records.assign(slow_transfer=False),
         {"serial": "f", "atomic2": "f"},
         np.random.default_rng(9),
     ).iloc[0]
-    assert unflagged["trials_together"] == 16 and unflagged["paired_together_halfwidth_rel"] > 0.1
+    assert (unflagged["trials_together"], unflagged["left_out_across_phase"]) == (11, 5)
+    assert unflagged["paired_together_speedup"] == pytest.approx(1.25)
 
 
 def test_no_pairing_across_families_or_without_one():
@@ -229,7 +252,7 @@ def test_variant_ratios_are_paired_within_trials_of_their_family():
     table = paired_variant_ratios(comparisons, records, families, np.random.default_rng(12))
     assert list(table["case_b"]) == ["b"]
     row = table.iloc[0]
-    assert row["trials_together"] == 24
+    assert row["trials_together"] + row["left_out_across_phase"] == 24  # (across a window's edge)
     assert abs(row["paired_together_ratio_b_over_a"] / 1.3 - 1) <= 0.02
     assert row["paired_together_ci_low"] <= 1.3 <= row["paired_together_ci_high"]
 
@@ -305,7 +328,7 @@ def test_a_a_false_differences_with_a_repeated_baseline_within_the_binomial_boun
         row = paired_speedups(
             speedup_rows([("m0", "base")]), records, dict.fromkeys(true_s, f"f{family}"), rng
         ).iloc[0]
-        assert row["trials"] == 16
+        assert row["trials"] + row["left_out_across_phase"] == 16
         false += not (row["paired_ci_low"] <= 1.0 <= row["paired_ci_high"])
     assert false <= 5
 

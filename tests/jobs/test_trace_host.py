@@ -9,6 +9,7 @@ import statistics
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from jobs.campaign import load_cases
@@ -102,3 +103,50 @@ def test_a_campaign_on_the_replayed_trace_is_deterministic_and_follows_it(tmp_pa
     assert statistics.median(first["omp dynamic"]) < statistics.median(first["omp static"])
     line = json.loads((tmp_path / "res" / "a" / "cases.jsonl").read_text().splitlines()[0])
     assert line["family"]  # measured in trials
+
+
+ONE_CPU_FAMILY = """
+description = "a family whose every speedup is 1 on a host replaying a real noise trace"
+interleave = "family"
+repetitions = 24
+warmup = 1
+reps_per_process = 1
+seed = 7
+
+[[sweep]]
+binary = ["tracehost-py-serial"]
+params = {{ trace = ["{trace}"], timeline = ["{timeline}"], true_s = [0.05] }}
+
+[[sweep]]
+binary = ["tracehost-py-omp"]
+threads = [1]
+[sweep.params]
+trace = ["{trace}"]
+timeline = ["{timeline}"]
+true_s = [0.05]
+schedule = ["static", "dynamic", "guided"]
+"""
+
+
+@pytest.mark.skipif(not TRACE.is_file(), reason="the shared noise traces are not beside this clone")
+def test_ratios_across_a_phase_change_are_left_out_and_the_truth_stays_covered(tmp_path, monkeypatch):
+    """Serial and three 1-thread OpenMP cases of the same true time on the replayed pi trace (a third of
+    its repetitions in slow phases up to 1.7x): every paired speedup and variant ratio is 1 in truth.
+    Some trials' ratios were taken across a change of phase and are left out; what is left stays on
+    the truth, inside its interval."""
+    from analysis.pipeline import Options, analyze
+
+    stand_in_bin_dir(tmp_path / "bin", FAKE, ("tracehost-py-serial", "tracehost-py-omp"), monkeypatch)
+    experiment = tmp_path / "one.toml"
+    experiment.write_text(ONE_CPU_FAMILY.format(trace=TRACE, timeline=tmp_path / "one.timeline"))
+    run = run_cli("run", experiment, "--results-dir", tmp_path / "res", "--name", "one", "--no-progress")
+    assert run.returncode == 0, run.stderr
+    result = analyze(tmp_path / "res" / "one", Options(n_resamples=400, seed=1))
+    speedups = result.paired_speedup.rename(columns=lambda c: c.replace("speedup", "ratio"))
+    variants = result.paired_variant_ratio.rename(columns=lambda c: c.replace("ratio_b_over_a", "ratio"))
+    table = pd.concat([speedups, variants], ignore_index=True)
+    assert len(table) == 3 + 3
+    assert table["left_out_across_phase"].sum() > 0
+    assert (table["trials_together"] + table["left_out_across_phase"] == 24).all()
+    assert ((table["paired_together_ci_low"] <= 1.0) & (table["paired_together_ci_high"] >= 1.0)).all()
+    assert (abs(table["paired_together_ratio"] - 1) <= 0.02).all()

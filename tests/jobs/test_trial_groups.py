@@ -147,7 +147,8 @@ def test_the_runner_runs_a_group_in_shared_trials_and_the_cross_ratio_pairs_to_t
     table = paired_cross_ratios(cases, records, np.random.default_rng(1))
     assert len(table) == 2 and set(table["dimension"]) == {"inner"}
     assert np.allclose(table["paired_together_ratio_b_over_a"], 0.25)
-    assert (table["trials_together"] == 8).all()
+    # (but a trial whose processes lie on either side of a window's edge: left out, sbcore/slow_phase.py)
+    assert (table["trials_together"] + table["left_out_across_phase"] == 8).all()
 
 
 class Times:

@@ -75,7 +75,9 @@ def test_family_members_run_back_to_back_and_pair_to_the_truth(tmp_path, fake_bi
     speedup = pd.DataFrame([{"case_id": omp["case_id"], "baseline_case_id": serial["case_id"]}])
     families = {c["case_id"]: c["family"] for c in (serial, omp)}
     row = paired_speedups(speedup, records, families, np.random.default_rng(1)).iloc[0]
-    assert row["trials"] == 12 and abs(row["paired_speedup"] / 2.0 - 1) <= 0.02
+    # (a trial whose two processes lie on either side of a planted window's edge is left out: its
+    # ratio was taken across a change of phase, sbcore/slow_phase.py)
+    assert row["trials"] + row["left_out_across_phase"] == 12 and abs(row["paired_speedup"] / 2.0 - 1) <= 0.02
 
 
 def test_trials_keep_a_family_together_and_leave_other_cases_alone():
@@ -166,19 +168,25 @@ def trials_per_case(campaign) -> dict[tuple[str, float], int]:
 
 def test_the_comparison_target_samples_the_imprecise_family_only(tmp_path, fake_bin_dir):
     """Two families after their cases' own rule (6 trials each): the exact one (no jitter) meets the
-    comparison target and gets no more; the one with +-10 % jitter per process gets trials up to its
-    cases' max_reps (but not its oversubscribed member); its paired speedup's CI narrows with them."""
+    comparison target and gets no more; the one with +-10 % jitter per process gets trials until it
+    meets it or its cases reach max_reps (but not its oversubscribed member); its paired speedup's CI
+    narrows with them."""
     experiment = tmp_path / "comparison.toml"
     experiment.write_text(COMPARISON_EXPERIMENT.format(timeline=tmp_path / "timeline", budget=120, every=0))
     run = run_cli("run", experiment, "--results-dir", tmp_path / "res", "--name", "c", "--no-progress")
     assert run.returncode == 0, run.stderr
-    assert "14 trials for the comparison target" in run.stdout
     campaign = tmp_path / "res" / "c"
-    assert trials_per_case(campaign) == {
+    counts = trials_per_case(campaign)
+    # the noisy family's trials until its paired speedup's interval is within the target or its cases
+    # reach max_reps (20); ratios its rule takes for ones across a phase change do not count
+    # (sbcore/slow_phase.py), so the target can be met a trial or two short of 20
+    extra = counts["serial", 0.1] - 6
+    assert 10 <= extra <= 14 and f"{extra} trials for the comparison target" in run.stdout
+    assert counts == {
         ("serial", 0.0): 6,
         ("omp", 0.0): 6,
-        ("serial", 0.1): 20,
-        ("omp", 0.1): 20,
+        ("serial", 0.1): 6 + extra,
+        ("omp", 0.1): 6 + extra,
         ("oversubscribed", 0.1): 6,
     }
     cases = {(c["model"], c["params"]["jitter"]): c for c in load_cases(campaign) if c["threads"] == 1}
@@ -192,7 +200,7 @@ def test_the_comparison_target_samples_the_imprecise_family_only(tmp_path, fake_
     first = paired_speedups(
         speedup, records[records["invocation"] < 6], families, np.random.default_rng(1)
     ).iloc[0]
-    assert every["trials"] == 20 and first["trials"] == 6
+    assert every["trials"] + every["left_out_across_phase"] == 6 + extra and first["trials"] == 6
     # The extra trials' records say so (the cases' own targets leave them out).
     assert (records["invocation"] >= 6).equals(records["comparison_trial"].fillna(False).astype(bool))
     assert every["paired_halfwidth_rel"] < first["paired_halfwidth_rel"]
@@ -245,3 +253,28 @@ def test_comparison_trials_repeat_the_baseline_too(tmp_path, fake_bin_dir):
     for t in extra:
         (member,) = [r["work"] for r in omp if r["trial"] == t]
         assert sorted(r["work"] for r in serial if r["trial"] == t) == [member - 1, member + 1]
+
+
+def test_partners_run_side_by_side_in_a_random_order():
+    """A family's members that are compared with each other (the same model and workers: other
+    schedules or syncs, or the other language or inner loop of its trial group) run next to each
+    other in every trial (jobs/families.py, partners_together); the groups and their members in a
+    fresh random order each trial."""
+    cases = [{"case_id": "base", "family": "f", "model": "serial", "threads": 1, "reps": 12}]
+    for model, variants in (("omp", ("static", "dynamic", "guided")), ("pthreads", ("block", "cyclic"))):
+        for threads in (1, 2):
+            cases += [
+                {"case_id": f"{model}{threads}{v}", "family": "f", "model": model, "threads": threads}
+                for v in variants
+            ]
+    repeat_baselines(cases, 8)
+    runs = cases[0]["trial_runs"]
+    work = [(cases[0], 12 * runs + j) for j in range(runs)] + [(c, 12) for c in cases[1:]]
+    orders = set()
+    for seed in range(6):
+        members = [c for c, _, _ in trials(work, random.Random(seed)) if c is not cases[0]]
+        keys = [(c["model"], c["threads"]) for c in members]
+        groups = [k for i, k in enumerate(keys) if i == 0 or keys[i - 1] != k]
+        assert len(groups) == len(set(keys)) == 4  # each group's members contiguous
+        orders.add(tuple(c["case_id"] for c in members))
+    assert len(orders) == 6

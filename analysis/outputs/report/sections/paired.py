@@ -35,11 +35,15 @@ def paired_table(speedup: pd.DataFrame, paired: pd.DataFrame) -> pd.DataFrame:
             "trials": rows["trials_together"],
             "paired, clean trials only": ci_column(rows, "paired_", "speedup"),
             "clean trials": rows["trials"],
-            "left out (disturbed / apart / slow transfer)": rows["left_out_disturbed"].astype(str)
+            "left out (disturbed / apart / slow transfer / across a phase)": rows[
+                "left_out_disturbed"
+            ].astype(str)
             + " / "
             + rows["left_out_apart"].astype(str)
             + " / "
-            + rows["left_out_slow_transfer"].astype(str),
+            + rows["left_out_slow_transfer"].astype(str)
+            + " / "
+            + rows["left_out_across_phase"].astype(str),
         }
     ).sort_values(["variant", "workers"])
 
@@ -58,6 +62,7 @@ def section(result, plots=()) -> list[Block]:
     together = int((paired["paired_together_halfwidth_rel"] <= PRECISE).sum())
     disturbed, apart = int(paired["left_out_disturbed"].sum()), int(paired["left_out_apart"].sum())
     transfer = int(paired["left_out_slow_transfer"].sum())
+    across = int(paired["left_out_across_phase"].sum())
     text = (
         f'The campaign ran its cases in trials of their comparison family (`interleave = "family"`): '
         "one kernel process of each member back to back in a random order, so a slow phase of the host "
@@ -67,9 +72,11 @@ def section(result, plots=()) -> list[Block]:
         f"each other, disturbed ones too: {together} of {len(paired)} have a CI half-width within "
         f"±{100 * PRECISE:g} % (unpaired, from the same records: {int((unpaired_hw <= PRECISE).sum())}). "
         f"Left out: {apart} trials whose members started further apart (resumed, or run as separate "
-        f"Slurm tasks), and {transfer} trials with a member measured while the cache-line transfer "
+        f"Slurm tasks), {transfer} trials with a member measured while the cache-line transfer "
         "between its CPUs was slow (the host had moved the vCPUs apart: contended locks and atomics run "
-        "2-3x slower then while a single-threaded baseline does not, so pairing cannot cancel it). "
+        "2-3x slower then while a single-threaded baseline does not, so pairing cannot cancel it), and "
+        f"{across} trials whose ratio lay far outside the spread of the comparison's others: a slow phase "
+        "of the host began or ended between its two processes, so it slowed one of them only. "
         "Shown beside, over the clean trials only: left out as well are "
         f"{disturbed} trials with a member whose every repetition was disturbed (machine-state probe; "
         f"otherwise a process counts its clean repetitions only); {precise} of {len(paired)} within "
