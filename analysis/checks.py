@@ -73,7 +73,7 @@ def checksum_check(summary: pd.DataFrame) -> pd.DataFrame:
     key = ["kernel", "problem", "inner"]
     # A user's program has no serial twin: its one-worker run holds the reference result (its declared
     # result value, the same in every variant: docs/own-programs.md).
-    one_worker_program = (s["lang"] == "program") & (s["workers"] == 1)
+    one_worker_program = (s["lang"] == "program") & (s["workers"] == 1) if "lang" in s else False
     serial = s[((s["model"] == "serial") | one_worker_program) & (s["n_checksums"] == 1)]
     # The most frequent serial checksum is the reference (a broken serial build is then the outlier).
     serial_key = key_strings(serial, key)

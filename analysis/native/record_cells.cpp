@@ -3,9 +3,11 @@
 #include "record_cells.h"
 
 #include <algorithm>
+#include <bitset>
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 
 namespace sbnative {
 
@@ -264,11 +266,18 @@ enum Field : int {
     F_RESULT,
 };
 
+// Fields seen in one record, one bit each (more than 64 fields: a bitset, never a shift past 63).
+using Seen = std::bitset<256>;
+
 const std::unordered_map<std::string_view, FieldInfo> &fields() {
     static const std::unordered_map<std::string_view, FieldInfo> table = [] {
         std::unordered_map<std::string_view, FieldInfo> t;
         int bit = 0;
-        auto add = [&](std::string_view name, Field f, int slot) { t[name] = {f, slot, bit++}; };
+        auto add = [&](std::string_view name, Field f, int slot) {
+            if (bit >= int(Seen().size()))
+                throw std::logic_error("record_cells: more fields than Seen has bits");
+            t[name] = {f, slot, bit++};
+        };
         add("schema", F_SCHEMA, -1);
         add("kernel", F_KERNEL, S_KERNEL);
         add("lang", F_LANG, S_LANG);
@@ -331,7 +340,7 @@ const FieldInfo *field_at(size_t position, std::string_view key, Cells &c, const
     return info;
 }
 
-constexpr uint64_t REQUIRED = (1ull << 12) - 1; // schema .. status: the first twelve bits
+const Seen REQUIRED{(1ull << 12) - 1}; // schema .. status: the first twelve bits
 
 std::string_view text_of(element e) {
     if (e.type() != element_type::STRING)
@@ -429,7 +438,7 @@ void read_record(element rec, std::string_view case_dir, Cells &c, const Cells *
     }
     element clock, probe, counters;
     bool has_clock = false, has_probe = false, has_counters = false;
-    uint64_t seen = 0;
+    Seen seen;
     size_t position = 0;
     c.keys.clear();
     c.fields.clear();
@@ -438,9 +447,9 @@ void read_record(element rec, std::string_view case_dir, Cells &c, const Cells *
         if (!known)
             continue; // a field the analysis does not read
         const FieldInfo &info = *known;
-        if (seen & (1ull << info.bit))
+        if (seen.test(info.bit))
             throw Refused{};
-        seen |= 1ull << info.bit;
+        seen.set(info.bit);
         element v = field.value;
         switch (info.field) {
         case F_SCHEMA:

@@ -99,6 +99,8 @@ def weak_factor(table: pd.DataFrame, prefix: str = "") -> np.ndarray:
     (the problem grows with the workers) workers / the baseline's workers, so that the speedup is the
     scaled speedup p x T(1)/T(p) and the efficiency T(1)/T(p), ideal 1 (docs/own-programs.md)."""
     weak = (table["scaling"] == "weak").to_numpy() if "scaling" in table else np.zeros(len(table), bool)
+    if not weak.any():
+        return np.ones(len(table))
     base = table[f"{prefix}baseline_workers"].astype(float).to_numpy()
     ratio = table["workers"].astype(float).to_numpy() / np.where(base > 0, base, np.nan)
     return np.where(weak, ratio, 1.0)

@@ -17,7 +17,7 @@ def section(result, plots) -> list[Block]:
             "speedups (above min(workers, cores)).",
         )
     ]
-    weak = _weak_series(result.speedup)
+    weak = _weak_series(getattr(result, "speedup", None))
     if weak:
         b.append(
             Block(
