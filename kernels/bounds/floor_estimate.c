@@ -11,12 +11,15 @@ static int by_value(const void *a, const void *b) {
 
 double sb_floor_confirmed(const struct sb_trial *trials, size_t n, double from_s, double to_s,
                           double *scratch) {
-    size_t m = 0;
+    size_t m = 0, all = 0;
     for (size_t i = 0; i < n; i++)
-        if (trials[i].t_s >= from_s && trials[i].t_s < to_s && isfinite(trials[i].value))
-            scratch[m++] = trials[i].value;
+        if (trials[i].t_s >= from_s && trials[i].t_s < to_s) {
+            all++;
+            if (isfinite(trials[i].value))
+                scratch[m++] = trials[i].value;
+        }
     qsort(scratch, m, sizeof *scratch, by_value);
-    size_t need = (size_t)ceil(SB_FLOOR_SHARE * (double)m);
+    size_t need = (size_t)ceil(SB_FLOOR_SHARE * (double)all);
     if (need < SB_FLOOR_CONFIRM)
         need = SB_FLOOR_CONFIRM;
     for (size_t i = 0; i + need <= m; i++)

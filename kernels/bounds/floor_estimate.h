@@ -14,7 +14,8 @@
 #include <stddef.h>
 
 #define SB_FLOOR_TOL 0.02   /* the two halves agree within 2 %; the cluster is 2 % wide */
-#define SB_FLOOR_SHARE 0.05 /* the cluster holds at least 5 % of the trials ... */
+#define SB_FLOOR_SHARE 0.05 /* the cluster holds at least 5 % of the trials, dropped ones too ...  \
+                             */
 #define SB_FLOOR_CONFIRM 3  /* ... and at least 3 of them */
 #define SB_FLOOR_SPAN 0.03  /* the figure: the median of the trials within 3 % of its lower edge */
 
@@ -24,7 +25,9 @@ struct sb_trial {
 };
 
 /* The floor of the trials with t_s in [from_s, to_s): v is the lowest reading such that
- * [v, v x (1 + SB_FLOOR_TOL)] holds max(SB_FLOOR_CONFIRM, SB_FLOOR_SHARE of the readings) of them;
+ * [v, v x (1 + SB_FLOOR_TOL)] holds max(SB_FLOOR_CONFIRM, SB_FLOOR_SHARE of the trials) of them
+ * (the trials without a reading count: the few readings a check lets through in a slow phase do
+ * not make a floor);
  * the floor is the median of the readings in [v, v x (1 + SB_FLOOR_SPAN)]. NAN if there is none.
  * `scratch` holds n doubles. */
 double sb_floor_confirmed(const struct sb_trial *trials, size_t n, double from_s, double to_s,
