@@ -14,7 +14,7 @@
 #include <stddef.h>
 
 #define SB_FLOOR_TOL 0.02   /* the two halves agree within 2 %; the cluster is 2 % wide */
-#define SB_FLOOR_SHARE 0.05 /* the cluster holds at least 5 % of the trials, dropped ones too ...  \
+#define SB_FLOOR_SHARE 0.15 /* the cluster holds at least 5 % of the trials, dropped ones too ...  \
                              */
 #define SB_FLOOR_CONFIRM 3  /* ... and at least 3 of them */
 #define SB_FLOOR_SPAN 0.03  /* the figure: the median of the trials within 3 % of its lower edge */

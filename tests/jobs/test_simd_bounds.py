@@ -21,7 +21,7 @@ def fresh_process_memo(monkeypatch):
 
 def test_the_tool_measures_every_figure_of_the_paths_this_cpu_has(kernel):
     doc = probe.measure(kernel("simd-bounds"))
-    assert doc is not None and doc["hostname"] == hostname() and doc["cost_s"] < 5
+    assert doc is not None and doc["hostname"] == hostname() and doc["cost_s"] < 7  # at most 4.5 s of trials
     cpuinfo = Path("/proc/cpuinfo").read_text().splitlines()
     flags = set(next(line for line in cpuinfo if line.startswith("flags")).split())
     expected = ["scalar"] + ["avx2"] * ("avx2" in flags) + ["avx512"] * ({"avx512f", "avx512dq"} <= flags)
