@@ -12,6 +12,7 @@ from jobs import simd_bounds as probe
 from jobs.hostinfo import hostname
 from sbcore import simd_bounds
 from sbcore.errors import UsageError
+
 from ..analysis.test_simd_bounds import MEASURED_ON_REAL_CORES
 
 
