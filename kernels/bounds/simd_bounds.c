@@ -17,17 +17,25 @@
  * build/obj/common/sb_*.o), the same mixes as perf/perf_simd_ops.py: what the loop's instructions
  * alone cost on this core; the kernel adds its dependencies and branches.
  *
- * Cycles are counted, not assumed: each timed loop runs right after a chain of dependent integer
- * adds (one per cycle, sb_clock_add_chain), beside independent 512-bit multiplies for the 512-bit
- * loops, so that a core that lowers its clock for 512-bit code counts them in the cycles of that
- * clock, as the AVX-512 path's records count theirs. A trial's figure is the loop's CPU time over
- * the chain's time per add; each figure is the lower quartile over the trials: another tenant of
- * the core (an SMT sibling) slows the mixes in windows of seconds (docs/simd-bounds.md, host
- * phases), and a bound taken in such a window would be exceeded by the kernels outside it; the
- * quartile, not the fastest trial, so that one trial whose chain was interrupted does not count.
- * Pinned to the CPU it starts on.
+ * Cycles are counted, not assumed: each trial of a loop runs right after a chain of dependent
+ * integer adds (one per cycle, sb_clock_add_chain), beside independent 512-bit multiplies for the
+ * 512-bit loops, so that a core that lowers its clock for 512-bit code counts them in the cycles of
+ * that clock, as the AVX-512 path's records count theirs; all three timed by the time-stamp
+ * counter. A trial's figure is the loop's ticks over the chain's ticks per add. Right after the
+ * loop a check chain (the add chain with two independent adds beside each, check_chain) must run as
+ * fast as the chain before it, or the trial is dropped: it takes 3 integer ops per cycle, which
+ * another tenant of the core (an SMT sibling) slows by taking a share of the core's op rate, while
+ * the plain chain barely feels it, so a slow phase of the host (docs/simd-bounds.md, host phases),
+ * an interruption or a change of clock drops the trial. Each figure is the floor of its trials
+ * (floor_estimate.h): the median of the lowest cluster that holds 15 % of them, settled when the
+ * two halves of the run agree. A run lasts 1.5 s at least, then until every figure is settled,
+ * 4.5 s at most (figures not settled are listed in the output); a figure without any floor (the
+ * core was shared throughout) is exit 3 and no output. Pinned to the CPU it starts on.
  *
- * Usage: simd-bounds [--trials N]   (JSON on stdout; exit 0, 2 on a bad argument)
+ * Usage: simd-bounds [--min-seconds S] [--max-seconds S] [--replay]   (JSON on stdout; exit 0,
+ * 2 on a bad argument, 3 when a figure could not be measured). --replay: one figure's trials on
+ * stdin ("<seconds> <value>" a line, "nan" for a dropped trial) through the same floor and
+ * stopping rule; tests/kernels/test_simd_bounds_floor.py plants slow phases in them.
  */
 #define _GNU_SOURCE
 #include "floor_estimate.h"
