@@ -594,8 +594,9 @@ int main(int argc, char **argv) {
     for (size_t k = 0; k < NFORMS; k++)
         if (paths[FORMS[k].path] && !isfinite(cycles[k])) {
             fprintf(stderr,
-                    "simd-bounds: %s: too few trials ran on an unshared core in %.1f s (another "
-                    "thread kept the core busy); nothing measured\n",
+                    "simd-bounds: %s: too few trials passed the check in %.1f s (another thread "
+                    "kept the core busy, or the core issues fewer than 3 integer adds per "
+                    "cycle); nothing measured\n",
                     FORMS[k].name, seconds);
             return 3;
         }
