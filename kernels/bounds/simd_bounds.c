@@ -20,10 +20,10 @@
  * Cycles are counted, not assumed: each trial of a loop runs right after a chain of dependent
  * integer adds (one per cycle, sb_clock_add_chain), beside independent 512-bit multiplies for the
  * 512-bit loops, so that a core that lowers its clock for 512-bit code counts them in the cycles of
- * that clock, as the AVX-512 path's records count theirs; all three timed by the time-stamp
- * counter. A trial's figure is the loop's ticks over the chain's ticks per add. Right after the
- * loop a check chain (the add chain with two independent adds beside each, check_chain) must run as
- * fast as the chain before it, or the trial is dropped: it takes 3 integer ops per cycle, which
+ * that clock, as the AVX-512 path's records count theirs; all timed by the time-stamp counter. A
+ * trial's figure is the loop's ticks over the chain's ticks per add. Before the chain and right
+ * after the loop a check chain (the add chain with two independent adds beside each, check_chain)
+ * must run as fast as the chain, or the trial is dropped: it takes 3 integer ops per cycle, which
  * another tenant of the core (an SMT sibling) slows by taking a share of the core's op rate, while
  * the plain chain barely feels it, so a slow phase of the host (docs/simd-bounds.md, host phases),
  * an interruption or a change of clock drops the trial. Each figure is the floor of its trials
@@ -389,25 +389,36 @@ static double seconds_since(const struct timespec *start) {
     return (double)(now.tv_sec - start->tv_sec) + 1e-9 * (double)(now.tv_nsec - start->tv_nsec);
 }
 
-/* One trial of a form: the add chain, the loop, the check chain (check_chain). Cycles per unit:
- * the loop's ticks over the chain's ticks per add; NAN when the check does not match the chain
- * within CHAIN_AGREE (one of them was interrupted, the clock changed, or the core was shared). */
+/* The check chain's ticks, or 0 where the ticks went backwards. */
+static uint64_t timed_check(int wide) {
+    const uint64_t t0 = ticks();
+    if (wide)
+        check_chain_beside_zmm(CHAIN_PASSES);
+    else
+        check_chain(CHAIN_PASSES);
+    const uint64_t t1 = ticks();
+    return t1 > t0 ? t1 - t0 : 0;
+}
+
+/* One trial of a form: the check chain (check_chain), the add chain, the loop, the check chain
+ * again. Cycles per unit: the loop's ticks over the add chain's ticks per add; NAN when either
+ * check does not match the add chain within CHAIN_AGREE (one of them was interrupted, the clock
+ * changed, or the core was shared just before or just after the loop: both checks must pass, so
+ * a lull in a slow phase that one of them happens to fall in does not let its trial through). */
 static double trial(const struct form *f, uint64_t passes) {
     const int wide = f->path == SB_PATH_AVX512;
+    const double check_before = (double)timed_check(wide);
     const uint64_t t0 = ticks();
     sb_clock_add_chain(CHAIN_PASSES, wide);
     const uint64_t t1 = ticks();
     f->fn(passes);
     const uint64_t t2 = ticks();
-    if (wide)
-        check_chain_beside_zmm(CHAIN_PASSES);
-    else
-        check_chain(CHAIN_PASSES);
-    const uint64_t t3 = ticks();
-    const double chain = (double)(t1 - t0), check = (double)(t3 - t2);
-    if (!(chain > 0 && check > 0) || fabs(check - chain) > CHAIN_AGREE * chain)
+    const double check_after = (double)timed_check(wide);
+    const double chain = (double)(t1 - t0);
+    if (!(chain > 0 && t2 > t1) || fabs(check_before - chain) > CHAIN_AGREE * chain ||
+        fabs(check_after - chain) > CHAIN_AGREE * chain)
         return NAN;
-    const double per_add = (chain + check) / (2.0 * 8.0 * CHAIN_PASSES);
+    const double per_add = (chain + check_before + check_after) / (3.0 * 8.0 * CHAIN_PASSES);
     return (double)(t2 - t1) / per_add / ((double)passes * f->units_per_pass);
 }
 
