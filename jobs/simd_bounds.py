@@ -6,8 +6,10 @@ derives the bounds; docs/simd-bounds.md, docs/formats.md).
 The first invocation of a runner or Slurm array task on a node that finds no cache measures, inside
 the host's measurement lock it holds for its kernel (no other kernel runs beside it; a wait for the
 lock is the invocation's lock_wait_s), and writes the file atomically (the first writer wins); the
-others find it (each process reads it once). A cache that does not validate is refused with one line
-naming it: it is not trusted, and not overwritten either (delete it to measure again). Without the
+others find it (each process reads it once). The tool runs 1.5 to 4.5 s; it fails (exit 3) when
+another thread kept the core busy throughout, and a process then does not try again. A cache that
+does not validate is refused with one line naming it: it is not trusted, and not overwritten either
+(delete it to measure again). Without the
 tool (not built, or a test's stand-in binary directory) nothing is measured and the analysis says so.
 """
 
@@ -31,7 +33,7 @@ TOOL = "simd-bounds"
 TIMEOUT_S = 60
 
 
-_checked: dict[Path, dict] = {}  # per process: the caches already read
+_checked: dict[Path, dict | None] = {}  # per process: the caches already read, or measured in vain
 
 
 def cached_or_measured(campaign_dir: Path) -> dict | None:
@@ -48,7 +50,8 @@ def cached_or_measured(campaign_dir: Path) -> dict | None:
     if not tool.is_file():
         return None
     doc = measure(tool)
-    if doc is None:
+    if doc is None:  # not tried again by this process: a host that failed once costs it once
+        _checked[path] = None
         return None
     path.parent.mkdir(parents=True, exist_ok=True)
     if not write_new(path, dump_json(doc)):  # another host's task of the same name wrote it meanwhile

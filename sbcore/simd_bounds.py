@@ -180,7 +180,18 @@ def validate(doc: object, where) -> dict:
         _number(value, f"clock_ghz.{key}", *CLOCK_RANGE, where)
     if "cost_s" in doc:
         _number(doc["cost_s"], "cost_s", 0.0, 3600.0, where)
+    if not isinstance(doc.get("settled", True), bool):
+        raise ValueError(f"{where}: settled = {doc['settled']!r}: not true or false")
+    unsettled = doc.get("unsettled", [])
+    if not isinstance(unsettled, list) or not set(unsettled) <= set(clean):
+        raise ValueError(f"{where}: unsettled = {unsettled!r}: not a list of the figures above")
     return doc | {"figures": clean}
+
+
+def unsettled(doc: dict) -> list[str]:
+    """The figures of a validated document whose two halves of the measurement disagreed (a slow phase
+    of the host covered one of them: each is still the floor of all its trials, docs/simd-bounds.md)."""
+    return list(doc.get("unsettled", [])) if doc.get("settled") is False else []
 
 
 def read_all(campaign_dir: Path) -> tuple[dict[str, dict], list[tuple[str, str]]]:

@@ -17,19 +17,28 @@
  * build/obj/common/sb_*.o), the same mixes as perf/perf_simd_ops.py: what the loop's instructions
  * alone cost on this core; the kernel adds its dependencies and branches.
  *
- * Cycles are counted, not assumed: each timed loop runs right after a chain of dependent integer
- * adds (one per cycle, sb_clock_add_chain), beside independent 512-bit multiplies for the 512-bit
- * loops, so that a core that lowers its clock for 512-bit code counts them in the cycles of that
- * clock, as the AVX-512 path's records count theirs. A trial's figure is the loop's CPU time over
- * the chain's time per add; each figure is the lower quartile over the trials: another tenant of
- * the core (an SMT sibling) slows the mixes in windows of seconds (docs/simd-bounds.md, host
- * phases), and a bound taken in such a window would be exceeded by the kernels outside it; the
- * quartile, not the fastest trial, so that one trial whose chain was interrupted does not count.
- * Pinned to the CPU it starts on.
+ * Cycles are counted, not assumed: each trial of a loop runs right after a chain of dependent
+ * integer adds (one per cycle, sb_clock_add_chain), beside independent 512-bit multiplies for the
+ * 512-bit loops, so that a core that lowers its clock for 512-bit code counts them in the cycles of
+ * that clock, as the AVX-512 path's records count theirs; all timed by the time-stamp counter. A
+ * trial's figure is the loop's ticks over the chain's ticks per add. Before the chain and right
+ * after the loop a check chain (the add chain with two independent adds beside each, check_chain)
+ * must run as fast as the chain, or the trial is dropped: it takes 3 integer ops per cycle, which
+ * another tenant of the core (an SMT sibling) slows by taking a share of the core's op rate, while
+ * the plain chain barely feels it, so a slow phase of the host (docs/simd-bounds.md, host phases),
+ * an interruption or a change of clock drops the trial. Each figure is the floor of its trials
+ * (floor_estimate.h): the median of the lowest cluster that holds 15 % of them, settled when the
+ * two halves of the run agree. A run lasts 1.5 s at least, then until every figure is settled,
+ * 4.5 s at most (figures not settled are listed in the output); a figure without any floor (the
+ * core was shared throughout) is exit 3 and no output. Pinned to the CPU it starts on.
  *
- * Usage: simd-bounds [--trials N]   (JSON on stdout; exit 0, 2 on a bad argument)
+ * Usage: simd-bounds [--min-seconds S] [--max-seconds S] [--replay]   (JSON on stdout; exit 0,
+ * 2 on a bad argument, 3 when a figure could not be measured). --replay: one figure's trials on
+ * stdin ("<seconds> <value>" a line, "nan" for a dropped trial) through the same floor and
+ * stopping rule; tests/kernels/test_simd_bounds_floor.py plants slow phases in them.
  */
 #define _GNU_SOURCE
+#include "floor_estimate.h"
 #include "sb_clock.h"
 #include "sb_simd.h"
 
@@ -42,15 +51,18 @@
 #include <time.h>
 
 #define SCHEMA "scalebench.simd-bounds/1"
-#define DEFAULT_TRIALS 21
-/* The trials are spread over this many seconds (a pause between two): a slow phase of the host
- * lasts from milliseconds to seconds, and trials taken within 40 ms all fell in one (on a Zen 4
- * guest the scalar pi mix read 7.99, 10.4 and 13.0 cycles in three back-to-back runs, and the
- * kernel then ran at 136 % of the 13.0 bound). The lower quartile over a second and a half keeps
- * the faster phases. */
-#define SPREAD_S 1.5
-#define CHAIN_PASSES 25000 /* x 8 adds: 200 000 cycles, about 60 us */
-#define MIN_LOOP_S 40e-6   /* a timed loop runs at least this long (CPU time) */
+/* How long a measurement runs: at least MIN_S, then until every figure's floor is settled (two
+ * halves of the run find it within 2 %, kernels/bounds/floor_estimate.h), at most MAX_S. A slow
+ * phase of a shared host lasts from milliseconds to minutes: the run must span several of them,
+ * and a floor that one half of the run did not reach says a phase covered that half. */
+#define MIN_S 1.5
+#define MAX_S 4.5
+#define CHECK_EVERY_S 0.25
+#define PAUSE_S 0.008      /* between rounds: each form's trials spread over the whole run */
+#define CHAIN_PASSES 25000 /* x 8 adds: 200 000 cycles, about 60 us; the loop runs as long */
+#define CHAIN_AGREE 0.005  /* the chains before and after a loop agree within 0.5 %, or no trial */
+#define CLOCK_CHAIN_PASSES 25000 /* the clock reading: 200 000 cycles, about 60 us */
+#define CLOCK_TRIALS 21
 
 static double thread_s(void) {
     struct timespec ts;
@@ -64,6 +76,7 @@ static double thread_s(void) {
 
 #ifdef SB_BOUNDS_X86
 #define REP12(x) x x x x x x x x x x x x
+#define REP8(x) x x x x x x x x
 
 /* ---- scalar: SSE2 forms, as the scalar kernels are compiled (no -mavx) ---- */
 #define SCALAR_CHAIN(fn, op)                                                                       \
@@ -287,6 +300,33 @@ VEC_LOOP(lat_subpd_512, T512, "zmm", VEC_CHAIN("vsubpd", "zmm"))
 VEC_LOOP(mix_mandelbrot_512, T512, "zmm", MIX_MANDELBROT_512)
 VEC_LOOP(mix_mcpi_512, T512, "zmm", MIX_MCPI_512, , "k1")
 
+/* The check of a trial: the add chain of sb_clock_add_chain with two independent adds beside each
+ * add (and, for the 512-bit forms, one independent 512-bit multiply, as the chain beside 512-bit
+ * code has). Alone on its core it runs at the chain's one add per cycle: 3 integer ops per cycle
+ * (4 with the multiply) issue on every x86-64 core with 4 integer ALUs. Another thread on the core
+ * takes a share of its op rate (docs/simd-bounds.md, host phases) and slows it while the plain
+ * chain, one op per cycle, barely notices: a trial whose check does not match the plain chain ran
+ * in a slow phase, or across a change of clock, and is dropped. */
+#define CHECK_STEP "add %[one], %[a]\n\tadd %[one], %[b]\n\tadd %[one], %[c]\n\t"
+static void check_chain(uint64_t passes) {
+    uint64_t a = 0, b = 0, c = 0;
+    __asm__ volatile(".p2align 6\n1:\n\t" REP8(CHECK_STEP) "dec %[n]\n\tjnz 1b"
+                     : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [n] "+r"(passes)
+                     : [one] "r"((uint64_t)1)
+                     : "cc");
+}
+__attribute__((target("avx512f"))) static void check_chain_beside_zmm(uint64_t passes) {
+    uint64_t a = 0, b = 0, c = 0;
+    const double one = 1.0;
+    __asm__ volatile("vbroadcastsd %[x], %%zmm0\n\tvmovapd %%zmm0, %%zmm1\n\t"
+                     ".p2align 6\n1:\n\t" REP8(
+                         CHECK_STEP
+                         "vmulpd %%zmm0, %%zmm1, %%zmm2\n\t") "dec %[n]\n\tjnz 1b\n\tvzeroupper"
+                     : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [n] "+r"(passes)
+                     : [one] "r"((uint64_t)1), [x] "m"(one)
+                     : "cc", "xmm0", "xmm1", "xmm2");
+}
+
 typedef void (*loop_fn)(uint64_t passes);
 struct form {
     const char *name;
@@ -311,101 +351,240 @@ static const struct form FORMS[] = {
     {"mix_mcpi_512", mix_mcpi_512, 1, SB_PATH_AVX512},
 };
 
-/* Passes of the form's loop that run at least MIN_LOOP_S (and warm it up). */
+/* Time-stamp counter ticks, fenced so that the work before and after is not moved across it. Only
+ * ratios of ticks are used (the loop's ticks over the add chain's ticks per add), so the counter's
+ * own rate does not matter, only that it is constant over one trial, which the two chains around
+ * the loop check. */
+static inline uint64_t ticks(void) {
+    uint32_t lo, hi;
+    __asm__ volatile("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi)::"memory");
+    return ((uint64_t)hi << 32) | lo;
+}
+
+/* Passes of the form's loop that take at least as many ticks as the add chain of a trial (and
+ * warm it up). */
 static uint64_t calibrated_passes(const struct form *f) {
-    uint64_t passes = 64;
+    const int wide = f->path == SB_PATH_AVX512;
+    uint64_t chain = UINT64_MAX;
+    for (int i = 0; i < 3; i++) {
+        const uint64_t t0 = ticks();
+        sb_clock_add_chain(CHAIN_PASSES, wide);
+        const uint64_t t1 = ticks();
+        if (t1 - t0 < chain)
+            chain = t1 - t0;
+    }
+    uint64_t passes = 16;
     for (;;) {
-        const double t0 = thread_s();
+        const uint64_t t0 = ticks();
         f->fn(passes);
-        if (thread_s() - t0 >= MIN_LOOP_S || passes >= (UINT64_C(1) << 30))
+        if (ticks() - t0 >= chain || passes >= (UINT64_C(1) << 30))
             return passes;
         passes *= 2;
     }
 }
 
-static int by_value(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+static double seconds_since(const struct timespec *start) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - start->tv_sec) + 1e-9 * (double)(now.tv_nsec - start->tv_nsec);
 }
 
-/* Cycles per unit of each form: per trial, its loop's time over the time per add of the chain run
- * just before it; the lower quartile over the trials. A trial runs every form once, so that each
- * form's trials are spread over the whole run, and the trials over SPREAD_S seconds. */
-static void measure(const struct form *forms, size_t nforms, const int *paths, int trials,
-                    double *cycles) {
+/* The check chain's ticks, or 0 where the ticks went backwards. */
+static uint64_t timed_check(int wide) {
+    const uint64_t t0 = ticks();
+    if (wide)
+        check_chain_beside_zmm(CHAIN_PASSES);
+    else
+        check_chain(CHAIN_PASSES);
+    const uint64_t t1 = ticks();
+    return t1 > t0 ? t1 - t0 : 0;
+}
+
+/* One trial of a form: the check chain (check_chain), the add chain, the loop, the check chain
+ * again. Cycles per unit: the loop's ticks over the add chain's ticks per add; NAN when either
+ * check does not match the add chain within CHAIN_AGREE (one of them was interrupted, the clock
+ * changed, or the core was shared just before or just after the loop: both checks must pass, so
+ * a lull in a slow phase that one of them happens to fall in does not let its trial through). */
+static double trial(const struct form *f, uint64_t passes) {
+    const int wide = f->path == SB_PATH_AVX512;
+    const double check_before = (double)timed_check(wide);
+    const uint64_t t0 = ticks();
+    sb_clock_add_chain(CHAIN_PASSES, wide);
+    const uint64_t t1 = ticks();
+    f->fn(passes);
+    const uint64_t t2 = ticks();
+    const double check_after = (double)timed_check(wide);
+    const double chain = (double)(t1 - t0);
+    if (!(chain > 0 && t2 > t1) || fabs(check_before - chain) > CHAIN_AGREE * chain ||
+        fabs(check_after - chain) > CHAIN_AGREE * chain)
+        return NAN;
+    const double per_add = (chain + check_before + check_after) / (3.0 * 8.0 * CHAIN_PASSES);
+    return (double)(t2 - t1) / per_add / ((double)passes * f->units_per_pass);
+}
+
+/* Cycles per unit of each form: the floor of its trials (kernels/bounds/floor_estimate.h). A round
+ * runs every form once (so each form's trials are spread over the whole run), then pauses; after
+ * MIN_S the run stops as soon as every form's floor is settled, at MAX_S in any case. Returns
+ * whether all settled; *seconds and *rounds say how long it ran; unsettled[k] marks the others. */
+static int measure(const struct form *forms, size_t nforms, const int *paths, double min_s,
+                   double max_s, double *cycles, int *unsettled, double *seconds, int *rounds) {
     enum { NFORMS = sizeof FORMS / sizeof *FORMS };
+    const size_t cap = (size_t)(max_s / PAUSE_S) + 2;
     uint64_t passes[NFORMS];
-    double *ratios = calloc((size_t)trials * NFORMS, sizeof *ratios);
-    int kept[NFORMS] = {0};
+    struct sb_trial *trials = calloc(cap * NFORMS, sizeof *trials);
+    double *scratch = calloc(cap, sizeof *scratch);
+    size_t n = 0;
+    int settled = 0;
     for (size_t k = 0; k < nforms; k++)
         passes[k] = paths[forms[k].path] ? calibrated_passes(&forms[k]) : 0;
-    const double pause_s = trials > 1 ? SPREAD_S / (trials - 1) : 0.0;
-    for (int t = 0; ratios && t < trials; t++) {
-        if (t > 0) {
-            struct timespec pause = {(time_t)pause_s, (long)((pause_s - (time_t)pause_s) * 1e9)};
-            nanosleep(&pause, NULL);
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    double next_check = min_s;
+    *rounds = 0;
+    while (trials && scratch && n < cap) {
+        sb_clock_add_chain(CHAIN_PASSES, 0); /* after the pause: the core back at its clock */
+        const double t = seconds_since(&start);
+        for (size_t k = 0; k < nforms; k++)
+            trials[k * cap + n] =
+                (struct sb_trial){t, passes[k] ? trial(&forms[k], passes[k]) : NAN};
+        n++;
+        ++*rounds;
+        const double now = seconds_since(&start);
+        if (now >= next_check) {
+            settled = 1;
+            for (size_t k = 0; k < nforms; k++) {
+                unsettled[k] = 0;
+                if (passes[k] && !sb_floor_settled(trials + k * cap, n, now, scratch, &cycles[k])) {
+                    unsettled[k] = 1;
+                    settled = 0;
+                }
+            }
+            if (settled || now >= max_s)
+                break;
+            next_check = now + CHECK_EVERY_S;
         }
-        for (size_t k = 0; k < nforms; k++) {
-            if (!passes[k])
-                continue;
-            const double c0 = thread_s();
-            sb_clock_add_chain(CHAIN_PASSES, forms[k].path == SB_PATH_AVX512);
-            const double c1 = thread_s();
-            forms[k].fn(passes[k]);
-            const double l1 = thread_s();
-            if (c1 > c0 && l1 > c1)
-                ratios[k * (size_t)trials + (size_t)kept[k]++] =
-                    (l1 - c1) / ((c1 - c0) / (8.0 * CHAIN_PASSES)) /
-                    ((double)passes[k] * forms[k].units_per_pass);
-        }
+        struct timespec pause = {0, (long)(PAUSE_S * 1e9)};
+        nanosleep(&pause, NULL);
     }
+    *seconds = seconds_since(&start);
     for (size_t k = 0; k < nforms; k++) {
-        double *r = ratios ? ratios + k * (size_t)trials : NULL;
         cycles[k] = NAN;
-        if (r && kept[k]) {
-            qsort(r, (size_t)kept[k], sizeof *r, by_value);
-            cycles[k] = r[(kept[k] - 1) / 4]; /* the lower quartile */
+        if (!passes[k] || !trials || !scratch)
+            continue;
+        const int ok = sb_floor_settled(trials + k * cap, n, *seconds, scratch, &cycles[k]);
+        if (!ok) { /* the last rounds after the last check may have settled it */
+            unsettled[k] = 1;
+            settled = 0;
         }
     }
-    free(ratios);
+    free(trials);
+    free(scratch);
+    return settled;
+}
+
+/* --replay: one figure's trials from stdin, a line "<seconds> <value>" each, in time order, run
+ * through the same floor and stopping rule as a measurement (tests replay recorded slow phases):
+ * prints {"floor": ..., "settled": ..., "seconds": ..., "trials": ...}. */
+static int replay(double min_s, double max_s) {
+    size_t cap = 1024, n = 0;
+    struct sb_trial *trials = malloc(cap * sizeof *trials);
+    double *scratch = malloc(cap * sizeof *scratch);
+    double t, v, floor = NAN, next_check = min_s, now = 0.0;
+    int settled = 0;
+    while (trials && scratch && scanf("%lf %lf", &t, &v) == 2) {
+        if (n == cap) {
+            cap *= 2;
+            struct sb_trial *more = realloc(trials, cap * sizeof *trials);
+            double *more_scratch = realloc(scratch, cap * sizeof *scratch);
+            if (more)
+                trials = more;
+            if (more_scratch)
+                scratch = more_scratch;
+            if (!more || !more_scratch)
+                break;
+        }
+        trials[n++] = (struct sb_trial){t, v};
+        now = t;
+        if (now >= next_check) {
+            settled = sb_floor_settled(trials, n, now, scratch, &floor);
+            if (settled || now >= max_s)
+                break;
+            next_check = now + CHECK_EVERY_S;
+        }
+    }
+    if (!settled && n)
+        floor = sb_floor_confirmed(trials, n, -INFINITY, INFINITY, scratch);
+    printf("{\"floor\":%.6g,\"settled\":%s,\"seconds\":%.4f,\"trials\":%zu}\n",
+           isfinite(floor) ? floor : -1.0, settled ? "true" : "false", now, n);
+    free(trials);
+    free(scratch);
+    return 0;
 }
 
 /* The fastest of the trials of the add chain, in GHz (an interruption only slows one). */
 static double chain_ghz(int wide, int trials) {
     double best = 0.0;
-    sb_clock_add_chain(CHAIN_PASSES, wide);
+    sb_clock_add_chain(CLOCK_CHAIN_PASSES, wide);
     for (int t = 0; t < trials; t++) {
         const double t0 = thread_s();
-        sb_clock_add_chain(CHAIN_PASSES, wide);
+        sb_clock_add_chain(CLOCK_CHAIN_PASSES, wide);
         const double dt = thread_s() - t0;
-        if (dt > 0.0 && 8.0 * CHAIN_PASSES / dt * 1e-9 > best)
-            best = 8.0 * CHAIN_PASSES / dt * 1e-9;
+        if (dt > 0.0 && 8.0 * CLOCK_CHAIN_PASSES / dt * 1e-9 > best)
+            best = 8.0 * CLOCK_CHAIN_PASSES / dt * 1e-9;
     }
     return best;
 }
 #endif /* SB_BOUNDS_X86 */
 
+static int seconds_arg(const char *text, double *out) {
+    char *end = NULL;
+    const double v = strtod(text, &end);
+    if (end == text || *end != '\0' || !(v >= 0.1 && v <= 600.0))
+        return 0;
+    *out = v;
+    return 1;
+}
+
 int main(int argc, char **argv) {
-    int trials = DEFAULT_TRIALS;
+    double min_s = MIN_S, max_s = MAX_S;
+    int replaying = 0;
     for (int i = 1; i < argc; i++) {
-        char *end = NULL;
-        if (strcmp(argv[i], "--trials") == 0 && i + 1 < argc) {
-            long v = strtol(argv[++i], &end, 10);
-            if (*end == '\0' && v >= 1 && v <= 1000) {
-                trials = (int)v;
-                continue;
-            }
-        } else if (strcmp(argv[i], "--help") == 0) {
-            puts("usage: simd-bounds [--trials N]\n"
+        if (strcmp(argv[i], "--min-seconds") == 0 && i + 1 < argc &&
+            seconds_arg(argv[i + 1], &min_s)) {
+            i++;
+            continue;
+        }
+        if (strcmp(argv[i], "--max-seconds") == 0 && i + 1 < argc &&
+            seconds_arg(argv[i + 1], &max_s)) {
+            i++;
+            continue;
+        }
+        if (strcmp(argv[i], "--replay") == 0) {
+            replaying = 1;
+            continue;
+        }
+        if (strcmp(argv[i], "--help") == 0) {
+            puts("usage: simd-bounds [--min-seconds S] [--max-seconds S] [--replay]\n"
                  "Measures the latencies and instruction-mix throughputs the SIMD bounds rest on\n"
-                 "(docs/simd-bounds.md) on this core; one JSON object on stdout.");
+                 "(docs/simd-bounds.md) on this core; one JSON object on stdout. The run lasts at\n"
+                 "least --min-seconds (1.5), then until every figure's floor is settled, at most\n"
+                 "--max-seconds (4.5). --replay: read one figure's trials (\"<seconds> <value>\" "
+                 "per\n"
+                 "line) from stdin and print the floor the same rule takes from them.");
             return 0;
         }
         fprintf(stderr,
-                "simd-bounds: bad argument %s%s%s (usage: simd-bounds [--trials 1..1000])\n",
-                end ? argv[i - 1] : argv[i], end ? " " : "", end ? argv[i] : "");
+                "simd-bounds: bad argument %s (usage: simd-bounds [--min-seconds 0.1..600] "
+                "[--max-seconds 0.1..600] [--replay])\n",
+                argv[i]);
         return 2;
     }
+    if (max_s < min_s) {
+        fprintf(stderr, "simd-bounds: --max-seconds %g is below --min-seconds %g\n", max_s, min_s);
+        return 2;
+    }
+    if (replaying)
+        return replay(min_s, max_s);
     /* the CPU it starts on, for the whole run (the clock and the loops on one core) */
     const int cpu = sched_getcpu();
     if (cpu >= 0) {
@@ -414,33 +593,57 @@ int main(int argc, char **argv) {
         CPU_SET(cpu, &set);
         sched_setaffinity(0, sizeof set, &set);
     }
-    printf("{\"schema\":\"%s\",\"uarch\":\"%s\",\"trials\":%d,\"vectors\":{\"mandelbrot_256\":%d,"
-           "\"mandelbrot_512\":%d}",
-           SCHEMA, sb_cpu_uarch(), trials, SB_MANDEL_AVX2_VECTORS, SB_MANDEL_AVX512_VECTORS);
 #ifdef SB_BOUNDS_X86
     int paths[3] = {1, sb_cpu_supports_path(SB_PATH_AVX2), sb_cpu_supports_path(SB_PATH_AVX512)};
+    const double ghz = chain_ghz(0, CLOCK_TRIALS);
+    const double ghz_512 = paths[SB_PATH_AVX512] ? chain_ghz(1, CLOCK_TRIALS) : NAN;
+    enum { NFORMS = sizeof FORMS / sizeof *FORMS };
+    double cycles[NFORMS], seconds = 0.0;
+    int unsettled[NFORMS] = {0}, rounds = 0;
+    const int settled =
+        measure(FORMS, NFORMS, paths, min_s, max_s, cycles, unsettled, &seconds, &rounds);
+    for (size_t k = 0; k < NFORMS; k++)
+        if (paths[FORMS[k].path] && !isfinite(cycles[k])) {
+            fprintf(stderr,
+                    "simd-bounds: %s: too few trials passed the check in %.1f s (another thread "
+                    "kept the core busy, or the core issues fewer than 3 integer adds per "
+                    "cycle); nothing measured\n",
+                    FORMS[k].name, seconds);
+            return 3;
+        }
+    printf("{\"schema\":\"%s\",\"uarch\":\"%s\",\"vectors\":{\"mandelbrot_256\":%d,"
+           "\"mandelbrot_512\":%d}",
+           SCHEMA, sb_cpu_uarch(), SB_MANDEL_AVX2_VECTORS, SB_MANDEL_AVX512_VECTORS);
     printf(",\"paths\":[");
     for (int32_t p = SB_PATH_SCALAR, first = 1; p <= SB_PATH_AVX512; p++)
         if (paths[p]) {
             printf("%s\"%s\"", first ? "" : ",", sb_inner_path_name(p));
             first = 0;
         }
-    printf("],\"clock_ghz\":{\"plain\":%.4f", chain_ghz(0, trials));
+    printf("],\"clock_ghz\":{\"plain\":%.4f", ghz);
     if (paths[SB_PATH_AVX512])
-        printf(",\"beside_512bit\":%.4f", chain_ghz(1, trials));
+        printf(",\"beside_512bit\":%.4f", ghz_512);
     printf("},\"figures\":{");
-    double cycles[sizeof FORMS / sizeof *FORMS];
-    measure(FORMS, sizeof FORMS / sizeof *FORMS, paths, trials, cycles);
     int first = 1;
-    for (size_t k = 0; k < sizeof FORMS / sizeof *FORMS; k++) {
+    for (size_t k = 0; k < NFORMS; k++) {
         if (!paths[FORMS[k].path])
             continue;
         printf("%s\"%s\":%.4f", first ? "" : ",", FORMS[k].name, cycles[k]);
         first = 0;
     }
-    printf("}}\n");
-#else
-    printf(",\"paths\":[],\"clock_ghz\":{},\"figures\":{}}\n"); /* nothing to measure off x86-64 */
+    printf("},\"rounds\":%d,\"seconds\":%.3f,\"settled\":%s,\"unsettled\":[", rounds, seconds,
+           settled ? "true" : "false");
+    first = 1;
+    for (size_t k = 0; k < NFORMS; k++)
+        if (paths[FORMS[k].path] && unsettled[k]) {
+            printf("%s\"%s\"", first ? "" : ",", FORMS[k].name);
+            first = 0;
+        }
+    printf("]}\n");
+#else /* nothing to measure off x86-64 */
+    printf("{\"schema\":\"%s\",\"uarch\":\"%s\",\"vectors\":{\"mandelbrot_256\":%d,"
+           "\"mandelbrot_512\":%d},\"paths\":[],\"clock_ghz\":{},\"figures\":{}}\n",
+           SCHEMA, sb_cpu_uarch(), SB_MANDEL_AVX2_VECTORS, SB_MANDEL_AVX512_VECTORS);
 #endif
     return 0;
 }

@@ -216,6 +216,17 @@ def test_the_report_states_per_node_type_the_figures_its_bounds_rest_on():
     # the median of the hosts' Mandelbrot mixes (2.0 and 4.0) and the bound it gives
     assert "Mandelbrot mix 3.00 cycles per 4 lane-steps" in ws and "Mandelbrot scalar 0.111, avx2 1.33" in ws
     assert "π scalar 0.125, avx2 0.291" in ws
+    assert "did not settle" not in ws
+
+
+def test_the_report_names_the_figures_a_host_did_not_settle():
+    from analysis.outputs.report.sections.efficiency import basis_sentences
+
+    doc = document(ZEN3, ("scalar", "avx2"), "h3", "zen3") | {"settled": False, "unsettled": ["mix_mcpi_256"]}
+    table = pd.DataFrame({"node_type": ["ws"], "hosts": ["h3"], "binary": ["p"]})
+    figures, note = basis_sentences(table, {"h3": simd_bounds.validate(doc, "h3")})
+    assert figures.startswith("ws: measured on zen3 (host h3)")
+    assert note.startswith("ws: on host h3 mix_mcpi_256 did not settle (the two halves of the measurement")
 
 
 def test_a_case_above_its_measured_bound_is_called_a_wrong_bound_in_the_report():

@@ -196,6 +196,9 @@ def test_only_the_paths_measured_have_bounds():
         ({"vectors": {"mandelbrot_256": 6, "mandelbrot_512": 0}}, "vectors.mandelbrot_512"),
         ({"clock_ghz": {"plain": 1e9}}, "clock_ghz.plain"),
         ({"cost_s": -1}, "cost_s"),
+        ({"settled": "no"}, "settled = 'no'"),
+        ({"settled": False, "unsettled": ["lat_mulsd", "rm -rf"]}, "unsettled = "),
+        ({"unsettled": "mix_mcpi_512"}, "unsettled = 'mix_mcpi_512'"),
     ],
 )
 def test_a_bad_document_is_one_line_naming_the_file(tmp_path, change, message):

@@ -13,6 +13,8 @@ from jobs.hostinfo import hostname
 from sbcore import simd_bounds
 from sbcore.errors import UsageError
 
+from ..analysis.test_simd_bounds import MEASURED_ON_REAL_CORES
+
 
 @pytest.fixture(autouse=True)
 def fresh_process_memo(monkeypatch):
@@ -21,7 +23,7 @@ def fresh_process_memo(monkeypatch):
 
 def test_the_tool_measures_every_figure_of_the_paths_this_cpu_has(kernel):
     doc = probe.measure(kernel("simd-bounds"))
-    assert doc is not None and doc["hostname"] == hostname() and doc["cost_s"] < 5
+    assert doc is not None and doc["hostname"] == hostname() and doc["cost_s"] < 7  # at most 4.5 s of trials
     cpuinfo = Path("/proc/cpuinfo").read_text().splitlines()
     flags = set(next(line for line in cpuinfo if line.startswith("flags")).split())
     expected = ["scalar"] + ["avx2"] * ("avx2" in flags) + ["avx512"] * ({"avx512f", "avx512dq"} <= flags)
@@ -87,3 +89,32 @@ def test_a_broken_tool_is_one_warning_and_no_cache(tmp_path, monkeypatch, capsys
     err = capsys.readouterr().err
     assert why in err and "SIMD bounds not measured" in err and err.count("\n") == 1
     assert not simd_bounds.path_in(tmp_path / "c", hostname()).exists()
+
+
+def test_the_rates_recorded_on_this_core_stay_within_the_bounds_measured_now(kernel):
+    """The bound measured here, loaded or not, is never below what this core's kernels were measured to
+    reach (before the floor, one run in four read a slow phase: the scalar π loop at 136 % of it)."""
+    doc = probe.measure(kernel("simd-bounds"))
+    if doc is None:
+        pytest.skip("the core was shared throughout the measurement (the tool said so)")
+    rates = {uarch: rates for _, _, _, uarch, rates in MEASURED_ON_REAL_CORES}.get(doc["uarch"])
+    if rates is None:
+        pytest.skip(f"no kernel rates recorded for a {doc['uarch']} core")
+    bound = {(b.kernel, b.inner_path): b.per_cycle for b in simd_bounds.bounds(doc)}
+    for key, rate in rates.items():
+        if key in bound:
+            assert rate <= bound[key], (
+                f"{key}: {rate} per cycle is {100 * rate / bound[key]:.0f} % of {bound[key]:.4g}"
+            )
+
+
+def test_a_process_measures_at_most_once_when_the_tool_fails(tmp_path, monkeypatch, capsys):
+    tool = tmp_path / "bin" / probe.TOOL
+    tool.parent.mkdir()
+    tool.write_text(f"#!/bin/sh\necho run >> {tmp_path / 'runs'}\necho 'core shared' >&2\nexit 3\n")
+    tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("SCALEBENCH_BIN_DIR", str(tool.parent))
+    assert probe.cached_or_measured(tmp_path / "c") is None
+    assert probe.cached_or_measured(tmp_path / "c") is None
+    assert (tmp_path / "runs").read_text() == "run\n"
+    assert "exit status 3: core shared" in capsys.readouterr().err

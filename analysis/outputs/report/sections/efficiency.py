@@ -71,6 +71,13 @@ def basis_sentences(table: pd.DataFrame, docs: dict[str, dict]) -> list[str]:
             )
             continue
         out.append(f"{node_type}: {figures_text(median_doc(measured), [d['hostname'] for d in measured])}")
+        for doc in measured:
+            if names := simd_bounds.unsettled(doc):
+                out.append(
+                    f"{node_type}: on host {doc['hostname']} {', '.join(names)} did not settle (the two "
+                    "halves of the measurement disagreed: another tenant shared the core through one of "
+                    "them; each figure is still the floor of all its trials, docs/simd-bounds.md)."
+                )
     return out
 
 
