@@ -241,5 +241,8 @@ def test_a_case_above_its_measured_bound_is_called_a_wrong_bound_in_the_report()
         SimpleNamespace(efficiency=table, campaign=SimpleNamespace(simd_bounds=HOSTS)), None
     )
     text = " ".join(str(b.value) for b in blocks if b.kind == "p")
-    assert "1 case(s) above 100 % of the measured bound (mandelbrot-c-omp)" in text
+    assert "1 case(s) above 100 % of the measured bound (mandelbrot-c-omp), left empty" in text
     assert "ws: measured on zen3 (host h1)" in text
+    (shown,) = [b.value for b in blocks if b.kind == "table"]
+    assert table["pct_of_bound"].iloc[0] == pytest.approx(150.0)  # efficiency.csv keeps the figure
+    assert shown["% of bound"].isna().all()  # the report never shows a figure above its bound

@@ -35,16 +35,18 @@ def efficiency_blocks(result, plots) -> list[Block]:
     docs = getattr(getattr(result, "campaign", None), "simd_bounds", None) or {}
     b.extend(Block("p", text) for text in basis_sentences(table, docs))
     b.extend(Block("p", text) for text in licence_sentences(clock_by_path(table)))
-    shown = table.drop(columns=["case_id", "limited_by"]).rename(columns={"pct_of_bound": "% of bound"})
-    b.append(Block("table", shown))
     above = table[table["pct_of_bound"] > 100.0]
+    # A figure above its bound is a wrong bound, never shown as a percentage (efficiency.csv keeps it).
+    shown = table.assign(pct_of_bound=table["pct_of_bound"].where(~(table["pct_of_bound"] > 100.0)))
+    shown = shown.drop(columns=["case_id", "limited_by"]).rename(columns={"pct_of_bound": "% of bound"})
+    b.append(Block("table", shown))
     if len(above):
         which = ", ".join(sorted(set(above["binary"].astype(str))))
         b.append(
             Block(
                 "p",
-                f"{len(above)} case(s) above 100 % of the measured bound ({which}): "
-                "a bound cannot be exceeded, so the measurement of that host's bound was wrong, most "
+                f"{len(above)} case(s) above 100 % of the measured bound ({which}), left empty in the "
+                "table: a bound cannot be exceeded, so the measurement of that host's bound was wrong, most "
                 "likely taken while another tenant shared the core (docs/simd-bounds.md, host phases); "
                 "delete its hosts/bounds/<hostname>.json and run again to measure it anew.",
             )
