@@ -46,6 +46,7 @@ binary = ["mandelbrot-c-omp"]
 threads = [1, 2]
 pin = ["cores"]
 params = {{ schedule = ["static", "static,1"], preset = ["asymmetric"], width = [768], height = [768] }}
+env = {{ OMP_WAIT_POLICY = "passive" }}  # as the program's: the same runtime behaviour on both sides
 
 [[sweep]]
 program = "mandel"
