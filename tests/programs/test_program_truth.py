@@ -8,6 +8,7 @@
 - the OMPT method on a GCC-built OpenMP program (LLVM's libomp standing in for libgomp).
 """
 
+import base64
 import csv
 import os
 from pathlib import Path
@@ -101,14 +102,12 @@ def sane(campaign: Path, env: dict, name: str) -> list[dict]:
 @pytest.mark.skipif(not have("zstd"), reason="zstd is not installed (scripts/setup.sh installs it)")
 def test_zstd_threads_as_a_campaign(tmp_path, lock_env):
     data = tmp_path / "input.bin"
-    # compressible but not trivial: text-like blocks with noise
-    data.write_bytes(
-        b"".join((b"%08d scalebench %s\n" % (i, os.urandom(6).hex().encode())) for i in range(400_000))
-    )
+    # 30 MB of base64 text: zstd cuts it into jobs of a few MB, one per thread at a time
+    data.write_bytes(base64.encodebytes(os.urandom(22_000_000)))
     program = f"""command = ["zstd", "-T{{threads}}", "-{{level}}", "-q", "-f", "-c", "{data}"]
 runtime = "threads"
 """
-    text = one_program("zstd", program, "params = { level = [9] }", repetitions=4, warmup=1)
+    text = one_program("zstd", program, "params = { level = [6] }", repetitions=4, warmup=1)
     campaign = run_campaign(tmp_path, write_experiment(tmp_path / "exp.toml", text), lock_env)
     rows = sane(campaign, lock_env, "zstd")
     assert {r["workers"] for r in rows} == {"1", "2"}
