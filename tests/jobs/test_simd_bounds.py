@@ -4,6 +4,7 @@ read it, a bad cache is refused with one line naming it, a missing or broken too
 
 import json
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -116,5 +117,23 @@ def test_a_process_measures_at_most_once_when_the_tool_fails(tmp_path, monkeypat
     monkeypatch.setenv("SCALEBENCH_BIN_DIR", str(tool.parent))
     assert probe.cached_or_measured(tmp_path / "c") is None
     assert probe.cached_or_measured(tmp_path / "c") is None
-    assert (tmp_path / "runs").read_text() == "run\n"
+    # a shared core (exit 3) is tried once more, then never again by this process
+    assert (tmp_path / "runs").read_text() == "run\n" * probe.ATTEMPTS
     assert "exit status 3: core shared" in capsys.readouterr().err
+
+
+def test_a_shared_core_is_measured_again_once(tmp_path, monkeypatch, kernel):
+    real = subprocess.run([str(kernel("simd-bounds"))], capture_output=True, text=True, check=False)
+    if real.returncode != 0:
+        pytest.skip("the core was shared throughout the real tool's run")
+    saved = tmp_path / "doc.json"
+    saved.write_text(real.stdout)
+    tool = tmp_path / "bin" / probe.TOOL
+    tool.parent.mkdir()
+    once = tmp_path / "once"
+    # exit 3 (a shared core) on its first run, the real tool's document on the second
+    tool.write_text(f"#!/bin/sh\nif [ ! -e {once} ]; then touch {once}; exit 3; fi\ncat {saved}\n")
+    tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("SCALEBENCH_BIN_DIR", str(tool.parent))
+    doc = probe.measure(tool)
+    assert doc is not None and doc["figures"] == json.loads(real.stdout)["figures"]
