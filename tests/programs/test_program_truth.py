@@ -19,6 +19,7 @@ from kernels.programs.ompt_report import lib_dir, tool_path
 from sbcore.install import bin_dir
 from tests.programs.conftest import analyze, have, one_program, records, run_campaign, write_experiment
 
+BUDGET = 1.02  # what measuring may cost a program's time at most (the speed target of own programs)
 CONVERT = "/usr/bin/convert-im6.q16"  # ImageMagick 6 itself (a `convert` earlier on PATH may be another)
 
 
@@ -68,8 +69,17 @@ def test_mandelbrot_as_a_plain_program_agrees_with_the_harness(tmp_path, lock_en
         two = [r for r in speedup if r["workers"] == "2" and r["schedule"] == schedule]
         (harness,) = [r for r in two if r["kernel"] == "mandelbrot"]
         (program,) = [r for r in two if r["kernel"] == "mandel"]
-        low = max(float(harness["speedup_ci_low"]), float(program["speedup_ci_low"]))
-        high = min(float(harness["speedup_ci_high"]), float(program["speedup_ci_high"]))
+        # The ratio-of-medians intervals: the paired ones (about ±1 % here) are narrower than what
+        # measuring a program costs it at 2 busy threads (its threads sampled every 5 ms: about 1.3 %,
+        # perf/perf_own_program.py), a bias the truth test should not mistake for a disagreement.
+        # The budget a measurement may cost a program (2 % of its time, docs/own-programs.md) widens
+        # the program's interval: what is left apart beyond it is a disagreement.
+        low = max(
+            float(harness["unpaired_speedup_ci_low"]), float(program["unpaired_speedup_ci_low"]) / BUDGET
+        )
+        high = min(
+            float(harness["unpaired_speedup_ci_high"]), float(program["unpaired_speedup_ci_high"]) * BUDGET
+        )
         assert low <= high, (schedule, harness["speedup"], program["speedup"])  # the intervals overlap
         balance = (
             float(pop[harness["case_id"]]["load_balance"]),
