@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -123,10 +124,12 @@ def speedup_plots(sp: pd.DataFrame, cores: dict, out_dir: Path) -> list[Plot]:
             ("efficiency", "efficiency (speedup / workers)", "Parallel efficiency"),
         ):
             fig = _scaling_figure(part, panels, column, core_count, ylabel)
-            fig.suptitle(
-                f"{what}: {kernel} on {node} (baseline {baseline}, {estimate_counts(part)}, 95 % CI bands)",
-                fontsize=12,
+            title = (
+                f"{what}: {kernel} on {node} (baseline {baseline}, {estimate_counts(part)}, 95 % CI bands)"
             )
+            # wrapped to the figure's width: one panel is narrower than the title (it was cut at both ends)
+            width = max(40, int(fig.get_figwidth() * 9))
+            fig.suptitle(textwrap.fill(title, width), fontsize=12)
             name = f"{column}-{node}-{kernel}"
             plots.append(save(fig, out_dir, name, f"{what}: {kernel} on {node}", "scaling"))
     return plots
