@@ -72,6 +72,16 @@ def test_without_the_tool_nothing_is_measured_nor_cached(tmp_path, monkeypatch):
     assert not (tmp_path / "c" / simd_bounds.DIRECTORY).exists()
 
 
+def stand_in_tool(tmp_path, monkeypatch, script: str):
+    """build/bin/simd-bounds replaced by a shell script (selected through SCALEBENCH_BIN_DIR)."""
+    tool = tmp_path / "bin" / probe.TOOL
+    tool.parent.mkdir()
+    tool.write_text(f"#!/bin/sh\n{script}\n")
+    tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("SCALEBENCH_BIN_DIR", str(tool.parent))
+    return tool
+
+
 @pytest.mark.parametrize(
     ("script", "why"),
     [
@@ -81,11 +91,7 @@ def test_without_the_tool_nothing_is_measured_nor_cached(tmp_path, monkeypatch):
     ],
 )
 def test_a_broken_tool_is_one_warning_and_no_cache(tmp_path, monkeypatch, capsys, script, why):
-    tool = tmp_path / "bin" / probe.TOOL
-    tool.parent.mkdir()
-    tool.write_text(f"#!/bin/sh\n{script}\n")
-    tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setenv("SCALEBENCH_BIN_DIR", str(tool.parent))
+    stand_in_tool(tmp_path, monkeypatch, script)
     assert probe.cached_or_measured(tmp_path / "c") is None
     err = capsys.readouterr().err
     assert why in err and "SIMD bounds not measured" in err and err.count("\n") == 1
@@ -110,11 +116,7 @@ def test_the_rates_recorded_on_this_core_stay_within_the_bounds_measured_now(ker
 
 
 def test_a_process_measures_at_most_once_when_the_tool_fails(tmp_path, monkeypatch, capsys):
-    tool = tmp_path / "bin" / probe.TOOL
-    tool.parent.mkdir()
-    tool.write_text(f"#!/bin/sh\necho run >> {tmp_path / 'runs'}\necho 'core shared' >&2\nexit 3\n")
-    tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setenv("SCALEBENCH_BIN_DIR", str(tool.parent))
+    stand_in_tool(tmp_path, monkeypatch, f"echo run >> {tmp_path / 'runs'}\necho 'core shared' >&2\nexit 3")
     assert probe.cached_or_measured(tmp_path / "c") is None
     assert probe.cached_or_measured(tmp_path / "c") is None
     # a shared core (exit 3) is tried once more, then never again by this process
@@ -128,12 +130,10 @@ def test_a_shared_core_is_measured_again_once(tmp_path, monkeypatch, kernel):
         pytest.skip("the core was shared throughout the real tool's run")
     saved = tmp_path / "doc.json"
     saved.write_text(real.stdout)
-    tool = tmp_path / "bin" / probe.TOOL
-    tool.parent.mkdir()
     once = tmp_path / "once"
     # exit 3 (a shared core) on its first run, the real tool's document on the second
-    tool.write_text(f"#!/bin/sh\nif [ ! -e {once} ]; then touch {once}; exit 3; fi\ncat {saved}\n")
-    tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setenv("SCALEBENCH_BIN_DIR", str(tool.parent))
+    tool = stand_in_tool(
+        tmp_path, monkeypatch, f"if [ ! -e {once} ]; then touch {once}; exit 3; fi\ncat {saved}"
+    )
     doc = probe.measure(tool)
     assert doc is not None and doc["figures"] == json.loads(real.stdout)["figures"]
