@@ -11,11 +11,12 @@ every variant of a case (it becomes the record's checksum, as a kernel's checksu
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
 import string
+
+from sbcore.text_checksum import text_checksum
 
 # Where the worker count goes, how the threads are placed, which runtime the program uses.
 RUNTIMES = {"openmp": "omp", "threads": "threads", "mpi": "mpi", "serial": "serial"}  # -> record model
@@ -209,12 +210,4 @@ def result_checksum(result: dict | None, stdout: str, stderr: str) -> tuple[str 
     """(the result's text, the record's checksum over it); without a declared result the checksum is
     that of "no result", the same in every run."""
     text = extract(result, stdout, stderr) if result else None
-    digest = hashlib.sha256(("result:" + (text if text is not None else "<none>")).encode()).digest()
-    return text, f"fnv1a64:{_fnv1a64(digest):016x}"
-
-
-def _fnv1a64(data: bytes) -> int:
-    h = 0xCBF29CE484222325
-    for b in data:
-        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return h
+    return text, text_checksum("result:" + (text if text is not None else "<none>"))

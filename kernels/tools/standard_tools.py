@@ -12,7 +12,6 @@ definition, and `compares_with`: the kernel and params of our case measuring the
 """
 
 import datetime
-import hashlib
 import json
 import os
 import re
@@ -29,6 +28,7 @@ from dataclasses import dataclass
 from sbcore.child import die_with_parent
 from sbcore.errors import ScalebenchError, UsageError
 from sbcore.harness_env import PIN_CPUS as HARNESS_ENV
+from sbcore.text_checksum import text_checksum
 
 SCHEMA = "scalebench.run/1"
 TIMEOUT_S = 600  # per tool run; the runner's case timeout bounds the whole invocation anyway
@@ -280,15 +280,6 @@ TOOLS = {
 }
 
 
-def _fnv1a64(text: str) -> str:
-    # the record's checksum format, over what the tool did (its operation count), never a time: the same
-    # in every repetition of a case, as the validity check expects
-    h = 0xCBF29CE484222325
-    for b in hashlib.sha256(text.encode()).digest():
-        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return f"fnv1a64:{h:016x}"
-
-
 def current_cpu() -> int:
     """The CPU this process runs on now (field 39 of /proc/self/stat)."""
     with open("/proc/self/stat") as fh:
@@ -373,7 +364,7 @@ def run_tool(name: str, opts: dict, rep: int, warmup: bool) -> dict:
         "os_threads": 1,
         "placement": [[where, where]],
         "work": parsed.work,
-        "checksum": _fnv1a64(f"{tool.kernel} {parsed.work}"),
+        "checksum": text_checksum(f"{tool.kernel} {parsed.work}"),
         "result": result,
         "timer_res_s": time.get_clock_info("monotonic").resolution,
         "build": {"compiler": tool.executable, "flags": "", "fp_contract": "default"},
