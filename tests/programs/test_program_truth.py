@@ -2,7 +2,8 @@
 
 - the project's own Mandelbrot OpenMP kernel run as a plain program (scalebench is told its command and
   where its time is in its output, nothing else) agrees with the harness's own measurement of the same
-  kernel: speedup intervals that overlap, load balance within 2 percentage points;
+  kernel: speedup intervals that overlap, load balance (median over repetitions) within 2 percentage
+  points;
 - programs nobody here wrote, from Debian packages (zstd's threads, ImageMagick's OpenMP), give sane
   campaigns: speedups at most the core count, a report that names them and the POP method;
 - the OMPT method on a GCC-built OpenMP program (LLVM's libomp standing in for libgomp).
@@ -11,6 +12,7 @@
 import base64
 import csv
 import os
+import statistics
 from pathlib import Path
 
 import pytest
@@ -65,6 +67,7 @@ def test_mandelbrot_as_a_plain_program_agrees_with_the_harness(tmp_path, lock_en
     assert analyze(campaign, lock_env, "--baseline", "self").returncode == 0
     speedup = table(campaign, "speedup.csv")
     pop = {r["case_id"]: r for r in table(campaign, "pop_metrics.csv")}
+    found = records(campaign)
     for schedule in ("static", "static,1"):
         two = [r for r in speedup if r["workers"] == "2" and r["schedule"] == schedule]
         (harness,) = [r for r in two if r["kernel"] == "mandelbrot"]
@@ -81,12 +84,24 @@ def test_mandelbrot_as_a_plain_program_agrees_with_the_harness(tmp_path, lock_en
             float(harness["unpaired_speedup_ci_high"]), float(program["unpaired_speedup_ci_high"]) * BUDGET
         )
         assert low <= high, (schedule, harness["speedup"], program["speedup"])  # the intervals overlap
-        balance = (
-            float(pop[harness["case_id"]]["load_balance"]),
-            float(pop[program["case_id"]]["load_balance"]),
-        )
+        # Load balance per repetition, the median over the measured ones: a slow phase of the shared
+        # host that hits a repetition or two of one side (a thread slowed for part of its run) moves a
+        # ratio of means by several points, the median not (the report's ratio of means is checked
+        # against its bootstrap interval below).
+        balance = (median_balance(found, harness["case_id"]), median_balance(found, program["case_id"]))
         assert abs(balance[0] - balance[1]) <= 0.02, (schedule, balance)
-    assert all(r["pop_method"] == "task-cpu" for r in records(campaign) if r["lang"] == "program")
+        for row in (harness, program):
+            estimate = pop[row["case_id"]]
+            assert float(estimate["load_balance_lo"]) <= float(estimate["load_balance"])
+            assert float(estimate["load_balance"]) <= float(estimate["load_balance_hi"])
+    assert all(r["pop_method"] == "task-cpu" for r in found if r["lang"] == "program")
+
+
+def median_balance(found: list[dict], case_id: str) -> float:
+    """Median over a case's measured repetitions of mean useful time / max useful time."""
+    reps = [r for r in found if r["case_id"] == case_id and not r["warmup"]]
+    assert len(reps) >= 5, (case_id, len(reps))
+    return statistics.median(r["worker_useful_mean_s"] / r["worker_useful_max_s"] for r in reps)
 
 
 def sane(campaign: Path, env: dict, name: str) -> list[dict]:
