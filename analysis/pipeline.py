@@ -166,7 +166,8 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
     # A case leaving an option at the kernel's default (e.g. no --inner) gets what its records report.
     reported = case_stats.records.groupby("case_id", observed=True)[["schedule", "sync", "inner"]].first()
     for column in ("schedule", "sync", "inner"):
-        summary[column] = summary[column].fillna(summary["case_id"].map(reported[column].astype(object)))
+        found = summary["case_id"].map(reported[column]).astype(object)
+        summary[column] = summary[column].astype(object).where(summary[column].notna(), found)
     summary = checksum_check(summary)
     lap("case properties, checksums")
     summary = summary.merge(clean_summary(case_stats.records), on="case_id", how="left")
