@@ -31,7 +31,7 @@ def scenario_table(records: pd.DataFrame) -> pd.DataFrame:
     grouped = r.groupby(["case_id", "sched_asked", "load_name"], observed=True, dropna=False)
     columns = {
         "threads": ("threads", "first"),
-        "applied": ("sched_applied", lambda v: "; ".join(sorted(set(map(str, v))))),
+        "applied": ("sched_applied", _distinct),  # - where nothing was read back (a program)
         "wait": ("wait", _distinct),
         "median_s": ("wall_s", "median"),
         "load_cpu_share": ("load_cpu_share", "median"),
