@@ -10,9 +10,10 @@ import argparse
 import contextlib
 import importlib
 import os
-import signal
 import sys
 from pathlib import Path
+
+from sbcore.child import stop_on_signals
 
 # Which module registers which subcommands, in the order --help lists them. Only the module owning the
 # command being run is imported: `run-case` starts once per Slurm array task and must not pay for pandas.
@@ -109,14 +110,9 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def _interrupt(signum, _frame):
-    raise KeyboardInterrupt(signal.Signals(signum).name)
-
-
 def main(argv: list[str] | None = None) -> int:
     # SIGTERM and SIGHUP end every command like Ctrl-C, from its first instruction on: one line, 130.
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, _interrupt)
+    stop_on_signals()
     try:
         return _main(argv)
     except KeyboardInterrupt:
