@@ -82,7 +82,8 @@ def test_the_benchmark_reads_a_ratio_of_every_pair_from_what_analyze_writes(
     rows = perf_duet.figures(mode, tmp_path / mode, tmp_path / mode / "analysis", np.random.default_rng(1))
     assert sorted(rows) == sorted(pairs)
     for pair, row in rows.items():
-        assert row["ratio"] > 0 and 0 <= row["halfwidth"] < 1, (pair, row)
+        # a CI read for every pair (how wide is the host's business: a loaded one widens it past 1)
+        assert row["ratio"] > 0 and np.isfinite(row["halfwidth"]) and row["halfwidth"] >= 0, (pair, row)
         assert row["paired"] == (mode == "duet" or pair.startswith("A/A")), (pair, row)
     # The SIMD pi kernel is faster than the scalar one: b/a below 1 tells the two sides apart.
     assert rows["pi scalar vs SIMD serial"]["ratio"] < 1

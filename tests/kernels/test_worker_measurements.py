@@ -88,12 +88,20 @@ def test_a_planted_lock_contention_is_waiting_not_work_imbalance(kernel):
     """Two workers hammering one mutex (--batch 1, coarse) wait on it; the same work lock-free
     (atomic) has no waiting at all: the wait is timed only where a lock was contended."""
     common = ["--threads", 2, "--schedule", "block", "--batch", 1, "--samples", 2000000, "--reps", 3]
-    coarse = records(kernel("mcpi-c-pthreads"), *common, "--sync", "coarse")
     atomic = records(kernel("mcpi-c-pthreads"), *common, "--sync", "atomic")
     assert all(r["worker_wait_mean_s"] == 0 for r in atomic)
+    coarse = []
+    # On 2 vCPUs the two workers overlap often enough to contend at least once in some repetition,
+    # unless other processes hold the CPUs so that the two rarely run at once: up to three tries.
+    for _ in range(3):
+        coarse += records(kernel("mcpi-c-pthreads"), *common, "--sync", "coarse")
+        if max(r["worker_wait_mean_s"] for r in coarse) > 0:
+            break
     assert all(r["worker_work_mean"] == r["worker_work_max"] for r in coarse + atomic)
-    # on 2 vCPUs the two workers overlap often enough to contend at least once in some repetition
-    assert max(r["worker_wait_mean_s"] for r in coarse) > 0
+    waited = [r["probe"]["runq_wait_s"] / (2 * r["wall_s"]) for r in coarse]
+    if max(r["worker_wait_mean_s"] for r in coarse) == 0 and min(waited) > 0.3:
+        pytest.skip(f"the host was loaded: the workers waited for a CPU {sorted(waited)} of their time")
+    assert max(r["worker_wait_mean_s"] for r in coarse) > 0, waited
 
 
 def test_kernels_that_do_not_report_work_carry_no_worker_fields(kernel):
