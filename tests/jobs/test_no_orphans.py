@@ -1,6 +1,7 @@
 """A runner that dies by SIGTERM, SIGINT, SIGHUP or SIGKILL takes its kernel and competing load along
 within a second; a resume started right after measures alone (and is itself stopped cleanly)."""
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -46,7 +47,29 @@ def _descendants(root: int) -> set[int]:
     return found
 
 
+STARTED: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_runner_outlives_its_test():
+    """A failed test must not leave its runner measuring (it holds the host's measurement lock, so every
+    later test that measures would wait for it): its whole process group is killed."""
+    yield
+    while STARTED:
+        runner = STARTED.pop()
+        if runner.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(runner.pid, signal.SIGKILL)
+            runner.wait(timeout=10)
+
+
 def _start(args: list[str]) -> subprocess.Popen:
+    runner = _popen(args)
+    STARTED.append(runner)
+    return runner
+
+
+def _popen(args: list[str]) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, str(ROOT / "scalebench"), *args, "--no-progress"],
         cwd=ROOT,
