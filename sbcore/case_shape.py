@@ -15,6 +15,6 @@ def case_workers(case: dict) -> int:
 
 def oversubscribed(workers, cores):
     """More workers than cores (scalars or columns). `cores` may be the node type's core count or a
-    speedup's speedup_bound, min(workers, cores): the workers exceed either exactly when they exceed
-    the cores. Unknown cores (NaN) oversubscribe nothing."""
+    speedup's usable_cores, min(workers, cores) (analysis/checks.py): the workers exceed either exactly
+    when they exceed the cores. Unknown cores (NaN) oversubscribe nothing."""
     return workers > cores
