@@ -23,7 +23,7 @@ from analysis.campaign import CASE_COLUMNS, problem_key
 from analysis.stats.categorical import case_categories, text_in
 from analysis.stats.speedup import key_strings
 from sbcore import layout
-from sbcore.case_shape import oversubscribed
+from sbcore.case_shape import oversubscribed, usable_cores
 
 
 def case_table(planned: pd.DataFrame, records: pd.DataFrame) -> pd.DataFrame:
@@ -221,12 +221,11 @@ PLAUSIBILITY_TOLERANCE = 0.02
 
 
 def plausibility(speedup: pd.DataFrame, cores: dict[str, int | None]) -> pd.DataFrame:
-    """Adds usable_cores (min(workers, cores): the speedup the cores allow the case's workers, unlike
-    models.csv's amdahl_limit, 1/f, the speedup a fitted serial fraction allows at any worker count) and
-    plausibility (ok|implausible|superlinear|unknown)."""
+    """Adds usable_cores (sbcore/case_shape.py: min(workers, cores), the most speedup the cores allow)
+    and plausibility (ok|implausible|superlinear|unknown)."""
     sp = speedup.copy()
     node_cores = sp["node_type"].map(lambda nt: (cores.get(nt) or (None,))[0]).astype(float)
-    bound = np.fmin(sp["workers"].astype(float), node_cores)  # unknown cores: the workers still bound it
+    bound = usable_cores(sp["workers"].astype(float), node_cores)  # unknown cores: the workers bound it
     sp["usable_cores"] = bound
     verdict = pd.Series("ok", index=sp.index, dtype=object)
     above = sp["speedup"] > bound * (1 + PLAUSIBILITY_TOLERANCE)
