@@ -41,6 +41,7 @@ import pandas as pd
 
 from analysis.records.machine_state import LATENCY_CHAINS, TPUT_CHAINS, TRANSFER_CHAINS
 from analysis.stats.categorical import case_categories, numeric, text_in
+from sbcore.case_shape import oversubscribed
 from sbcore.sampling import median_ci_rank
 from sbcore.slow_transfer import (  # TRANSFER_SLOW_RATIO: read from here by the report and perf/
     NORMAL_QUANTILE,
@@ -138,7 +139,7 @@ def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
     # Oversubscribed cases wait by design, and so do the microbenchmarks, whose ping-pong partners and
     # periodic threads are not counted as workers: only the scaling kernels' threads are all workers.
     scaling = text_in(out["kernel"], SCALING_KERNELS) if "kernel" in out else True
-    fits = (out["threads"] <= cpus) & scaling
+    fits = cpus.notna() & ~oversubscribed(out["threads"], cpus) & scaling  # a process's threads on its CPUs
     share = out["runq_wait_share"].where(fits)
     if share.isna().all():
         normal_share = pd.Series(np.nan, index=out.index)
