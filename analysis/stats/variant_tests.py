@@ -2,10 +2,10 @@
 
 Two cases are compared when they are the same measurement (node type, binary, problem, pinning, counter
 group, inner loop, threads, ranks) except for exactly one of schedule or sync: sbcore/variant_pairs.py's
-rule, which the runner's comparison target shares. The test makes no
-normality assumption; Cliff's delta (= rank-biserial correlation, 2U/(n1 n2) - 1) says how often one
-variant is slower than the other; p-values are Holm-corrected over all comparisons of the campaign
-(scipy has Benjamini–Hochberg but not Holm). Node-type pairs (the same measurement on two node types,
+rule, which the runner's comparison target shares. The test makes no normality assumption; Cliff's
+delta (= rank-biserial correlation, 2U/(n1 n2) - 1) says how often one variant is slower than the
+other; p-values are Holm-corrected over all comparisons of the campaign (scipy has Benjamini–Hochberg
+but not Holm). Node-type pairs (the same measurement on two node types,
 see analysis/stats/node_types.py) join the same correction.
 """
 
