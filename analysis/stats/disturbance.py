@@ -139,7 +139,7 @@ def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
     # Oversubscribed cases wait by design, and so do the microbenchmarks, whose ping-pong partners and
     # periodic threads are not counted as workers: only the scaling kernels' threads are all workers.
     scaling = text_in(out["kernel"], SCALING_KERNELS) if "kernel" in out else True
-    fits = cpus.notna() & ~oversubscribed(out["threads"], cpus) & scaling  # a process's threads on its CPUs
+    fits = pd.notna(cpus) & ~oversubscribed(out["threads"], cpus) & scaling  # a process's threads, its CPUs
     share = out["runq_wait_share"].where(fits)
     if share.isna().all():
         normal_share = pd.Series(np.nan, index=out.index)
