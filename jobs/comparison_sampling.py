@@ -23,7 +23,7 @@ microseconds, no resampling); the analysis reports its bootstrap CI over the sam
 cache-line transfer that slows its case (sbcore/slow_transfer.py, the analysis' rule) does not count,
 a trial without another process of the case is left out, and so is a ratio taken across a change of
 the host's phase (sbcore/slow_phase.py, the analysis' rule). Which family runs next when one is in
-that state now: jobs/transfer_state.py.
+that state now: jobs/trial_pacer.py (the state itself: jobs/transfer_state.py).
 """
 
 from __future__ import annotations

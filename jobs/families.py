@@ -37,7 +37,7 @@ from sbcore.variant_pairs import BASELINE_MODEL
 INTERLEAVE = ("none", "family")  # the experiment key `interleave`: its allowed values, the default first
 DEFAULT_BASELINE_EVERY = 8  # the experiment key `baseline_every`: a baseline run after every 8 members
 # The experiment key `comparison_wait_s`: seconds one run's comparison target may wait for a slow
-# cache-line transfer to pass (jobs/transfer_state.py). An "apart" phase of our guests lasts about 50 s
+# cache-line transfer to pass (jobs/trial_pacer.py). An "apart" phase of our guests lasts about 50 s
 # (docs/campaigns.md): one can be waited out, and a lasting one costs a run at most a minute.
 DEFAULT_COMPARISON_WAIT_S = 60.0
 
