@@ -10,9 +10,9 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.records.flatten import canonical_json
-from analysis.variants import VARIANT_PARAMS
 from sbcore import campaign_access, layout, sampling, simd_bounds
 from sbcore.program_spec import binary_name
+from sbcore.variant_dimensions import problem_params
 
 
 @dataclass
@@ -132,7 +132,7 @@ def scenario_of(case: dict) -> dict:
 
 def problem_key(params: dict) -> str:
     """The kernel's problem (size, region, samples, seed...): params without the parallel variant."""
-    return canonical_json({k: v for k, v in params.items() if k not in VARIANT_PARAMS})
+    return canonical_json(problem_params(params))
 
 
 def _read_bytes(path: Path, problems: list) -> bytes | None:

@@ -23,7 +23,7 @@ from analysis.campaign import CASE_COLUMNS, problem_key
 from analysis.stats.categorical import case_categories, text_in
 from analysis.stats.speedup import key_strings
 from sbcore import layout
-from sbcore.case_shape import oversubscribed
+from sbcore.case_shape import oversubscribed, usable_cores
 
 
 def case_table(planned: pd.DataFrame, records: pd.DataFrame) -> pd.DataFrame:
@@ -211,7 +211,7 @@ def _empty_for_missing(column: pd.Series) -> pd.Series:
 
 # Speedup plausibility -------------------------------------------------------------------------------
 # A case can at most be as many times faster as it has workers running on distinct physical cores:
-# bound = min(workers, cores). Above the bound the number is flagged `implausible` (typically a slow
+# usable_cores = min(workers, cores). Above it the number is flagged `implausible` (typically a slow
 # baseline: measured while the machine was slower) unless even the CI's lower bound is above it: then it
 # is `superlinear`, which is possible (caches) but needs an explanation.
 # Within PLAUSIBILITY_TOLERANCE of the bound is noise around perfect scaling (a 1-worker case 1 % faster
@@ -221,11 +221,12 @@ PLAUSIBILITY_TOLERANCE = 0.02
 
 
 def plausibility(speedup: pd.DataFrame, cores: dict[str, int | None]) -> pd.DataFrame:
-    """Adds speedup_bound (min(workers, cores)) and plausibility (ok|implausible|superlinear|unknown)."""
+    """Adds usable_cores (sbcore/case_shape.py: min(workers, cores), the most speedup the cores allow)
+    and plausibility (ok|implausible|superlinear|unknown)."""
     sp = speedup.copy()
     node_cores = sp["node_type"].map(lambda nt: (cores.get(nt) or (None,))[0]).astype(float)
-    bound = np.fmin(sp["workers"].astype(float), node_cores)  # unknown cores: the workers still bound it
-    sp["speedup_bound"] = bound
+    bound = usable_cores(sp["workers"].astype(float), node_cores)  # unknown cores: the workers bound it
+    sp["usable_cores"] = bound
     verdict = pd.Series("ok", index=sp.index, dtype=object)
     above = sp["speedup"] > bound * (1 + PLAUSIBILITY_TOLERANCE)
     verdict[above] = "implausible"
@@ -248,16 +249,16 @@ def attach_case_flags(speedup: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFr
 def caveats(row) -> str:
     """The reader's warnings for one speedup row, as a short comma-separated text ('' when none)."""
     notes = []
-    workers, bound = row.get("workers", np.nan), row.get("speedup_bound", np.nan)
+    workers, bound = row.get("workers", np.nan), row.get("usable_cores", np.nan)
     if oversubscribed(workers, bound):
         notes.append(f"oversubscribed: {workers:g} workers on {bound:g} cores")
     if row["plausibility"] == "implausible":
-        notes.append(f"implausible: above {row['speedup_bound']:g} cores/workers")
+        notes.append(f"implausible: above {row['usable_cores']:g} cores/workers")
     if row["plausibility"] == "superlinear":
         notes.append("superlinear: needs an explanation")
-    if row["plausibility"] == "ok" and row.get("speedup", np.nan) > row.get("speedup_bound", np.inf):
+    if row["plausibility"] == "ok" and row.get("speedup", np.nan) > row.get("usable_cores", np.inf):
         notes.append(
-            f"above {row['speedup_bound']:g} cores/workers by under {PLAUSIBILITY_TOLERANCE:.0%}: "
+            f"above {row['usable_cores']:g} cores/workers by under {PLAUSIBILITY_TOLERANCE:.0%}: "
             "perfect scaling within noise"
         )
     if row.get("speedup_ci_high", np.nan) < 1:
@@ -310,7 +311,7 @@ def headline(speedup: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (node, kernel), part in ok.groupby(["node_type", "kernel"], sort=True):
         skipped = int((part["plausibility"] == "implausible").sum())
-        within = ~oversubscribed(part["workers"], part["speedup_bound"])
+        within = ~oversubscribed(part["workers"], part["usable_cores"])
         candidates = part[within] if within.any() else part
         eligible = candidates[candidates["plausibility"].isin(["ok", "unknown"])]
         superlinear = candidates[candidates["plausibility"] == "superlinear"]

@@ -9,9 +9,9 @@ one more trial of it (a process of each case of the comparisons still too wide t
 under `max_reps`, the baseline as often as it runs in a trial, jobs/families.py; in the trial order
 of jobs/families.py), and decides again. The comparisons are the analysis' (analysis/stats/paired.py):
 each member's speedup against the family's baseline (its serial member) and each variant ratio (two
-members that differ in exactly one of schedule or sync, analysis/stats/variant_tests.py). A family is
-done when every one of them has a 95 % CI half-width within the target, or when no case of one that
-does not has room left. The same for each language or inner-loop pair of a trial group
+members that differ in exactly one of schedule or sync, sbcore/variant_pairs.py). A family is done when
+every one of them has a 95 % CI half-width within the target, or when no case of one that does not
+has room left. The same for each language or inner-loop pair of a trial group
 (sbcore/cross_pairs.py, jobs/families.py): a trial of just its two cases. Oversubscribed
 cases (more workers than the node type's cores, marked by the plan) are not sampled for it: their
 comparisons are reported but outside the campaign's precision count (analysis/stats/comparison_precision.py).
@@ -23,7 +23,7 @@ microseconds, no resampling); the analysis reports its bootstrap CI over the sam
 cache-line transfer that slows its case (sbcore/slow_transfer.py, the analysis' rule) does not count,
 a trial without another process of the case is left out, and so is a ratio taken across a change of
 the host's phase (sbcore/slow_phase.py, the analysis' rule). Which family runs next when one is in
-that state now: jobs/transfer_state.py.
+that state now: jobs/trial_pacer.py (the state itself: jobs/transfer_state.py).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from sbcore.cross_pairs import cross_pairs
 from sbcore.slow_phase import across_phase_flags
 from sbcore.slow_transfer import slow_transfer_flags, transfer_rep
 from sbcore.trial_pairing import Run, times_together
-from sbcore.variant_dimensions import VARIANT_DIMENSIONS
+from sbcore.variant_pairs import variant_pairs
 
 
 def comparison_target(cases: list[dict]) -> dict | None:
@@ -126,28 +126,6 @@ class RecordCache:
         self.times.pop(case["case_id"], None)
 
 
-VARIANT_MATCH = (
-    "binary",
-    "pin",
-    "counter_group",
-    "threads",
-    "ranks",
-)  # with the family: the same measurement
-
-
-def variant_pairs(members: list[dict]) -> list[tuple[dict, dict]]:
-    """The members the analysis compares as variants (analysis/stats/variant_tests.py): the same
-    measurement but for exactly one of schedule or sync; serial members take no part."""
-    others = [c for c in members if not is_baseline(c)]
-    pairs = []
-    for i, a in enumerate(others):
-        for b in others[i + 1 :]:
-            differ = [d for d in VARIANT_DIMENSIONS if a["params"].get(d) != b["params"].get(d)]
-            if len(differ) == 1 and all(a.get(k) == b.get(k) for k in VARIANT_MATCH):
-                pairs.append((a, b))
-    return pairs
-
-
 def counted(case: dict) -> bool:
     """In the campaign's precision count (oversubscribed cases are reported, not sampled for it)."""
     return not case["comparison"].get("oversubscribed")
@@ -185,7 +163,8 @@ def family_need(
     comparisons = [
         (baseline, c) for c in members if baseline is not None and c is not baseline and counted(c)
     ]
-    comparisons += [(a, b) for a, b in variant_pairs(members) if counted(a) and counted(b)]
+    # a variant ratio is b's time over a's, as the analysis reads it (sbcore/variant_pairs.py)
+    comparisons += [(b, a) for a, b in variant_pairs(members) if counted(a) and counted(b)]
     imprecise = [
         (ratio_halfwidth(times[a["case_id"]].usable, times[b["case_id"]].usable), a, b)
         for a, b in comparisons

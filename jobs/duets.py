@@ -24,14 +24,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 from jobs.families import grouped
 from sbcore.case_shape import case_workers
-from sbcore.variant_dimensions import DEFAULT_INNER, VARIANT_DIMENSIONS
+from sbcore.variant_dimensions import DEFAULT_INNER, problem_params
 
 NOT_THE_MEASUREMENT = ("lang", "model", "binary", "case_id", "index", "argv", "params", "family", "env")
 
 
 def duet_key(case: dict) -> str:
     """Equal for the two cases of one duet pair."""
-    problem = {k: v for k, v in case["params"].items() if k not in (*VARIANT_DIMENSIONS, "inner")}
+    problem = problem_params(case["params"])
     rest = {k: v for k, v in case.items() if k not in NOT_THE_MEASUREMENT}
     rest.pop("threads", None)
     body = json.dumps([case["kernel"], problem, rest], sort_keys=True, default=str)

@@ -31,19 +31,21 @@ import hashlib
 import json
 
 from sbcore.cross_pairs import cross_values
-from sbcore.variant_dimensions import CROSS_DIMENSIONS, VARIANT_DIMENSIONS
+from sbcore.variant_dimensions import problem_params
+from sbcore.variant_pairs import BASELINE_MODEL
 
 INTERLEAVE = ("none", "family")  # the experiment key `interleave`: its allowed values, the default first
 DEFAULT_BASELINE_EVERY = 8  # the experiment key `baseline_every`: a baseline run after every 8 members
 # The experiment key `comparison_wait_s`: seconds one run's comparison target may wait for a slow
-# cache-line transfer to pass (jobs/transfer_state.py). An "apart" phase of our guests lasts about 50 s
+# cache-line transfer to pass (jobs/trial_pacer.py). An "apart" phase of our guests lasts about 50 s
 # (docs/campaigns.md): one can be waited out, and a lasting one costs a run at most a minute.
 DEFAULT_COMPARISON_WAIT_S = 60.0
 
 
 def problem_of(case: dict) -> dict:
-    """The case's parameters without the variant dimensions and its inner loop: what it computes."""
-    return {k: v for k, v in case["params"].items() if k not in (*VARIANT_DIMENSIONS, *CROSS_DIMENSIONS)}
+    """The case's parameters without the variant dimensions and its inner loop: what it computes
+    (sbcore/variant_dimensions.py)."""
+    return problem_params(case["params"])
 
 
 def name_hash(key: list) -> str:
@@ -59,13 +61,13 @@ def family_of(case: dict) -> str:
 
 def trial_group_of(case: dict) -> str:
     """<kernel>-<hash of node type and problem>: equal for the families that differ only in language
-    and inner loop (CROSS_DIMENSIONS), which run in the same trials."""
+    and inner loop (sbcore/variant_dimensions.py's CROSS_DIMENSIONS), which run in the same trials."""
     return f"{case['kernel']}-{name_hash([case['node_type'], case['kernel'], problem_of(case)])}"
 
 
 def is_baseline(case: dict) -> bool:
     """The member the others are compared with: the serial kernel (the analysis' speedup baseline)."""
-    return case.get("model") == "serial"
+    return case.get("model") == BASELINE_MODEL
 
 
 def baseline_runs(members: int, every: int) -> int:

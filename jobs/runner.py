@@ -8,7 +8,7 @@ family needing the same invocation back to back, in a fresh random order. Ctrl-C
 the running kernel; finished records stay. With a comparison target (`comparison_target_ci`,
 jobs/comparison_sampling.py), once every case has met its own rule, the runner keeps running trials of
 the family whose paired speedups are least precise, until all meet it or its budget is spent; a
-family in a slow cache-line transfer is passed over or waited out (jobs/transfer_state.py).
+family in a slow cache-line transfer is passed over or waited out (jobs/trial_pacer.py).
 """
 
 import os

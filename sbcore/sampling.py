@@ -10,7 +10,8 @@ Two rules say when to stop:
   +-target_ci of the median (relative half-width), with at least min_reps and at most max_reps (= the
   case's `reps`) repetitions and, if given, at most budget_s seconds of runner wall time.
 The interval is the distribution-free one from binomial order statistics (no resampling, no scipy), so
-deciding costs microseconds; the analysis keeps its bootstrap intervals for what it reports.
+deciding costs microseconds; the analysis uses it too where a stated coverage matters, and bootstrap
+intervals elsewhere (docs/analysis.md, "Which confidence interval, for what").
 """
 
 import math
@@ -39,17 +40,24 @@ def case_rule(case: dict) -> Rule:
     )
 
 
-def median_ci(values, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
-    """Distribution-free CI of the median: [x_(k), x_(n+1-k)] (1-based order statistics) with the
-    largest k whose coverage P(k <= B <= n-k), B ~ Binomial(n, 1/2), reaches `confidence`.
-    None when n is too small for any such interval (n < 6 at 95 %)."""
-    xs = sorted(values)
-    n = len(xs)
+def median_ci_rank(n: int, confidence: float = CONFIDENCE) -> int | None:
+    """The distribution-free CI of the median of n values is [x_(k), x_(n+1-k)] (1-based order
+    statistics) with this k: the largest whose coverage P(k <= B <= n-k), B ~ Binomial(n, 1/2), reaches
+    `confidence`. None when n is too small for any such interval (n < 6 at 95 %). The one declaration
+    of the order-statistic interval: the runner's rules here, the analysis' undisturbed medians
+    (analysis/stats/disturbance.py) and its verdicts on published figures
+    (analysis/stats/median_interval.py)."""
     for k in range(n // 2, 0, -1):
-        coverage = sum(math.comb(n, i) for i in range(k, n - k + 1)) / 2**n
-        if coverage >= confidence:
-            return xs[k - 1], xs[n - k]
+        if sum(math.comb(n, i) for i in range(k, n - k + 1)) / 2**n >= confidence:
+            return k
     return None
+
+
+def median_ci(values, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+    """Distribution-free CI of the median of `values` (median_ci_rank); None when too few."""
+    xs = sorted(values)
+    k = median_ci_rank(len(xs), confidence)
+    return None if k is None else (xs[k - 1], xs[len(xs) - k])
 
 
 def relative_halfwidth(values, confidence: float = CONFIDENCE) -> float | None:

@@ -2,7 +2,7 @@
 a cache line between its CPUs was slow, in a state that slowed the case itself. One declaration for
 the analysis (analysis/stats/disturbance.py flags such repetitions `slow_transfer`, and
 analysis/stats/paired.py leaves trials with such a member out) and for the runner's comparison target
-(jobs/comparison_sampling.py counts the same trials, jobs/transfer_state.py defers or waits out a
+(jobs/comparison_sampling.py counts the same trials, jobs/trial_pacer.py defers or waits out a
 family in that state).
 
 A repetition's probe (docs/formats.md) holds the round trip between the case's first CPU and each

@@ -11,3 +11,12 @@ VARIANT_DIMENSIONS = ("schedule", "sync")
 # (sbcore/cross_pairs.py). `lang` is a case's field, `inner` one of its parameters.
 CROSS_DIMENSIONS = ("lang", "inner")
 DEFAULT_INNER = "scalar"  # the kernels' --inner when a case does not give it
+
+# The parameters that choose how a kernel runs, not what it computes: every table of the analysis names
+# a variant by them (analysis/variants.py), and a case's problem is its params without them.
+VARIANT_PARAMS = (*VARIANT_DIMENSIONS, "inner")
+
+
+def problem_params(params: dict) -> dict:
+    """What a case computes (size, region, samples, seed...): its params without VARIANT_PARAMS."""
+    return {k: v for k, v in params.items() if k not in VARIANT_PARAMS}

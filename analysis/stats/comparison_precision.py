@@ -13,9 +13,9 @@ core — and whether its CI lies inside HEADLINE_BAND times the core count ([1.9
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
+from sbcore.case_shape import oversubscribed, usable_cores
 from sbcore.case_shape import workers as case_workers
 
 PRECISE = 0.02  # the CI half-width (relative) a comparison must reach
@@ -111,10 +111,10 @@ def comparison_precision(*tables: pd.DataFrame) -> dict:
         ["workers", "cores", "ratio", "ci_low", "ci_high"]
     ].astype(float)
     halfwidth = (c["ci_high"] - c["ci_low"]) / 2 / c["ratio"]
-    counted = c["workers"] <= c["cores"].fillna(np.inf)
+    counted = ~oversubscribed(c["workers"], c["cores"])
     precise = counted & (halfwidth <= PRECISE)
     speedups = c[c["kind"] == "speedup"]
-    bound = np.fmin(speedups["workers"], speedups["cores"].fillna(np.inf))
+    bound = usable_cores(speedups["workers"], speedups["cores"])
     above_bound = speedups[speedups["ci_low"] > CODE_MARGIN * bound]
     above_one = speedups[(speedups["workers"] == 1) & (speedups["ci_low"] > CODE_MARGIN)]
     n = int(counted.sum())

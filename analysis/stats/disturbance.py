@@ -41,7 +41,8 @@ import pandas as pd
 
 from analysis.records.machine_state import LATENCY_CHAINS, TPUT_CHAINS, TRANSFER_CHAINS
 from analysis.stats.categorical import case_categories, numeric, text_in
-from sbcore.sampling import median_ci
+from sbcore.case_shape import oversubscribed
+from sbcore.sampling import median_ci_rank
 from sbcore.slow_transfer import (  # TRANSFER_SLOW_RATIO: read from here by the report and perf/
     NORMAL_QUANTILE,
     TRANSFER_MATTERS,
@@ -138,7 +139,7 @@ def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
     # Oversubscribed cases wait by design, and so do the microbenchmarks, whose ping-pong partners and
     # periodic threads are not counted as workers: only the scaling kernels' threads are all workers.
     scaling = text_in(out["kernel"], SCALING_KERNELS) if "kernel" in out else True
-    fits = (out["threads"] <= cpus) & scaling
+    fits = pd.notna(cpus) & ~oversubscribed(out["threads"], cpus) & scaling  # a process's threads, its CPUs
     share = out["runq_wait_share"].where(fits)
     if share.isna().all():
         normal_share = pd.Series(np.nan, index=out.index)
@@ -193,7 +194,7 @@ def clean_summary(flagged: pd.DataFrame) -> pd.DataFrame:
 
     Vectorised over cases (a million records: no loop over groups): the clean times sorted within each
     case, the median and the CI are gathers of order statistics; which order statistics bound the CI
-    depends only on the count and comes from sbcore.sampling.median_ci on the ranks themselves."""
+    depends only on the count (sbcore.sampling.median_ci_rank)."""
     if flagged.empty:
         return pd.DataFrame(columns=["case_id", *SUMMARY_COLUMNS])
     case = case_categories(flagged["case_id"])
@@ -212,10 +213,10 @@ def clean_summary(flagged: pd.DataFrame) -> pd.DataFrame:
         rows = np.flatnonzero(counts == n)
         first = starts[rows]
         median[rows] = 0.5 * (values[first + (n - 1) // 2] + values[first + n // 2])
-        ranks = median_ci(range(n))  # (lower, upper) 0-based ranks of the CI's bounds, or None
-        if ranks is not None:
-            low[rows] = values[first + ranks[0]]
-            high[rows] = values[first + ranks[1]]
+        k = median_ci_rank(n)  # the CI is [x_(k), x_(n+1-k)] (1-based), or none
+        if k is not None:
+            low[rows] = values[first + k - 1]
+            high[rows] = values[first + n - k]
     return pd.DataFrame(
         {
             "case_id": case_ids,

@@ -4,8 +4,9 @@ A percentile bootstrap of the median of 3 trials is [min, max] of the 3, which c
 with probability 1 - 2 x 0.5^3 = 75 %, not the 90 % it is labelled with; at 5 trials the bootstrap
 interval is narrower than [min, max] and covers less than its label too. The order-statistic interval
 is exact instead: for n independent draws of any continuous distribution, [x_(k), x_(n-k+1)] covers the
-median with probability 1 - 2 P(Binomial(n, 1/2) <= k - 1). The widest k reaching the confidence is
-used, and that probability is returned as the interval's coverage. Below MIN_TRIALS draws no interval
+median with probability 1 - 2 P(Binomial(n, 1/2) <= k - 1). The largest k reaching the confidence is
+used (sbcore/sampling.py's median_ci_rank, the runner's interval too), and that probability is
+returned as the interval's coverage. Below MIN_TRIALS draws no interval
 reaches 90 %: there is none (NaN), and the caller says so.
 
 For the ratio of the medians of two independent samples, each median gets its interval at
@@ -21,25 +22,18 @@ import math
 import numpy as np
 from scipy import stats
 
+from sbcore.sampling import median_ci_rank
+
 
 def coverage_of(n: int, k: int) -> float:
     """P([x_(k), x_(n-k+1)] covers the median) for n continuous i.i.d. draws (1 <= k <= n / 2)."""
     return float(1 - 2 * stats.binom.cdf(k - 1, n, 0.5))
 
 
-def order_index(n: int, confidence: float) -> int | None:
-    """The largest k whose interval [x_(k), x_(n-k+1)] reaches `confidence` (None: none does)."""
-    best = None
-    for k in range(1, n // 2 + 1):
-        if coverage_of(n, k) >= confidence:
-            best = k
-    return best
-
-
 def smallest_count(confidence: float) -> int:
     """The fewest draws at which [min, max] reaches `confidence`."""
     n = 1
-    while order_index(n, confidence) is None:
+    while median_ci_rank(n, confidence) is None:
         n += 1
     return n
 
@@ -48,7 +42,7 @@ def median_interval(values, confidence: float) -> tuple[float, float, float]:
     """(low, high, coverage) of the median of `values`; NaN bounds when too few values reach it."""
     x = np.sort(np.asarray(values, dtype=float))
     x = x[np.isfinite(x)]
-    k = order_index(len(x), confidence)
+    k = median_ci_rank(len(x), confidence)
     if k is None:
         return math.nan, math.nan, coverage_of(len(x), 1) if len(x) >= 2 else 0.0
     return float(x[k - 1]), float(x[len(x) - k]), coverage_of(len(x), k)

@@ -10,10 +10,10 @@ import json
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from analysis.reference_data import micro_references
 from analysis.stats.median_interval import median_interval
-from analysis.stats.reference import ratio_with_ci
 from analysis.stats.smt import compare_with_topology, siblings_by_timing
 from analysis.stats.verdicts import DEFAULT_MARGIN, EQUIVALENCE_CONFIDENCE, Band, equivalence, equivalence_in
 
@@ -27,6 +27,7 @@ UNIT = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "x": 1.0}
 STATS = ("min_s", "median_s", "mean_s", "p99_s", "max_s")
 NO_SMT = "needs a host with SMT (two hardware threads per core); this campaign's hosts have none"
 CI_RESAMPLES = 200  # bootstrap draws of the repetitions for a published figure's CI
+TOOL_RESAMPLES = 2000  # bootstrap draws of each side for the CI of ours / a standard tool's
 
 
 RECORD_FIELDS = ("case_id", "node_type", "kernel", "lang", "threads", "rep", "host")  # what is read here
@@ -281,6 +282,29 @@ def _pinned_to(record: dict) -> tuple[int, ...] | None:
 
 def _params_text(params: dict, keys) -> str:
     return " ".join(f"{k}={params[k]}" for k in keys if k in params)
+
+
+def ratio_with_ci(
+    base: np.ndarray, point: np.ndarray, rng: np.random.Generator
+) -> tuple[float, float, float]:
+    """median(base) / median(point) and its 90 % percentile-bootstrap CI (two independent samples:
+    the tools' few repetitions, 3 in seed-003, give no order-statistic interval, docs/analysis.md)."""
+    ratio = float(np.median(base) / np.median(point))
+    if len(base) < 2 or len(point) < 2:
+        return ratio, np.nan, np.nan
+    if np.ptp(base) == 0 and np.ptp(point) == 0:  # every repetition alike (a count): no spread to resample
+        return ratio, ratio, ratio
+    res = stats.bootstrap(
+        (base, point),
+        lambda b, p, axis: np.median(b, axis=axis) / np.median(p, axis=axis),
+        vectorized=True,
+        paired=False,
+        confidence_level=EQUIVALENCE_CONFIDENCE,
+        n_resamples=TOOL_RESAMPLES,
+        method="percentile",
+        rng=rng,
+    )
+    return ratio, float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
 def tools_table(records: list[dict]) -> pd.DataFrame:

@@ -26,6 +26,7 @@ import pandas as pd
 from analysis.stats.per_case import CONFIDENCE, row_quantiles
 from analysis.stats.row_batches import in_threads
 from analysis.variants import CASE_DESCRIPTION, SCALING_SERIES
+from sbcore.case_shape import oversubscribed
 
 MIN_POINTS = 3
 MODEL_COLUMNS = [
@@ -168,7 +169,7 @@ def fit_models(s: pd.DataFrame, dist: np.ndarray, cores: dict[str, int | None]) 
     """`s`: checked summary with `row` (into dist) and `workers`; cores per node type."""
     usable = s[s["valid"] & (s["model"] != "serial")].copy()
     usable["cores"] = usable["node_type"].map(cores)
-    usable = usable[usable["cores"].notna() & (usable["workers"] <= usable["cores"])]
+    usable = usable[usable["cores"].notna() & ~oversubscribed(usable["workers"], usable["cores"])]
     if usable.empty:
         return pd.DataFrame(columns=MODEL_COLUMNS)
     usable["_series"] = usable.groupby(SCALING_SERIES, dropna=False, sort=True).ngroup()

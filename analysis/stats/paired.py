@@ -103,14 +103,14 @@ def trial_times(records: pd.DataFrame) -> pd.DataFrame:
     return out[["wall_s", "disturbed", "slow_transfer", "started_s", "trial", "slot"]]
 
 
-def median_ci(
-    ratios: np.ndarray, rng: np.random.Generator, n_resamples: int, confidence: float = CONFIDENCE
+def bootstrap_over_trials(
+    ratios: np.ndarray, rng: np.random.Generator, n_resamples: int
 ) -> tuple[float, float]:
-    """Percentile bootstrap CI of the median of `ratios`, resampling whole trials (the one paired
-    bootstrap: the reproductions' paired factors use it at their own confidence)."""
+    """Percentile bootstrap CI of the median of `ratios`, resampling whole trials (docs/analysis.md,
+    "Which confidence interval, for what")."""
     draws = rng.integers(0, len(ratios), size=(n_resamples, len(ratios)))
     medians = np.median(ratios[draws], axis=1)
-    tail = (1 - confidence) / 2 * 100
+    tail = (1 - CONFIDENCE) / 2 * 100
     low, high = np.percentile(medians, [tail, 100 - tail])
     return float(low), float(high)
 
@@ -120,7 +120,7 @@ def ratio_summary(ratios: np.ndarray, rng: np.random.Generator, n_resamples: int
     median = float(np.median(ratios)) if len(ratios) else np.nan
     low = high = np.nan
     if len(ratios) >= MIN_TRIALS:
-        low, high = median_ci(ratios, rng, n_resamples)
+        low, high = bootstrap_over_trials(ratios, rng, n_resamples)
     return {
         f"{prefix}speedup": median,
         f"{prefix}ci_low": low,

@@ -1,6 +1,7 @@
 """Published figures beside measured ones: for an experiment that names `reference = "<seed>:<case>"`,
 every factor of config/reference/<seed>.toml's [cases.<case>] is computed from this campaign's records
-(median of the base case / median of the point case, with a bootstrap CI) and set beside the study's.
+(median of the base case / median of the point case, with a distribution-free CI) and set beside the
+study's.
 
 Factors and shapes are compared, never seconds: the studies ran on other machines, languages and systems.
 
@@ -31,7 +32,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from analysis.reference_data import REFERENCE_DIR, read_seed
 from analysis.stats.median_interval import median_interval, ratio_interval
@@ -41,7 +41,6 @@ from analysis.stats.verdicts import DEFAULT_MARGIN, EQUIVALENCE_CONFIDENCE, equi
 DEFAULT = "default"  # a kernel option or env variable the case does not set
 ALL_CPUS = "all"
 CONFIDENCE = EQUIVALENCE_CONFIDENCE
-N_RESAMPLES = 2000
 LOAD_TOLERANCE = 0.2  # a load share off its expected share by more than this fraction of it...
 LOAD_FLOOR = 0.05  # ...or by more than this (absolute) for a share near 0: not the study's scenario
 LOAD_NOT_APPLIED = "load not applied"
@@ -137,35 +136,6 @@ def metric_values(records: pd.DataFrame) -> pd.DataFrame:
     for key in RESULT_METRICS:
         out[key] = [json.loads(j).get(key) if isinstance(j, str) else None for j in results]
     return out
-
-
-def _bootstrap(data: tuple, statistic, paired: bool, rng: np.random.Generator) -> tuple[float, float]:
-    res = stats.bootstrap(
-        data,
-        statistic,
-        vectorized=True,
-        paired=paired,
-        confidence_level=CONFIDENCE,
-        n_resamples=N_RESAMPLES,
-        method="percentile",
-        rng=rng,
-    )
-    return float(res.confidence_interval.low), float(res.confidence_interval.high)
-
-
-def ratio_with_ci(
-    base: np.ndarray, point: np.ndarray, rng: np.random.Generator
-) -> tuple[float, float, float]:
-    """median(base) / median(point) and its 90 % percentile-bootstrap CI (two independent samples)."""
-    ratio = float(np.median(base) / np.median(point))
-    if len(base) < 2 or len(point) < 2:
-        return ratio, np.nan, np.nan
-    if np.ptp(base) == 0 and np.ptp(point) == 0:  # every repetition alike (a count): no spread to resample
-        return ratio, ratio, ratio
-    low, high = _bootstrap(
-        (base, point), lambda b, p, axis: np.median(b, axis=axis) / np.median(p, axis=axis), False, rng
-    )
-    return ratio, low, high
 
 
 def trial_ratios(base: pd.DataFrame, point: pd.DataFrame, metric: str) -> np.ndarray:

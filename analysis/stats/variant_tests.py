@@ -1,10 +1,11 @@
 """Schedules, sync variants and node types compared at equal thread counts: Mann–Whitney U, Holm.
 
 Two cases are compared when they are the same measurement (node type, binary, problem, pinning, counter
-group, inner loop, threads, ranks) except for exactly one of schedule or sync. The test makes no
-normality assumption; Cliff's delta (= rank-biserial correlation, 2U/(n1 n2) - 1) says how often one
-variant is slower than the other; p-values are Holm-corrected over all comparisons of the campaign
-(scipy has Benjamini–Hochberg but not Holm). Node-type pairs (the same measurement on two node types,
+group, inner loop, threads, ranks) except for exactly one of schedule or sync: sbcore/variant_pairs.py's
+rule, which the runner's comparison target shares. The test makes no normality assumption; Cliff's
+delta (= rank-biserial correlation, 2U/(n1 n2) - 1) says how often one variant is slower than the
+other; p-values are Holm-corrected over all comparisons of the campaign (scipy has Benjamini–Hochberg
+but not Holm). Node-type pairs (the same measurement on two node types,
 see analysis/stats/node_types.py) join the same correction.
 """
 
@@ -17,6 +18,7 @@ from scipy import stats
 from analysis.stats.speedup import key_strings
 from analysis.variants import NODE_TYPE_MATCH, SAME_MEASUREMENT
 from sbcore.variant_dimensions import VARIANT_DIMENSIONS
+from sbcore.variant_pairs import BASELINE_MODEL, MISSING
 
 COLUMNS = [
     "node_type",
@@ -53,7 +55,8 @@ def holm(p: np.ndarray) -> np.ndarray:
 
 
 def candidate_pairs(s: pd.DataFrame) -> pd.DataFrame:
-    """All (a, b) pairs of the same measurement differing in exactly one of schedule/sync, a < b.
+    """All (a, b) pairs of the same measurement differing in exactly one variant dimension, a's value
+    first: sbcore/variant_pairs.py's rule, over the summary's columns.
 
     One self-merge on the measurement key instead of a Python loop over groups (6400 pairs: 25 s -> <1 s)."""
     columns = [
@@ -67,16 +70,18 @@ def candidate_pairs(s: pd.DataFrame) -> pd.DataFrame:
         "ranks",
         *VARIANT_DIMENSIONS,
     ]
-    usable = s[s["valid"] & (s["n"] >= 2) & (s["model"] != "serial")]
+    usable = s[s["valid"] & (s["n"] >= 2) & (s["model"] != BASELINE_MODEL)]
     u = usable[columns].assign(_key=key_strings(usable, SAME_MEASUREMENT).to_numpy())
     for dim in VARIANT_DIMENSIONS:
-        u[dim] = u[dim].astype(object).where(u[dim].notna(), "<none>").astype(str)
+        u[dim] = u[dim].astype(object).where(u[dim].notna(), MISSING).astype(str)
     m = u.merge(u.drop(columns=["node_type", "binary", "threads", "ranks"]), on="_key", suffixes=("_a", "_b"))
-    by_schedule = (m["schedule_a"] != m["schedule_b"]).to_numpy()
-    by_sync = (m["sync_a"] != m["sync_b"]).to_numpy()
-    variant_a = np.where(by_schedule, m["schedule_a"], m["sync_a"])
-    variant_b = np.where(by_schedule, m["schedule_b"], m["sync_b"])
-    keep = (by_schedule ^ by_sync) & (variant_a < variant_b)
+    differs = np.stack([(m[f"{d}_a"] != m[f"{d}_b"]).to_numpy() for d in VARIANT_DIMENSIONS])
+    which = differs.argmax(axis=0)  # the differing dimension where exactly one differs
+    rows = np.arange(len(m))
+    values_a = np.stack([m[f"{d}_a"].to_numpy(dtype=object) for d in VARIANT_DIMENSIONS])
+    values_b = np.stack([m[f"{d}_b"].to_numpy(dtype=object) for d in VARIANT_DIMENSIONS])
+    variant_a, variant_b = values_a[which, rows], values_b[which, rows]
+    keep = (differs.sum(axis=0) == 1) & (variant_a < variant_b)
     m = m[keep]
     return pd.DataFrame(
         {
@@ -84,7 +89,7 @@ def candidate_pairs(s: pd.DataFrame) -> pd.DataFrame:
             "binary": m["binary"].to_numpy(),
             "threads": m["threads"].to_numpy(),
             "ranks": m["ranks"].to_numpy(),
-            "dimension": np.where(by_schedule[keep], "schedule", "sync"),
+            "dimension": np.asarray(VARIANT_DIMENSIONS, dtype=object)[which[keep]],
             "variant_a": variant_a[keep],
             "variant_b": variant_b[keep],
             **pair_sides(m),

@@ -100,7 +100,7 @@ def test_the_headline_names_the_estimate_it_took():
     from analysis.checks import HEADLINE_COLUMNS, headline
 
     sp = best_speedups(speedup_table(), paired_table()).assign(
-        node_type="n", kernel="k", binary="k-c-omp", model="omp", plausibility="ok", speedup_bound=2.0
+        node_type="n", kernel="k", binary="k-c-omp", model="omp", plausibility="ok", usable_cores=2.0
     )
     sp = sp.assign(noisy=False, bimodal=False, baseline_noisy=False, baseline_bimodal=False)
     best = headline(sp)

@@ -47,10 +47,11 @@ def imported_modules(path: Path) -> set[str]:
         # statistics are computed from tables; the validity rules in checks.py read statistics, never
         # the other way round (what both need, like a case's workers, lives in sbcore/case_shape.py)
         ("analysis/stats", ("analysis.checks", "analysis.outputs", "analysis.pipeline")),
-        # the wrapped standard tools are kernels: they read the harness's contract (sbcore), not the runner
-        ("kernels/tools", ("jobs",)),
-        # a user's program's runner is a kernel too: the harness's contract and the spec (sbcore)
-        ("kernels/programs", ("jobs", "analysis")),
+        # the kernels (the C harness's Python helpers, the wrapped standard tools, a user's program's
+        # runner) read the harness's contract and the spec (sbcore), neither the runner nor the analysis
+        ("kernels", ("jobs", "analysis")),
+        # the run side writes records; it never reads the analysis (data flows one way)
+        ("jobs", ("analysis",)),
     ],
 )
 def test_no_upward_imports(place, forbidden):
@@ -63,6 +64,68 @@ def test_no_upward_imports(place, forbidden):
         for path in modules
     }
     assert {k: v for k, v in offenders.items() if v} == {}
+
+
+# The analysis' rooms, lowest first (docs/architecture.md): a module imports only from its own layer or
+# a lower one. The commands beside the pipeline (compare, check, history) sit above it.
+ANALYSIS_LAYERS = [
+    ("analysis", "analysis.variants", "analysis.reference_data", "analysis.fail_on"),
+    ("analysis.records",),
+    ("analysis.campaign",),
+    ("analysis.stats",),
+    ("analysis.checks",),
+    ("analysis.outputs",),
+    ("analysis.pipeline",),
+    (
+        "analysis.cli",
+        "analysis.gate_cli",
+        "analysis.check",
+        "analysis.history",
+        "analysis.campaign_diff",
+        "analysis.performance_references",
+    ),
+]
+
+
+def layer_of(module: str) -> int:
+    """The layer of a dotted module name of the analysis (that of its longest room that is a prefix)."""
+    matches = [
+        (len(room), i)
+        for i, layer in enumerate(ANALYSIS_LAYERS)
+        for room in layer
+        if module == room or module.startswith(room + ".")
+    ]
+    assert matches, f"{module} is in no layer of ANALYSIS_LAYERS"
+    return max(matches)[1]
+
+
+def upward_imports(root: Path) -> dict[str, list[str]]:
+    """analysis module file -> the analysis modules it imports from a higher layer."""
+    found = {}
+    for path in sorted((root / "analysis").rglob("*.py")):
+        name = ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+        own = layer_of(name)
+        above = sorted(
+            m for m in imported_modules(path) if m.split(".")[0] == "analysis" and layer_of(m) > own
+        )
+        if above:
+            found[str(path.relative_to(root))] = above
+    return found
+
+
+def test_the_analysis_imports_only_downward():
+    """campaign files -> records -> statistics -> validity -> outputs -> pipeline -> commands."""
+    assert len(list((ROOT / "analysis").rglob("*.py"))) > 50
+    assert upward_imports(ROOT) == {}
+
+
+def test_the_layer_check_sees_a_statistic_reading_an_output(tmp_path):
+    (tmp_path / "analysis" / "stats").mkdir(parents=True)
+    (tmp_path / "analysis" / "stats" / "speedup.py").write_text(
+        "def f():\n    from analysis.outputs.tables import write\n"
+    )
+    (tmp_path / "analysis" / "checks.py").write_text("from analysis.stats.speedup import f\n")
+    assert upward_imports(tmp_path) == {"analysis/stats/speedup.py": ["analysis.outputs.tables"]}
 
 
 def test_the_upward_check_sees_a_checks_import(tmp_path):

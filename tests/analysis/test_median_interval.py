@@ -89,3 +89,21 @@ def test_the_trial_rule_adds_trials_for_the_repetitions_the_probe_will_leave_out
     survivors = (rng.random((20000, 8, 2)) >= 0.12).all(axis=2).sum(axis=1)
     assert (survivors >= 5).mean() >= 0.9
     assert ((rng.random((20000, 7, 2)) >= 0.12).all(axis=2).sum(axis=1) >= 5).mean() < 0.9
+
+
+@pytest.mark.parametrize("confidence", [0.90, 0.95, 0.90**0.5])
+def test_the_runners_rank_is_the_largest_whose_coverage_reaches_the_confidence(confidence):
+    """One order-statistic interval for the runner and the analysis (sbcore/sampling.py): its k reaches
+    the confidence by the binomial coverage, and k + 1 would not."""
+    from sbcore.sampling import median_ci, median_ci_rank
+
+    for n in range(1, 120):
+        k = median_ci_rank(n, confidence)
+        if k is None:
+            assert all(coverage_of(n, j) < confidence for j in range(1, n // 2 + 1))
+            continue
+        assert coverage_of(n, k) >= confidence - 1e-12
+        assert k == n // 2 or coverage_of(n, k + 1) < confidence
+        values = np.arange(n, dtype=float)[::-1]
+        assert median_ci(values, confidence) == (k - 1, n - k)
+        assert median_interval(values, confidence)[:2] == (k - 1, n - k)

@@ -91,7 +91,7 @@ def test_speedup_above_the_cores_is_implausible_unless_its_ci_is_above_too(trap)
     sp = result.speedup.set_index("case_id")
     implausible, superlinear = sp.loc[ids[3]], sp.loc[ids[5]]
     assert implausible["speedup"] > 2 and implausible["speedup_ci_low"] < 2  # what was planted
-    assert implausible["speedup_bound"] == 2 and implausible["plausibility"] == "implausible"
+    assert implausible["usable_cores"] == 2 and implausible["plausibility"] == "implausible"
     assert superlinear["speedup_ci_low"] > 2 and superlinear["plausibility"] == "superlinear"
     assert (sp.drop(index=[ids[3], ids[5]])["plausibility"].isin(["ok", "unknown"])).all()
 
@@ -122,7 +122,7 @@ def test_headline_says_when_the_case_is_noisy():
         "speedup": 1.5,
         "speedup_ci_low": 1.1,
         "speedup_ci_high": 1.9,
-        "speedup_bound": 2,
+        "usable_cores": 2,
         "plausibility": "ok",
         "noisy": True,
         "baseline_noisy": False,
@@ -145,7 +145,7 @@ def flagged_row(case_id, ci_low, **flags):
         "speedup": ci_low + 0.03,
         "speedup_ci_low": ci_low,
         "speedup_ci_high": ci_low + 0.06,
-        "speedup_bound": 2,
+        "usable_cores": 2,
         "plausibility": "ok",
     }
     return row | {f: flags.get(f, False) for f in ("noisy", "bimodal", "baseline_noisy", "baseline_bimodal")}
@@ -185,7 +185,7 @@ def test_console_summary_applies_the_same_rules(trap, repo_root):
     assert "x2:" in line and "speedup 1.6" in line and "1 implausible left out" in line
     assert "1 bimodal, 1 implausible speedups, 1 superlinear" in run.stdout
     speedup = pd.read_csv(truth.campaign_dir / "analysis" / "speedup.csv")
-    assert {"speedup_bound", "plausibility", "noisy", "bimodal", "baseline_noisy"} <= set(speedup)
+    assert {"usable_cores", "plausibility", "noisy", "bimodal", "baseline_noisy"} <= set(speedup)
     summary = pd.read_csv(truth.campaign_dir / "analysis" / "summary.csv")
     assert summary.loc[summary["bimodal"], "case_id"].tolist() == [ids[6]]
 
@@ -216,7 +216,7 @@ def test_report_leads_with_findings_and_ends_with_readable_provenance(trap):
 
 def test_headline_says_when_it_is_no_speedup_at_all():
     base = {"node_type": "n", "kernel": "k", "model": "omp", "binary": "k-c-omp", "workers": 2}
-    base["speedup_bound"] = 2
+    base["usable_cores"] = 2
     rows = [
         {**base, "speedup": 0.9, "speedup_ci_low": 0.8, "speedup_ci_high": 1.2, "plausibility": "ok"},
         {

@@ -1,8 +1,9 @@
 """Which family gets the next trial of the comparison target (jobs/comparison_sampling.py): its paired
 speedups and its variant ratios both count, from times put straight into the record cache."""
 
-from jobs.comparison_sampling import CaseTimes, family_needs, variant_pairs
+from jobs.comparison_sampling import CaseTimes, family_needs
 from sbcore.trial_pairing import Run
+from sbcore.variant_pairs import variant_pairs
 
 TARGET = 0.02
 
@@ -63,13 +64,67 @@ def test_an_imprecise_speedup_brings_the_baseline_as_often_as_it_runs_in_a_trial
 
 
 def test_variant_pairs_are_the_analysis_pairs():
-    """Exactly one of schedule or sync differs, the same binary, pinning and workers; not serial."""
+    """Exactly one of schedule or sync differs, the same binary, pinning and workers; not serial; the
+    pair ordered by the differing value ("dynamic,4" before "static"), as the analysis orders it."""
     base = member("base", "serial")
     a, b = member("a", "omp", "static"), member("b", "omp", "dynamic,4")
     c = member("c", "omp", "static", threads=2)
     d = member("d", "pthreads", "block") | {"binary": "mandelbrot-c-pthreads"}
     e = member("e", "omp", "dynamic,4", pin="none")
-    assert [(x["case_id"], y["case_id"]) for x, y in variant_pairs([base, a, b, c, d, e])] == [("a", "b")]
+    assert [(x["case_id"], y["case_id"]) for x, y in variant_pairs([base, a, b, c, d, e])] == [("b", "a")]
+
+
+def test_the_runners_variant_pairs_are_the_ones_the_analysis_tests():
+    """The same cases as cases.jsonl (the runner's view) and as the analysis' summary rows: the runner's
+    comparison target and analysis/stats/variant_tests.py pair exactly the same cases, in the same order."""
+    import pandas as pd
+
+    from analysis.campaign import problem_key
+    from analysis.stats.variant_tests import candidate_pairs
+
+    def case(case_id, schedule=None, sync=None, threads=2, **extra):
+        params = {"size": 64} | {k: v for k, v in (("schedule", schedule), ("sync", sync)) if v}
+        return member(case_id, "omp", threads=threads, node_type="n1") | {"params": params} | extra
+
+    cases = [
+        member("base", "serial", node_type="n1"),
+        case("s", "static", "atomic"),
+        case("d", "dynamic,4", "atomic"),
+        case("g", "guided", "critical"),  # differs from s and d in both dimensions: no pair with them
+        case("c", "static", "critical"),
+        case("s4", "static", "atomic", threads=4),  # other workers: no pair with s
+        case("x", "static", "atomic", pin="scatter"),
+        case("o", params={"size": 128, "schedule": "dynamic,4", "sync": "atomic"}),  # another problem
+        case("n", None, "critical"),  # without a schedule: one value more ("<none>", ordered first)
+    ]
+    summary = pd.DataFrame(
+        [
+            {
+                "case_id": c["case_id"],
+                "row": i,
+                "n": 5,
+                "median_s": 1.0,
+                "valid": True,
+                "model": c["model"],
+                "node_type": c["node_type"],
+                "binary": c["binary"],
+                "problem": problem_key(c["params"]),
+                "pin": c["pin"],
+                "counter_group": c["counter_group"],
+                "inner": c["params"].get("inner"),
+                "threads": c["threads"],
+                "ranks": c["ranks"],
+                "schedule": c["params"].get("schedule"),
+                "sync": c["params"].get("sync"),
+            }
+            for i, c in enumerate(cases)
+        ]
+    )
+    analysis_pairs = candidate_pairs(summary)
+    analysed = sorted(zip(analysis_pairs["case_a"], analysis_pairs["case_b"], strict=True))
+    runner = sorted((a["case_id"], b["case_id"]) for a, b in variant_pairs(cases))
+    assert analysed == sorted([("d", "s"), ("s", "c"), ("g", "c"), ("n", "c"), ("n", "g")])
+    assert runner == analysed
 
 
 def test_the_record_cache_reads_a_case_again_only_after_it_ran(monkeypatch, tmp_path):

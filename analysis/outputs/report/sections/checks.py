@@ -80,7 +80,7 @@ def section(result, plots) -> list[Block]:
                 "speedup",
                 "speedup_ci_low",
                 "speedup_ci_high",
-                "speedup_bound",
+                "usable_cores",
                 "plausibility",
                 "baseline_case_id",
                 "baseline_median_s",
