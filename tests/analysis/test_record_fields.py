@@ -185,6 +185,17 @@ def test_the_build_uses_the_plain_fields_as_declared():
     assert generated.read_text() == native_fields.header()
 
 
+def test_the_compiled_reader_reads_the_declared_fields_and_checks_the_required_ones():
+    """The compiled reader's field table (analysis/native/record_cells.cpp: its structured and required
+    fields by hand, the plain ones from the generated list) names exactly the fields the analysis
+    reads, and gives every field the rule requires a kind of its own, under which it is checked."""
+    source = (ROOT / "analysis" / "native" / "record_cells.cpp").read_text()
+    added = dict(re.findall(r'add\("([a-z_]+)", (F_[A-Z_]+), ', source))
+    assert set(added) | set(PLAIN_FIELDS) == {f.name for f in FIELDS if f.read != UNREAD}
+    for spec in REQUIRED:
+        assert added.get(spec.name) == f"F_{spec.name.upper()}", spec.name
+
+
 @pytest.mark.slow
 def test_a_plain_field_declared_once_gets_a_slot_in_the_compiled_reader(tmp_path, monkeypatch):
     """A new plain field is one name in fields.py: the compiled reader, built from that declaration,
