@@ -1,7 +1,8 @@
 """Which lines of a case's records.jsonl count: the one rule status, resume, run-case and analyze apply.
 
 A complete line (newline-terminated) counts as repetition `rep` of its case when it is a JSON object
-with the fields the analysis relies on (RECORD_FIELDS: type, constant, minimum), its `case_id` is its
+with the fields the analysis relies on (RECORD_FIELDS: the required fields of sbcore/record_fields.py,
+with their type, constant and minimum), its `case_id` is its
 directory's, and no earlier counted line holds the same `rep`. Every other line is a problem, named as
 `file:line` with the reason; a last line without its newline is a write in progress or one a crash cut
 short. A repetition no line counts for is measured again by resume. Pure Python (no pandas): `status`
@@ -15,21 +16,12 @@ import json
 import math
 from dataclasses import dataclass, field
 
-SCHEMA = "scalebench.run/1"
-# field -> (Python types, constant or None, minimum or None, exclusive minimum?)
+from sbcore import record_fields
+
+# field -> (Python types, constant or None, minimum or None, exclusive minimum?): the required fields of
+# the record's one declaration (sbcore/record_fields.py)
 RECORD_FIELDS: dict[str, tuple[tuple[type, ...], object, float | None, bool]] = {
-    "schema": ((str,), SCHEMA, None, False),
-    "kernel": ((str,), None, None, False),
-    "lang": ((str,), None, None, False),
-    "model": ((str,), None, None, False),
-    "threads": ((int,), None, 1, False),
-    "ranks": ((int,), None, 1, False),
-    "params": ((dict,), None, None, False),
-    "rep": ((int,), None, 0, False),
-    "wall_s": ((int, float), None, 0, True),
-    "checksum": ((str,), None, None, False),
-    "case_id": ((str,), None, None, False),
-    "status": ((str,), "ok", None, False),
+    f.name: (f.python_types, f.const, f.minimum, f.exclusive) for f in record_fields.REQUIRED
 }
 TRUNCATED = "truncated last line (a write in progress, or cut short by a crash)"
 

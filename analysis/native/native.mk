@@ -5,12 +5,12 @@
 NATIVE_LIB := build/lib/libsb_native.so
 NATIVE_SOURCES := $(addprefix analysis/native/,records_reader.cpp record_cells.cpp json_text.cpp case_listing.cpp)
 NATIVE_CXXFLAGS := -std=c++20 -O2 -fPIC -Wall -Wextra
-# The record's plain fields, generated from their one declaration (analysis/records/fields.py).
+# The record's plain fields, generated from their one declaration (sbcore/record_fields.py).
 NATIVE_GEN := build/gen/record_plain_fields.h
 
 native: $(NATIVE_LIB)
 
-$(NATIVE_GEN): analysis/records/fields.py analysis/records/native_fields.py analysis/records/machine_state.py
+$(NATIVE_GEN): sbcore/record_fields.py analysis/records/fields.py analysis/records/native_fields.py analysis/records/machine_state.py
 	@mkdir -p $(@D)
 	$(PY) -m analysis.records.native_fields > $@.tmp
 	mv $@.tmp $@

@@ -310,7 +310,7 @@ const std::unordered_map<std::string_view, FieldInfo> &fields() {
         add("sched", F_SCHED, S_SCHED);
         add("load", F_LOAD, -1);
         add("result", F_RESULT, S_RESULT);
-        // every other plain field of analysis/records/fields.py: copied as it is into its slot (the
+        // every other plain field of sbcore/record_fields.py: copied as it is into its slot (the
         // ones above with a field kind of their own are checked while they are copied)
 #define SB_PLAIN_FIELD(key, slot)                                                                  \
     if (!t.contains(#key))                                                                         \

@@ -23,7 +23,7 @@ enum Tag : uint8_t { T_NULL = 0, T_FALSE, T_TRUE, T_INT, T_DBL, T_STR, T_UNSET }
 enum Slot : int {
     S_CASE_ID,
     S_REP,
-// the plain fields of analysis/records/fields.py (RAW_TEXT, RAW_NUMERIC), generated: one line there
+// the plain fields of sbcore/record_fields.py (RAW_TEXT, RAW_NUMERIC), generated: one line there
 // gives a field its slot here (analysis/records/native_fields.py, built by
 // analysis/native/native.mk)
 #define SB_PLAIN_FIELD(key, slot) slot,

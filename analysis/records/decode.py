@@ -1,11 +1,11 @@
 """Decoding raw records fast: many files in one msgspec call, typed by the schema, with a per-file
 fallback that names what is wrong with each bad file.
 
-The `Record` type mirrors RECORD_SCHEMA (analysis/records/fields.py): decoding a file into it succeeds
-exactly when the file is valid JSON satisfying the schema, and only the fields the analysis reads are
-built as Python objects; everything else is skipped in C. Fields that repeat unchanged over the
-repetitions of a case (params, placement, pinned CPUs) stay raw bytes here, and flatten.py derives their
-columns once per distinct value.
+The `Record` type is built from the record's declaration (sbcore/record_fields.py), as RECORD_SCHEMA
+(analysis/records/fields.py) is: decoding a file into it succeeds exactly when the file is valid JSON
+satisfying the schema, and only the fields the analysis reads are built as Python objects; everything
+else is skipped in C. Fields that repeat unchanged over the repetitions of a case (params, placement,
+pinned CPUs) stay raw bytes here, and flatten.py derives their columns once per distinct value.
 
 The structs are not tracked by the cycle collector (gc=False): decoded JSON holds no cycles, and a million
 tracked records cost ~10 % more to decode and to free.
@@ -18,7 +18,9 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from analysis.records.fields import RAW_NUMERIC, RAW_TEXT, schema_problem
+from analysis.records.fields import schema_problem
+from sbcore import record_fields
+from sbcore.record_fields import Field
 
 UNSET = msgspec.UNSET
 NULL = msgspec.Raw(b"null")  # the default of an absent raw field (msgspec.Raw takes part in no union)
@@ -47,50 +49,37 @@ class Counters(msgspec.Struct, gc=False):
     metrics: dict[str, Metric] | None = None
 
 
-# Required by RECORD_SCHEMA, with its constraints (tests/analysis/test_record_fields.py checks them).
-_REQUIRED = [
-    ("schema", Literal["scalebench.run/1"]),
-    ("kernel", str),
-    ("lang", str),
-    ("model", str),
-    ("threads", Annotated[int, msgspec.Meta(ge=1)]),
-    ("ranks", Annotated[int, msgspec.Meta(ge=1)]),
-    ("params", msgspec.Raw),  # a JSON object (checked when its columns are derived)
-    ("rep", Annotated[int, msgspec.Meta(ge=0)]),
-    ("wall_s", Annotated[float, msgspec.Meta(gt=0)]),
-    ("checksum", str),
-    ("case_id", str),
-    ("status", Literal["ok"]),
-]
-_NAMES = {name for name, _ in _REQUIRED}
-# Optional, any JSON value, copied into a column of its own name (fields.RAW_TEXT, RAW_NUMERIC).
-_COPIED = [(name, Any, None) for name in (*RAW_TEXT, *RAW_NUMERIC) if name not in _NAMES]
-# Optional, of a structure of their own, each read by flatten.py as it says.
-_STRUCTURED = [
-    ("schedule", Any, UNSET),  # (unset: the case's params say it)
-    ("sync", Any, UNSET),
-    ("inner", Any, UNSET),
-    ("warmup", Any, False),
-    ("case_index", Any, None),
-    ("warmup_wall_s", Any, None),
-    ("build", Any, None),
-    ("rank_wall_s", Any, None),
-    ("placement", msgspec.Raw, NULL),
-    ("pin", Pin | None, None),
-    ("counters", Counters | None, None),
-    ("slurm", Any, None),
-    ("clock", Any, None),  # {before_ghz, after_ghz, method}
-    # machine-state probe: one time per CPU, read for all records at once (machine_state_columns)
-    ("probe", msgspec.Raw, NULL),
-    ("sampling", Any, None),
-    # scheduling scenario asked and applied, one entry per worker: derived per distinct value
-    # (flatten.scenario_columns)
-    ("sched", msgspec.Raw, NULL),
-    ("load", Any, None),  # competing load and the CPU it got
-    ("result", msgspec.Raw, NULL),  # the kernel's own statistics (flatten.result_json)
-]
-# What a record is decoded into: the fields the analysis reads, every other one skipped in C.
-Record = msgspec.defstruct("Record", [*_REQUIRED, *_COPIED, *_STRUCTURED], gc=False)
+# Fields decoded into a struct of their own (declared SHAPED).
+_SHAPED = {"pin": Pin | None, "counters": Counters | None}
+
+
+def _required_type(spec: Field):
+    """A required field's type with the rule's constraints (tests/analysis/test_record_fields.py)."""
+    if spec.const is not None:
+        return Literal[spec.const]
+    if spec.read == record_fields.RAW:
+        return msgspec.Raw  # a JSON object (checked when its columns are derived)
+    base = {record_fields.STRING: str, record_fields.INTEGER: int, record_fields.NUMBER: float}[spec.type]
+    if spec.minimum is None:
+        return base
+    bound = {"gt" if spec.exclusive else "ge": spec.minimum}
+    return Annotated[base, msgspec.Meta(**bound)]
+
+
+def _optional(spec: Field) -> tuple:
+    """An optional field: (name, type, default when absent)."""
+    if spec.read == record_fields.RAW:
+        return spec.name, msgspec.Raw, NULL
+    if spec.read == record_fields.SHAPED:
+        return spec.name, _SHAPED[spec.name], None
+    return spec.name, Any, UNSET if spec.absent == record_fields.FROM_PARAMS else spec.absent
+
+
+# What a record is decoded into: the declared fields the analysis reads, every other one skipped in C
+# (keyword-only: required and optional fields in declaration order).
+_READ = [f for f in record_fields.FIELDS if f.read != record_fields.UNREAD]
+_FIELDS = [(f.name, _required_type(f)) if f.required else _optional(f) for f in _READ]
+Record = msgspec.defstruct("Record", _FIELDS, kw_only=True, gc=False)
 
 
 # What decoding bad bytes raises: invalid JSON or schema, and text that is not UTF-8.

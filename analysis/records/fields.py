@@ -1,20 +1,21 @@
-"""The record's fields as the analysis reads them, declared once (docs/formats.md; the kernels'
-side is kernels/record.schema.json, and tests/analysis/test_record_fields.py keeps the two in step):
+"""The record's fields as the analysis reads them, derived from their one declaration
+(sbcore/record_fields.py; tests/analysis/test_record_fields.py keeps kernels/record.schema.json in step):
 
 - RECORD_SCHEMA: what a record must hold to be read at all. A JSON Schema (checked with jsonschema)
   so that a bad file gets a precise reason. Checking a million files with jsonschema costs tens of
   seconds, so `looks_valid` is a fast pre-check derived from the same schema: files that pass it are
   valid by construction; only the others go through jsonschema for the message.
-- RAW_TEXT, RAW_NUMERIC: the fields copied as they are into a column of their own name. A new plain
-  field is one name here: decode.Record decodes it, flatten.py gives its column, and the compiled
-  reader (analysis/native/record_cells.*) takes its slot from the header generated from this list
-  (records/native_fields.py, built by analysis/native/native.mk).
-Fields of a structure of their own (params, placement, pin, counters, probe, ...) are declared where
-they are decoded (decode.py).
+- RAW_TEXT, RAW_NUMERIC: the fields declared `COLUMN`, copied as they are into a column of their own
+  name. A new plain field is one line in the declaration: decode.Record decodes it, flatten.py gives its
+  column, and the compiled reader (analysis/native/record_cells.*) takes its slot from the header
+  generated from these lists (records/native_fields.py, built by analysis/native/native.mk).
+Fields of a structure of their own (params, placement, pin, counters, probe, ...) are decoded as their
+declaration says (decode.py) and their columns derived in flatten.py.
 """
 
 import jsonschema
 
+from sbcore import record_fields
 from sbcore.record_lines import RECORD_FIELDS
 
 NUMBER = {"type": "number"}
@@ -41,42 +42,10 @@ RECORD_SCHEMA = {
     "properties": {key: _property(*spec) for key, spec in RECORD_FIELDS.items()},
 }
 
-RAW_TEXT = ("campaign", "node_type", "hostname", "host", "kernel", "lang", "model", "checksum", "started")
-RAW_TEXT += ("inner_path", "uarch")  # which inner loop ran, on which core design (stats/efficiency.py)
-RAW_TEXT += ("duet_partner",)  # the case measured at the same time on another CPU (jobs/duets.py)
-RAW_TEXT += ("pop_method", "scaling")  # a user's program: its per-worker times' method; weak or strong
-RAW_NUMERIC = (
-    "wall_s",
-    "setup_s",
-    "cpu_user_s",
-    "cpu_sys_s",
-    "ctx_voluntary",
-    "ctx_involuntary",
-    "os_threads",
-    "work",
-    "timer_res_s",
-    "runner_wall_s",
-    "exit_status",
-    "clock_ghz",
-    "invocation",
-    "in_process_rep",
-    "trial",  # the trial of its comparison family and its place in it (jobs/families.py)
-    "trial_slot",
-    "duet_cpu",
-    # per-worker measurements, mean and maximum over the workers (stats/pop_metrics.py)
-    "worker_useful_mean_s",
-    "worker_useful_max_s",
-    "worker_wait_mean_s",
-    "worker_wait_at_useful_max_s",
-    "worker_cpu_mean_s",
-    "worker_work_mean",
-    "worker_work_max",
-    "worker_clock_ghz_mean",
-    "worker_clock_ghz_min",
-    # a user's program (kernels/programs/): the whole process, and what the POP metrics divide by
-    "process_wall_s",
-    "pop_wall_s",
-)
+# The fields copied as they are into a column of their own name, text and numbers, in declaration order.
+_COLUMNS = [f for f in record_fields.FIELDS if f.read == record_fields.COLUMN]
+RAW_TEXT = tuple(f.name for f in _COLUMNS if f.type == record_fields.STRING)
+RAW_NUMERIC = tuple(f.name for f in _COLUMNS if f.type != record_fields.STRING)
 
 _VALIDATOR = jsonschema.Draft202012Validator(RECORD_SCHEMA)
 _PY_TYPES = {"number": (int, float), "integer": int, "string": str, "object": dict}

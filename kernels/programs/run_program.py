@@ -47,8 +47,8 @@ from sbcore.harness_env import PIN_CPUS
 from sbcore.install import bin_dir
 from sbcore.mpi_launch import mpi_launcher
 from sbcore.mpi_launch import root_env as mpi_root_env
+from sbcore.record_fields import SCHEMA
 
-SCHEMA = "scalebench.run/1"
 NAME = "program-run"
 OUTPUT_TAIL_CHARS = 2000
 PROBE = "machine-probe"

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from sbcore.child import die_with_parent
 from sbcore.errors import ScalebenchError, UsageError
 from sbcore.harness_env import PIN_CPUS as HARNESS_ENV
+from sbcore.record_fields import SCHEMA
 from sbcore.text_checksum import text_checksum
 
-SCHEMA = "scalebench.run/1"
 TIMEOUT_S = 600  # per tool run; the runner's case timeout bounds the whole invocation anyway
 
 

@@ -1,9 +1,11 @@
-"""The record's fields as the analysis declares them agree with what the kernels declare
-(kernels/record.schema.json) and with each other: the schema the analysis checks (records/fields.py),
-the struct msgspec decodes into (records/decode.py), the raw columns (records/flatten.py) and the
-compiled reader's slots (analysis/native/record_cells.h, mirrored by records/native_reader.py). A
-field a kernel adds fails here until the analysis reads it (or says why not)."""
+"""The record's fields are declared once (sbcore/record_fields.py) and everything else agrees with that
+declaration: the kernels' schema (kernels/record.schema.json), the counting rule (sbcore/record_lines.py),
+the schema the analysis checks (records/fields.py), the struct msgspec decodes into (records/decode.py),
+the raw columns and the compiled reader's slots (analysis/native/record_cells.h, mirrored by
+records/native_reader.py). A field a kernel adds fails here until it is declared, and a list of record
+fields written a second time in the code that reads records fails too."""
 
+import ast
 import ctypes
 import json
 import os
@@ -20,45 +22,95 @@ from analysis.records.decode import Record
 from analysis.records.fields import RAW_NUMERIC, RAW_TEXT, RECORD_SCHEMA
 from analysis.records.native_fields import PLAIN_FIELDS, slot_name
 from analysis.records.native_reader import SLOTS
+from sbcore import record_fields, record_lines
+from sbcore.record_fields import BY_NAME, FIELDS, KERNEL, REQUIRED, RUNNER, UNREAD
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 KERNEL_SCHEMA = json.loads((ROOT / "kernels" / "record.schema.json").read_text())
-# Kernel fields the records table does not hold, and where they are read instead.
-NOT_IN_THE_TABLE: dict[str, str] = {
-    "placement_seen": "jobs/runcase.py checks a program's threads against the plan with it; "
-    "the table keeps placement",
-}
+V1_CAMPAIGN = ROOT / "tests" / "fixtures" / "campaign-v1"  # written by the runner, records format v1
 NATIVE_SOURCES = ("records_reader.cpp", "record_cells.cpp", "json_text.cpp", "case_listing.cpp")
 JSON_TYPES = {"integer": {"integer"}, "number": {"number", "integer"}, "string": {"string"}}
+# Where the record is read, checked or counted: no list of its fields but the declaration's.
+READERS = (
+    *sorted(ROOT.glob("sbcore/record_*.py")),
+    *sorted(ROOT.glob("analysis/records/*.py")),
+    ROOT / "jobs" / "status.py",
+    ROOT / "jobs" / "transfer_state.py",
+)
+# Lists of field names allowed there, and why.
+ALLOWED_LISTS = {
+    "analysis/records/native_reader.py": "the compiled reader's slots, in the order of "
+    "analysis/native/record_cells.h (test_the_compiled_reader_has_the_slots_python_expects)",
+}
+
+
+def kernel_types(spec: dict) -> set[str]:
+    """The JSON types a kernel-schema property allows, null aside."""
+    if "type" in spec:
+        types = {spec["type"]} if isinstance(spec["type"], str) else set(spec["type"])
+    else:
+        values = spec["enum"] if "enum" in spec else [spec["const"]]
+        names = {str: "string", int: "integer", float: "number", bool: "boolean"}
+        types = {names[type(v)] for v in values if v is not None}
+    return types - {"null"}
+
+
+def test_the_kernel_schema_has_exactly_the_kernel_fields_declared():
+    kernel = KERNEL_SCHEMA["properties"]
+    declared = {f.name for f in FIELDS if f.by == KERNEL}
+    assert set(kernel) == declared
+    for name in declared:
+        assert kernel_types(kernel[name]) == {BY_NAME[name].type}, name
+
+
+def test_the_kernel_schema_requires_what_the_rule_requires():
+    for spec in REQUIRED:
+        if spec.by == KERNEL:
+            assert spec.name in KERNEL_SCHEMA["required"], spec.name
+            if spec.const is not None:
+                assert KERNEL_SCHEMA["properties"][spec.name] == {"const": spec.const}
+
+
+def test_every_runner_field_is_documented():
+    formats = (ROOT / "docs" / "formats.md").read_text()
+    for spec in FIELDS:
+        if spec.by == RUNNER:
+            assert f"`{spec.name}`" in formats or f'"{spec.name}":' in formats, spec.name
+
+
+def test_every_unread_field_says_where_it_is_used():
+    for spec in FIELDS:
+        assert bool(spec.why) == (spec.read == UNREAD), spec.name
+        named = re.findall(r"[a-z_/]+\.py", spec.why)
+        assert all((ROOT / path).is_file() for path in named), spec.why
+
+
+def test_a_run_writes_only_declared_fields():
+    records = [
+        json.loads(line)
+        for path in sorted((V1_CAMPAIGN / "raw").glob("*/records.jsonl"))
+        for line in path.read_text().splitlines()
+    ]
+    assert records
+    for record in records:
+        assert set(record) <= set(BY_NAME), sorted(set(record) - set(BY_NAME))
+        assert record_lines.field_problem(record) is None
+
+
+def test_the_rule_and_the_analysis_schema_are_the_declarations_required_fields():
+    names = [f.name for f in REQUIRED]
+    assert list(record_lines.RECORD_FIELDS) == names
+    assert RECORD_SCHEMA["required"] == names
+    assert BY_NAME["schema"].const == record_fields.SCHEMA
 
 
 def struct_fields() -> dict[str, msgspec.inspect.Field]:
     return {f.name: f for f in msgspec.inspect.type_info(Record).fields}
 
 
-def test_every_kernel_field_is_read_or_said_not_to_be():
-    kernel = set(KERNEL_SCHEMA["properties"])
-    assert kernel - set(struct_fields()) == set(NOT_IN_THE_TABLE)
-    for name in NOT_IN_THE_TABLE:
-        assert (ROOT / NOT_IN_THE_TABLE[name].split()[0]).is_file()
-
-
-def test_the_analysis_schema_asks_what_the_kernel_schema_promises():
-    kernel = KERNEL_SCHEMA["properties"]
-    for name, spec in RECORD_SCHEMA["properties"].items():
-        if name not in kernel:  # added by the runner (case_id, status): docs/formats.md
-            assert f"`{name}`" in (ROOT / "docs" / "formats.md").read_text(), name
-            continue
-        if name in RECORD_SCHEMA["required"]:
-            assert name in KERNEL_SCHEMA["required"], name
-        promised = kernel[name].get("type")
-        if "type" in spec and promised is not None:
-            promised = {promised} if isinstance(promised, str) else set(promised)
-            assert promised <= JSON_TYPES.get(spec["type"], {spec["type"]}), name
-
-
-def test_the_struct_decodes_exactly_the_analysis_schema():
+def test_the_struct_decodes_the_read_fields_with_the_rules_bounds():
     fields = struct_fields()
+    assert set(fields) == {f.name for f in FIELDS if f.read != UNREAD}
     for name, spec in RECORD_SCHEMA["properties"].items():
         field = fields[name]
         assert field.required == (name in RECORD_SCHEMA["required"]), name
@@ -76,10 +128,41 @@ def test_the_struct_decodes_exactly_the_analysis_schema():
     assert all(name not in RECORD_SCHEMA["required"] for name in optional)
 
 
-def test_the_raw_columns_are_fields_of_the_record():
-    fields = struct_fields()
-    assert set(RAW_NUMERIC) | set(RAW_TEXT) <= set(fields)
+def test_the_raw_columns_are_the_fields_declared_as_columns():
+    columns = {f.name for f in FIELDS if f.read == record_fields.COLUMN}
+    assert set(RAW_NUMERIC) | set(RAW_TEXT) == columns
     assert not set(RAW_NUMERIC) & set(RAW_TEXT)
+
+
+def field_lists(path: Path) -> list[tuple[int, list[str]]]:
+    """(line, names) of every literal tuple, list, set or dict in the file naming four or more
+    declared fields."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            items = node.elts
+        elif isinstance(node, ast.Dict):
+            items = [key for key in node.keys if key is not None]
+        else:
+            continue
+        names = sorted({i.value for i in items if isinstance(i, ast.Constant) and i.value in BY_NAME})
+        if len(names) >= 4:
+            found.append((node.lineno, names))
+    return found
+
+
+def test_no_list_of_record_fields_outside_the_declaration():
+    for path in READERS:
+        relpath = str(path.relative_to(ROOT))
+        if relpath == "sbcore/record_fields.py" or relpath in ALLOWED_LISTS:
+            continue
+        assert field_lists(path) == [], f"{relpath}: fields listed again; derive them from the declaration"
+
+
+def test_the_check_finds_a_second_list(tmp_path):
+    copy = tmp_path / "second.py"
+    copy.write_text('REQUIRED = ("schema", "kernel", "wall_s", "rep")\n')
+    assert field_lists(copy) == [(1, ["kernel", "rep", "schema", "wall_s"])]
 
 
 def slot_enum(header: str, plain_fields: tuple[str, ...]) -> list[str]:
@@ -100,6 +183,17 @@ def test_the_build_uses_the_plain_fields_as_declared():
     if not generated.is_file():
         pytest.skip("the compiled reader is not built here (make native)")
     assert generated.read_text() == native_fields.header()
+
+
+def test_the_compiled_reader_reads_the_declared_fields_and_checks_the_required_ones():
+    """The compiled reader's field table (analysis/native/record_cells.cpp: its structured and required
+    fields by hand, the plain ones from the generated list) names exactly the fields the analysis
+    reads, and gives every field the rule requires a kind of its own, under which it is checked."""
+    source = (ROOT / "analysis" / "native" / "record_cells.cpp").read_text()
+    added = dict(re.findall(r'add\("([a-z_]+)", (F_[A-Z_]+), ', source))
+    assert set(added) | set(PLAIN_FIELDS) == {f.name for f in FIELDS if f.read != UNREAD}
+    for spec in REQUIRED:
+        assert added.get(spec.name) == f"F_{spec.name.upper()}", spec.name
 
 
 @pytest.mark.slow

@@ -1,0 +1,147 @@
+"""The fields of a stored record, declared once: their JSON type, who writes them, whether a line without
+them counts, and how the analysis reads them.
+
+Everything else that names the record's fields is derived from this table or checked against it:
+- the rule of which record lines count, shared by status, resume, run-case and analyze
+  (sbcore/record_lines.py: RECORD_FIELDS is the required fields of this table);
+- the analysis's JSON Schema of a counted line and its typed decoder (analysis/records/fields.py,
+  analysis/records/decode.py), and the columns copied as they are (RAW_TEXT, RAW_NUMERIC);
+- the compiled reader's plain-field slots (generated from RAW_TEXT and RAW_NUMERIC by
+  analysis/records/native_fields.py);
+- the kernels' schema, kernels/record.schema.json, which holds the kernel-written fields' detailed
+  constraints (enums, patterns, nested shapes): tests/analysis/test_record_fields.py checks that it
+  declares exactly the kernel fields here, with the same JSON type, and requires what the rule requires;
+  it also fails when a list of record fields is written anywhere else in the record-handling code.
+
+Adding a field is one line here plus the code that writes it (a kernel, jobs/runcase.py) and the code
+that uses it (docs/architecture.md has a worked example). Pure Python, no imports of the project.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SCHEMA = "scalebench.run/1"
+
+# JSON types of a field (its value may also be null where the kernel schema allows it).
+STRING, INTEGER, NUMBER, BOOLEAN, OBJECT, ARRAY = "string", "integer", "number", "boolean", "object", "array"
+# Who writes it: the kernel binary (and build/bin/program-run), or the runner (jobs/runcase.py).
+KERNEL, RUNNER = "kernel", "runner"
+# How the analysis reads it (analysis/records/decode.py, flatten.py):
+COLUMN = "column"  # copied as it is into a column of its own name (text or number)
+VALUE = "value"  # decoded into a Python value; flatten.py derives its columns
+RAW = "raw"  # kept as JSON text; flatten.py derives its columns once per distinct value
+SHAPED = "shaped"  # decoded into a struct of its own (analysis/records/decode.py)
+UNREAD = "unread"  # not in the records table (`why` says who reads it)
+FROM_PARAMS = "from params"  # `absent`: a record without it takes the case's params' value
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    type: str
+    by: str
+    read: str
+    required: bool = False  # a line without it (or with a value breaking the bounds below) does not count
+    const: object = None
+    minimum: float | None = None
+    exclusive: bool = False  # minimum is exclusive
+    absent: object = None  # the value the analysis takes when the field is absent
+    why: str = ""  # UNREAD: where it is used instead
+
+    @property
+    def python_types(self) -> tuple[type, ...]:
+        """What json.loads gives for a value of its type (bool is refused apart: it is an int)."""
+        return PYTHON_TYPES[self.type]
+
+
+PYTHON_TYPES = {
+    STRING: (str,),
+    INTEGER: (int,),
+    NUMBER: (int, float),
+    BOOLEAN: (bool,),
+    OBJECT: (dict,),
+    ARRAY: (list,),
+}
+
+
+# In the order of the records table's copied columns (text first, then numbers).
+FIELDS: tuple[Field, ...] = (
+    Field("schema", STRING, KERNEL, VALUE, required=True, const=SCHEMA),
+    Field("campaign", STRING, RUNNER, COLUMN),
+    Field("node_type", STRING, RUNNER, COLUMN),
+    Field("hostname", STRING, RUNNER, COLUMN),
+    Field("host", STRING, KERNEL, COLUMN),
+    Field("kernel", STRING, KERNEL, COLUMN, required=True),
+    Field("lang", STRING, KERNEL, COLUMN, required=True),
+    Field("model", STRING, KERNEL, COLUMN, required=True),
+    Field("checksum", STRING, KERNEL, COLUMN, required=True),
+    Field("started", STRING, KERNEL, COLUMN),
+    Field("inner_path", STRING, KERNEL, COLUMN),  # which inner loop ran, on which core design
+    Field("uarch", STRING, KERNEL, COLUMN),
+    Field("duet_partner", STRING, RUNNER, COLUMN),  # the case measured at the same time (jobs/duets.py)
+    Field("pop_method", STRING, KERNEL, COLUMN),  # a user's program: its per-worker times' method
+    Field("scaling", STRING, KERNEL, COLUMN),  # a user's program: weak or strong
+    Field("wall_s", NUMBER, KERNEL, COLUMN, required=True, minimum=0, exclusive=True),
+    Field("setup_s", NUMBER, KERNEL, COLUMN),
+    Field("cpu_user_s", NUMBER, KERNEL, COLUMN),
+    Field("cpu_sys_s", NUMBER, KERNEL, COLUMN),
+    Field("ctx_voluntary", INTEGER, KERNEL, COLUMN),
+    Field("ctx_involuntary", INTEGER, KERNEL, COLUMN),
+    Field("os_threads", INTEGER, KERNEL, COLUMN),
+    Field("work", INTEGER, KERNEL, COLUMN),
+    Field("timer_res_s", NUMBER, KERNEL, COLUMN),
+    Field("runner_wall_s", NUMBER, RUNNER, COLUMN),
+    Field("exit_status", INTEGER, RUNNER, COLUMN),
+    Field("clock_ghz", NUMBER, KERNEL, COLUMN),
+    Field("invocation", INTEGER, RUNNER, COLUMN),
+    Field("in_process_rep", INTEGER, RUNNER, COLUMN),
+    Field("trial", INTEGER, RUNNER, COLUMN),  # the trial of its comparison family and its place in it
+    Field("trial_slot", INTEGER, RUNNER, COLUMN),
+    Field("duet_cpu", INTEGER, RUNNER, COLUMN),
+    # per-worker measurements, mean and maximum over the workers (analysis/stats/pop_metrics.py)
+    Field("worker_useful_mean_s", NUMBER, KERNEL, COLUMN),
+    Field("worker_useful_max_s", NUMBER, KERNEL, COLUMN),
+    Field("worker_wait_mean_s", NUMBER, KERNEL, COLUMN),
+    Field("worker_wait_at_useful_max_s", NUMBER, KERNEL, COLUMN),
+    Field("worker_cpu_mean_s", NUMBER, KERNEL, COLUMN),
+    Field("worker_work_mean", NUMBER, KERNEL, COLUMN),
+    Field("worker_work_max", NUMBER, KERNEL, COLUMN),
+    Field("worker_clock_ghz_mean", NUMBER, KERNEL, COLUMN),
+    Field("worker_clock_ghz_min", NUMBER, KERNEL, COLUMN),
+    # a user's program (kernels/programs/): the whole process, and what the POP metrics divide by
+    Field("process_wall_s", NUMBER, KERNEL, COLUMN),
+    Field("pop_wall_s", NUMBER, KERNEL, COLUMN),
+    Field("threads", INTEGER, KERNEL, VALUE, required=True, minimum=1),
+    Field("ranks", INTEGER, KERNEL, VALUE, required=True, minimum=1),
+    Field("params", OBJECT, KERNEL, RAW, required=True),
+    Field("rep", INTEGER, KERNEL, VALUE, required=True, minimum=0),
+    Field("case_id", STRING, RUNNER, VALUE, required=True),
+    Field("status", STRING, RUNNER, VALUE, required=True, const="ok"),
+    Field("schedule", STRING, KERNEL, VALUE, absent=FROM_PARAMS),
+    Field("sync", STRING, KERNEL, VALUE, absent=FROM_PARAMS),
+    Field("inner", STRING, KERNEL, VALUE, absent=FROM_PARAMS),
+    Field("warmup", BOOLEAN, KERNEL, VALUE, absent=False),
+    Field("case_index", INTEGER, RUNNER, VALUE),
+    Field("warmup_wall_s", ARRAY, RUNNER, VALUE),  # the process's warm-up times, on its first record
+    Field("build", OBJECT, KERNEL, VALUE),
+    Field("rank_wall_s", ARRAY, KERNEL, VALUE),
+    Field("placement", ARRAY, KERNEL, RAW),
+    Field("pin", OBJECT, RUNNER, SHAPED),
+    Field("counters", OBJECT, RUNNER, SHAPED),
+    Field("slurm", OBJECT, RUNNER, VALUE),
+    Field("clock", OBJECT, KERNEL, VALUE),  # {before_ghz, after_ghz, method}
+    Field("probe", OBJECT, KERNEL, RAW),  # the machine-state probe (analysis/records/machine_state.py)
+    Field("sampling", OBJECT, RUNNER, VALUE),
+    Field("sched", OBJECT, KERNEL, RAW),  # the scheduling scenario asked and applied, per worker
+    Field("load", OBJECT, RUNNER, VALUE),  # the competing load and the CPU it got
+    Field("result", OBJECT, KERNEL, RAW),  # the kernel's own statistics
+    Field("placement_seen", ARRAY, KERNEL, UNREAD, why="jobs/runcase.py checks a program's threads with it"),
+    Field("command", ARRAY, RUNNER, UNREAD, why="the argument vector, for a person reading the record"),
+    Field("stderr_tail", STRING, RUNNER, UNREAD, why="the end of the kernel's stderr, for a person"),
+    Field("lock_wait_s", NUMBER, RUNNER, UNREAD, why="the wait for the host's measuring lock, for a person"),
+    Field("reps_per_process", INTEGER, RUNNER, UNREAD, why="the repetitions of its process, for a person"),
+    Field("comparison_trial", BOOLEAN, RUNNER, UNREAD, why="sbcore/sampling.py leaves it out"),
+)
+BY_NAME: dict[str, Field] = {f.name: f for f in FIELDS}
+REQUIRED: tuple[Field, ...] = tuple(f for f in FIELDS if f.required)
