@@ -17,9 +17,11 @@ from kernels.programs.ompt_report import (
     read_ompt_report,
     tool_path,
 )
+from tests.programs.conftest import others_share
 
 HERE = Path(__file__).parent
 N = 200  # iterations; iteration i costs (i + 1) units
+OTHERS_SHARE = 0.1  # above it, other processes preempt the threads: the balance is not the program's
 
 pytestmark = pytest.mark.skipif(
     not tool_path().is_file() or not (lib_dir() / "libomp-as-libgomp" / "libgomp.so.1").exists(),
@@ -54,7 +56,11 @@ def balance(fields: dict) -> float:
 
 
 def test_static_schedule_shows_the_predicted_imbalance(program, tmp_path):
-    fields = run(program, tmp_path, "static", str(N), "3000", "3")
+    found = {}
+    others = others_share(lambda: found.update(run(program, tmp_path, "static", str(N), "3000", "3")))
+    if others > OTHERS_SHARE:
+        pytest.skip(f"the host was loaded: other processes took {others:.0%} of its CPUs during the run")
+    fields = found
     assert fields["ompt_threads"] == 2 and fields["ompt_regions"] == 3
     assert "LLVM" in fields["ompt_runtime"]
     # wall-clock useful time: a preempted thread's lost time counts as useful, so a loaded machine
