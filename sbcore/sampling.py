@@ -47,6 +47,7 @@ def median_ci_rank(n: int, confidence: float = CONFIDENCE) -> int | None:
     of the order-statistic interval: the runner's rules here, the analysis' undisturbed medians
     (analysis/stats/disturbance.py) and its verdicts on published figures
     (analysis/stats/median_interval.py)."""
+    n = int(n)  # a NumPy count would overflow 2**n past 62 values
     for k in range(n // 2, 0, -1):
         if sum(math.comb(n, i) for i in range(k, n - k + 1)) / 2**n >= confidence:
             return k

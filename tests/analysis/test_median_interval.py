@@ -107,3 +107,21 @@ def test_the_runners_rank_is_the_largest_whose_coverage_reaches_the_confidence(c
         values = np.arange(n, dtype=float)[::-1]
         assert median_ci(values, confidence) == (k - 1, n - k)
         assert median_interval(values, confidence)[:2] == (k - 1, n - k)
+
+
+def test_the_undisturbed_medians_interval_is_the_runners_for_numpy_counts():
+    """The vectorised per-case interval (analysis/stats/disturbance.py, counts as NumPy integers) equals
+    sbcore.sampling.median_ci's for counts past 62, where 2**n overflows a NumPy integer."""
+    import pandas as pd
+
+    from analysis.stats.disturbance import clean_summary
+    from sbcore.sampling import median_ci
+
+    rng = np.random.default_rng(5)
+    walls = {f"c{n}": rng.lognormal(0, 0.1, n) for n in (7, 40, 63, 65, 130)}
+    flagged = pd.DataFrame(
+        [{"case_id": c, "wall_s": w, "disturbed": False} for c, ws in walls.items() for w in ws]
+    )
+    got = clean_summary(flagged).set_index("case_id")
+    for case, ws in walls.items():
+        assert (got.loc[case, "ci_low_clean_s"], got.loc[case, "ci_high_clean_s"]) == median_ci(ws), case
