@@ -190,7 +190,8 @@ def load_experiment(
         problem = name_problem(exp_name)
         raise UsageError(f"{show(str(path))}: experiment file name (before .toml): {problem}")
     check = Checker(path)
-    exp = check.decode(read_toml(path, text), ExperimentFile)
+    data = read_toml(path, text)
+    exp = check.decode(data, ExperimentFile)
     run = _run_settings(check, exp, "", dict(DEFAULTS))
     for i, node in enumerate(exp.node_types):
         if node not in node_types:
@@ -216,7 +217,7 @@ def load_experiment(
         env,
         run,
         sweeps,
-        _excludes(check, exp.exclude, sweeps),
+        _excludes(check, exp.exclude, data.get("exclude", []), sweeps),
         loads,
         _reference(check, exp.reference) if exp.reference is not None else None,
         exp.interleave,
@@ -325,11 +326,12 @@ def _output_name(check: Checker, value, key: str) -> None:
         check.fail(key, value, "a name scalebench uses in the case's directory (records, probes, images)")
 
 
-def _excludes(check: Checker, rules: list[dict], sweeps: list[Sweep]) -> list[dict]:
-    """[[exclude]] rules: each key an axis or a param of a sweep; thread and CPU counts as in sweeps."""
+def _excludes(check: Checker, rules: list[dict], written: list[dict], sweeps: list[Sweep]) -> list[dict]:
+    """[[exclude]] rules: each key an axis or a param of a sweep (named as `written`, before plain
+    values became lists); thread and CPU counts as in sweeps."""
     known = set(AXES) | set(SCENARIO_AXES) | {"node_type"} | {p for s in sweeps for p in s.params}
     for i, rule in enumerate(rules):
-        check.keys(rule, known, f"exclude[{i}]")
+        check.keys(written[i], known, f"exclude[{i}]")
         for axis, kind in (("threads", Count), ("ranks", Count), ("cpus", Cpus)):
             for j, value in enumerate(rule.get(axis, [])):
                 check.decode(value, kind, f"exclude[{i}].{axis}[{j}]")

@@ -19,7 +19,10 @@ NonEmptyStr = Annotated[str, Meta(pattern=r"\S", extra={"pattern": "must be a no
 def number(extra: dict | None = None, **bounds):
     """An integer or a float (kept as written) within `bounds` (gt, ge, lt, le)."""
     either = Annotated[int, Meta(**bounds)] | Annotated[float, Meta(**bounds)]
-    return Annotated[either, Meta(extra={"type": "must be a number"} | (extra or {}))]
+    extra = extra or {}
+    return Annotated[
+        either, Meta(extra=extra if "problem" in extra else {"type": "must be a number"} | extra)
+    ]
 
 
 Seconds = number({"min": "must be a finite number > 0"}, gt=0, le=MAX_TIMEOUT_S)

@@ -106,8 +106,7 @@ class ExperimentFile(RunSettings, forbid_unknown_fields=True, kw_only=True):
     ) = None
     comparison_budget_s: Seconds | None = None
     comparison_wait_s: (
-        number({"problem": "must be a finite number of seconds >= 0 (0: never wait)"}, ge=0, le=FINITE)
-        | None
+        number({"problem": "must be a finite number of seconds >= 0 (0: never wait)"}, ge=0, le=FINITE) | None
     ) = None
     baseline_every: integer(0) | None = None
     duet: bool = False

@@ -65,7 +65,10 @@ class Program(msgspec.Struct, forbid_unknown_fields=True):
             },
         ),
     ]
-    runtime: Literal[tuple(program_spec.RUNTIMES)]
+    runtime: Annotated[
+        Literal[tuple(program_spec.RUNTIMES)],
+        Meta(extra={"missing": f"one of {', '.join(program_spec.RUNTIMES)}"}),
+    ]
     workers_env: Annotated[
         str,
         Meta(
