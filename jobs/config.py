@@ -13,16 +13,8 @@ from pathlib import Path
 
 from jobs import competing_load as load_config
 from jobs.config_decode import Checker, show
-from jobs.config_fields import MAX_TIMEOUT_S, THREAD_EXPR, Count, Cpus
-from jobs.config_types import (
-    ALL_CPUS,
-    MAX_REPS,
-    NO_COUNTERS,
-    ExperimentFile,
-    NodesFile,
-    RunSettings,
-    SweepTable,
-)
+from jobs.config_fields import THREAD_EXPR, Count, Cpus
+from jobs.config_types import NO_COUNTERS, ExperimentFile, NodesFile, RunSettings, SweepTable
 from jobs.families import DEFAULT_BASELINE_EVERY, DEFAULT_COMPARISON_WAIT_S, INTERLEAVE
 from jobs.programs import config as program_config
 from jobs.site_options import SiteOptions, site_options
@@ -30,8 +22,6 @@ from sbcore import layout
 from sbcore.errors import UsageError
 from sbcore.install import source_root
 from sbcore.names import NAME_RULE, has_control, name_problem
-
-__all__ = ["ALL_CPUS", "MAX_REPS", "MAX_TIMEOUT_S", "NO_COUNTERS", "Checker"]  # for the planner and tests
 
 ROOT = source_root()  # the clone, or the one a pip install was made from
 NODES_TOML = ROOT / "config" / "nodes.toml"

@@ -92,9 +92,13 @@ class Checker:
         try:
             return msgspec.convert(data, struct_type)
         except msgspec.ValidationError as err:
-            self._explain(str(err), data, struct_type, where)
+            try:
+                self._explain(str(err), data, struct_type, where)
+            except (LookupError, StopIteration, TypeError, AttributeError):  # a path not followed: as is
+                raise UsageError(f"{self.path}: {where + ': ' if where else ''}{err}") from None
 
     def _explain(self, message: str, data, struct_type, where: str):
+        """Raise msgspec's error `message` as one line naming the key path and the value there."""
         found = _AT.match(message)
         reason = found["reason"]
         at_key = found["key"] is not None
