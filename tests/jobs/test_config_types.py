@@ -5,12 +5,16 @@ closest allowed one; and the documentation lists every key the tables declare.""
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import msgspec
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from jobs.competing_load import LoadProfile
 from jobs.config import load_experiment, load_node_types
+from jobs.config_decode import Checker
 from jobs.config_types import ExperimentFile, NodeTable, SweepTable
 from jobs.programs.config import Figure, Program
 from sbcore.errors import UsageError
@@ -187,3 +191,34 @@ def test_the_documentation_check_can_fail():
         "c",
         "e",
     }
+
+
+values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 10**7) | st.floats() | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=6,
+)
+sweep_keys = st.sampled_from(sorted(SweepTable.__struct_fields__) + ["thread", "x"])
+top_keys = st.sampled_from(sorted(ExperimentFile.__struct_fields__) + ["descripton"])
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    top=st.dictionaries(top_keys, values, max_size=3), sweep=st.dictionaries(sweep_keys, values, max_size=3)
+)
+def test_any_value_at_any_key_is_decoded_or_one_line(top, sweep):
+    data = {"description": "x", "sweep": [{"binary": ["mcpi-c-omp"]} | sweep]} | top
+    data = _without_none(data)  # TOML has no null
+    check = Checker(Path("e.toml"))
+    try:
+        check.decode(data, ExperimentFile)
+    except UsageError as err:
+        assert str(err).startswith("e.toml: ") and "\n" not in str(err), str(err)
+
+
+def _without_none(value):
+    if isinstance(value, dict):
+        return {k: _without_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_none(v) for v in value if v is not None]
+    return value
