@@ -18,6 +18,7 @@ from jobs.config_decode import Checker
 from jobs.config_types import ExperimentFile, NodeTable, SweepTable
 from jobs.programs.config import Figure, Program
 from sbcore.errors import UsageError
+from tests.jobs.conftest import run_cli
 
 HEAD = 'description = "x"\n'
 SWEEP = '[[sweep]]\nbinary = ["mcpi-c-omp"]\n'
@@ -222,3 +223,13 @@ def _without_none(value):
     if isinstance(value, list):
         return [_without_none(v) for v in value if v is not None]
     return value
+
+
+def test_plan_exits_2_with_the_one_line(tmp_path):
+    path = tmp_path / "e.toml"
+    path.write_text(HEAD + SWEEP + SWEEP + 'threads = [1, "2*cores", 1.5]\n')
+    done = run_cli("plan", path)
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and lines == [
+        f"scalebench plan: error: {path}: sweep[1].threads[2] = 1.5: must be an integer"
+    ], done.stderr
