@@ -31,7 +31,9 @@ ParamValue = (
     Annotated[str, Meta(pattern=r"\A[^\x00]*\Z", extra={"pattern": "contains a NUL character"})] | int | float
 )
 ParamValue = Annotated[ParamValue, Meta(extra={"type": "option values must be strings or numbers"})]
-ExcludeValue = str | int | float | bool
+ExcludeValue = Annotated[
+    str | int | float | bool, Meta(extra={"type": "must be a string, number or boolean"})
+]
 PinStrategy = Annotated[
     Literal[STRATEGIES], Meta(extra={"enum": f"unknown pin strategy (known: {', '.join(STRATEGIES)})"})
 ]
