@@ -12,11 +12,11 @@ import msgspec
 from msgspec import Meta
 
 from jobs.competing_load import NONE as NO_LOAD
-from jobs.competing_load import LoadProfile
+from jobs.competing_load import Profiles
 from jobs.config_fields import Count, Cpus, Env, NonEmptyStr, Seconds, axis, integer, number
 from jobs.families import INTERLEAVE
 from jobs.pinning import PIN_TOOLS, STRATEGIES
-from jobs.programs.config import Program, WeakScaling
+from jobs.programs.config import Programs, WeakScaling
 from jobs.site_options import SiteTable
 
 MAX_REPS = 1_000_000  # the kernel harness's limit of --reps and --warmup (kernels/common/sb_options.c)
@@ -97,10 +97,8 @@ class ExperimentFile(RunSettings, forbid_unknown_fields=True, kw_only=True):
     exclude: Annotated[
         list[TableOfAxes], Meta(extra={"type": "must be an array of tables ([[exclude]])"})
     ] = []
-    load: Annotated[dict[str, LoadProfile], Meta(extra={"type": "must be tables [load.<name>]"})] = {}
-    programs: Annotated[
-        dict[str, Program], Meta(extra={"type": "must be a table of [programs.<name>] tables"})
-    ] = {}
+    load: Profiles = {}
+    programs: Programs = {}
     reference: Annotated[str, Meta(pattern=REFERENCE, extra={"problem": SEED_CASE})] | None = None
     interleave: Literal[INTERLEAVE] = INTERLEAVE[0]
     comparison_target_ci: (

@@ -99,7 +99,6 @@ class Program(msgspec.Struct, forbid_unknown_fields=True):
     pop: Literal[program_spec.POP_METHODS] = "task-cpu"
 
 
-PROGRAM_KEYS = set(Program.__struct_fields__)
 Programs = Annotated[dict[str, Program], Meta(extra={"type": "must be a table of [programs.<name>] tables"})]
 
 
