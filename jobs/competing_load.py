@@ -25,15 +25,19 @@ import signal
 import subprocess
 import threading
 import time
+from typing import Annotated
 
+import msgspec
 import numpy
+from msgspec import Meta
 
+from jobs.config_fields import axis, integer, number
 from sbcore.child import die_with_parent
 
-DEFAULTS = {"workers": 1, "intensity": 100, "nice": 0, "policy": "other", "method": "int64", "settle_s": 0.2}
-KEYS = set(DEFAULTS) | {"cpus"}  # no cpus: the OS places the load
+DEFAULTS = ("workers", "intensity", "nice", "policy", "method", "settle_s")  # each profile has these
 NONE = "none"
-POLICY = re.compile(r"^(other|batch|idle)$|^(fifo|rr):([1-9][0-9]?)$")
+POLICY = re.compile(r"\A(?:(other|batch|idle)|(fifo|rr):([1-9][0-9]?))\Z")
+POLICY_WORDS = "must be other, batch, idle, fifo:P or rr:P (P 1..99)"
 OS_POLICY = {
     "other": os.SCHED_OTHER,
     "batch": os.SCHED_BATCH,
@@ -41,7 +45,8 @@ OS_POLICY = {
     "fifo": os.SCHED_FIFO,
     "rr": os.SCHED_RR,
 }
-METHOD = re.compile(r"^[a-z0-9_]+$")
+METHOD = re.compile(r"\A[a-z0-9_]+\Z")
+METHOD_WORDS = "must be a stress-ng --cpu-method name"
 STOP_GRACE_S = 5.0
 SAMPLE_S = 0.01  # how often the load's CPU time is sampled, to cut out the kernel's compute window
 MIN_WINDOW_SAMPLES = 10
@@ -55,42 +60,37 @@ class LoadError(Exception):
 # ---- configuration -------------------------------------------------------------------------------------
 
 
+class LoadProfile(msgspec.Struct, forbid_unknown_fields=True):
+    """One [load.<name>] table."""
+
+    workers: integer(1) = 1
+    intensity: integer(1, 100, "a percentage: 1..100") = 100
+    nice: integer(-20, 19, "must be an integer -20..19") = 0
+    policy: Annotated[str, Meta(pattern=POLICY.pattern, extra={"problem": POLICY_WORDS})] = "other"
+    method: Annotated[str, Meta(pattern=METHOD.pattern, extra={"problem": METHOD_WORDS})] = "int64"
+    settle_s: number({"problem": "must be a number of seconds 0..60"}, ge=0, le=60) = 0.2
+    cpus: axis(integer(0)) | None = None  # None: the OS places the load
+
+
+Profiles = Annotated[dict[str, LoadProfile], Meta(extra={"type": "must be tables [load.<name>]"})]
+
+
 def check_profiles(check, raw) -> dict:
-    """The [load.<name>] tables with defaults filled in; errors name file, key and value (config.Checker)."""
-    if not isinstance(raw, dict):
-        check.fail("load", raw, "must be tables [load.<name>]")
-    profiles = {}
-    for name, table in raw.items():
-        where = f"load.{name}"
+    """The [load.<name>] tables with defaults filled in; errors name file, key and value (config_decode)."""
+    return profiles(check, check.decode(raw, Profiles, "load"))
+
+
+def profiles(check, tables: dict[str, LoadProfile]) -> dict:
+    """Decoded [load.<name>] tables as the profiles a case carries: every setting, CPUs sorted."""
+    found = {}
+    for name, table in tables.items():
         if name == NONE:
-            check.fail(where, table, f"'{NONE}' means no load and cannot be defined")
-        if not isinstance(table, dict):
-            check.fail(where, table, "must be a table")
-        check.keys(table, KEYS, where)
-        profile = dict(DEFAULTS) | table
-        check.int_(profile["workers"], f"{where}.workers", 1)
-        intensity = check.int_(profile["intensity"], f"{where}.intensity", 1)
-        if intensity > 100:
-            check.fail(f"{where}.intensity", intensity, "a percentage: 1..100")
-        nice = profile["nice"]
-        if not isinstance(nice, int) or isinstance(nice, bool) or not -20 <= nice <= 19:
-            check.fail(f"{where}.nice", nice, "must be an integer -20..19")
-        if not isinstance(profile["policy"], str) or not POLICY.fullmatch(profile["policy"]):
-            check.fail(
-                f"{where}.policy", profile["policy"], "must be other, batch, idle, fifo:P or rr:P (P 1..99)"
-            )
-        if not isinstance(profile["method"], str) or not METHOD.fullmatch(profile["method"]):
-            check.fail(f"{where}.method", profile["method"], "must be a stress-ng --cpu-method name")
-        if "cpus" in profile:
-            cpus = check.axis(profile["cpus"], f"{where}.cpus")
-            for i, cpu in enumerate(cpus):
-                check.int_(cpu, f"{where}.cpus[{i}]", 0)
-            profile["cpus"] = sorted(set(cpus))
-        settle = profile["settle_s"]
-        if not isinstance(settle, int | float) or isinstance(settle, bool) or not 0 <= settle <= 60:
-            check.fail(f"{where}.settle_s", settle, "must be a number of seconds 0..60")
-        profiles[name] = profile | {"name": name}
-    return profiles
+            check.fail(f"load.{name}", table, f"'{NONE}' means no load and cannot be defined")
+        profile = {key: getattr(table, key) for key in DEFAULTS}
+        if table.cpus is not None:
+            profile["cpus"] = sorted(set(table.cpus))
+        found[name] = profile | {"name": name}
+    return found
 
 
 def check_axis(check, values: list, where: str, profiles: dict) -> None:

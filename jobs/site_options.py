@@ -7,15 +7,19 @@ value. Data only: the Slurm adapter turns them into #SBATCH lines (jobs/slurm/si
 
 import re
 from dataclasses import dataclass, field, fields, replace
+from typing import Annotated
+
+import msgspec
+from msgspec import Meta
 
 from sbcore.names import has_control
 
-SITE_KEYS = {"account", "qos", "time_limit", "mem", "reservation", "sbatch_options"}
-NAME = re.compile(r"[A-Za-z0-9_.+-]+")
 # Slurm's --time formats: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S, or a word for no limit.
+NAME = re.compile(r"[A-Za-z0-9_.+-]+")
 TIME = re.compile(r"(?:\d+|\d+:\d+|\d+:\d+:\d+|\d+-\d+|\d+-\d+:\d+|\d+-\d+:\d+:\d+|INFINITE|UNLIMITED)")
 MEM = re.compile(r"\d+[KMGT]?")
 OPTION = re.compile(r"--[a-z][a-z0-9-]*(=.+)?")
+OPTION_PROBLEM = "must be one long sbatch option: --name or --name=value (no spaces around =)"
 # Options scalebench itself sets (or that the keys above cover): an extra option must not fight them.
 RESERVED = {
     "array", "job-name", "output", "error", "dependency", "parsable", "nodes", "ntasks", "exclusive",
@@ -39,37 +43,50 @@ class SiteOptions:
         return replace(self, **values)
 
 
+def _pattern(pattern: re.Pattern, expected: str):
+    """A string matching `pattern` whole (no trailing newline either), described as `expected`."""
+    whole = rf"\A(?:{pattern.pattern})\Z"
+    return Annotated[str, Meta(pattern=whole, extra={"problem": f"must be {expected}"})]
+
+
+class SiteTable(msgspec.Struct, forbid_unknown_fields=True):
+    """The site keys of a node type's table in config/nodes.toml."""
+
+    account: _pattern(NAME, "a Slurm account name (letters, digits, _ . + -)") | None = None
+    qos: _pattern(NAME, "a QOS name (letters, digits, _ . + -)") | None = None
+    reservation: _pattern(NAME, "a reservation name (letters, digits, _ . + -)") | None = None
+    time_limit: _pattern(TIME, "a Slurm time: MINUTES, H:MM:SS or D-HH:MM:SS") | None = None
+    mem: _pattern(MEM, "memory per node as Slurm reads it: 0 (all), 4000 (MB), 64G") | None = None
+    sbatch_options: Annotated[
+        list[Annotated[str, Meta(extra={"type": OPTION_PROBLEM})]],
+        Meta(extra={"type": 'must be a list such as ["--gres=gpu:1"]'}),
+    ] = []
+
+
+SITE_KEYS = set(SiteTable.__struct_fields__)
+
+
 def check_site(check, table: dict, where: str) -> SiteOptions:
-    """The site options in one node type's table (check: a config.Checker naming the file)."""
-    values = {}
-    for key, pattern, expected in (
-        ("account", NAME, "a Slurm account name (letters, digits, _ . + -)"),
-        ("qos", NAME, "a QOS name (letters, digits, _ . + -)"),
-        ("reservation", NAME, "a reservation name (letters, digits, _ . + -)"),
-        ("time_limit", TIME, "a Slurm time: MINUTES, H:MM:SS or D-HH:MM:SS"),
-        ("mem", MEM, "memory per node as Slurm reads it: 0 (all), 4000 (MB), 64G"),
-    ):
-        if key in table:
-            value = table[key]
-            if not isinstance(value, str) or not pattern.fullmatch(value):
-                check.fail(f"{where}.{key}", value, f"must be {expected}")
-            values[key] = value
-    if "sbatch_options" in table:
-        options = table["sbatch_options"]
-        if not isinstance(options, list):
-            check.fail(f"{where}.sbatch_options", options, 'must be a list such as ["--gres=gpu:1"]')
-        for i, option in enumerate(options):
-            problem = option_problem(option)
-            if problem:
-                check.fail(f"{where}.sbatch_options[{i}]", option, problem)
-        values["sbatch_options"] = tuple(options)
-    return SiteOptions(**values)
+    """The site options in one node type's table (check: a config_decode.Checker naming the file)."""
+    return site_options(
+        check, check.decode({k: table[k] for k in SITE_KEYS & set(table)}, SiteTable, where), where
+    )
+
+
+def site_options(check, table: SiteTable, where: str) -> SiteOptions:
+    """A decoded table's site options; every extra sbatch option one that scalebench does not set."""
+    for i, option in enumerate(table.sbatch_options):
+        problem = option_problem(option)
+        if problem:
+            check.fail(f"{where}.sbatch_options[{i}]", option, problem)
+    values = {key: getattr(table, key) for key in SITE_KEYS if getattr(table, key)}
+    return SiteOptions(**values | {"sbatch_options": tuple(table.sbatch_options)})
 
 
 def option_problem(option) -> str | None:
     """Why an extra sbatch option cannot be used, or None."""
     if not isinstance(option, str) or not OPTION.fullmatch(option) or has_control(option):
-        return "must be one long sbatch option: --name or --name=value (no spaces around =)"
+        return OPTION_PROBLEM
     name = option[2:].split("=", 1)[0]
     if name in RESERVED:
         return f"--{name} is set by scalebench or by its own key (account, qos, time_limit, mem, reservation)"

@@ -9,66 +9,122 @@
 A sweep names it with `program = "zstd"` instead of `binary`.
 """
 
-from __future__ import annotations
+from typing import Annotated, Literal
 
+import msgspec
+from msgspec import Meta
+
+from jobs.config_fields import NO_NUL, Env
 from sbcore import program_spec
 from sbcore.names import name_problem
 
-PROGRAM_KEYS = {
-    "command",
-    "runtime",
-    "workers_env",
-    "place",
-    "cwd",
-    "env",
-    "build",
-    "figure",
-    "result",
-    "pop",
-}
-EXTRACTOR_KEYS = {"regex", "json", "stream"}
-FIGURE_KEYS = EXTRACTOR_KEYS | {"unit", "better"}
+ARG_WORDS = "must be a non-empty string without NUL"
+Arg = Annotated[str, Meta(min_length=1, pattern=NO_NUL, extra={"problem": ARG_WORDS})]
+COMMAND_WORDS = (
+    "must be a list of arguments, not a shell string: scalebench never runs a shell "
+    '(write ["prog", "arg", ...]; put pipes and redirections into a script)'
+)
+BUILD_WORDS = 'a list of arguments, e.g. ["make", "-C", "/home/me/solver"]'
+FIGURE_WORDS = '"wall" or a table { regex = \'...\', unit = "s", better = "lower" }'
+UNIT_WORDS = 'the figure\'s unit, e.g. "s", "ms", "MB/s", "GFLOP/s"'
+
+
+class Extractor(msgspec.Struct, forbid_unknown_fields=True):
+    """Where a value is found in the program's output: { regex = '...' } or { json = 'path.to.value' }."""
+
+    regex: str | None = None
+    json: str | None = None
+    stream: Literal[program_spec.STREAMS] = "both"
+
+
+class Figure(Extractor, forbid_unknown_fields=True, kw_only=True):
+    """The figure of merit, when not the wall time."""
+
+    unit: Annotated[
+        str, Meta(pattern=r"\S", max_length=32, extra={"problem": UNIT_WORDS, "missing": UNIT_WORDS})
+    ]
+    better: (
+        Annotated[
+            Literal[program_spec.BETTER], Meta(extra={"enum": 'say whether "lower" or "higher" is better'})
+        ]
+        | None
+    ) = None
+
+
+class Program(msgspec.Struct, forbid_unknown_fields=True):
+    """One [programs.<name>] table (docs/own-programs.md)."""
+
+    command: Annotated[
+        list[Arg],
+        Meta(
+            min_length=1,
+            extra={
+                "type": COMMAND_WORDS,
+                "length": "must be a non-empty list of strings",
+                "missing": 'the program as a list of arguments, e.g. ["./solver", "-n", "{n}"]',
+            },
+        ),
+    ]
+    runtime: Annotated[
+        Literal[tuple(program_spec.RUNTIMES)],
+        Meta(extra={"missing": f"one of {', '.join(program_spec.RUNTIMES)}"}),
+    ]
+    workers_env: Annotated[
+        str,
+        Meta(
+            pattern=r"\A(?:[A-Za-z_][A-Za-z0-9_]*)?\Z",
+            extra={"type": 'the variable that takes the worker count, or ""',
+                   "pattern": "not a valid environment variable name"},
+        ),
+    ] | None = None  # fmt: skip
+    place: Literal[program_spec.PLACES] | None = None
+    cwd: (
+        Annotated[
+            str,
+            Meta(
+                pattern=r"\A/[^\x00]*\Z",
+                extra={"problem": "an absolute directory (the program's working directory)"},
+            ),
+        ]
+        | None
+    ) = None
+    env: Env = {}
+    build: (
+        Annotated[list[Arg], Meta(min_length=1, extra={"type": BUILD_WORDS, "length": BUILD_WORDS})] | None
+    ) = None
+    figure: Annotated[Literal["wall"] | Figure, Meta(extra={"type": FIGURE_WORDS, "enum": FIGURE_WORDS})] = (
+        "wall"
+    )
+    result: Extractor | None = None
+    pop: Literal[program_spec.POP_METHODS] = "task-cpu"
+
+
+Programs = Annotated[dict[str, Program], Meta(extra={"type": "must be a table of [programs.<name>] tables"})]
 
 
 def check_programs(check, raw) -> dict[str, dict]:
     """name -> the program's validated settings (defaults filled in)."""
-    if not isinstance(raw, dict):
-        check.fail("programs", raw, "must be a table of [programs.<name>] tables")
-    programs = {}
-    for name, table in raw.items():
-        where = f"programs.{name}"
+    return programs(check, check.decode(raw, Programs, "programs"))
+
+
+def programs(check, tables: dict[str, Program]) -> dict[str, dict]:
+    """Decoded [programs.<name>] tables as the settings a case's program spec is made of."""
+    found = {}
+    for name, table in tables.items():
         if name_problem(name) or "-" in name:
             check.fail("programs", name, "a program's name: letters, digits, _ . + (no '-'), as a kernel's")
-        if not isinstance(table, dict):
-            check.fail(where, table, "must be a table")
-        check.keys(table, PROGRAM_KEYS, where)
-        programs[name] = _program(check, table, where)
-    return programs
+        found[name] = _program(check, table, f"programs.{name}")
+    return found
 
 
-def _program(check, table: dict, where: str) -> dict:
-    command = table.get("command")
-    if command is None:
-        check.missing(
-            f"{where}.command", 'the program as a list of arguments, e.g. ["./solver", "-n", "{n}"]'
-        )
-    if isinstance(command, str):
-        check.fail(
-            f"{where}.command",
-            command,
-            "a list of arguments, not a shell string: scalebench never runs a shell "
-            '(write ["prog", "arg", ...]; put pipes and redirections into a script)',
-        )
-    if not isinstance(command, list) or not command:
-        check.fail(f"{where}.command", command, "must be a non-empty list of strings")
-    for i, arg in enumerate(command):
-        if not isinstance(arg, str) or not arg or "\0" in arg:
-            check.fail(f"{where}.command[{i}]", arg, "must be a non-empty string without NUL")
+def _program(check, table: Program, where: str) -> dict:
+    """The rules between a program's settings (its types are declared in Program)."""
+    for i, arg in enumerate(table.command):
         try:
             program_spec.check_argument(arg)
         except program_spec.SpecError as err:
             check.fail(f"{where}.command[{i}]", arg, str(err))
-    first = command[0]
+    first = table.command[0]
     if program_spec.placeholders(first):
         check.fail(f"{where}.command[0]", first, "the program itself cannot be a placeholder")
     if "/" in first and not first.startswith("/"):
@@ -78,117 +134,77 @@ def _program(check, table: dict, where: str) -> dict:
             "a name found on PATH or an absolute path (a relative path would depend on the directory "
             "the campaign runs in)",
         )
-    runtime = table.get("runtime")
-    if runtime not in program_spec.RUNTIMES:
-        check.fail(f"{where}.runtime", runtime, f"must be one of {', '.join(program_spec.RUNTIMES)}")
-    workers_env = table.get("workers_env", "OMP_NUM_THREADS" if runtime in ("openmp", "mpi") else "")
-    if not isinstance(workers_env, str):
-        check.fail(f"{where}.workers_env", workers_env, 'the variable that takes the worker count, or ""')
-    if workers_env:
-        check.env({workers_env: "1"}, f"{where}.workers_env")
-    place = table.get("place", program_spec.DEFAULT_PLACE[runtime])
-    if place not in program_spec.PLACES:
-        check.fail(f"{where}.place", place, f"must be one of {', '.join(program_spec.PLACES)}")
+    runtime = table.runtime
+    workers_env = table.workers_env
+    if workers_env is None:
+        workers_env = "OMP_NUM_THREADS" if runtime in ("openmp", "mpi") else ""
+    place = table.place or program_spec.DEFAULT_PLACE[runtime]
     if runtime == "mpi" and place != "launcher":
         check.fail(f"{where}.place", place, 'MPI programs are placed by mpirun/srun: place = "launcher"')
-    cwd = table.get("cwd")
-    if cwd is not None:
-        check.str_(cwd, f"{where}.cwd")
-        if not cwd.startswith("/") or "\0" in cwd:
-            check.fail(f"{where}.cwd", cwd, "an absolute directory (the program's working directory)")
-    env = check.env(table.get("env", {}), f"{where}.env")
-    for key, value in env.items():
+    for key, value in table.env.items():
         try:
             program_spec.check_argument(value)
         except program_spec.SpecError as err:
             check.fail(f"{where}.env.{key}", value, str(err))
-    build = table.get("build")
-    if build is not None:
-        if isinstance(build, str) or not isinstance(build, list) or not build:
-            check.fail(f"{where}.build", build, 'a list of arguments, e.g. ["make", "-C", "/home/me/solver"]')
-        for i, arg in enumerate(build):
-            if not isinstance(arg, str) or not arg or "\0" in arg:
-                check.fail(f"{where}.build[{i}]", arg, "must be a non-empty string without NUL")
-    pop = table.get("pop", "task-cpu")
-    if pop not in program_spec.POP_METHODS:
-        check.fail(f"{where}.pop", pop, f"must be one of {', '.join(program_spec.POP_METHODS)}")
-    if pop in ("ompt", "libomp") and runtime != "openmp":
-        check.fail(f"{where}.pop", pop, 'the OMPT methods need runtime = "openmp"')
+    if table.pop in ("ompt", "libomp") and runtime != "openmp":
+        check.fail(f"{where}.pop", table.pop, 'the OMPT methods need runtime = "openmp"')
     return {
-        "command": list(command),
+        "command": list(table.command),
         "runtime": runtime,
         "workers_env": workers_env,
         "place": place,
-        "cwd": cwd,
-        "env": env,
-        "build": list(build) if build else None,
-        "figure": _figure(check, table.get("figure", "wall"), f"{where}.figure"),
-        "result": _extractor(check, table["result"], f"{where}.result", EXTRACTOR_KEYS)
-        if "result" in table
-        else None,
-        "pop": pop,
+        "cwd": table.cwd,
+        "env": dict(table.env),
+        "build": list(table.build) if table.build else None,
+        "figure": _figure(check, table.figure, f"{where}.figure"),
+        "result": _extractor(check, table.result, f"{where}.result") if table.result else None,
+        "pop": table.pop,
     }
 
 
-def _extractor(check, table, where: str, keys: set) -> dict:
-    if not isinstance(table, dict):
-        check.fail(where, table, "a table: { regex = '...' } or { json = 'path.to.value' }")
-    check.keys(table, keys, where)
+def _extractor(check, table: Extractor, where: str) -> dict:
+    found = {k: getattr(table, k) for k in ("regex", "json") if getattr(table, k) is not None}
     try:
-        program_spec.check_extractor(table, where)
+        program_spec.check_extractor(found, where)
     except program_spec.SpecError as err:
-        check.fail(where, table.get("regex", table.get("json")), str(err))
-    stream = table.get("stream", "both")
-    if stream not in program_spec.STREAMS:
-        check.fail(f"{where}.stream", stream, f"must be one of {', '.join(program_spec.STREAMS)}")
-    found = {k: table[k] for k in ("regex", "json") if k in table}
-    return found | {"stream": stream}
+        check.fail(where, found.get("regex", found.get("json")), str(err))
+    return found | {"stream": table.stream}
 
 
-def _figure(check, value, where: str) -> dict:
+def _figure(check, value: Figure | str, where: str) -> dict:
     if value == "wall":
         return {"source": "wall"}
-    if not isinstance(value, dict):
-        check.fail(where, value, '"wall" or a table { regex = \'...\', unit = "s", better = "lower" }')
-    table = _extractor(check, value, where, FIGURE_KEYS)
-    unit = value.get("unit")
-    if not isinstance(unit, str) or not unit.strip() or len(unit) > 32:
-        check.fail(f"{where}.unit", unit, 'the figure\'s unit, e.g. "s", "ms", "MB/s", "GFLOP/s"')
-    better = value.get("better", "lower" if unit in program_spec.TIME_UNITS else None)
-    if better not in program_spec.BETTER:
+    table = _extractor(check, value, where)
+    better = value.better or ("lower" if value.unit in program_spec.TIME_UNITS else None)
+    if better is None:
         check.fail(f"{where}.better", better, 'say whether "lower" or "higher" is better')
-    return table | {"source": "regex" if "regex" in table else "json", "unit": unit, "better": better}
+    source = "regex" if "regex" in table else "json"
+    return table | {"source": source, "unit": value.unit, "better": better}
 
 
-def check_program_sweep(
-    check, raw: dict, where: str, programs: dict[str, dict]
-) -> tuple[str | None, list[str]]:
-    """(the program a sweep names, the params that grow with the workers: weak scaling)."""
-    name = raw.get("program")
-    weak = raw.get("weak_scaling", [])
-    if name is None:
-        if weak:
-            check.fail(f"{where}.weak_scaling", weak, "only in a sweep of a program")
-        return None, []
-    if "binary" in raw:
-        check.fail(f"{where}.program", name, "a sweep names a program or binaries, not both")
-    if name not in programs:
-        check.fail(f"{where}.program", name, f"no [programs.{name}] (have: {', '.join(programs) or 'none'})")
-    params = raw.get("params", {})
-    if not isinstance(weak, list) or not all(isinstance(p, str) for p in weak):
-        check.fail(f"{where}.weak_scaling", weak, "a list of params that grow with the worker count")
-    for p in weak:
-        values = params.get(p) if isinstance(params, dict) else None
-        values = values if isinstance(values, list) else [values]
-        if values == [None] or not all(
-            isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values
-        ):
+WeakScaling = Annotated[list[str], Meta(extra={"type": "a list of params that grow with the worker count"})]
+
+
+def check_program_sweep(check, sweep, where: str, programs: dict[str, dict]) -> None:
+    """A sweep's program (one the experiment declares, instead of binaries) and its weak_scaling params
+    (integers >= 1 per worker; sweep: a decoded config_types.Sweep)."""
+    if sweep.program is None:
+        if sweep.weak_scaling:
+            check.fail(f"{where}.weak_scaling", sweep.weak_scaling, "only in a sweep of a program")
+        return
+    if sweep.binary is not None:
+        check.fail(f"{where}.program", sweep.program, "a sweep names a program or binaries, not both")
+    if sweep.program not in programs:
+        have = ", ".join(programs) or "none"
+        check.fail(f"{where}.program", sweep.program, f"no [programs.{sweep.program}] (have: {have})")
+    for p in sweep.weak_scaling:
+        values = sweep.params.get(p, [None])
+        if not all(isinstance(v, int) and v >= 1 for v in values):
             check.fail(
                 f"{where}.weak_scaling",
                 p,
                 "must name a param of this sweep whose values are integers >= 1 (per worker)",
             )
-    return name, list(weak)
 
 
 def resolve(program: dict, name: str, values: dict, weak: list[str], ranks: int, timeout_s=None) -> dict:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from jobs.competing_load import LoadError, LoadRun, check_profiles, group_alive
-from jobs.config import Checker
+from jobs.config_decode import Checker
 from sbcore.errors import UsageError
 from tests.records import campaign_records
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jobs.config import Checker
+from jobs.config_decode import Checker
 from jobs.programs.config import check_programs, resolve
 from jobs.slurm.scripts import ArrayJob, render_array_script
 from sbcore.errors import UsageError

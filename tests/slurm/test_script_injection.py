@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jobs.config import Checker, NodeType, load_node_types
+from jobs.config import NodeType, load_node_types
+from jobs.config_decode import Checker
 from jobs.site_options import check_site
 from jobs.slurm import scripts
 from jobs.slurm.scripts import ArrayJob, render_analysis_script, render_array_script
