@@ -74,11 +74,6 @@ UNKNOWN = [
 ]
 
 
-@pytest.mark.parametrize(("text", "expected"), UNKNOWN, ids=[u[1][:30] for u in UNKNOWN])
-def test_an_unknown_key_names_the_closest_allowed_one(tmp_path, text, expected):
-    assert _error(tmp_path, HEAD + text).startswith(expected)
-
-
 def test_an_unknown_node_key_names_the_closest_allowed_one(tmp_path):
     path = tmp_path / "nodes.toml"
     path.write_text(NODE + 'partiton = "p"\n')
@@ -99,8 +94,8 @@ BOUNDS = [
 ]
 
 
-@pytest.mark.parametrize(("text", "expected"), BOUNDS, ids=[b[1][:30] for b in BOUNDS])
-def test_a_broken_bound_or_choice_is_named(tmp_path, text, expected):
+@pytest.mark.parametrize(("text", "expected"), UNKNOWN + BOUNDS, ids=[c[1][:30] for c in UNKNOWN + BOUNDS])
+def test_an_unknown_key_names_the_closest_allowed_one_and_a_broken_bound_is_named(tmp_path, text, expected):
     assert _error(tmp_path, HEAD + text).startswith(expected)
 
 
