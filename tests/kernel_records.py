@@ -50,3 +50,10 @@ def assert_usage_error(proc: subprocess.CompletedProcess, binary: str, expected:
     assert proc.stdout == ""
     assert len(proc.stderr.splitlines()) == 1, f"expected one stderr line, got {proc.stderr!r}"
     assert_error_line(proc.stderr, binary, expected)
+
+
+def runq_share(record: dict) -> float:
+    """The share of its threads' time a repetition waited for a CPU (the probe's run-queue wait over
+    threads x wall time); infinite when the probe could not read it."""
+    wait = (record.get("probe") or {}).get("runq_wait_s")
+    return float("inf") if wait is None else wait / (record["wall_s"] * record["threads"])

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.jobs.conftest import run_cli
+from tests.kernel_records import runq_share
 
 HERE = Path(__file__).parent
 ARGV_DUMPER = """#!{python}
@@ -103,11 +104,6 @@ def quiet_reps(found: list[dict], case_id: str, at_least: int) -> list[dict]:
         shares = sorted(round(runq_share(r), 3) for r in reps)
         pytest.skip(f"the host was loaded: {case_id}'s threads waited for a CPU {shares} of their time")
     return quiet
-
-
-def runq_share(record: dict) -> float:
-    wait = (record.get("probe") or {}).get("runq_wait_s")
-    return float("inf") if wait is None else wait / (record["wall_s"] * record["threads"])
 
 
 def busy_jiffies() -> int:
