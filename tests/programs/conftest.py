@@ -106,23 +106,19 @@ def quiet_reps(found: list[dict], case_id: str, at_least: int) -> list[dict]:
     return quiet
 
 
-def busy_jiffies() -> int:
-    """CPU time (in clock ticks) every CPU of the host has spent busy, from /proc/stat."""
-    fields = Path("/proc/stat").read_text().split()[1:9]  # user nice system idle iowait irq softirq steal
-    return sum(int(v) for i, v in enumerate(fields) if i not in (3, 4))
-
-
 def others_share(run) -> float:
     """Runs run() and returns the share of the host's CPU capacity during it that processes other than
-    run's children took (/proc/stat's busy time minus the children's CPU time from getrusage)."""
+    run's children took: the CPUs' busy share over the run (jobs/quiet_gate.py's /proc/stat reading,
+    with the run as its window) minus the children's CPU time from getrusage."""
     import resource
     import time
 
-    tick = os.sysconf("SC_CLK_TCK")
+    from jobs.quiet_gate import cpu_busy_share
+
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    busy, start = busy_jiffies(), time.monotonic()
-    run()
-    wall, busy = time.monotonic() - start, busy_jiffies() - busy
+    start = time.monotonic()
+    busy = cpu_busy_share(0, sleep=lambda _window: run())
+    wall = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     mine = (after.ru_utime - children.ru_utime) + (after.ru_stime - children.ru_stime)
-    return max(0.0, busy / tick - mine) / (wall * os.cpu_count())
+    return max(0.0, busy - mine / (wall * os.cpu_count()))
