@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from jobs.competing_load import STOP_GRACE_S
+
 from .conftest import ROOT
 
 EXPERIMENT = """
@@ -122,7 +124,9 @@ def test_children_die_with_the_runner(tmp_path, bin_dir, signum):
     runner = _start(["run", str(experiment), "--results-dir", str(results), "--name", "o"])
     children = _wait_for_kernel_and_load(runner)
     os.kill(runner.pid, signum)
-    runner.wait(timeout=10)
+    # The runner's way out stops the competing load: SIGTERM and up to STOP_GRACE_S for stress-ng to
+    # end, then SIGKILL and up to STOP_GRACE_S for its group to be gone (jobs/competing_load.py)
+    runner.wait(timeout=2 * STOP_GRACE_S + 5)
     left = _gone_within(children, 1.0)
     assert not left, f"{signum.name}: still running a second later: {[(p, _comm(p)) for p in left]}"
 
