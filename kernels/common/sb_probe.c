@@ -20,9 +20,9 @@
 /* 12 independent FP operations per iteration (3 cycles on Zen 3's four FP pipes): ~0.5 ms. */
 #define SB_PROBE_TPUT_ITERS 500000
 /* 16 independent integer operations per iteration (4 cycles on four integer ALUs, 3.4 on five):
- * ~0.15 ms. Its time is as stable at a tenth of that, but a shorter block sees less of a repetition's
- * host phase and an interrupt weighs more in it; at this length its slowdown followed the scalar π
- * loop's repetition by repetition. */
+ * ~0.15 ms. Its time is as stable at a tenth of that, but a shorter block sees less of a
+ * repetition's host phase and an interrupt weighs more in it; at this length its slowdown followed
+ * the scalar π loop's repetition by repetition. */
 #define SB_PROBE_ALU_ITERS 125000
 
 /* The chains are written in assembly on x86-64 with each loop aligned to a cache line: compiled
