@@ -12,10 +12,10 @@ CPU, not a sibling hardware thread).
 Then, for that trace or one given with --judge (any file in these columns, e.g. a shared trace), the
 judge of analysis/stats/probe_judge.py per CPU: the share of the repetitions slower than 1.15x their
 CPU's median each rule flags and the share of the others it flags, for each block over 1.10x its median
-(the after side) and for the analysis's own flags, with the repetitions' wall time and again with
-their user CPU time (which leaves out the waits for a CPU that dominate on a loaded machine); and what
-one probe costs per CPU (the median sum of its blocks' times, with and without the integer-ALU
-block). Prints figures, asserts nothing
+(the after side) and for the analysis's own flags, with the repetitions' wall time, with their user CPU
+time (which leaves out the waits for a CPU that dominate on a loaded machine), and on the repetitions
+that hardly waited for a CPU alone; and what one probe costs per CPU (the median sum of its blocks'
+times, with and without the integer-ALU block). Prints figures, asserts nothing
 (tests/analysis/test_probe_judge.py tests the judge).
 
     .venv/bin/python perf/record_noise_trace.py --out trace.csv [--binary mcpi-c-serial]
@@ -64,6 +64,8 @@ COLUMNS = (
 )
 # wall_s as the criterion counts; cpu_user_s leaves out the waits for a CPU of a loaded machine
 TIMES = ("wall_s", "cpu_user_s")
+# and the repetitions that waited less than this share of their time for a CPU, judged alone
+QUIET_WAIT = 0.01
 BLOCK_RATIO = 1.10  # a block over this much its median "sees" the repetition (the shared traces' notes)
 DEFAULT_ARGS = ["--samples", "4000000", "--inner", "scalar"]
 ANALYSIS_RULES = {
@@ -133,20 +135,26 @@ def print_judgement(trace: pd.DataFrame) -> None:
         for block in blocks_of(trace)
     }
     rules |= {name: analysis_rule(reasons) for name, reasons in ANALYSIS_RULES.items()}
-    for time_column in TIMES:
-        if time_column not in trace:
-            continue
+    views = [
+        (f"{len(trace)} repetitions", trace, time_column) for time_column in TIMES if time_column in trace
+    ]
+    if "probe_runq_wait_s" in trace and trace["probe_runq_wait_s"].notna().any():
+        wait = pd.to_numeric(trace["probe_runq_wait_s"], errors="coerce")
+        quiet = trace[wait < QUIET_WAIT * trace["wall_s"]].drop(columns="probe_runq_wait_s")
+        name = f"{len(quiet)} repetitions that waited < {100 * QUIET_WAIT:g} % of their time for a CPU"
+        views.append((name, quiet, "wall_s"))
+    for name, rows, time_column in views:
         print(
-            f"{len(trace)} repetitions, slow by {time_column} (> 1.15x its CPU's median); per CPU: "
+            f"{name}, slow by {time_column} (> 1.15x its CPU's median); per CPU: "
             "the slow repetitions a rule flags / the others it flags"
         )
-        for name, rule in rules.items():
-            shares = judge_per_cpu(trace, rule, time=time_column)
+        for rule_name, rule in rules.items():
+            shares = judge_per_cpu(rows, rule, time=time_column)
             cells = [
                 f"cpu {c}: {100 * s.caught:5.1f} % of {s.n_slow} / {100 * s.false_alarms:4.1f} %"
                 for c, s in shares.items()
             ]
-            print(f"  {name:44s} " + "; ".join(cells))
+            print(f"  {rule_name:44s} " + "; ".join(cells))
     if "probe_runq_wait_s" in trace and trace["probe_runq_wait_s"].notna().any():
         waited = pd.to_numeric(trace["probe_runq_wait_s"], errors="coerce") > 0.05 * trace["wall_s"]
         share = 100 * waited[slow_repetitions(trace)].mean()
