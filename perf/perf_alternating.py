@@ -15,7 +15,9 @@ Designs:
   order per pair;
 - `turns, both CPUs` (two CPUs only): the serial baseline on CPU 0 and on CPU 1 at once, then the
   2-thread case; the baseline's time is the slower of the two (the static split waits for its slower
-  CPU; perf/perf_pairing_designs.py shows why on the noise traces).
+  CPU; perf/perf_pairing_designs.py shows why on the noise traces); and the same baseline before
+  mcpi-c-omp `dynamic,16`, combined as the two CPUs' summed speed (2 / (1/t0 + 1/t1)): a dynamic
+  schedule lets the faster CPU take more.
 Printed per comparison and design: pairs, the median ratio with the analysis's bootstrap 95 % CI over
 pairs (analysis/stats/paired.py), its half-width, and the median time from the end of the first
 side's repetition to the start of the second's. Asserts nothing (tests/test_perf_alternating.py tests
@@ -46,6 +48,14 @@ from sbcore.install import bin_dir  # noqa: E402
 
 # Passive: an OpenMP team spinning between its repetitions would take the CPUs from the other side's
 # turn (libgomp's active policy spins without end).
+DESIGNS = (
+    "lang processes",
+    "lang turns",
+    "speedup processes",
+    "speedup turns",
+    "speedup both",
+    "speedup both, dynamic",
+)
 OMP_ENV = {"OMP_PROC_BIND": "close", "OMP_PLACES": "cores", "OMP_WAIT_POLICY": "passive"}
 
 
@@ -118,6 +128,7 @@ def main() -> int:
     serial_c = [str(binaries / "mcpi-c-serial"), *work]
     serial_f = [str(binaries / "mcpi-f-serial"), *work]
     parallel = [str(binaries / "mcpi-c-omp"), *work, "--threads", "2", "--schedule", "static"]
+    dynamic = [str(binaries / "mcpi-c-omp"), *work, "--threads", "2", "--schedule", "dynamic,16"]
     shuffle = random.Random(args.seed)
     load_before = os.getloadavg()[0]
     ratios: dict[str, list[float]] = {}
@@ -133,27 +144,34 @@ def main() -> int:
         lang_a = TurnTaker([*serial_c, *reps], "0", None, out, "lang-c")
         lang_b = TurnTaker([*serial_f, *reps], "0", None, out, "lang-f")
         base0 = TurnTaker([*serial_c, *reps], "0", None, out, "base-cpu0")
-        base0_both = TurnTaker([*serial_c, *reps], "0", None, out, "both-cpu0")
-        base1_both = TurnTaker([*serial_c, *reps], "1", None, out, "both-cpu1")
+        twice = ["--warmup", "1", "--reps", str(2 * args.pairs)]  # before the static and the dynamic case
+        base0_both = TurnTaker([*serial_c, *twice], "0", None, out, "both-cpu0")
+        base1_both = TurnTaker([*serial_c, *twice], "1", None, out, "both-cpu1")
         member = TurnTaker(
             [*parallel, "--warmup", "1", "--reps", str(2 * args.pairs)], "0,1", OMP_ENV, out, "omp"
         )
-        takers = [lang_a, lang_b, base0, base0_both, base1_both, member]
+        member_dynamic = TurnTaker([*dynamic, *reps], "0,1", OMP_ENV, out, "omp-dynamic")
+        takers = [lang_a, lang_b, base0, base0_both, base1_both, member, member_dynamic]
         for taker in takers:  # the warm-ups, one at a time
             taker.go()
             taker.done()
         member_order: list[str] = []  # the design each of the member's repetitions was measured for
 
-        def speedup_turn(design: str, baselines: list[TurnTaker]) -> None:
+        both_order: list[str] = []  # the design each of the both-CPU baseline's repetitions was for
+
+        def speedup_turn(design: str, baselines: list[TurnTaker], case: TurnTaker) -> None:
             for taker in baselines:
                 taker.go()
             end = max(taker.done() for taker in baselines)
-            gaps.setdefault(design, []).append(member.go() - end)
-            member_order.append(design)
-            member.done()
+            gaps.setdefault(design, []).append(case.go() - end)
+            if case is member:
+                member_order.append(design)
+            if len(baselines) > 1:
+                both_order.append(design)
+            case.done()
 
         for _ in range(args.pairs):
-            designs = ["lang processes", "lang turns", "speedup processes", "speedup turns", "speedup both"]
+            designs = list(DESIGNS)
             shuffle.shuffle(designs)
             for design in designs:
                 if design == "lang processes":
@@ -173,9 +191,11 @@ def main() -> int:
                     case = one_process(parallel, "0,1", OMP_ENV)
                     add(design, base["wall_s"] / case["wall_s"], float("nan"))
                 elif design == "speedup turns":
-                    speedup_turn(design, [base0])
+                    speedup_turn(design, [base0], member)
+                elif design == "speedup both":
+                    speedup_turn(design, [base0_both, base1_both], member)
                 else:
-                    speedup_turn(design, [base0_both, base1_both])
+                    speedup_turn(design, [base0_both, base1_both], member_dynamic)
         records = {t.out.stem: t.close() for t in takers}
 
     # Turns: the k-th repetitions of the two sides form the k-th pair (each side measures once a round).
@@ -187,12 +207,31 @@ def main() -> int:
     }
     base = [r["wall_s"] for r in records["base-cpu0"]]
     ratios["speedup turns"] = [b / m for b, m in zip(base, by_design["speedup turns"], strict=True)]
-    both = zip(records["both-cpu0"], records["both-cpu1"], strict=True)
-    slower = [max(a["wall_s"], b["wall_s"]) for a, b in both]
+    both = list(zip(records["both-cpu0"], records["both-cpu1"], strict=True))
+    # the static split waits for the slower CPU; the dynamic schedule gets the two CPUs' summed speed
+    slower = [
+        max(a["wall_s"], b["wall_s"])
+        for (a, b), o in zip(both, both_order, strict=True)
+        if o == "speedup both"
+    ]
     ratios["speedup both"] = [b / m for b, m in zip(slower, by_design["speedup both"], strict=True)]
+    capacity = [
+        2 / (1 / a["wall_s"] + 1 / b["wall_s"])
+        for (a, b), o in zip(both, both_order, strict=True)
+        if o == "speedup both, dynamic"
+    ]
+    dynamic_times = [r["wall_s"] for r in records["omp-dynamic"]]
+    ratios["speedup both, dynamic"] = [b / m for b, m in zip(capacity, dynamic_times, strict=True)]
 
-    lines = Path("/proc/cpuinfo").read_text().splitlines()
-    cpu = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")), "?")
+    cpuinfo = dict(
+        line.split(":", 1)
+        for line in Path("/proc/cpuinfo").read_text().split("\n\n")[0].splitlines()
+        if ":" in line
+    )
+    cpu = ", ".join(
+        f"{key.strip()} {cpuinfo.get(key, '?').strip()}"
+        for key in ("model name\t", "cpu family\t", "model\t\t")
+    )
     print(
         f"perf_alternating: {args.pairs} pairs per design, π {args.samples} samples per repetition; {cpu}; "
         f"load {load_before:.2f} before, {os.getloadavg()[0]:.2f} after"
@@ -204,6 +243,7 @@ def main() -> int:
         "speedup processes": "two CPUs, speedup: processes (today)",
         "speedup turns": "two CPUs, speedup: turns, baseline on CPU 0",
         "speedup both": "two CPUs, speedup: turns, baseline on both CPUs",
+        "speedup both, dynamic": "two CPUs, dynamic,16: turns, baseline on both",
     }
     for design, label in labels.items():
         median, low, high = interval(ratios[design], rng)
