@@ -8,7 +8,8 @@ every family with about the same number of trials instead of some with all and o
 starts a trial only when the trial's processes, at the times this run measured for their cases (the
 longest of each case; a case not yet run: the longest of any), end before the deadline: a trial that
 cannot finish is not begun (half a trial pairs nothing), a smaller one that can still runs. The
-comparison target's trials (jobs/comparison_sampling.py) obey the same test and stop when none fits.
+comparison target's trials (jobs/comparison_sampling.py) obey the same test: the neediest family or
+pair whose trial fits runs next, and they stop when none fits.
 When the deadline stops the run, the runner says so in one line: how many trials each case got, the
 cases cut short below their own minimum (`min_reps`), and the comparisons the comparison target still
 wanted (the analysis reports each comparison left wider than its target and why,
@@ -49,12 +50,13 @@ class RunDeadline:
         unknown = max(self.longest.values(), default=0.0)
         return sum(self.longest.get(w[0]["case_id"], unknown) for w in work)
 
+    def would_fit(self, work: list[tuple]) -> bool:
+        """The trial `work` would end before the deadline (always without a budget)."""
+        return self.budget_s is None or self.estimate(work) <= self.left()
+
     def fits(self, work: list[tuple]) -> bool:
-        """The trial `work` ends before the deadline (always without a budget); refusing one marks the
-        run as ended by its budget."""
-        if self.budget_s is None:
-            return True
-        if self.estimate(work) <= self.left():
+        """would_fit; refusing a trial marks the run as ended by its budget."""
+        if self.would_fit(work):
             return True
         self.ended = True
         return False

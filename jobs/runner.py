@@ -187,7 +187,11 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_fo
                     needs = family_needs(cache, usable, target["target_ci"])
                     if not needs:
                         break
-                    need, spent = pacer.pick(needs)
+                    fitting = [n for n in needs if deadline.would_fit(n.work)]
+                    if not fitting:  # the run budget has no room for any of them
+                        deadline.ended = True
+                        break
+                    need, spent = pacer.pick(fitting)
                     waited += spent
                     if need is None:
                         continue

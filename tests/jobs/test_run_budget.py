@@ -116,3 +116,25 @@ def test_a_run_budget_is_checked_in_one_line(tmp_path, line, message):
     with pytest.raises(UsageError, match=message) as caught:
         load_experiment(path, load_node_types())
     assert "\n" not in str(caught.value)
+
+
+def test_a_trial_starts_only_when_its_processes_end_before_the_deadline():
+    """The estimate: each case's longest process of this run, a case not yet run the longest of any;
+    a trial that would end after the deadline is refused (and the run marked as ended by it), a
+    smaller one still fits."""
+    from jobs.run_deadline import RunDeadline, in_trials
+
+    now = [0.0]
+    deadline = RunDeadline(10.0, clock=lambda: now[0])
+    a, b, c = ({"case_id": x, "family": "f", "trial_group": "g"} for x in "abc")
+    deadline.ran(a, 1.0)
+    deadline.ran(a, 3.0)
+    deadline.ran(b, 2.0)
+    now[0] = 4.0  # 6 s left
+    assert deadline.estimate([(a, 0, {}), (c, 0, {})]) == 6.0  # c unknown: the longest of any (a's 3 s)
+    assert deadline.fits([(a, 0, {}), (b, 0, {})]) and not deadline.ended  # 5 s
+    assert not deadline.fits([(a, 0, {}), (b, 0, {}), (c, 0, {})])  # 8 s
+    assert deadline.ended and deadline.fits([(b, 0, {})])
+    assert RunDeadline(None).fits([(a, 0, {})] * 1000)
+    work = [(a, 0, {"trial": 0}), (b, 0, {"trial": 0}), (a, 1, {"trial": 1}), ({"case_id": "x"}, 0, {})]
+    assert [len(t) for t in in_trials(work)] == [2, 1, 1]
