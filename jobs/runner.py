@@ -27,7 +27,7 @@ from jobs.campaign import campaign_run_budget, campaign_seed, load_cases
 from jobs.comparison_sampling import RecordCache, comparison_target, family_needs
 from jobs.config import load_node_types
 from jobs.duets import duet_partners, run_duet
-from jobs.families import DEFAULT_COMPARISON_WAIT_S, trial_runs, trials
+from jobs.families import DEFAULT_COMPARISON_WAIT_S, trials
 from jobs.hostinfo import host_topology
 from jobs.measure_lock import measuring
 from jobs.pinning import pin_cpus
@@ -51,14 +51,6 @@ def pending_work(
     rounds under a run budget, jobs/run_deadline.py)."""
     work = [(case, p) for case in cases for p in next_invocations(campaign_dir, case)]
     return trials(work, rng, rounds=rounds)
-
-
-def own_minimum(case: dict) -> int:
-    """The trials a case's own rule asks for at least: its min_reps (or fixed count) in processes, over
-    its runs per trial."""
-    rule = sampling.case_rule(case)
-    reps = rule.min_reps if rule.target_ci else rule.reps
-    return -(-reps // rule.reps_per_process // trial_runs(case))
 
 
 def trials_run(campaign_dir: Path, case: dict) -> int:
@@ -224,6 +216,6 @@ def budget_end(campaign_dir: Path, deadline: RunDeadline, cases: list[dict], tar
     return end_line(
         deadline,
         {c["case_id"]: trials_run(campaign_dir, c) for c in usable},
-        {c["case_id"]: own_minimum(c) for c in usable},
+        {c["case_id"]: sampling.trial_bounds(c)[0] for c in usable},
         wanted,
     )

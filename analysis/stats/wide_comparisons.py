@@ -30,6 +30,7 @@ from analysis.stats.comparison_precision import CROSS_KIND, PRECISE, VARIANT_KIN
 from analysis.stats.paired import MIN_TRIALS
 from sbcore.case_shape import oversubscribed
 from sbcore.case_shape import workers as case_workers
+from sbcore.sampling import trial_bounds
 
 REASONS = ("too_few_trials", "cut_short", "budget_ended", "host_noise")
 COLUMNS = [
@@ -53,16 +54,6 @@ COLUMNS = [
     "reason",
     "why",
 ]
-
-
-def case_trials(case: dict) -> tuple[int, int]:
-    """(the trials a case's own rule asks for at least, the most it may run): its min_reps (or fixed
-    count) and max_reps in processes, over its processes per trial."""
-    sampling = case.get("sampling") or {}
-    per_trial = max(1, int(case.get("reps_per_process", 1))) * max(1, int(case.get("trial_runs", 1)))
-    reps = int(case.get("reps", 0))
-    minimum = int(sampling.get("min_reps", reps)) if sampling.get("target_ci") else reps
-    return -(-minimum // per_trial), -(-reps // per_trial)
 
 
 def as_rows(paired: pd.DataFrame, kind: str) -> pd.DataFrame:
@@ -117,7 +108,7 @@ def wide_comparisons(
     target = any(c.get("comparison") for c in cases.values())
     own, most = [], []
     for a, b in zip(rows["case_a"], rows["case_b"], strict=True):
-        limits = [case_trials(cases[c]) for c in (a, b) if c in cases] or [(0, 0)]
+        limits = [trial_bounds(cases[c]) for c in (a, b) if c in cases] or [(0, 0)]
         own.append(min(lo for lo, _ in limits))
         most.append(min(hi for _, hi in limits))
     rows["own_trials"], rows["max_trials"] = own, most
