@@ -44,6 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from analysis.stats.paired import bootstrap_over_trials  # noqa: E402
+from jobs.seed_platform import cpu  # noqa: E402
 from sbcore.install import bin_dir  # noqa: E402
 
 # Passive: an OpenMP team spinning between its repetitions would take the CPUs from the other side's
@@ -223,17 +224,10 @@ def main() -> int:
     dynamic_times = [r["wall_s"] for r in records["omp-dynamic"]]
     ratios["speedup both, dynamic"] = [b / m for b, m in zip(capacity, dynamic_times, strict=True)]
 
-    cpuinfo = dict(
-        line.split(":", 1)
-        for line in Path("/proc/cpuinfo").read_text().split("\n\n")[0].splitlines()
-        if ":" in line
-    )
-    cpu = ", ".join(
-        f"{key.strip()} {cpuinfo.get(key, '?').strip()}"
-        for key in ("model name\t", "cpu family\t", "model\t\t")
-    )
+    facts = cpu(Path("/proc/cpuinfo").read_text())
+    host = f"{facts['model']}, {facts['family_model']}"
     print(
-        f"perf_alternating: {args.pairs} pairs per design, π {args.samples} samples per repetition; {cpu}; "
+        f"perf_alternating: {args.pairs} pairs per design, π {args.samples} samples per repetition; {host}; "
         f"load {load_before:.2f} before, {os.getloadavg()[0]:.2f} after"
     )
     rng = np.random.default_rng(args.seed)
