@@ -6,8 +6,11 @@ analyze, compare) finds campaign files through this module only.
       latest -> <campaign>                       symlink to the newest campaign
       <campaign>/cases.jsonl                     one planned case per line
       <campaign>/experiment.toml                 the experiment file as planned (its bytes)
-      <campaign>/raw/<case_id>/records.jsonl     the case's records, one per line (appended, never rewritten;
-                                                 sbcore/record_store.py)
+      <campaign>/raw/<case_id>/facts.jsonl       the case's records (scalebench.run/2, appended, never
+      <campaign>/raw/<case_id>/reps.csv          rewritten; sbcore/record_store.py): a line per process, a
+                                                 row per repetition (reps-<n>.csv: another header)
+      <campaign>/raw/<case_id>/records.jsonl     the records of campaigns before scalebench.run/2, a line
+                                                 each (still read; sbcore/stored_records.py)
       <campaign>/raw/<case_id>/probes.jsonl      per-CPU probe times of its records, one line per record
                                                  (appended with them; jobs/probe_detail.py)
       <campaign>/raw/<case_id>/rep-<k>.json      the record of repetition k, as campaigns before records.jsonl
@@ -27,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from sbcore import campaign_access, record_lines, record_store, sampling
+from sbcore import campaign_access, sampling, stored_records
 from sbcore.clock import utc_stamp
 from sbcore.errors import UsageError
 
@@ -174,34 +177,11 @@ def case_lines(
     """(repetition -> counted record, problems as '<file>:<line>: <why>' relative to the campaign), by
     the one rule of sbcore/record_lines.py; with the planned `case`, records that do not belong to its
     plan or to this campaign are problems too."""
-    directory = case_dir(campaign_dir, case_id)
-    relpath = f"{RAW_DIR}/{case_id}/{RECORDS_FILE}"
     campaign = campaign_name(campaign_dir) if case is not None else None
-    try:
-        data = record_store.read(directory / RECORDS_FILE)
-        lines = record_lines.classify(data, case_id, dict(case) if case is not None else None, campaign)
-    except campaign_access.UnsafeFile as err:  # not read: a resume refuses to run the case as well
-        why = str(err).removeprefix(f"{directory / RECORDS_FILE}: ")
-        lines = record_lines.CaseLines(problems=[(0, f"not read: {why}")])
-    found = lines.records
-    problems = [f"{relpath}{f':{number}' if number else ''}: {why}" for number, why in lines.problems]
-    if directory.is_dir() and not directory.is_symlink():
-        for path in sorted(directory.iterdir()):
-            match = REP_FILE.match(path.name)
-            if match:
-                try:
-                    record, why = record_lines.decode_line(campaign_access.read_path(path))
-                except OSError as err:
-                    record, why = None, f"cannot read: {err.strerror}"
-                if why is None and (record["case_id"] != case_id or record["rep"] != int(match.group(1))):
-                    why = "case_id or rep does not match the file's place"
-                if why is None and case is not None:
-                    why = record_lines.belonging_problem(record, dict(case), campaign)
-                if why is None:
-                    found[int(match.group(1))] = record
-                else:
-                    problems.append(f"{RAW_DIR}/{case_id}/{path.name}: {why}")
-    return {k: found[k] for k in sorted(found)}, problems
+    planned = dict(case) if case is not None else None
+    read = stored_records.read(case_dir(campaign_dir, case_id), case_id, planned, campaign)
+    problems = [f"{RAW_DIR}/{case_id}/{name}{f':{n}' if n else ''}: {why}" for name, n, why in read.problems]
+    return read.records, problems
 
 
 def ok_records(campaign_dir: Path, case: Mapping) -> dict[int, dict]:
