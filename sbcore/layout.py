@@ -257,16 +257,20 @@ def raw_files(campaign_dir: Path) -> dict[str, None]:
 def case_record_files(directory: str | Path, case_id: str) -> list[str]:
     """The record-bearing files of one case directory as 'raw/<case_id>/<name>': records.jsonl as
     'raw/<case_id>/records.jsonl#<bytes>' (its size when listed: it grows, and the analysis reads and
-    caches that many bytes), then rep-<k>.json and failed attempts by repetition."""
-    names, size = [], None
+    caches that many bytes), then facts.jsonl and reps*.csv with their sizes (a case's files changed
+    when a size did), then rep-<k>.json and failed attempts by repetition."""
+    names, size, stored = [], None, []
     with os.scandir(directory) as files:
         for entry in files:
             if entry.name == RECORDS_FILE:
                 size = entry.stat(follow_symlinks=False).st_size
+            elif stored_records.is_v2_file(entry.name):
+                stored.append(f"{RAW_DIR}/{case_id}/{entry.name}#{entry.stat(follow_symlinks=False).st_size}")
             elif is_record_file(entry.name):
                 names.append(entry.name)
     names.sort(key=_rep_order)
     listed = [records_key(case_id, size)] if size is not None else []
+    listed += sorted(stored)
     return listed + [f"{RAW_DIR}/{case_id}/{name}" for name in names]
 
 

@@ -31,7 +31,13 @@ REP_FILE = re.compile(r"^rep-(\d+)\.json$")
 class CaseRecords:
     records: dict[int, dict] = field(default_factory=dict)
     problems: list[tuple[str, int, str]] = field(default_factory=list)  # (file name, line or 0, why)
+    places: dict[int, tuple[str, int]] = field(default_factory=dict)  # rep -> (file name, line or 0)
     processes: int = 0  # facts lines (complete or not): the number the next process takes
+
+
+def is_v2_file(name: str) -> bool:
+    """facts.jsonl, reps.csv or reps-<n>.csv."""
+    return name == FACTS_FILE or REPS_FILES.match(name) is not None
 
 
 def reps_files(directory: Path) -> list[str]:
@@ -64,6 +70,7 @@ def _count(
         why = record_lines.belonging_problem(record, case, campaign)
     if why is None:
         out.records[record["rep"]] = record
+        out.places[record["rep"]] = (name, number)
     else:
         out.problems.append((name, number, why))
 
@@ -83,6 +90,7 @@ def _read_v1(directory, case_id, case, campaign, out: CaseRecords) -> None:
     if data:
         lines = record_lines.classify(data, case_id, case, campaign)
         out.records.update(lines.records)
+        out.places.update((rep, (RECORDS_FILE, line)) for rep, line in lines.lines.items())
         out.problems.extend((RECORDS_FILE, number, why) for number, why in lines.problems)
     if not directory.is_dir() or directory.is_symlink():
         return
@@ -100,6 +108,7 @@ def _read_v1(directory, case_id, case, campaign, out: CaseRecords) -> None:
             why = record_lines.belonging_problem(record, case, campaign)
         if why is None:
             out.records[int(match.group(1))] = record
+            out.places[int(match.group(1))] = (path.name, 0)
         else:
             out.problems.append((path.name, 0, why))
 
