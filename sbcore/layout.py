@@ -43,6 +43,8 @@ ANALYSIS_DIR = "analysis"
 
 RECORDS_FILE = "records.jsonl"
 PROBES_FILE = "probes.jsonl"
+# every file a run appends a case's records to (records.jsonl: older campaigns, still read)
+STORED_FILES = (RECORDS_FILE, stored_records.FACTS_FILE, stored_records.REPS_FILE, PROBES_FILE)
 QUIET_GATE_FILE = "quiet_gate.json"  # what the quiet gate saw before a seed study, and the load after
 REP_FILE = re.compile(r"^rep-(\d+)\.json$")
 FAILED_FILE = re.compile(r"^rep-(\d+)\.failed-(.+)\.json$")  # group 2: <utc>-<pid>, sorts by time
@@ -148,6 +150,11 @@ def case_dir(campaign_dir: Path, case_id: str) -> Path:
 def records_path(campaign_dir: Path, case_id: str) -> Path:
     """The case's record file (one record per line, appended)."""
     return case_dir(campaign_dir, case_id) / RECORDS_FILE
+
+
+def reps_path(campaign_dir: Path, case_id: str) -> Path:
+    """The case's rows of repetitions (scalebench.run/2, appended: sbcore/record_store.py's store)."""
+    return case_dir(campaign_dir, case_id) / stored_records.REPS_FILE
 
 
 def probes_path(campaign_dir: Path, case_id: str) -> Path:

@@ -58,6 +58,16 @@ def read(directory: Path, case_id: str, case: dict | None = None, campaign: str 
     return out
 
 
+def written_order(place: tuple[str, int]) -> tuple[int, int]:
+    """A sort key of where a record is (CaseRecords.places) in the order records were written: older
+    rep-<k>.json files, then records.jsonl by line, then reps.csv and reps-<n>.csv by row."""
+    name, line = place
+    if name == RECORDS_FILE:
+        return (1, line)
+    match = REPS_FILES.match(name)
+    return (2 + int(match.group(1) or 0), line) if match else (0, 0)
+
+
 def _count(
     out: CaseRecords, name: str, number: int, record: dict | None, why: str | None, case_id, case, campaign
 ):

@@ -1,29 +1,24 @@
-"""Reading what a run stored, for tests: every record of a campaign or of one case, from the cases'
-records.jsonl (and rep-<k>.json files of the older layout), parsed as json.loads sees them."""
+"""Reading what a run stored, for tests: every counted record of a campaign or of one case, through the one
+reader of a case directory (sbcore/stored_records.py: scalebench.run/2 rows and facts, records.jsonl and
+rep-<k>.json files of older campaigns), as json.loads sees them."""
 
 import json
 from pathlib import Path
 
-from sbcore import layout, record_store
+from sbcore import layout, record_store, stored_records
 
 
 def case_records(campaign: Path, case_id: str) -> list[dict]:
-    """Every record of the case, in file order (records.jsonl lines, then rep-<k>.json files by k)."""
-    directory = layout.case_dir(campaign, case_id)
-    data = record_store.read(directory / layout.RECORDS_FILE)
-    records = [json.loads(line) for _, line in record_store.complete_lines(data)]
-    legacy = sorted(
-        (int(m.group(1)), p) for p in directory.glob("rep-*.json") if (m := layout.REP_FILE.match(p.name))
-    )
-    return records + [json.loads(p.read_text()) for _, p in legacy]
+    """Every counted record of the case, in the order they were written."""
+    read = stored_records.read(layout.case_dir(campaign, case_id), case_id)
+    order = sorted(read.records, key=lambda k: stored_records.written_order(read.places[k]))
+    return [read.records[k] for k in order]
 
 
 def case_record(campaign: Path, case_id: str, rep: int) -> dict:
     """The record of repetition `rep` of the case (KeyError when there is none)."""
-    by_rep = {r["rep"]: r for r in reversed(case_records(campaign, case_id))}
+    by_rep = {r["rep"]: r for r in case_records(campaign, case_id)}
     return by_rep[rep]
-
-
 def campaign_records(campaign: Path) -> list[dict]:
     """Every record of every case of the campaign."""
     raw = Path(campaign) / layout.RAW_DIR
