@@ -5,7 +5,7 @@ rep-<k>.json files of older campaigns), as json.loads sees them."""
 import json
 from pathlib import Path
 
-from sbcore import layout, record_store, stored_records
+from sbcore import layout, record_rows, record_store, stored_records
 
 
 def case_records(campaign: Path, case_id: str) -> list[dict]:
@@ -19,6 +19,8 @@ def case_record(campaign: Path, case_id: str, rep: int) -> dict:
     """The record of repetition `rep` of the case (KeyError when there is none)."""
     by_rep = {r["rep"]: r for r in case_records(campaign, case_id)}
     return by_rep[rep]
+
+
 def campaign_records(campaign: Path) -> list[dict]:
     """Every record of every case of the campaign."""
     raw = Path(campaign) / layout.RAW_DIR
@@ -40,3 +42,17 @@ def minimal_record(case_id: str, rep: int, **extra) -> dict:
         "ranks": 1, "params": {}, "rep": rep, "wall_s": 0.1, "checksum": "x", "case_id": case_id,
         "status": "ok", **extra,
     }  # fmt: skip
+
+
+def plant(directory: Path, records: list[dict]) -> None:
+    """Append records to a case directory as the runner stores them (scalebench.run/2: a facts line per
+    record and its row), without the writer's checks: a test's stray or conflicting records."""
+    for record in records:
+        read = stored_records.read(directory, directory.name)
+        facts, (part,) = record_rows.split([record])
+        with (directory / stored_records.FACTS_FILE).open("ab") as handle:
+            handle.write(record_rows.facts_line(facts, read.processes))
+        reps = directory / stored_records.REPS_FILE
+        with reps.open("ab") as handle:
+            header = b"" if reps.stat().st_size else record_rows.HEADER
+            handle.write(header + record_rows.row(part, read.processes))
