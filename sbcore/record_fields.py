@@ -1,5 +1,5 @@
-"""The fields of a stored record, declared once: their JSON type, who writes them, whether a line without
-them counts, and how the analysis reads them.
+"""The fields of a stored record, declared once: their JSON type, who writes them, where they are stored
+(once per process or per repetition), whether a line without them counts, and how the analysis reads them.
 
 Everything else that names the record's fields is derived from this table or checked against it:
 - the rule of which record lines count, shared by status, resume, run-case and analyze
@@ -13,7 +13,10 @@ Everything else that names the record's fields is derived from this table or che
   declares exactly the kernel fields here, with the same JSON type, and requires what the rule requires;
   it also fails when a list of record fields is written anywhere else in the record-handling code.
 
-Adding a field is one line here plus the code that writes it (a kernel, jobs/runcase.py) and the code
+- where the runner stores it (its level, PROCESS or REP: sbcore/record_rows.py builds the facts line
+  and the reps.csv columns from it; docs/formats.md lists both, checked by the same test).
+
+Adding a field is one line here (with its level) plus the code that writes it (a kernel, jobs/runcase.py) and the code
 that uses it (docs/architecture.md has a worked example). Pure Python, no imports of the project.
 """
 

@@ -224,3 +224,14 @@ def test_a_plain_field_declared_once_gets_a_slot_in_the_compiled_reader(tmp_path
     )
     handle = ctypes.CDLL(str(lib))
     assert handle.sbr_slots() == len(SLOTS) + 1
+
+
+def test_the_storage_level_of_every_field_is_described():
+    """docs/formats.md lists the PROCESS fields of a facts line and the columns of reps.csv as the
+    declaration gives them (sbcore/record_fields.py, sbcore/record_rows.py)."""
+    from sbcore import record_fields, record_rows
+
+    formats = (ROOT / "docs" / "formats.md").read_text()
+    facts = re.search(r"The PROCESS fields: ((?:`\w+`\s*)+)", formats)
+    assert facts and re.findall(r"`(\w+)`", facts.group(1)) == [f.name for f in record_fields.PROCESS_FIELDS]
+    assert f"`{','.join(record_rows.COLUMNS)}`" in formats
