@@ -11,13 +11,12 @@ Everything else that names the record's fields is derived from this table or che
 - the kernels' schema, kernels/record.schema.json, which holds the kernel-written fields' detailed
   constraints (enums, patterns, nested shapes): tests/analysis/test_record_fields.py checks that it
   declares exactly the kernel fields here, with the same JSON type, and requires what the rule requires;
-  it also fails when a list of record fields is written anywhere else in the record-handling code.
-
+  it also fails when a list of record fields is written anywhere else in the record-handling code;
 - where the runner stores it (its level, PROCESS or REP: sbcore/record_rows.py builds the facts line
   and the reps.csv columns from it; docs/formats.md lists both, checked by the same test).
 
-Adding a field is one line here (with its level) plus the code that writes it (a kernel, jobs/runcase.py) and the code
-that uses it (docs/architecture.md has a worked example). Pure Python, no imports of the project.
+Adding a field is one line here (with its level) plus the code that writes it (a kernel,
+jobs/runcase.py) and the code that uses it (docs/architecture.md has a worked example). Pure Python, no imports of the project.
 """
 
 from __future__ import annotations
