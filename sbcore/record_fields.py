@@ -16,7 +16,8 @@ Everything else that names the record's fields is derived from this table or che
   and the reps.csv columns from it; docs/formats.md lists both, checked by the same test).
 
 Adding a field is one line here (with its level) plus the code that writes it (a kernel,
-jobs/runcase.py) and the code that uses it (docs/architecture.md has a worked example). Pure Python, no imports of the project.
+jobs/runcase.py) and the code that uses it (docs/architecture.md has a worked example). Pure Python,
+no imports of the project.
 """
 
 from __future__ import annotations
