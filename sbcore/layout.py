@@ -235,6 +235,7 @@ def is_reserved_name(name: str) -> bool:
     """Whether scalebench keeps a file of this name in a case directory (a kernel output may not take it)."""
     return (
         is_record_file(name)
+        or stored_records.is_v2_file(name)
         or name in (PROBES_FILE, QUIET_GATE_FILE, CASES_FILE)
         or IMAGE_FILE.match(name) is not None
         or name.startswith(".")

@@ -118,8 +118,9 @@ def test_scripts_quote_awkward_paths(tmp_path):
     cases = (results / "q" / "cases.jsonl").read_text().splitlines()
     case_id = re.search(r'"case_id": "(\w+)"', cases[4]).group(1)
     assert sorted(p.name for p in (results / "q" / "raw" / case_id).iterdir()) == [
+        "facts.jsonl",
         "probes.jsonl",
-        "records.jsonl",
+        "reps.csv",
     ]
     assert sorted(r["rep"] for r in case_records(results / "q", case_id)) == [0, 1]
 
