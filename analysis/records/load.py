@@ -1,9 +1,12 @@
 """Loading raw records: scan raw/, parse new files in parallel, keep an append-only cache of parsed rows.
 
-A case keeps its records as lines of raw/<case_id>/records.jsonl (campaigns of the older layout: one
-rep-<k>.json per repetition, still read); failed attempts are files of their own. So:
-- files are listed with os.scandir, with a stat only for each records.jsonl (it grows: its size when
-  listed is part of its key, and exactly that many bytes are read);
+A case keeps its records in raw/<case_id>/facts.jsonl and reps.csv (scalebench.run/2: read by
+sbcore/stored_records.py, records rebuilt as the decoder takes them), or, in campaigns of format v1,
+as lines of records.jsonl (read by the compiled reader where it takes them) and, older still, one
+rep-<k>.json per repetition; failed attempts are files of their own. So:
+- files are listed with os.scandir, with a stat only for each growing file (records.jsonl,
+  facts.jsonl, reps*.csv: its size when listed is part of its key; of records.jsonl exactly that many
+  bytes are read);
 - only cases not in the cache, or whose files changed, are parsed, by a process pool in chunks of
   cases (each worker builds a DataFrame, so only columnar data crosses the process boundary);
 - parsed chunks are appended to `analysis/.cache/chunk-<n>/` (records/cache.py): records are never rewritten
