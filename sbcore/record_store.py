@@ -1,4 +1,7 @@
-"""A case's record file, raw/<case_id>/records.jsonl: one JSON record per line, appended, never rewritten.
+"""A case's stored records, appended, never rewritten. The runner writes scalebench.run/2 (`store`, at the
+end of this file: a facts.jsonl line per kernel process and a reps.csv row per repetition, docs/formats.md);
+`append` writes format v1, raw/<case_id>/records.jsonl, one JSON record per line: what campaigns before
+v2 hold (still read by sbcore/stored_records.py) and what the synthetic test and perf campaigns write.
 
 One file per case instead of one per repetition: a million repetitions are a few thousand files to
 list, open and read, not a million. The guarantees of a file per repetition hold line by line
