@@ -52,6 +52,7 @@ from analysis.stats.process_correlation import ProcessCorrelation, within_proces
 from analysis.stats.reference import campaign_comparison
 from analysis.stats.speedup import speedups
 from analysis.stats.variant_tests import compare_variants
+from analysis.stats.wide_comparisons import wide_comparisons, wide_counts
 from analysis.variants import CASE_DESCRIPTION
 from sbcore import layout
 from sbcore.case_shape import workers as case_workers
@@ -104,6 +105,8 @@ class Analysis:
     pop_metrics: pd.DataFrame = field(default_factory=pd.DataFrame)
     # the acceptance counts of the paired comparisons (stats/comparison_precision.py)
     comparison_precision: dict = field(default_factory=dict)
+    # every counted paired comparison wider than the target, and why (stats/wide_comparisons.py)
+    wide_comparisons: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def out_dir(self) -> Path:
@@ -203,6 +206,9 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         variant_comparisons(paired_variant, node_cores),
         variant_comparisons(paired_cross, node_cores, kind=CROSS_KIND),
     )
+    wide = wide_comparisons(paired, paired_variant, paired_cross, campaign.case_lines, node_cores)
+    if precision:
+        precision["wide"] = wide_counts(wide)
     duets = {c["case_id"]: c["duet"] for c in campaign.case_lines if c.get("duet")}
     paired_duet = paired_duet_ratios(duets, case_stats.records, np.random.default_rng(options.seed + 5))
     lap("paired variant ratios")
@@ -256,6 +262,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
             options.seed,
         ),
         comparison_precision=precision,
+        wide_comparisons=wide,
     )
     lap("efficiency, micro, reference")
     timings["checks and counter tables"] = time.perf_counter() - stats_end
@@ -374,6 +381,7 @@ def write_tables(result: Analysis, big_csv: bool = False) -> list[Path]:
         "paired_variant_ratio.csv": result.paired_variant_ratio,
         "paired_cross_ratio.csv": result.paired_cross_ratio,
         "paired_duet_ratio.csv": result.paired_duet_ratio,
+        "wide_comparisons.csv": result.wide_comparisons,
         "pop_metrics.csv": result.pop_metrics,
         **result.micro,
     }

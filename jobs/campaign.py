@@ -60,6 +60,8 @@ def resolved_config(exp, cases: list[dict], name: str, created: str, seed: int) 
         },
         "sweep": sweeps,
     }
+    if exp.run_budget_s is not None:  # the runner reads it back (campaign_run_budget)
+        config["campaign"]["run_budget_s"] = exp.run_budget_s
     if exp.excludes:
         config["exclude"] = exp.excludes
     if exp.loads:
@@ -276,3 +278,15 @@ def campaign_seed(campaign_dir) -> int:
         return int(_campaign_config(campaign_dir)["campaign"]["seed"])
     except (KeyError, ValueError, TypeError) as err:
         raise UsageError(f"{path}: cannot read [campaign] seed: {err}") from None
+
+
+def campaign_run_budget(campaign_dir) -> float | None:
+    """The experiment's `run_budget_s` as the campaign keeps it ([campaign] run_budget_s of
+    campaign.toml); None when it has none. A value that is not a positive finite number is refused."""
+    path = Path(campaign_dir) / "campaign.toml"
+    value = (_campaign_config(campaign_dir).get("campaign") or {}).get("run_budget_s")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < float("inf"):
+        raise UsageError(f"{path}: [campaign] run_budget_s = {value!r}: must be a finite number > 0")
+    return float(value)

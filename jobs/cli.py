@@ -46,7 +46,8 @@ def register(sub) -> None:
         "with comparison_target_ci more trials where paired speedups, variant ratios or language /\n"
         "inner-loop ratios are not yet that precise, within comparison_budget_s (a family in a slow\n"
         "cache-line transfer is passed over, or waited out up to comparison_wait_s); with duet = true two\n"
-        "single-worker alternatives at once, one per CPU), with a\n"
+        "single-worker alternatives at once, one per CPU; with run_budget_s the trials run in rounds and\n"
+        "none starts that the time left cannot finish, and one line says where the budget ended), with a\n"
         "progress bar (ETA) on stderr. Ctrl-C stops cleanly and keeps what finished;\n"
         "`run --resume CAMPAIGN` runs only what is missing.\n"
         "Cases of Slurm node types are left for `submit`. At the end it prints the campaign\n"
@@ -245,6 +246,8 @@ def cmd_run(args) -> int:
         else ""
     )
     print(f"{counts['ok']} repetitions ran, {counts['failed']} failed{extra}")
+    if counts["budget_line"]:
+        print(counts["budget_line"])
     print(f"campaign directory: {campaign}")
     if counts["failed"]:
         print(f"see why: ./scalebench status {where}; retry: ./scalebench run --resume {where}")

@@ -98,6 +98,8 @@ class Experiment:
     baseline_every: int = DEFAULT_BASELINE_EVERY
     duet: bool = False  # single-worker alternatives measured two at once, one per CPU (jobs/duets.py)
     programs: dict = field(default_factory=dict)  # name -> a user's program (jobs/programs/config.py)
+    # seconds the local runner's measuring phase may take in all (jobs/run_deadline.py); None: no bound
+    run_budget_s: float | None = None
 
 
 def read_toml(path: Path, data: bytes | None = None) -> dict:
@@ -215,6 +217,7 @@ def load_experiment(
         DEFAULT_BASELINE_EVERY if exp.baseline_every is None else exp.baseline_every,
         exp.duet,
         programs,
+        exp.run_budget_s,
     )
 
 

@@ -110,6 +110,7 @@ class ExperimentFile(RunSettings, forbid_unknown_fields=True, kw_only=True):
     ) = None
     baseline_every: integer(0) | None = None
     duet: bool = False
+    run_budget_s: Seconds | None = None  # the local runner's measuring phase, whole (jobs/run_deadline.py)
 
 
 class NodeTable(SiteTable, forbid_unknown_fields=True, kw_only=True):

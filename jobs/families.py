@@ -176,11 +176,13 @@ def baseline_places(mine: list[int], runs: int, end: int) -> list[float]:
     return [mine[g * n // gaps] - 0.5 for g in range(gaps)] + [mine[-1] + 0.5]
 
 
-def trials(work: list[tuple[dict, int]], rng) -> list[tuple[dict, int, dict]]:
+def trials(work: list[tuple[dict, int]], rng, rounds: bool = False) -> list[tuple[dict, int, dict]]:
     """(case, invocation, place) triples ordered as trials: the processes of one trial group's trial
     back to back (trial_order), the trials of all groups shuffled; a case without a family is a trial
     of its own. `place` is what the record says of it: {"trial", "trial_slot"}, empty without a
-    family. Cases planned before trial groups (no `trial_group`) group by family."""
+    family. Cases planned before trial groups (no `trial_group`) group by family. With `rounds` (a
+    run with a deadline, jobs/run_deadline.py) trial t of every group comes before trial t+1 of any,
+    shuffled within each round."""
     groups: dict[tuple, list] = {}
     for case, p in work:
         if case.get("family"):
@@ -190,6 +192,8 @@ def trials(work: list[tuple[dict, int]], rng) -> list[tuple[dict, int, dict]]:
         groups.setdefault(key, []).append((case, p))
     order = list(groups.items())
     rng.shuffle(order)
+    if rounds:
+        order.sort(key=lambda item: item[0][1])  # stable: the shuffle stays within a round
     out = []
     for (_, t), runs in order:
         if not runs[0][0].get("family"):

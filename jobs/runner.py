@@ -8,7 +8,9 @@ family needing the same invocation back to back, in a fresh random order. Ctrl-C
 the running kernel; finished records stay. With a comparison target (`comparison_target_ci`,
 jobs/comparison_sampling.py), once every case has met its own rule, the runner keeps running trials of
 the family whose paired speedups are least precise, until all meet it or its budget is spent; a
-family in a slow cache-line transfer is passed over or waited out (jobs/trial_pacer.py).
+family in a slow cache-line transfer is passed over or waited out (jobs/trial_pacer.py). With a run
+budget (`run_budget_s`, jobs/run_deadline.py) the trials run in rounds and none starts that the time
+left cannot finish; the runner says in one line where the budget ended the run.
 """
 
 import os
@@ -20,7 +22,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from jobs.campaign import campaign_seed, load_cases
+from jobs import simd_bounds
+from jobs.campaign import campaign_run_budget, campaign_seed, load_cases
 from jobs.comparison_sampling import RecordCache, comparison_target, family_needs
 from jobs.config import load_node_types
 from jobs.duets import duet_partners, run_duet
@@ -28,11 +31,12 @@ from jobs.families import DEFAULT_COMPARISON_WAIT_S, trials
 from jobs.hostinfo import host_topology
 from jobs.measure_lock import measuring
 from jobs.pinning import pin_cpus
+from jobs.run_deadline import RunDeadline, end_line, in_trials
 from jobs.runcase import Context, run_invocation
-from jobs.status import next_invocations
+from jobs.status import next_invocations, ok_records
 from jobs.transfer_state import TransferWatch, probe_round_trip
 from jobs.trial_pacer import TrialPacer
-from sbcore import campaign_access
+from sbcore import campaign_access, sampling
 from sbcore.clock import utc_stamp
 
 
@@ -40,9 +44,19 @@ def local_node_types() -> set[str]:
     return {name for name, node in load_node_types().items() if node.detect}
 
 
-def pending_work(campaign_dir: Path, cases: list[dict], rng: random.Random) -> list[tuple[dict, int, dict]]:
-    """One pass: (case, invocation) pairs that the cases' sampling rules ask for now, in trials."""
-    return trials([(case, p) for case in cases for p in next_invocations(campaign_dir, case)], rng)
+def pending_work(
+    campaign_dir: Path, cases: list[dict], rng: random.Random, rounds: bool = False
+) -> list[tuple[dict, int, dict]]:
+    """One pass: (case, invocation) pairs that the cases' sampling rules ask for now, in trials (in
+    rounds under a run budget, jobs/run_deadline.py)."""
+    work = [(case, p) for case in cases for p in next_invocations(campaign_dir, case)]
+    return trials(work, rng, rounds=rounds)
+
+
+def trials_run(campaign_dir: Path, case: dict) -> int:
+    """The trials the case has a measured process in (its invocations without a trial: one each)."""
+    records = ok_records(campaign_dir, case).values()
+    return len({r.get("trial", r.get("invocation")) for r in records})
 
 
 def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_for_lock: bool = True) -> dict:
@@ -60,7 +74,8 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_fo
             file=out,
         )
     rng = random.Random(campaign_seed(campaign_dir))
-    work = pending_work(campaign_dir, mine, rng)
+    deadline = RunDeadline(campaign_run_budget(campaign_dir))
+    work = pending_work(campaign_dir, mine, rng, rounds=deadline.active)
     counts = {
         "ok": 0,
         "failed": 0,
@@ -70,6 +85,7 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_fo
         "comparison_deferrals": 0,  # times a family was passed over for a slow cache-line transfer
         "comparison_waits": 0,  # wait steps with every family that needed a trial in one
         "comparison_wait_s": 0.0,  # seconds of those steps and of probe runs (not charged to the budget)
+        "budget_line": None,  # the line saying where the run budget ended the run (jobs/run_deadline.py)
     }
     if not work and not comparison_target(mine):
         return counts
@@ -90,7 +106,10 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_fo
                 bar.update()
                 return 0.0
             bar.set_description(f"case {case['index']} run {p}")
+            began = time.monotonic()
             result = run_invocation(ctx, case, p, beyond_target=beyond_target, place=place, **duet)
+            lock_wait = float((result.get("record") or {}).get("lock_wait_s") or 0.0)
+            deadline.ran(case, time.monotonic() - began - lock_wait)  # its own time, without the wait
             reason = result.get("reason", "")
             where = f"case {case['index']} {case['case_id']} invocation {p}"
             log.write(f"{utc_stamp()} {where} {result['outcome']} {reason}\n")
@@ -102,7 +121,7 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_fo
                 counts["ok"] += result["records"]
             bar.set_postfix(reps=counts["ok"], failed=counts["failed"])
             bar.update()
-            return float((result.get("record") or {}).get("lock_wait_s") or 0.0)
+            return lock_wait
 
         partners = duet_partners(mine)
 
@@ -117,55 +136,86 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_fo
             nonlocal duet_cpus
             pending = {(case["case_id"], p) for case, p, _ in work}
             done: set[tuple[str, int]] = set()
-            for case, p, place in work:
-                if (case["case_id"], p) in done:
+            for trial in in_trials(work):
+                if not deadline.fits(trial):  # a trial the time left cannot finish is not begun
                     continue
-                partner = partners.get(case["case_id"])
-                if (
-                    partner is None
-                    or (partner["case_id"], p) not in pending
-                    or partner["case_id"] in failed_cases
-                ):
-                    run_one(case, p, place)
-                    continue
-                duet_cpus = duet_cpus or pin_cpus("cores", 2, host_topology(ctx.host))
-                with measuring(ctx.wait_for_lock):
-                    run_duet(duet_half, case, partner, p, duet_cpus)
-                done.add((partner["case_id"], p))
+                for case, p, place in trial:
+                    if (case["case_id"], p) in done:
+                        continue
+                    partner = partners.get(case["case_id"])
+                    if (
+                        partner is None
+                        or (partner["case_id"], p) not in pending
+                        or partner["case_id"] in failed_cases
+                    ):
+                        run_one(case, p, place)
+                        continue
+                    duet_cpus = duet_cpus or pin_cpus("cores", 2, host_topology(ctx.host))
+                    with measuring(ctx.wait_for_lock):
+                        run_duet(duet_half, case, partner, p, duet_cpus)
+                    done.add((partner["case_id"], p))
 
         try:
-            while work:
+            # The host's SIMD bounds, measured once per host and campaign, before the first process:
+            # not in the process times the run budget plans with.
+            with measuring(ctx.wait_for_lock):
+                simd_bounds.cached_or_measured(campaign_dir)
+            while work and not deadline.ended:
                 run_pass(work)
                 unmet = [c for c in mine if c["case_id"] not in failed_cases]
-                work = pending_work(campaign_dir, unmet, rng)
+                work = pending_work(campaign_dir, unmet, rng, rounds=deadline.active)
                 bar.total += len(work)
                 bar.refresh()
             target = comparison_target(mine)
-            if target:
+            if target and not deadline.ended:
                 # Waits for another measurer's lock and for a slow transfer to pass do not count.
                 start, waited = time.monotonic(), 0.0
                 cache = RecordCache(campaign_dir)  # records read once; a case's again after it ran
                 watch = TransferWatch(cache, ctx.hostname, lambda case: probe_round_trip(ctx, case))
-                pacer = TrialPacer(watch, target.get("wait_s", DEFAULT_COMPARISON_WAIT_S), counts, log)
+                wait_s = min(target.get("wait_s", DEFAULT_COMPARISON_WAIT_S), max(0.0, deadline.left()))
+                pacer = TrialPacer(watch, wait_s, counts, log)
                 while time.monotonic() - start - waited < target["budget_s"]:
                     usable = [c for c in mine if c["case_id"] not in failed_cases]
                     needs = family_needs(cache, usable, target["target_ci"])
                     if not needs:
                         break
-                    need, spent = pacer.pick(needs)
+                    fitting = [n for n in needs if deadline.would_fit(n.work)]
+                    if not fitting:  # the run budget has no room for any of them
+                        deadline.ended = True
+                        break
+                    need, spent = pacer.pick(fitting)
                     waited += spent
                     if need is None:
                         continue
                     trial = need.work
+                    if not deadline.fits(trial):
+                        break
                     bar.total += len(trial)
                     for case, p, place in trials(trial, rng):
                         waited += run_one(case, p, place, beyond_target=True)
                         cache.forget(case)
                         watch.ran(case)
                     counts["comparison_trials"] += 1
+            if deadline.ended:
+                counts["budget_line"] = budget_end(campaign_dir, deadline, mine, target, failed_cases)
+                log.write(f"{utc_stamp()} {counts['budget_line']}\n")
         except KeyboardInterrupt:
             counts["interrupted"] = True
             log.write(f"{utc_stamp()} interrupted\n")
         finally:
             bar.close()
     return counts
+
+
+def budget_end(campaign_dir: Path, deadline: RunDeadline, cases: list[dict], target, failed: set) -> str:
+    """The line saying where the run budget ended the run (jobs/run_deadline.py's end_line)."""
+    usable = [c for c in cases if c["case_id"] not in failed]
+    wanted = []
+    if target:
+        wanted = [need.name for need in family_needs(RecordCache(campaign_dir), usable, target["target_ci"])]
+    return end_line(
+        deadline,
+        {c["case_id"]: trials_run(campaign_dir, c) for c in usable},
+        {c["case_id"]: sampling.trial_bounds(c)[0] for c in usable},
+        wanted,
+    )

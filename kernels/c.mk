@@ -31,7 +31,7 @@ LIKWID_LIBS := -ldl
 endif
 
 HARNESS_NAMES := main sb_options sb_names sb_time sb_placement sb_ctx sb_fail sb_json sb_record sb_pgm \
-                 sb_threads sb_workqueue sb_probe sb_pin sb_likwid sb_cpu sb_mandel_simd sb_pi_simd sb_clock sb_micro sb_sched sb_wait sb_xfer
+                 sb_threads sb_workqueue sb_probe sb_pin sb_likwid sb_cpu sb_mandel_simd sb_pi_simd sb_clock sb_micro sb_sched sb_wait sb_xfer sb_turns
 HARNESS_OBJS := $(HARNESS_NAMES:%=$(OBJ_DIR)/common/%.o)
 
 # The SIMD row kernels start on a cache line and so do their loops: their speed then no longer depends

@@ -47,8 +47,9 @@ from tests.synthetic_campaigns import bulk_specs, write_campaign  # noqa: E402
 
 # Bumped whenever the runner stores records differently: a kept directory of an older format would
 # measure files the runner no longer writes (2: per-CPU probe times in probes.jsonl; 3: counter
-# values as likwid prints them, four decimals, event counts as integers).
-FIXTURE_FORMAT = 3
+# values as likwid prints them, four decimals, event counts as integers; 4: the probe's integer-ALU
+# block).
+FIXTURE_FORMAT = 4
 
 
 def peak_rss_gb() -> float:

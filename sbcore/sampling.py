@@ -40,6 +40,17 @@ def case_rule(case: dict) -> Rule:
     )
 
 
+def trial_bounds(case: dict) -> tuple[int, int]:
+    """(the fewest trials a case's own rule asks for, the most it may run): its min_reps (or fixed
+    count) and its planned repetitions (max_reps under a target) over its repetitions per trial (per
+    process x its processes per trial, `trial_runs` of a repeated baseline, jobs/families.py). The one
+    rule for the runner's run budget (jobs/run_deadline.py) and the analysis' wide comparisons."""
+    rule = case_rule(case)
+    per_trial = max(1, rule.reps_per_process) * max(1, int(case.get("trial_runs", 1)))
+    fewest = rule.min_reps if rule.target_ci else rule.reps
+    return -(-fewest // per_trial), -(-rule.reps // per_trial)
+
+
 def median_ci_rank(n: int, confidence: float = CONFIDENCE) -> int | None:
     """The distribution-free CI of the median of n values is [x_(k), x_(n+1-k)] (1-based order
     statistics) with this k: the largest whose coverage P(k <= B <= n-k), B ~ Binomial(n, 1/2), reaches

@@ -300,7 +300,7 @@ def worker_fields(spec: CaseSpec, wall: float, work: int) -> dict:
     }
 
 
-PROBE_NORMAL_S = {"int_mul_s": 0.000376, "fp_lat_s": 0.000372, "fp_tput_s": 0.00046}
+PROBE_NORMAL_S = {"int_mul_s": 0.000376, "fp_lat_s": 0.000372, "fp_tput_s": 0.00046, "int_alu_s": 0.000145}
 
 
 def runner_fields(spec: CaseSpec, case: dict, rep: int, cpus: list[int], rng, carry: dict) -> dict:
@@ -341,6 +341,7 @@ def runner_fields(spec: CaseSpec, case: dict, rep: int, cpus: list[int], rng, ca
             "int_mul_iters": 400000,
             "fp_lat_iters": 400000,
             "fp_tput_iters": 500000,
+            "int_alu_iters": 125000,
             "before": before,
             "after": after,
             "runq_wait_s": float(f"{1e-5 * rng.random():.9g}"),

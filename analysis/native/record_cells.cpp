@@ -355,12 +355,15 @@ int64_t int_at_least(element e, int64_t low) {
 }
 
 void read_probe(Cells &c, element probe) {
-    static const int extremes[4][2] = {{S_PROBE_INT_MUL_MIN_S, S_PROBE_INT_MUL_MAX_S},
+    static const int extremes[5][2] = {{S_PROBE_INT_MUL_MIN_S, S_PROBE_INT_MUL_MAX_S},
                                        {S_PROBE_FP_LAT_MIN_S, S_PROBE_FP_LAT_MAX_S},
                                        {S_PROBE_FP_TPUT_MIN_S, S_PROBE_FP_TPUT_MAX_S},
+                                       {S_PROBE_INT_ALU_MIN_S, S_PROBE_INT_ALU_MAX_S},
                                        {S_PROBE_XFER_MIN_S, S_PROBE_XFER_MAX_S}};
-    static const char *chains[4] = {"int_mul", "fp_lat", "fp_tput", "xfer"};
-    // The cache-line transfer (the last chain) is null or absent wherever no pair was timed.
+    static const char *chains[5] = {"int_mul", "fp_lat", "fp_tput", "int_alu", "xfer"};
+    // The chains after the first three may be null or absent (OPTIONAL_CHAINS of
+    // analysis/records/machine_state.py): the ALU block in records of kernels before it, the
+    // cache-line transfer wherever no pair was timed.
     constexpr int TIMED_ALWAYS = 3;
     for (auto &pair : extremes)
         c.tag[pair[0]] = c.tag[pair[1]] = T_NULL;
@@ -376,7 +379,7 @@ void read_probe(Cells &c, element probe) {
         element own;
         if (!find(object(probe), sides[m], own) || own.type() != element_type::OBJECT)
             throw Refused{};
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < 5; k++) {
             element t;
             const bool found = find(object(own), chains[k], t);
             if (k >= TIMED_ALWAYS && (!found || t.type() == element_type::NULL_VALUE))

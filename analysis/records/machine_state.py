@@ -27,12 +27,17 @@ from msgspec.structs import astuple
 from analysis.records.joined_parts import count_per_part
 from analysis.records.typed_columns import distinct
 
-# The probe's fixed-work chains (docs/formats.md): two latency chains and one throughput block, timed
-# per CPU, and the cache-line round trip between the case's first CPU and each other one.
+# The probe's fixed-work chains (docs/formats.md): two latency chains, an FP-throughput and an
+# integer-ALU throughput block, timed per CPU, and the cache-line round trip between the case's first CPU
+# and each other one.
 LATENCY_CHAINS = ("int_mul", "fp_lat")
 TPUT_CHAINS = ("fp_tput",)
+ALU_CHAINS = ("int_alu",)
 TRANSFER_CHAINS = ("xfer",)
-CHAINS = LATENCY_CHAINS + TPUT_CHAINS + TRANSFER_CHAINS
+CHAINS = LATENCY_CHAINS + TPUT_CHAINS + ALU_CHAINS + TRANSFER_CHAINS
+# Chains a probe with the kernel's own extremes may lack: the transfer (null wherever no pair of workers
+# timed one) and the ALU block (kernels before it wrote none). Such a probe is not derived from its arrays.
+OPTIONAL_CHAINS = ALU_CHAINS + TRANSFER_CHAINS
 
 NULL = msgspec.Raw(b"null")
 NO_PROBE = b"null"
@@ -43,6 +48,7 @@ class _Side(msgspec.Struct, gc=False):
     int_mul_s: msgspec.Raw = NULL
     fp_lat_s: msgspec.Raw = NULL
     fp_tput_s: msgspec.Raw = NULL
+    int_alu_s: msgspec.Raw = NULL
     xfer_s: msgspec.Raw = NULL
 
 
@@ -56,6 +62,7 @@ class _Extremes(msgspec.Struct, gc=False):
     int_mul: float | None = None
     fp_lat: float | None = None
     fp_tput: float | None = None
+    int_alu: float | None = None
     xfer: float | None = None
 
 
@@ -126,8 +133,9 @@ def _sides(probes: list) -> dict[str, list]:
 def _own_extremes(probes: list) -> tuple[dict[str, list], list[int]]:
     """(probe_<chain>_min_s / _max_s as the kernels wrote them, None where a record has none; the rows
     of probes that lack one of them). Field by field in C (astuple, zip), not probe by probe. A
-    transfer time is null wherever no pair of workers timed one (one CPU), and kernels that wrote no
-    extremes timed no transfers: a record without one is not sent to be derived."""
+    transfer time is null wherever no pair of workers timed one (one CPU), kernels that wrote no
+    extremes timed no transfers and no ALU block: a record without one of OPTIONAL_CHAINS is not sent
+    to be derived."""
     n = len(probes)
     lows = [p.min_s if p is not None and p.min_s is not None else _NO_EXTREMES for p in probes]
     highs = [p.max_s if p is not None and p.max_s is not None else _NO_EXTREMES for p in probes]
@@ -138,7 +146,7 @@ def _own_extremes(probes: list) -> tuple[dict[str, list], list[int]]:
     for chain, low, high in zip(CHAINS, low_columns, high_columns, strict=True):
         for name, values in (("min", low), ("max", high)):
             columns[f"probe_{chain}_{name}_s"] = list(values)
-            if chain not in TRANSFER_CHAINS and None in values:
+            if chain not in OPTIONAL_CHAINS and None in values:
                 lacking.update(i for i, v in enumerate(values) if v is None)
     no_probe = {i for i, p in enumerate(probes) if p is None}  # nothing to derive from
     return columns, sorted(lacking - no_probe)

@@ -1,7 +1,8 @@
 """Repetitions measured while the machine was disturbed, from the kernels' machine-state probe.
 
 Each measured record carries `probe` (docs/formats.md): fixed-work integer-multiply and FP-latency
-chains and an FP-throughput block timed on every CPU of the case right before and after the repetition,
+chains, an FP-throughput and an integer-ALU throughput block timed on every CPU of the case right before
+and after the repetition,
 and the run-queue wait of the process's threads during it. A node's normal probe time is learnt from the
 campaign itself: a low quantile of every chain time measured on that host (its CPUs are taken to be
 alike). A repetition is flagged as disturbed when
@@ -13,6 +14,14 @@ alike). A repetition is flagged as disturbed when
   (docs/simd-bounds.md, "Host phases"); latency-bound loops barely notice. Its normal time is a lower
   quantile (TPUT_NORMAL_QUANTILE): on a host shared this way the slow state is the common one, and the
   block cannot run faster than the pipes allow, so the fastest times are the core's own, or
+- the integer-ALU block around it took clearly longer than normal (ALU_SLOW_RATIO, normal as for the
+  FP block) while the latency chains did not: another hardware thread took slots of the core's integer
+  ALUs (ALU_REASON). The scalar π loop is bound by them and ran up to 1.7x slower in such phases of a
+  shared host while the FP blocks saw only a minority of them. Its ratio is lower than SLOW_RATIO: the
+  block slows about as much as the scalar loop (the same operations: perf/record_noise_trace.py
+  measures both), so a ratio near the 1.15x by which a repetition counts as slow catches most of them,
+  while a lower one also flags repetitions beside which a phase only began or ended (one side of the
+  probe slow, the repetition itself hardly), or
 - the cache-line round trip between the case's CPUs around it (the probe's transfer, timed by two of
   the case's workers) took clearly longer than that case's normal one (TRANSFER_SLOW_RATIO: on our
   Zen 5 guests a pair of vCPUs is either near, 50-75 ns, or placed apart, 340-400 ns, so the near
@@ -39,7 +48,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.records.machine_state import LATENCY_CHAINS, TPUT_CHAINS, TRANSFER_CHAINS
+from analysis.records.machine_state import ALU_CHAINS, LATENCY_CHAINS, TPUT_CHAINS, TRANSFER_CHAINS
 from analysis.stats.categorical import case_categories, numeric, text_in
 from sbcore.case_shape import oversubscribed
 from sbcore.sampling import median_ci_rank
@@ -52,6 +61,8 @@ from sbcore.slow_transfer import (  # TRANSFER_SLOW_RATIO: read from here by the
 
 SLOW_RATIO = 1.3  # probe time / node's normal probe time
 PIPES_REASON = "shared FP pipes"
+ALU_REASON = "shared integer ALUs"
+ALU_SLOW_RATIO = 1.25  # integer-ALU block time / node's normal one
 TRANSFER_REASON = "slow cache-line transfer"
 WAIT_SHARE = 0.2  # run-queue wait / (run time x threads), above the host's normal share
 TPUT_NORMAL_QUANTILE = 0.02
@@ -59,6 +70,7 @@ SCALING_KERNELS = ("mandelbrot", "mcpi")  # the run-queue rule applies to these
 RECORD_COLUMNS = [
     "probe_slowdown",
     "probe_tput_slowdown",
+    "probe_alu_slowdown",
     "probe_xfer_slowdown",
     "slow_transfer",
     "runq_wait_share",
@@ -127,6 +139,7 @@ def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
 
     out["probe_slowdown"] = _slowdown(out, host, LATENCY_CHAINS, NORMAL_QUANTILE)
     out["probe_tput_slowdown"] = _slowdown(out, host, TPUT_CHAINS, TPUT_NORMAL_QUANTILE)
+    out["probe_alu_slowdown"] = _slowdown(out, host, ALU_CHAINS, TPUT_NORMAL_QUANTILE)
     # A transfer's normal is its case's own: another case's pair of CPUs may lie further apart.
     out["probe_xfer_slowdown"] = _slowdown(
         out, lambda: [host(), case_categories(out["case_id"])], TRANSFER_CHAINS, NORMAL_QUANTILE
@@ -150,14 +163,16 @@ def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
     # A core taken away slows the throughput block too: only a slow block beside normal latency chains
     # says that the pipes, not the core, were shared.
     pipes = (out["probe_tput_slowdown"] > SLOW_RATIO) & ~slow
+    alus = (out["probe_alu_slowdown"] > ALU_SLOW_RATIO) & ~slow
     waited = fits & (share > normal_share.fillna(0) + WAIT_SHARE)
     transfer = is_slow_transfer(out["probe_xfer_slowdown"])
     if transfer.any():
         transfer &= _slowed_by(out, transfer)
     out["slow_transfer"] = transfer
-    out["disturbed"] = slow | pipes | waited | transfer
+    out["disturbed"] = slow | pipes | alus | waited | transfer
     out["disturbed_reason"] = _reasons(
-        [slow, pipes, waited, transfer], ["slow probe", PIPES_REASON, "run-queue wait", TRANSFER_REASON]
+        [slow, pipes, alus, waited, transfer],
+        ["slow probe", PIPES_REASON, ALU_REASON, "run-queue wait", TRANSFER_REASON],
     )
     return out
 

@@ -52,6 +52,7 @@ COLUMNS = [
     "paired_together_ci_low",
     "paired_together_ci_high",
     "paired_together_halfwidth_rel",
+    "paired_together_spread_rel",
 ]
 
 
@@ -129,6 +130,15 @@ def ratio_summary(ratios: np.ndarray, rng: np.random.Generator, n_resamples: int
     }
 
 
+def spread_rel(ratios: np.ndarray) -> float:
+    """How far the per-trial ratios spread: half their interquartile range over their median (NaN below
+    MIN_TRIALS): the host's noise that the trials could not cancel (stats/wide_comparisons.py)."""
+    if len(ratios) < MIN_TRIALS:
+        return np.nan
+    low, median, high = np.percentile(ratios, [25, 50, 75])
+    return float((high - low) / 2 / median)
+
+
 def runs_by_trial(processes: pd.DataFrame) -> dict[float, pd.DataFrame]:
     return {t: group for t, group in processes.groupby("trial", sort=True)}
 
@@ -179,6 +189,7 @@ def paired_ratio(
         **ratio_summary(ratios_a[clean], rng, n_resamples, "paired_"),
         "trials_together": int(together.sum()),
         **ratio_summary(ratios_a[together], rng, n_resamples, "paired_together_"),
+        "paired_together_spread_rel": spread_rel(ratios_a[together]),
     }
 
 

@@ -77,10 +77,18 @@ int main(int argc, char **argv) {
         LIKWID_MARKER_INIT(prog);
     const sb_params *p = &cli.p;
     const int clock_wide = sb_inner_path(p) == SB_PATH_AVX512; /* the clock of 512-bit code */
+    const sb_turns *turns = &cli.turns;
+    if (turns->in >= 0) /* a conductor gone is a write error, not a silent death */
+        signal(SIGPIPE, SIG_IGN);
     for (int32_t r = 0; r < p->warmup + p->reps; r++) {
         int warmup = r < p->warmup;
-        /* The probe right after a repetition is also the one right before the next. */
-        if (r == p->warmup) {
+        if (sb_turns_wait(turns) != 0) {
+            fprintf(stderr, "%s: --turns: the conductor closed descriptor %d\n", prog, turns->in);
+            return 1;
+        }
+        /* The probe right after a repetition is also the one right before the next, unless another
+         * process took a turn in between. */
+        if (r == p->warmup || (!warmup && turns->in >= 0)) {
             if (r == 0)
                 sb_ctx_reset_rep(&ctx); /* no placement yet: probe the current CPU */
             sb_probe_measure(&ctx, &ctx.probe_after);
@@ -101,6 +109,13 @@ int main(int argc, char **argv) {
         ctx.probe_valid = !warmup;
         if (ctx.rank == 0)
             sb_record_print(&ctx, warmup ? r : r - p->warmup, warmup);
+        if (turns->in >= 0) {
+            fflush(stdout);
+            if (sb_turns_done(turns) != 0) {
+                fprintf(stderr, "%s: --turns: cannot write to descriptor %d\n", prog, turns->out);
+                return 1;
+            }
+        }
     }
     if (ctx.rank == 0 && cli.dump &&
         sb_pgm_write(cli.dump, ctx.image, p->width, p->height, err, sizeof err) != 0) {

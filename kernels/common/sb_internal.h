@@ -7,6 +7,7 @@
 #include "harness.h"
 #include "sb_probe.h"
 #include "sb_sched.h"
+#include "sb_turns.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@ typedef struct sb_cli {
     const char *micro_values[SB_MICRO_MAX_OPTIONS]; /* SB_KERNEL_MICRO: option texts (sb_micro.c) */
     sb_sched_request sched;                         /* --nice, --worker-nice, --worker-policy */
     int32_t wait_policy; /* --wait-policy, enum sb_wait_policy (default auto) */
+    sb_turns turns;      /* --turns R,W (sb_turns.h) */
 } sb_cli;
 
 /* 0 = the per-worker measurements compiled out (-DSB_WORKER_TIMES=0): only for

@@ -34,7 +34,8 @@ enum {
     OPT_NICE,
     OPT_WORKER_NICE,
     OPT_WORKER_POLICY,
-    OPT_WAIT_POLICY
+    OPT_WAIT_POLICY,
+    OPT_TURNS
 };
 
 #define MAX_CHUNK (1 << 30)
@@ -57,6 +58,7 @@ static const struct option common_options[] = {
     {"worker-nice", required_argument, NULL, OPT_WORKER_NICE},
     {"worker-policy", required_argument, NULL, OPT_WORKER_POLICY},
     {"wait-policy", required_argument, NULL, OPT_WAIT_POLICY},
+    {"turns", required_argument, NULL, OPT_TURNS},
 };
 static const struct option mandelbrot_options[] = {
     {"width", required_argument, NULL, OPT_WIDTH},
@@ -255,6 +257,7 @@ static void set_defaults(const sb_kernel_desc *d, sb_cli *cli) {
     p->samples = 10000000;
     p->seed = 0;
     p->batch = 4096;
+    cli->turns = SB_TURNS_NONE;
 }
 
 /* Checks that depend on several options, after all were read. */
@@ -425,6 +428,9 @@ int sb_parse_options(const sb_kernel_desc *d, int argc, char **argv, sb_cli *cli
                 rc = sb_wait_parse(optarg, &cli->wait_policy, err, errlen);
             }
             break;
+        case OPT_TURNS:
+            rc = sb_turns_parse(optarg, &cli->turns, err, errlen);
+            break;
         case OPT_HELP:
         case 'h':
             cli->help = 1;
@@ -458,6 +464,13 @@ int sb_parse_options(const sb_kernel_desc *d, int argc, char **argv, sb_cli *cli
         memcpy(p->region, preset_regions[p->preset], sizeof p->region);
     if (check_combinations(d, cli, sync_text, err, errlen) != 0)
         return SB_PARSE_ERROR;
+    if (cli->turns.in >= 0 && strcmp(d->model, "mpi") == 0) {
+        set_error(err, errlen,
+                  "--turns: not supported by %s-%s-%s (its ranks are processes of "
+                  "their own)",
+                  d->kernel, d->lang, d->model);
+        return SB_PARSE_ERROR;
+    }
     if (sb_micro_is(d) && sb_micro_check(cli, err, errlen) != 0)
         return SB_PARSE_ERROR;
     return SB_PARSE_OK;
@@ -487,6 +500,9 @@ void sb_print_help(const sb_kernel_desc *d, const char *prog, FILE *out) {
             "                     AVX-512/AVX2 kernel of this CPU (else scalar), bit-identical\n"
             "  --check-args       validate the options and exit: 0, or 2 with the reason (runs "
             "nothing)\n"
+            "  --turns R,W        take turns with other processes: wait for a byte on inherited\n"
+            "                     descriptor R before each repetition (warm-ups too), write one\n"
+            "                     to W after it (perf/perf_alternating.py conducts them)\n"
             "  -h, --help         this text\n",
             prog, d->kernel, d->lang, d->model, d->max_threads, MAX_REPS, MAX_REPS, schedules,
             sb_schedule_name(d->default_schedule), chunk_note, syncs,

@@ -4,6 +4,7 @@
 #include "sb_probe.h"
 #include "sb_internal.h"
 #include "sb_pin.h"
+#include "sb_rng.h"
 #include "sb_threads.h"
 #include "sb_xfer.h"
 
@@ -18,6 +19,11 @@
 #define SB_PROBE_FP_ITERS 400000
 /* 12 independent FP operations per iteration (3 cycles on Zen 3's four FP pipes): ~0.5 ms. */
 #define SB_PROBE_TPUT_ITERS 500000
+/* 16 independent integer operations per iteration (4 cycles on four integer ALUs, 3.4 on five):
+ * ~0.15 ms. Its time is as stable at a tenth of that, but a shorter block sees less of a
+ * repetition's host phase and an interrupt weighs more in it; at this length its slowdown followed
+ * the scalar π loop's repetition by repetition. */
+#define SB_PROBE_ALU_ITERS 125000
 
 /* The chains are written in assembly on x86-64 with each loop aligned to a cache line: compiled
  * from C, the loop's place in the binary depends on what was linked before it, and where a loop
@@ -128,6 +134,49 @@ static double fp_tput_block(void) {
     return sb_now() - t0;
 }
 
+/* Eight independent chains of two single-cycle integer operations each per iteration: adds, xors
+ * and rotates, the mix of π's SplitMix64 generator (sb_rng.h) without its multiplies. A chain needs
+ * 2 cycles per iteration, the 16 operations 3-4 cycles on the 4-5 integer ALUs of an x86-64 core:
+ * the block's time is work / ALU throughput, so it grows when another hardware thread on the same
+ * core (a hypervisor's SMT sibling we cannot see) takes ALU slots, which slows the scalar π loop
+ * while the latency chains, one operation per cycle, barely notice. The same idea as the SIMD
+ * bounds tool's check chain (kernels/bounds/simd_bounds.c), which keeps 3 of the ALUs busy; this
+ * block fills all of them. The 16 operations, dec and jnz take 57 bytes: one 64-byte line. */
+#define SB_ALU_PAIR(x, y) "xor %[k], %[" x "]\n\tadd %[k], %[" y "]\n\t"
+#define SB_ALU_ROTATE(x, y) "rol $13, %[" x "]\n\tadd %[k], %[" y "]\n\t"
+static double int_alu_block(void) {
+    uint64_t a = 1, b = 2, c = 3, d = 4, e = 5, f = 6, g = 7, h = 8;
+    double t0 = sb_now();
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    uint64_t n = SB_PROBE_ALU_ITERS;
+    __asm__ volatile(".p2align 6\n1:\n\t" SB_ALU_PAIR("a", "b") SB_ALU_PAIR("c", "d")
+                         SB_ALU_PAIR("e", "f") SB_ALU_PAIR("g", "h") SB_ALU_ROTATE("a", "b")
+                             SB_ALU_ROTATE("c", "d") SB_ALU_ROTATE("e", "f")
+                                 SB_ALU_ROTATE("g", "h") "dec %[n]\n\t"
+                                                         "jnz 1b"
+                     : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [d] "+r"(d), [e] "+r"(e), [f] "+r"(f),
+                       [g] "+r"(g), [h] "+r"(h), [n] "+r"(n)
+                     : [k] "r"(SB_SPLITMIX_GAMMA)
+                     : "cc");
+#else
+    for (int32_t i = 0; i < SB_PROBE_ALU_ITERS; i++) {
+        a ^= SB_SPLITMIX_GAMMA, b += SB_SPLITMIX_GAMMA, c ^= SB_SPLITMIX_GAMMA,
+            d += SB_SPLITMIX_GAMMA;
+        e ^= SB_SPLITMIX_GAMMA, f += SB_SPLITMIX_GAMMA, g ^= SB_SPLITMIX_GAMMA,
+            h += SB_SPLITMIX_GAMMA;
+        a = a << 13 | a >> 51, c = c << 13 | c >> 51, e = e << 13 | e >> 51, g = g << 13 | g >> 51;
+        b += SB_SPLITMIX_GAMMA, d += SB_SPLITMIX_GAMMA, f += SB_SPLITMIX_GAMMA,
+            h += SB_SPLITMIX_GAMMA;
+        /* keep eight chains: no folding of the additions into one multiply */
+        __asm__ volatile(""
+                         : "+r"(a), "+r"(b), "+r"(c), "+r"(d), "+r"(e), "+r"(f), "+r"(g), "+r"(h));
+    }
+#endif
+    double t = sb_now() - t0;
+    __asm__ volatile("" ::"r"(a ^ b ^ c ^ d ^ e ^ f ^ g ^ h));
+    return t;
+}
+
 static void add_cpu(sb_probe_sample *s, int32_t cpu) {
     if (cpu < 0 || s->n >= SB_PROBE_MAX_CPUS)
         return;
@@ -161,10 +210,11 @@ void sb_probe_chains(sb_probe_sample *s, int32_t k) {
     s->int_mul_s[k] = int_mul_chain();
     s->fp_lat_s[k] = fp_lat_chain();
     s->fp_tput_s[k] = fp_tput_block();
+    s->int_alu_s[k] = int_alu_block();
 }
 
 void sb_probe_unmeasured(sb_probe_sample *s, int32_t k) {
-    s->int_mul_s[k] = s->fp_lat_s[k] = s->fp_tput_s[k] = -1.0;
+    s->int_mul_s[k] = s->fp_lat_s[k] = s->fp_tput_s[k] = s->int_alu_s[k] = -1.0;
 }
 
 int sb_probe_xfer_pair(const sb_probe_sample *out, int32_t k) {
@@ -273,6 +323,8 @@ static void put_sample(FILE *f, const char *key, const sb_probe_sample *s) {
     fputc(',', f);
     put_times(f, "fp_tput_s", s->fp_tput_s, s->n);
     fputc(',', f);
+    put_times(f, "int_alu_s", s->int_alu_s, s->n);
+    fputc(',', f);
     put_times(f, "xfer_s", s->xfer_s, s->n);
     fputc('}', f);
 }
@@ -322,15 +374,16 @@ static void put_number_or_null(FILE *f, const char *key, double t, const char *s
         fprintf(f, "\"%s\":%.9g%s", key, t, sep);
 }
 
-/* ,"<key>":{"int_mul":..,"fp_lat":..,"fp_tput":..,"xfer":..}: each chain's extreme over both
- * samples. Written so that the analysis of a big campaign reads two numbers per chain instead of
- * two arrays of one time per CPU (which stay in the record for a person to look at). */
+/* ,"<key>":{"int_mul":..,"fp_lat":..,"fp_tput":..,"int_alu":..,"xfer":..}: each chain's extreme
+ * over both samples. Written so that the analysis of a big campaign reads two numbers per chain
+ * instead of two arrays of one time per CPU (which stay in the record for a person to look at). */
 static void put_extremes(FILE *f, const char *key, const sb_probe_sample *b,
                          const sb_probe_sample *a, int sign) {
     fprintf(f, ",\"%s\":{", key);
     put_number_or_null(f, "int_mul", extreme(b->int_mul_s, b->n, a->int_mul_s, a->n, sign), ",");
     put_number_or_null(f, "fp_lat", extreme(b->fp_lat_s, b->n, a->fp_lat_s, a->n, sign), ",");
     put_number_or_null(f, "fp_tput", extreme(b->fp_tput_s, b->n, a->fp_tput_s, a->n, sign), ",");
+    put_number_or_null(f, "int_alu", extreme(b->int_alu_s, b->n, a->int_alu_s, a->n, sign), ",");
     put_number_or_null(f, "xfer", extreme(b->xfer_s, b->n, a->xfer_s, a->n, sign), "}");
 }
 
@@ -338,8 +391,8 @@ void sb_probe_put(FILE *f, const sb_probe_sample *before, const sb_probe_sample 
                   double runq_wait_s) {
     fprintf(f,
             ",\"probe\":{\"int_mul_iters\":%d,\"fp_lat_iters\":%d,\"fp_tput_iters\":%d,"
-            "\"xfer_round_trips\":%d",
-            SB_PROBE_INT_ITERS, SB_PROBE_FP_ITERS, SB_PROBE_TPUT_ITERS,
+            "\"int_alu_iters\":%d,\"xfer_round_trips\":%d",
+            SB_PROBE_INT_ITERS, SB_PROBE_FP_ITERS, SB_PROBE_TPUT_ITERS, SB_PROBE_ALU_ITERS,
             SB_XFER_SAMPLES * SB_XFER_BATCH);
     put_sample(f, "before", before);
     put_sample(f, "after", after);

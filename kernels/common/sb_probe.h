@@ -12,10 +12,11 @@
 
 #define SB_PROBE_MAX_CPUS 64
 
-/* One probe: per probed CPU, the seconds of an integer-multiply chain, of an FP-latency chain and
- * of an FP-throughput block (-1 when the thread could not be moved there). The latency chains use
- * one pipe at a time and do not notice a sibling hardware thread that takes a share of the pipes;
- * the throughput block keeps every FP pipe busy, so it slows down when something else uses them.
+/* One probe: per probed CPU, the seconds of an integer-multiply chain, of an FP-latency chain, of
+ * an FP-throughput block and of an integer-ALU throughput block (-1 when the thread could not be
+ * moved there). The latency chains use one pipe at a time and do not notice a sibling hardware
+ * thread that takes a share of the pipes; the throughput blocks keep every FP pipe, or every
+ * integer ALU, busy, so they slow down when something else uses them.
  * xfer_s[k]: seconds per round trip of a cache line between the first CPU and CPU k (sb_xfer.h),
  * timed by two of the case's own workers; -1 for the first CPU itself and wherever no pair of
  * workers was there to time it (one CPU, before the pthreads pool exists, workers not pinned by the
@@ -26,6 +27,7 @@ typedef struct sb_probe_sample {
     double int_mul_s[SB_PROBE_MAX_CPUS];
     double fp_lat_s[SB_PROBE_MAX_CPUS];
     double fp_tput_s[SB_PROBE_MAX_CPUS];
+    double int_alu_s[SB_PROBE_MAX_CPUS];
     double xfer_s[SB_PROBE_MAX_CPUS];
 } sb_probe_sample;
 

@@ -5,12 +5,14 @@ import numpy as np
 import pandas as pd
 
 from analysis.records.machine_state import probe_columns
-from analysis.stats.disturbance import clean_summary, flag_disturbed
+from analysis.stats.disturbance import ALU_REASON, ALU_SLOW_RATIO, clean_summary, flag_disturbed
 
 
-def probe(int_s, fp_s, wait, cpus=(0, 1), tput_s=0.0005):
+def probe(int_s, fp_s, wait, cpus=(0, 1), tput_s=0.0005, alu_s=None):
     n = len(cpus)
     sample = {"cpus": list(cpus), "int_mul_s": [int_s] * n, "fp_lat_s": [fp_s] * n, "fp_tput_s": [tput_s] * n}
+    if alu_s is not None:  # kernels before the integer-ALU block wrote none
+        sample["int_alu_s"] = [alu_s] * n
     return {
         "int_mul_iters": 1,
         "fp_lat_iters": 1,
@@ -21,16 +23,22 @@ def probe(int_s, fp_s, wait, cpus=(0, 1), tput_s=0.0005):
     }
 
 
-def rows(host="n1", threads=2, n=20, slow=(), waited=(), case="c1", pipes=()):
+def rows(host="n1", threads=2, n=20, slow=(), waited=(), case="c1", pipes=(), alus=(), alu_factor=1.3):
     out = []
     for k in range(n):
         int_s = 0.0004 * (1.8 if k in slow else 1.0 + 0.01 * (k % 3))
         wait = (0.5 if k in waited else 0.001) * 0.1 * threads
         # A core taken away slows every chain; pipes shared with another hardware thread only the block.
         tput_s = 0.0005 * (1.8 if k in slow or k in pipes else 1.0 + 0.01 * (k % 3))
+        # ALUs shared with another hardware thread: only the integer-ALU block (None: an older kernel).
+        alu_s = (
+            None
+            if alus is None
+            else 0.0003 * (alu_factor if k in slow or k in alus else 1.0 + 0.01 * (k % 3))
+        )
         out.append(
             {"case_id": case, "rep": k, "hostname": host, "wall_s": 0.1, "setup_s": 0.0, "threads": threads}
-            | probe_columns(probe(int_s, 0.0004, wait, tput_s=tput_s))
+            | probe_columns(probe(int_s, 0.0004, wait, tput_s=tput_s, alu_s=alu_s))
         )
     return out
 
@@ -69,6 +77,28 @@ def test_a_slow_throughput_block_beside_normal_latency_chains_is_flagged_as_shar
     assert flagged.loc[8, "disturbed_reason"] == "shared FP pipes + run-queue wait"
     assert flagged.loc[4, "disturbed_reason"] == "slow probe"
     assert np.isclose(flagged.loc[7, "probe_tput_slowdown"], 1.8) and flagged.loc[7, "probe_slowdown"] < 1.1
+
+
+def test_a_slow_integer_alu_block_beside_normal_latency_chains_is_flagged_as_shared_alus():
+    """Another hardware thread takes slots of the core's integer ALUs: only the ALU block is slower
+    (what slows the scalar π loop); with the FP pipes shared too both reasons are named; a core taken
+    away stays a slow probe; a block within its normal spread is not flagged."""
+    flagged = flag_disturbed(pd.DataFrame(rows(slow={4}, alus={6, 7}, pipes={7}))).set_index("rep")
+    assert set(flagged.index[flagged["disturbed"]]) == {4, 6, 7}
+    assert flagged.loc[6, "disturbed_reason"] == ALU_REASON == "shared integer ALUs"
+    assert flagged.loc[7, "disturbed_reason"] == "shared FP pipes + shared integer ALUs"
+    assert flagged.loc[4, "disturbed_reason"] == "slow probe"
+    assert np.isclose(flagged.loc[6, "probe_alu_slowdown"], 1.3) and flagged.loc[6, "probe_slowdown"] < 1.1
+    # Just under the ratio: not flagged; just over it: flagged.
+    for factor, expected in ((ALU_SLOW_RATIO - 0.02, set()), (ALU_SLOW_RATIO + 0.02, {6})):
+        flagged = flag_disturbed(pd.DataFrame(rows(alus={6}, alu_factor=factor)))
+        assert set(flagged.loc[flagged["disturbed"], "rep"]) == expected, factor
+
+
+def test_records_without_the_integer_alu_block_are_judged_by_the_other_chains():
+    flagged = flag_disturbed(pd.DataFrame(rows(alus=None, pipes={3}))).set_index("rep")
+    assert set(flagged.index[flagged["disturbed"]]) == {3}
+    assert flagged["probe_alu_slowdown"].isna().all()
 
 
 def test_shared_pipes_are_judged_against_the_fast_phase_even_when_it_is_rare():

@@ -10,7 +10,7 @@ import pytest
 from analysis.records.machine_state import machine_state_columns, probe_columns
 
 
-def side(cpus, rng, chains=("int_mul", "fp_lat", "fp_tput")):
+def side(cpus, rng, chains=("int_mul", "fp_lat", "fp_tput", "int_alu")):
     """Per-CPU chain times, and the cache-line round trips with the first CPU (none for it)."""
     transfers = [None] + [float(t) for t in 5e-8 + 5e-8 * rng.random(len(cpus) - 1)] if len(cpus) else []
     return {"cpus": list(cpus), "xfer_s": transfers} | {
@@ -98,7 +98,7 @@ def with_extremes(probe: dict) -> dict:
     sides = [probe["before"], probe["after"]]
     times = {
         c: [t for s in sides for t in s.get(f"{c}_s", []) if t is not None]
-        for c in ("int_mul", "fp_lat", "fp_tput", "xfer")
+        for c in ("int_mul", "fp_lat", "fp_tput", "int_alu", "xfer")
     }
     return probe | {
         "min_s": {c: min(t, default=None) for c, t in times.items()},
@@ -116,6 +116,23 @@ def test_the_kernels_extremes_are_read_without_the_arrays():
     got = _rows(probes)
     assert got["probe_int_mul_min_s"][0] == 1e-9 and got["probe_int_mul_max_s"][0] < 1.0
     assert got == _reference(probes)
+
+
+def test_probes_of_kernels_before_the_integer_alu_block_have_no_time_for_it():
+    """Extremes and arrays without the integer-ALU block: its columns are None, the others the kernel's
+    own, and the probe is not sent to be derived from its arrays."""
+    probes = usual_probes(np.random.default_rng(6), n=8)
+    for probe in probes:
+        for name in ("before", "after"):
+            probe[name].pop("int_alu_s", None)  # before may be the previous after
+    probes = [with_extremes(p) for p in probes]
+    assert all("int_alu" in p["min_s"] for p in probes)  # with_extremes wrote it as None
+    for probe in probes:
+        del probe["min_s"]["int_alu"], probe["max_s"]["int_alu"]
+    got = _rows(probes)
+    assert got == _reference(probes)
+    assert got["probe_int_alu_min_s"] == got["probe_int_alu_max_s"] == [None] * 8
+    assert got["probe_fp_tput_max_s"][0] == probes[0]["max_s"]["fp_tput"]
 
 
 def test_records_with_and_without_the_kernels_extremes_mix():

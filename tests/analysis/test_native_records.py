@@ -122,6 +122,12 @@ ORDINARY = {
     "cache-line transfer null (one CPU)": lambda r: _mutated("probe.max_s.xfer", None)(
         _mutated("probe.min_s.xfer", None)(r)
     ),
+    "no integer-ALU block (kernels before it)": lambda r: _mutated("probe.max_s.int_alu", _DELETE)(
+        _mutated("probe.min_s.int_alu", _DELETE)(r)
+    ),
+    "integer-ALU block null (no CPU measured)": lambda r: _mutated("probe.max_s.int_alu", None)(
+        _mutated("probe.min_s.int_alu", None)(r)
+    ),
     "counters off": _mutated("counters", {"status": "off", "group": None}),
     "counter value unmeasured": _mutated(
         "counters.metrics.CPI.per_hwthread", {"0": "-", "1": None, "2": 1.5}

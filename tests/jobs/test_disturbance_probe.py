@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from analysis.records.flatten import flatten_record
-from analysis.stats.disturbance import PIPES_REASON, flag_disturbed
+from analysis.stats.disturbance import ALU_REASON, PIPES_REASON, flag_disturbed
 from jobs.campaign import create_campaign, load_cases
 from jobs.runcase import Context, run_invocation
 from tests.records import case_probe, case_record
@@ -93,6 +93,12 @@ def _measure(tmp_path) -> tuple[set, str]:
     detail = flagged[
         ["rep", "wall_s", "probe_slowdown", "probe_tput_slowdown", "runq_wait_share", "disturbed_reason"]
     ]
-    # The host's own phases (another tenant on the FP pipes) come and go regardless of the busy loops.
-    competed = flagged["disturbed"] & (flagged["disturbed_reason"] != PIPES_REASON)
+    # The host's own phases (another tenant on the FP pipes or the integer ALUs) come and go regardless
+    # of the busy loops: a repetition flagged only for those is not counted as competed for.
+    host_phase = (
+        flagged["disturbed_reason"]
+        .astype(str)
+        .map(lambda text: set(text.split(" + ")) <= {PIPES_REASON, ALU_REASON})
+    )
+    competed = flagged["disturbed"] & ~host_phase
     return set(flagged.loc[competed, "rep"]), detail.to_string()

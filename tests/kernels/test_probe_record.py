@@ -1,6 +1,7 @@
-"""The machine-state probe in every kernel's measured records (C, Fortran, MPI): both chains timed on
-each CPU of the case before and after the repetition, chained within a process, never in warm-ups, with
-each chain's fastest and slowest time written beside the arrays."""
+"""The machine-state probe in every kernel's measured records (C, Fortran, MPI): its latency chains and
+throughput blocks (FP and integer ALU) timed on each CPU of the case before and after the repetition,
+chained within a process, never in warm-ups, with each chain's fastest and slowest time written beside
+the arrays."""
 
 import json
 import os
@@ -14,6 +15,7 @@ from ..fortran_mpi.mpi_run import mpirun_records
 from ..kernel_records import run_records
 
 ARGS = {"mandelbrot": ["--width", 32, "--height", 24, "--max-iter", 100], "mcpi": ["--samples", 5000]}
+CHAINS = ("int_mul", "fp_lat", "fp_tput", "int_alu")
 BINARIES = ["mandelbrot-c-serial", "mcpi-c-omp", "mandelbrot-c-pthreads", "mandelbrot-f-omp", "mcpi-f-serial"]
 
 
@@ -22,19 +24,15 @@ def check_probe(records: list[dict], cpus: set[int] | None):
     assert all("probe" not in r for r in records if r["warmup"])
     for previous, record in zip([None, *measured], measured, strict=False):
         probe = record["probe"]
-        assert probe["int_mul_iters"] > 0 and probe["fp_lat_iters"] > 0 and probe["fp_tput_iters"] > 0
+        assert all(probe[f"{chain}_iters"] > 0 for chain in CHAINS)
         for side in ("before", "after"):
             sample = probe[side]
             n = len(sample["cpus"])
-            times = sample["int_mul_s"] + sample["fp_lat_s"] + sample["fp_tput_s"]
-            assert (
-                n >= 1
-                and len(sample["int_mul_s"]) == len(sample["fp_lat_s"]) == len(sample["fp_tput_s"]) == n
-            )
-            assert all(t is not None and 0 < t < 1 for t in times)
+            assert n >= 1 and all(len(sample[f"{chain}_s"]) == n for chain in CHAINS)
+            assert all(t is not None and 0 < t < 1 for chain in CHAINS for t in sample[f"{chain}_s"])
             if cpus is not None:
                 assert set(sample["cpus"]) == cpus
-        for chain in ("int_mul", "fp_lat", "fp_tput"):  # the kernel's own extremes are the arrays'
+        for chain in CHAINS:  # the kernel's own extremes are the arrays'
             times = probe["before"][f"{chain}_s"] + probe["after"][f"{chain}_s"]
             assert probe["min_s"][chain] == min(times) and probe["max_s"][chain] == max(times)
         if previous is not None:  # one probe between two repetitions serves both
@@ -61,8 +59,10 @@ def test_mpi_records_carry_the_probe(kernel, record_validator):
     check_probe(records, None)
 
 
+# A loop of one kind of instruction (the multiply of the FP block beside adds; the xor of the integer-ALU
+# block beside adds and rotates), then dec and jne back to its start.
 CHAIN_LOOP = re.compile(
-    r"^\s*([0-9a-f]+):\s+(imul|mulsd|add|mulpd)\s[^\n]*\n(?:\s*[0-9a-f]+:\s+(?:\2|addpd)\s[^\n]*\n)*"
+    r"^\s*([0-9a-f]+):\s+(imul|mulsd|add|mulpd|xor)\s[^\n]*\n(?:\s*[0-9a-f]+:\s+(?:\2|addpd|add|rol)\s[^\n]*\n)*"
     r"\s*[0-9a-f]+:\s+dec\s+%\w+\n\s*([0-9a-f]+):\s+jne\s+([0-9a-f]+)\b",
     re.M,
 )
@@ -71,9 +71,10 @@ CHAIN_LOOP = re.compile(
 @pytest.mark.skipif(shutil.which("objdump") is None, reason="needs objdump (binutils)")
 @pytest.mark.parametrize("binary", [*BINARIES, "mcpi-c-serial", "mandelbrot-c-omp", "mandelbrot-c-mpi"])
 def test_timing_chains_start_on_a_cache_line(kernel, binary):
-    """The probe's integer and floating-point chains, its throughput block (multiplies and adds) and the
-    clock's add chain each start on a 64-byte line in every binary: where such a small loop straddled
-    two lines it ran up to 1.6x slower in some binaries, which looked like a disturbed machine."""
+    """The probe's integer and floating-point chains, its throughput blocks (multiplies and adds; xors,
+    adds and rotates) and the clock's add chain each start on a 64-byte line in every binary: where
+    such a small loop straddled two lines it ran up to 1.6x slower in some binaries, which looked
+    like a disturbed machine."""
     listing = subprocess.run(
         ["objdump", "-d", "--no-show-raw-insn", str(kernel(binary))],
         capture_output=True,
@@ -86,7 +87,7 @@ def test_timing_chains_start_on_a_cache_line(kernel, binary):
         if m.group(1) == m.group(4)
     }
     kinds = {kind for kind, *_ in loops}
-    assert {"imul", "mulsd", "add", "mulpd"} <= kinds, f"chains not found in {binary}: {sorted(loops)}"
+    assert {"imul", "mulsd", "add", "mulpd", "xor"} <= kinds, f"chains not found in {binary}: {sorted(loops)}"
     # Starts a line, and its closing 2-byte jump ends in the same line.
     assert all(start % 64 == 0 and jump + 2 <= start + 64 for _, start, jump in loops), [
         (k, hex(s), hex(j)) for k, s, j in loops

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.stats.disturbance import SLOW_RATIO, TRANSFER_MATTERS, TRANSFER_SLOW_RATIO, WAIT_SHARE
+from analysis.stats.disturbance import (
+    ALU_SLOW_RATIO,
+    SLOW_RATIO,
+    TRANSFER_MATTERS,
+    TRANSFER_SLOW_RATIO,
+    WAIT_SHARE,
+)
 
 
 def disturbance_section(result) -> list[tuple[str, object]]:
@@ -21,7 +27,9 @@ def disturbance_section(result) -> list[tuple[str, object]]:
             f"{bad} of {n} repetitions ({100 * bad / max(n, 1):.0f} %) were measured while the machine was "
             f"disturbed: a probe chain around them took more than {SLOW_RATIO:g}x the node's normal time "
             '(only the FP-throughput block: "shared FP pipes", another hardware thread used the core\'s '
-            "vector pipes, which slows vector kernels and barely the scalar loops), the cache-line "
+            "vector pipes, which slows vector kernels and barely the scalar loops; only the integer-ALU "
+            f'block, over {ALU_SLOW_RATIO:g}x: "shared integer ALUs", another hardware thread took '
+            "slots of the core's integer ALUs, which slows the scalar π loop), the cache-line "
             f"round trip between the case's CPUs took more than {TRANSFER_SLOW_RATIO:g}x the case's normal "
             'one ("slow cache-line transfer": the host placed the vCPUs further apart, which slows '
             f"contended locks and atomics; flagged only in cases it slowed by more than "

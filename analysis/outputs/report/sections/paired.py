@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.outputs.report.blocks import Block, ci_text, variant_text
-from analysis.outputs.report.sections import paired_cross
+from analysis.outputs.report.sections import paired_cross, wide_comparisons
 from analysis.stats.comparison_precision import PRECISE, precision_line
 from analysis.stats.paired import MAX_APART_S
 from sbcore.case_shape import workers as case_workers
@@ -85,6 +85,7 @@ def section(result, plots=()) -> list[Block]:
     blocks = [Block("p", text)]
     if getattr(result, "comparison_precision", None):
         blocks.append(Block("p", f"`{precision_line(result.comparison_precision)}`"))
+    blocks += wide_comparisons.blocks(getattr(result, "wide_comparisons", None), result.summary)
     blocks.append(Block("table", paired_table(result.speedup, paired)))
     variants = getattr(result, "paired_variant_ratio", None)
     if variants is not None and not variants.empty:

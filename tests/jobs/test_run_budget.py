@@ -1,0 +1,162 @@
+"""The whole run's deadline (`run_budget_s`, jobs/run_deadline.py) kept by the real runner on stand-in
+kernels that take real time: the run stops within its budget, in rounds (every family about as many
+trials), starts no trial it cannot finish, and says in one line which comparisons it cut."""
+
+import io
+import time
+from pathlib import Path
+
+import pytest
+
+from jobs import runner
+from jobs.campaign import campaign_run_budget, create_campaign, load_cases
+from jobs.config import load_experiment, load_node_types
+from jobs.run_deadline import RunDeadline
+from jobs.runner import run_local
+from sbcore.errors import UsageError
+from tests.jobs.conftest import stand_in_bin_dir
+from tests.records import case_records
+
+FAKE = Path(__file__).resolve().parent / "sampling_fake" / "fake_kernel_distribution.py"
+SLEEP_S = 0.05  # each stand-in process's own time
+
+EXPERIMENT = """
+description = "slow kernels under a run budget"
+interleave = "family"
+target_ci = 0.5
+min_reps = 6
+max_reps = 40
+warmup = 0
+seed = 7
+comparison_target_ci = 0.001
+comparison_budget_s = 60
+{budget}
+
+[[sweep]]
+binary = ["fakedist-py-serial", "fakedist-py-omp"]
+params = {{ spread = [0.1, 0.2], sleep = [{sleep}] }}
+"""
+
+
+@pytest.fixture
+def slow_bin_dir(tmp_path, monkeypatch) -> Path:
+    # A lock of its own: another measurer on this host would hold the test's clock.
+    monkeypatch.setenv("SCALEBENCH_MEASURE_LOCK", str(tmp_path / "measure.lock"))
+    return stand_in_bin_dir(tmp_path / "bin", FAKE, ("fakedist-py-serial", "fakedist-py-omp"), monkeypatch)
+
+
+def campaign_for(tmp_path, budget: str) -> Path:
+    experiment = tmp_path / "budget.toml"
+    experiment.write_text(EXPERIMENT.format(sleep=SLEEP_S, budget=budget))
+    return create_campaign(experiment, name="b", results_dir=tmp_path / "res")
+
+
+def trials_of(campaign: Path) -> dict[str, int]:
+    return {
+        c["case_id"]: len({r["trial"] for r in case_records(campaign, c["case_id"])})
+        for c in load_cases(campaign)
+    }
+
+
+def test_slow_kernels_stop_within_the_run_budget_and_say_what_was_cut(tmp_path, slow_bin_dir):
+    """Two families of two cases, 6 trials each by their own rule (3 processes a trial, the baseline
+    twice, of ~0.2 s each with the runner's own time: ~7 s, after ~2 s of the host's probe; more on a
+    loaded host) and an unreachable comparison target: a 5 s budget ends the run within 5 s (and a
+    margin for a process slower than any before it on a loaded host), every case with about as many
+    trials (rounds), and the line names the families the comparison target still wanted and the cases
+    cut short."""
+    campaign = campaign_for(tmp_path, "run_budget_s = 5")
+    assert campaign_run_budget(campaign) == 5
+    out = io.StringIO()
+    began = time.monotonic()
+    counts = run_local(campaign, progress=False, out=out)
+    took = time.monotonic() - began
+    assert took <= 5.5, took
+    trials = trials_of(campaign)
+    assert max(trials.values()) - min(trials.values()) <= 1
+    assert min(trials.values()) < 6  # the budget came first
+    line = counts["budget_line"]
+    assert line.startswith("run budget: 5 s ended the run: ") and "\n" not in line
+    assert "cases cut short below their min_reps" in line
+    assert "the comparison target still wanted trials of family fakedist-py-" in line
+    log = next((campaign / "logs").glob("run-*.log")).read_text()
+    assert line in log
+
+
+class CountingDeadline(RunDeadline):
+    """The run budget on a clock that counts processes (each one "second"): the same decisions
+    whatever the host's load."""
+
+    made: list = []
+
+    def __init__(self, budget_s):
+        self.processes = 0
+        super().__init__(budget_s, clock=lambda: self.processes)
+        CountingDeadline.made.append(self)
+
+    def ran(self, case, seconds):
+        self.processes += 1
+        super().ran(case, 1.0)
+
+
+def test_the_comparison_target_stops_at_the_run_budget(tmp_path, slow_bin_dir, monkeypatch):
+    """A budget of 45 processes: the cases' own trials (6 each by their rule, a 7th where a case's
+    times asked for it; 3 processes a trial, 2 families), then the comparison target's trials of 3
+    processes until the next would pass 45; the line says what the target still wanted."""
+    CountingDeadline.made.clear()
+    monkeypatch.setattr(runner, "RunDeadline", CountingDeadline)
+    campaign = campaign_for(tmp_path, "run_budget_s = 45")
+    counts = run_local(campaign, progress=False, out=io.StringIO())
+    [deadline] = CountingDeadline.made
+    trials = trials_of(campaign)
+    assert min(trials.values()) >= 6
+    assert counts["comparison_trials"] >= 1
+    assert 45 - 3 < deadline.processes <= 45  # stopped where one more trial would not fit
+    assert "still wanted trials of family fakedist-py-" in counts["budget_line"]
+
+
+def test_without_a_budget_the_run_says_nothing_of_one(tmp_path, slow_bin_dir):
+    campaign = campaign_for(tmp_path, "")
+    assert campaign_run_budget(campaign) is None
+    text = (campaign / "campaign.toml").read_text()
+    assert "run_budget_s" not in text
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("run_budget_s = 0", r"bad.toml: run_budget_s = 0: must be a finite number > 0$"),
+        ("run_budget_s = -5", r"bad.toml: run_budget_s = -5: must be a finite number > 0$"),
+        ('run_budget_s = "180"', r"bad.toml: run_budget_s = '180': must be a number$"),
+        ("run_budget_s = inf", r"bad.toml: run_budget_s = inf: must be <= 604800$"),
+        ("run_budget_s = true", r"bad.toml: run_budget_s = true: must be a number$"),
+    ],
+)
+def test_a_run_budget_is_checked_in_one_line(tmp_path, line, message):
+    path = tmp_path / "bad.toml"
+    path.write_text(f'description = "x"\n{line}\n[[sweep]]\nbinary = ["mcpi-c-serial"]\n')
+    with pytest.raises(UsageError, match=message) as caught:
+        load_experiment(path, load_node_types())
+    assert "\n" not in str(caught.value)
+
+
+def test_a_trial_starts_only_when_its_processes_end_before_the_deadline():
+    """The estimate: each case's longest process of this run, a case not yet run the longest of any;
+    a trial that would end after the deadline is refused (and the run marked as ended by it), a
+    smaller one still fits."""
+    from jobs.run_deadline import in_trials
+
+    now = [0.0]
+    deadline = RunDeadline(10.0, clock=lambda: now[0])
+    a, b, c = ({"case_id": x, "family": "f", "trial_group": "g"} for x in "abc")
+    deadline.ran(a, 1.0)
+    deadline.ran(a, 3.0)
+    deadline.ran(b, 2.0)
+    now[0] = 4.0  # 6 s left
+    assert deadline.estimate([(a, 0, {}), (c, 0, {})]) == 6.0  # c unknown: the longest of any (a's 3 s)
+    assert deadline.fits([(a, 0, {}), (b, 0, {})]) and not deadline.ended  # 5 s
+    assert not deadline.fits([(a, 0, {}), (b, 0, {}), (c, 0, {})])  # 8 s
+    assert deadline.ended and deadline.fits([(b, 0, {})])
+    assert RunDeadline(None).fits([(a, 0, {})] * 1000)
+    work = [(a, 0, {"trial": 0}), (b, 0, {"trial": 0}), (a, 1, {"trial": 1}), ({"case_id": "x"}, 0, {})]
+    assert [len(t) for t in in_trials(work)] == [2, 1, 1]
