@@ -174,8 +174,12 @@ def run_analyze(args: argparse.Namespace) -> int:
         if os.path.lexists(layout.analysis_dir(campaign_dir) / sub):
             campaign_access.make_dir(campaign_dir, f"{layout.ANALYSIS_DIR}/{sub}")
     check_manifest(campaign_dir)  # guard: a usable manifest.json and cases.jsonl, and records
-    why = nothing_measured(campaign_dir, read_cases(campaign_dir))
+    cases = read_cases(campaign_dir)
+    why = nothing_measured(campaign_dir, cases)
     if why:  # an empty or all-failed campaign: a report that says so instead of tables of nothing
+        for case in cases:  # what was not read or not counted, named as when something counts
+            for problem in layout.case_lines(campaign_dir, case["case_id"], case)[1]:
+                print(f"skipped: {campaign_dir / problem}", file=sys.stderr)
         report = layout.analysis_dir(campaign_dir) / "report.md"
         write_atomic(report, f"# {campaign_dir.name}\n\n{why}\n", make_parents=True)
         print(f"{why}\nreport: {report}", file=sys.stderr if args.json else sys.stdout)
