@@ -861,14 +861,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=10, help="repetitions per case (default 10)")
     parser.add_argument("--records", type=int, help="bulk mode: about this many records (scale tests)")
     parser.add_argument("--processes", type=int, default=os.cpu_count() or 1, help="writer processes (bulk)")
+    parser.add_argument(
+        "--records-format",
+        choices=("v2", "v1"),
+        default="v2",
+        help="v2 (default): as the runner stores records; v1: records.jsonl, as campaigns before it",
+    )
     args = parser.parse_args(argv)
     if args.reps < 1 or (args.records is not None and args.records < 1):
         parser.error("--reps and --records must be positive")
     if args.records:
         specs, nodes = bulk_specs(args.records, reps=min(args.reps, args.records))
-        truth = write_campaign(args.out_dir, args.name, specs, nodes, processes=args.processes)
+        truth = write_campaign(
+            args.out_dir,
+            args.name,
+            specs,
+            nodes,
+            processes=args.processes,
+            records_format=args.records_format,
+        )
     else:
-        truth = standard_campaign(args.out_dir, args.name, reps=args.reps)
+        truth = standard_campaign(args.out_dir, args.name, reps=args.reps, records_format=args.records_format)
     print(f"{truth.campaign_dir}: {len(truth.cases)} cases, {truth.n_records} records")
     return 0
 
