@@ -18,6 +18,7 @@ noise with median 1 (so the true median is exactly T), optionally with rare spik
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -435,7 +436,24 @@ def write_case_records(args: tuple) -> int:
 
 def store_processes(case_dir: Path, records: list[dict], records_format: str = "v2") -> None:
     """Stores the records (their probes whole) as the runner does, a kernel process at a time: those
-    with one `invocation` (or, without it, REPS_PER_PROCESS repetitions in a row) are one process."""
+    with one `invocation` (or, without it, REPS_PER_PROCESS repetitions in a row) are one process.
+    Without an fsync per write: fixture files are regenerated at will, and a million records' fsyncs
+    would take the scale benchmark's campaign an hour to write."""
+    with _without_fsync():
+        _store_processes(case_dir, records, records_format)
+
+
+@contextlib.contextmanager
+def _without_fsync():
+    saved = os.fsync
+    os.fsync = lambda fd: None
+    try:
+        yield
+    finally:
+        os.fsync = saved
+
+
+def _store_processes(case_dir: Path, records: list[dict], records_format: str) -> None:
     groups: dict = {}
     for record in records:
         key = record.get("invocation", record["rep"] // REPS_PER_PROCESS)
