@@ -317,9 +317,25 @@ def parse_parallel(campaign_dir: Path, keys: dict[str, None], processes: int) ->
     return [_in_case_order(_concat(native + rest))]  # rows as the Python path alone orders them
 
 
+def case_chunks(keys: dict[str, None]) -> list[dict[str, None]]:
+    """The keys in chunks of about CHUNK_FILES, a case's files always in one chunk: a chunk reads a
+    v2 case whole (facts.jsonl and every reps*.csv), so a case cut in two would be counted twice."""
+    chunks: list[dict[str, None]] = []
+    chunk: dict[str, None] = {}
+    case = None
+    for key, value in keys.items():
+        if len(chunk) >= CHUNK_FILES and layout.key_case(key) != case:
+            chunks.append(chunk)
+            chunk = {}
+        chunk[key], case = value, layout.key_case(key)
+    if chunk:
+        chunks.append(chunk)
+    return chunks
+
+
 def parse_python(campaign_dir: Path, keys: dict[str, None], processes: int) -> list[Parsed]:
     items = list(keys.items())
-    chunks = [dict(items[i : i + CHUNK_FILES]) for i in range(0, len(items), CHUNK_FILES)]
+    chunks = case_chunks(keys)
     if processes <= 1 or len(items) < PARALLEL_THRESHOLD:
         return [parse_files(campaign_dir, keys)] if items else []
     with ProcessPoolExecutor(processes) as pool:

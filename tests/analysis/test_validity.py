@@ -4,7 +4,6 @@ import json
 import shutil
 
 import numpy as np
-import pytest
 
 from analysis.records.load import load_records
 from sbcore import layout, record_store, stored_records
@@ -101,11 +100,6 @@ def test_cache_is_reused_and_new_files_are_appended(standard, tmp_path):
     assert len([p for p in (copy / "analysis" / ".cache").glob("chunk-*") if p.is_dir()]) == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="analysis/records/load.py parse_python cuts the file list into chunks by count: a case's "
-    "facts.jsonl and reps.csv in two chunks are each read whole, its records counted twice",
-)
 def test_parallel_and_serial_parsing_agree(standard, tmp_path):
     truth, _ = standard
     from analysis.records import load
@@ -197,3 +191,26 @@ def test_a_file_of_valid_json_with_misplaced_records_is_checked_line_by_line(sta
     assert "params: not an object" in reasons[f"{where}:{n + 3}"]
     assert f"{where}:{n + 4}" not in reasons
     assert mine.loc[mine["rep"] == 1002, "record_line"].tolist() == [n + 4]
+
+
+def test_a_case_s_files_stay_in_one_chunk_however_the_count_falls(monkeypatch):
+    from analysis.records import load
+
+    monkeypatch.setattr(load, "CHUNK_FILES", 3)
+    keys = {
+        f"raw/{case}/{name}#1": None
+        for case in ("a", "b", "c")
+        for name in ("facts.jsonl", "reps.csv", "reps-1.csv")[: {"a": 2, "b": 3, "c": 1}[case]]
+    }
+    chunks = load.case_chunks(keys)
+    assert [list(c) for c in chunks] == [
+        [
+            "raw/a/facts.jsonl#1",
+            "raw/a/reps.csv#1",
+            "raw/b/facts.jsonl#1",
+            "raw/b/reps.csv#1",
+            "raw/b/reps-1.csv#1",
+        ],
+        ["raw/c/facts.jsonl#1"],
+    ]
+    assert {k for c in chunks for k in c} == set(keys)
