@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,9 @@ def read_campaign(path: Path) -> Campaign:
     problems: list[tuple[str, str]] = []
     manifest = _read_json(path / "manifest.json", problems)
     config = _read_toml(path / "campaign.toml", problems)
+    if not isinstance(config.get("campaign", {}), dict):
+        problems.append(("campaign.toml", f"campaign = {config['campaign']!r}: not a table; left out"))
+        config = {k: v for k, v in config.items() if k != "campaign"}
     rows, lines = [], []
     cases_file = layout.cases_path(path)
     text = _read_bytes(cases_file, problems)
@@ -218,3 +222,13 @@ def _cores_in(entry: dict) -> int | None:
     if isinstance(per_socket, int):
         return per_socket * int(entry.get("sockets", 1))
     return None
+
+
+def run_budget_of(campaign: Campaign) -> float | None:
+    """campaign.toml's [campaign] run_budget_s (the local runner's budget for its measuring phase), or
+    None when it has none or holds no finite positive number (the file is untrusted input)."""
+    section = campaign.config.get("campaign") if isinstance(campaign.config, dict) else None
+    value = section.get("run_budget_s") if isinstance(section, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and value > 0 else None

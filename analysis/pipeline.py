@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.campaign import Campaign, cores_of, read_campaign
+from analysis.campaign import Campaign, cores_of, read_campaign, run_budget_of
 from analysis.checks import (
     attach_case_flags,
     case_table,
@@ -206,7 +206,9 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         variant_comparisons(paired_variant, node_cores),
         variant_comparisons(paired_cross, node_cores, kind=CROSS_KIND),
     )
-    wide = wide_comparisons(paired, paired_variant, paired_cross, campaign.case_lines, node_cores)
+    wide = wide_comparisons(
+        paired, paired_variant, paired_cross, campaign.case_lines, node_cores, run_budget_of(campaign)
+    )
     if precision:
         precision["wide"] = wide_counts(wide)
     duets = {c["case_id"]: c["duet"] for c in campaign.case_lines if c.get("duet")}

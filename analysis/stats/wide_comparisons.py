@@ -86,9 +86,11 @@ def wide_comparisons(
     cross: pd.DataFrame,
     case_lines: list[dict],
     cores: dict[str, int | None],
+    run_budget_s: float | None = None,
 ) -> pd.DataFrame:
     """One row (COLUMNS) per counted paired comparison wider than PRECISE or without an interval, with
-    its reason (REASONS) and a sentence saying why; case_lines: cases.jsonl; cores: per node type."""
+    its reason (REASONS) and a sentence saying why; case_lines: cases.jsonl; cores: per node type;
+    run_budget_s: the campaign's run budget (campaign.toml), None when it has none."""
     cases = {str(c["case_id"]): c for c in case_lines if isinstance(c, dict) and "case_id" in c}
     frames = [as_rows(paired, "speedup"), as_rows(variants, VARIANT_KIND), as_rows(cross, CROSS_KIND)]
     frames = [f for f in frames if not f.empty]
@@ -118,29 +120,54 @@ def wide_comparisons(
     hw = rows["halfwidth_rel"].astype(float)
     needed = (rows["trials"] * (hw / PRECISE) ** 2).apply(lambda x: math.ceil(x) if x == x else None)
     rows["trials_needed"] = needed.astype("Int64")
-    reasons = [reason(r, target) for r in rows.to_dict("records")]
+    reasons = [
+        reason(r, target, budgets_named(cases.get(r["case_b"], {}), run_budget_s), run_budget_s)
+        for r in rows.to_dict("records")
+    ]
     rows["reason"] = [r for r, _ in reasons]
     rows["why"] = [w for _, w in reasons]
     return rows[COLUMNS].sort_values(["reason", "kind", "case_b"], ignore_index=True)
 
 
-def reason(row: dict, target: bool) -> tuple[str, str]:
-    """(reason, a sentence) for one wide comparison (see the module's docstring)."""
+def budgets_named(case: dict, run_budget_s: float | None) -> str:
+    """The budgets that could have ended a case's trials, with their values, for a sentence: the
+    comparison target's (its family's extra trials) and the run's. Which one did is in the runner's log
+    (jobs/run_deadline.py's line), not in the records."""
+    comparison = case.get("comparison") if isinstance(case.get("comparison"), dict) else {}
+    named = []
+    if comparison.get("budget_s") is not None:
+        named.append(f"the comparison target's (comparison_budget_s = {comparison['budget_s']:g} s)")
+    if run_budget_s is not None:
+        named.append(f"the run's (run_budget_s = {run_budget_s:g} s)")
+    if len(named) == 2:
+        return f"{named[0]} or {named[1]}; the runner's log says which"
+    return named[0] if named else "no budget (the run was interrupted)"
+
+
+def reason(
+    row: dict, target: bool, budgets: str = "no budget named", run_budget_s: float | None = None
+) -> tuple[str, str]:
+    """(reason, a sentence) for one wide comparison (see the module's docstring); budgets: the budgets
+    in force, named (budgets_named); run_budget_s: the run's, the only one that ends a run."""
     n, run = row["trials"], row["trials_run"]
     if n < MIN_TRIALS:
         return "too_few_trials", f"{n} trials counted ({run} run): an interval needs {MIN_TRIALS}"
     if run < row["own_trials"]:
         return "cut_short", (
-            f"cut short: {run} of its {row['own_trials']} trials ran (the run budget ended the run, or it "
-            "was interrupted)"
+            f"cut short: {run} of its {row['own_trials']} trials ran ("
+            + (
+                f"the run budget, run_budget_s = {run_budget_s:g} s, ended the run, or it was interrupted)"
+                if run_budget_s is not None
+                else "the run was interrupted or its processes failed: resume it)"
+            )
         )
     spread = row["spread_rel"]
     spread_text = f"±{100 * spread:.1f} %" if spread == spread else "unknown"
     needed = row["trials_needed"]
     if target and run < row["max_trials"] and needed <= row["max_trials"]:
         return "budget_ended", (
-            f"the budget ended after {run} trials (room for {row['max_trials']}; ~{needed} would reach "
-            f"±{100 * PRECISE:g} % at its spread {spread_text})"
+            f"a budget ended it after {run} trials ({budgets}; room for {row['max_trials']}; ~{needed} "
+            f"would reach ±{100 * PRECISE:g} % at its spread {spread_text})"
         )
     left = (
         f"left out {row['left_out_across_phase']} across a phase change, {row['left_out_slow_transfer']} in "

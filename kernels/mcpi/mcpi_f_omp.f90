@@ -9,8 +9,7 @@ module mcpi_f_omp
   use omp_lib, only: omp_set_schedule, omp_set_dynamic
   use sb_harness
   use sb_omp
-  use mcpi_hits, only: mcpi_count_hits
-  use sb_simd_f, only: sb_inner_simd, sb_pi_hits_inner
+  use mcpi_hits, only: mcpi_batch_hits, mcpi_batch_count
   implicit none
   private
   public :: mcpi_f_omp_run
@@ -26,7 +25,7 @@ contains
     integer(c_int32_t) :: team
 
     p => sb_params_of(ctx)
-    nbatches = (p%samples + p%batch - 1) / p%batch
+    nbatches = mcpi_batch_count(p)
     call omp_set_schedule(sb_omp_kind(p%schedule), int(p%chunk))
     call omp_set_dynamic(.false.)
     total = 0
@@ -39,14 +38,14 @@ contains
       !$omp do schedule(runtime) reduction(+:total)
       do b = 0, nbatches - 1
         work = work + min(p%batch, p%samples - b * p%batch)
-        total = total + batch_hits(p, b)
+        total = total + mcpi_batch_hits(p, b)
       end do
       !$omp end do
     case (sb_sync_atomic)
       !$omp do schedule(runtime)
       do b = 0, nbatches - 1
         work = work + min(p%batch, p%samples - b * p%batch)
-        h = batch_hits(p, b)
+        h = mcpi_batch_hits(p, b)
         !$omp atomic
         total = total + h
       end do
@@ -55,7 +54,7 @@ contains
       !$omp do schedule(runtime)
       do b = 0, nbatches - 1
         work = work + min(p%batch, p%samples - b * p%batch)
-        h = batch_hits(p, b)
+        h = mcpi_batch_hits(p, b)
         !$omp critical (sb_total)
         total = total + h
         !$omp end critical (sb_total)
@@ -69,19 +68,5 @@ contains
     call sb_set_hits(ctx, total)
     mcpi_f_omp_run = 0
   end function mcpi_f_omp_run
-
-  ! Hits of batch b (0-based): samples b*batch .. min((b+1)*batch, samples) - 1.
-  integer(c_int64_t) function batch_hits(p, b)
-    type(sb_params), intent(in) :: p
-    integer(c_int64_t), intent(in) :: b
-    integer(c_int64_t) :: first
-
-    first = b * p%batch
-    if (p%inner == sb_inner_simd) then
-      batch_hits = sb_pi_hits_inner(p, first, first + min(p%batch, p%samples - first))
-    else
-      batch_hits = mcpi_count_hits(p%seed, first, min(p%batch, p%samples - first))
-    end if
-  end function batch_hits
 
 end module mcpi_f_omp

@@ -3,8 +3,7 @@
 module mcpi_f_serial
   use, intrinsic :: iso_c_binding, only: c_ptr, c_int, c_int32_t, c_int64_t
   use sb_harness
-  use mcpi_hits, only: mcpi_count_hits
-  use sb_simd_f, only: sb_inner_simd, sb_pi_hits_inner
+  use mcpi_hits, only: mcpi_batch_hits, mcpi_batch_count
   implicit none
   private
   public :: mcpi_f_serial_run
@@ -15,18 +14,14 @@ contains
   integer(c_int) function mcpi_f_serial_run(ctx) bind(C, name='mcpi_f_serial_run')
     type(c_ptr), value :: ctx
     type(sb_params), pointer :: p
-    integer(c_int64_t) :: first, hits
+    integer(c_int64_t) :: b, hits
 
     p => sb_params_of(ctx)
     hits = 0
     call sb_compute_begin(ctx)
     call sb_worker_begin(ctx, 0_c_int32_t)
-    do first = 0, p%samples - 1, p%batch
-      if (p%inner == sb_inner_simd) then
-        hits = hits + sb_pi_hits_inner(p, first, first + min(p%batch, p%samples - first))
-      else
-        hits = hits + mcpi_count_hits(p%seed, first, min(p%batch, p%samples - first))
-      end if
+    do b = 0, mcpi_batch_count(p) - 1
+      hits = hits + mcpi_batch_hits(p, b)
     end do
     call sb_worker_end(ctx, 0_c_int32_t)
     call sb_compute_end(ctx)

@@ -2,11 +2,17 @@
 ! docs/formats.md. Fortran has no unsigned integers: the generator works on integer(int64) bit patterns
 ! (ieor, logical shiftr) and relies on -fwrapv so that the multiplications wrap modulo 2**64 exactly as
 ! uint64_t does in C. Sample k depends only on (seed, k), so any worker may take any range of samples.
+! The serial and the OpenMP kernel both call mcpi_batch_hits once per batch: the code a repetition
+! spends its time in is then the same bytes, with the sample loop inlined into it, at the same alignment
+! in both binaries (kernels/fortran.mk), and a speedup over the serial kernel measures the threads, not
+! where the linker put each binary's own copy of the loop.
 module mcpi_hits
   use, intrinsic :: iso_fortran_env, only: int64, real64
+  use sb_harness, only: sb_params
+  use sb_simd_f, only: sb_inner_simd, sb_pi_hits_inner
   implicit none
   private
-  public :: splitmix64_out, mcpi_count_hits
+  public :: splitmix64_out, mcpi_count_hits, mcpi_batch_hits, mcpi_batch_count
 
   integer(int64), parameter :: golden_gamma = int(z'9E3779B97F4A7C15', int64)
   integer(int64), parameter :: mix_mul1 = int(z'BF58476D1CE4E5B9', int64)
@@ -39,5 +45,27 @@ contains
       if (x * x + y * y < 1.0_real64) hits = hits + 1
     end do
   end function mcpi_count_hits
+
+  ! Hits of batch b (0-based): samples b*batch .. min((b+1)*batch, samples) - 1, by the scalar loop or
+  ! the SIMD one as --inner says.
+  integer(int64) function mcpi_batch_hits(p, b)
+    type(sb_params), intent(in) :: p
+    integer(int64), intent(in) :: b
+    integer(int64) :: first
+
+    first = b * p%batch
+    if (p%inner == sb_inner_simd) then
+      mcpi_batch_hits = sb_pi_hits_inner(p, first, first + min(p%batch, p%samples - first))
+    else
+      mcpi_batch_hits = mcpi_count_hits(p%seed, first, min(p%batch, p%samples - first))
+    end if
+  end function mcpi_batch_hits
+
+  ! How many batches the samples make.
+  pure integer(int64) function mcpi_batch_count(p)
+    type(sb_params), intent(in) :: p
+
+    mcpi_batch_count = (p%samples + p%batch - 1) / p%batch
+  end function mcpi_batch_count
 
 end module mcpi_hits

@@ -9,7 +9,7 @@ from functools import partial
 import pandas as pd
 import pytest
 
-from analysis.stats.wide_comparisons import REASONS, reason
+from analysis.stats.wide_comparisons import REASONS, budgets_named, reason
 
 BASE = {
     "trials": 12,
@@ -35,7 +35,7 @@ BASE = {
             "2 trials counted (3 run): an interval needs 3",
         ),
         ({"trials_run": 7, "trials": 7}, True, "cut_short", "cut short: 7 of its 12 trials ran"),
-        ({}, True, "budget_ended", "the budget ended after 12 trials (room for 24; ~20 would reach ±2 %"),
+        ({}, True, "budget_ended", "a budget ended it after 12 trials (no budget named; room for 24; ~20 "),
         ({"trials_needed": 90}, True, "host_noise", "~90 trials would reach ±2 %, room for 24"),
         ({"trials_run": 24}, True, "host_noise", "per-trial ratios spread ±3.0 % over 12 trials"),
         ({}, False, "host_noise", "left out 1 across a phase change, 0 in a slow cache-line transfer"),
@@ -44,6 +44,44 @@ BASE = {
 def test_each_reason_has_its_rule_and_its_sentence(change, target, expected, words):
     got, why = reason(BASE | change, target)
     assert got == expected and words in why
+
+
+def test_the_sentences_name_the_budgets_in_force_with_their_values():
+    both = budgets_named({"comparison": {"budget_s": 40}}, 205.0)
+    assert both == (
+        "the comparison target's (comparison_budget_s = 40 s) or the run's (run_budget_s = 205 s); "
+        "the runner's log says which"
+    )
+    assert budgets_named({}, 205.0) == "the run's (run_budget_s = 205 s)"
+    assert budgets_named({"comparison": "x"}, None) == "no budget (the run was interrupted)"
+    _, why = reason(BASE | {"trials_run": 7, "trials": 7}, True, "", 205.0)
+    assert "the run budget, run_budget_s = 205 s, ended the run, or it was interrupted" in why
+    _, why = reason(BASE | {"trials_run": 7, "trials": 7}, True, "", None)
+    assert "the run was interrupted or its processes failed: resume it" in why
+    _, why = reason(BASE, True, both, 205.0)
+    assert why.startswith("a budget ended it after 12 trials (the comparison target's (comparison_budget_s")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[campaign]\nrun_budget_s = 205\n", 205.0),
+        ("[campaign]\nrun_budget_s = 12.5\n", 12.5),
+        ("[campaign]\nname = 'x'\n", None),
+        ("[campaign]\nrun_budget_s = 'soon'\n", None),
+        ("[campaign]\nrun_budget_s = true\n", None),
+        ("[campaign]\nrun_budget_s = -1\n", None),
+        ("[campaign]\nrun_budget_s = nan\n", None),
+        ("campaign = 3\n", None),
+    ],
+)
+def test_the_run_budget_is_read_from_campaign_toml_only_when_it_is_a_positive_number(
+    tmp_path, text, expected
+):
+    from analysis.campaign import read_campaign, run_budget_of
+
+    (tmp_path / "campaign.toml").write_text(text)
+    assert run_budget_of(read_campaign(tmp_path)) == expected
 
 
 def test_a_campaign_in_trials_lists_its_wide_comparisons_with_their_reasons(tmp_path):
@@ -111,3 +149,12 @@ def test_a_campaign_in_trials_lists_its_wide_comparisons_with_their_reasons(tmp_
     text = write_report(result, [], ("md",))["md"].read_text()
     assert "left wider than ±2 % (wide_comparisons.csv)" in text
     assert "cut short: 6 of its 12 trials ran" in text
+
+
+def test_a_campaign_toml_whose_campaign_is_no_table_is_named_and_left_out(tmp_path):
+    from analysis.campaign import read_campaign
+
+    (tmp_path / "campaign.toml").write_text("campaign = 3\n")
+    campaign = read_campaign(tmp_path)
+    assert ("campaign.toml", "campaign = 3: not a table; left out") in campaign.problems
+    assert campaign.name == tmp_path.name

@@ -40,8 +40,9 @@ def blocks(wide: pd.DataFrame | None, summary: pd.DataFrame) -> list[Block]:
     )
     text = (
         f"Paired comparisons at up to one worker per core left wider than ±{100 * PRECISE:g} % "
-        f"(wide_comparisons.csv): {len(wide)} ({said}). The budget ended one when its cases had room for "
-        "the trials its spread would need; host noise when they had not, or had run them all (the "
+        f"(wide_comparisons.csv): {len(wide)} ({said}). A budget ended one when its cases had room for "
+        "the trials its spread would need (its line names the budgets in force); host noise when they "
+        "had not, or had run them all (the "
         "per-trial ratios' spread, half their interquartile range, with the trials left out of it); too "
         "few trials when no interval exists; cut short when its cases ran fewer trials than their own "
         "rule asks (the run budget, `run_budget_s`, ended the run first, or it was interrupted)."
