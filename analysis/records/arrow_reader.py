@@ -13,10 +13,10 @@ compiled one (perf/perf_flat_reader.py).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
@@ -83,29 +83,58 @@ def _csv(raw: Path, case_ids: list[str], name: str, header: bytes, types: dict, 
     return table.add_column(0, CASE, pa.DictionaryArray.from_arrays(indices, names))
 
 
+_SCALARS = [f for f in record_fields.PROCESS_FIELDS if f.type in ARROW_TYPES]
+_PYTHON = {
+    record_fields.STRING: str,
+    record_fields.INTEGER: int,
+    record_fields.NUMBER: float,
+    record_fields.BOOLEAN: bool,
+}
+# A facts line as typed as the declaration: its scalar PROCESS fields, its params kept as JSON text.
+_Facts = msgspec.defstruct(
+    "_Facts",
+    [(record_rows.PROCESS_KEY, int), ("params", msgspec.Raw, msgspec.Raw(b"null"))]
+    + [(f.name, _PYTHON[f.type] | None, None) for f in _SCALARS],
+)
+_DECODER = msgspec.json.Decoder(_Facts)
+
+
 def _facts(raw: Path, case_ids: list[str]) -> pa.Table:
-    """The facts lines: the scalar PROCESS fields as typed columns, params as JSON text."""
-    scalars = [f for f in record_fields.PROCESS_FIELDS if f.type in ARROW_TYPES]
-    columns: dict[str, list] = {CASE: [], record_rows.PROCESS_KEY: [], "params": []}
-    columns |= {f.name: [] for f in scalars}
+    """The facts lines: the scalar PROCESS fields as typed columns, params as JSON text. ValueError
+    naming the file when a line is not of the declared types."""
+    lines: list = []
+    cases: list[str] = []
     for case_id in case_ids:
         data = campaign_access.read_path(raw / case_id / stored_records.FACTS_FILE, missing=b"")
-        for line in data[: data.rfind(b"\n") + 1].splitlines():
-            facts = json.loads(line)
-            columns[CASE].append(case_id)
-            columns[record_rows.PROCESS_KEY].append(facts.get(record_rows.PROCESS_KEY))
-            columns["params"].append(json.dumps(facts.get("params"), separators=(",", ":")))
-            for f in scalars:
-                value = facts.get(f.name)
-                columns[f.name].append(
-                    value if isinstance(value, record_fields.PYTHON_TYPES[f.type]) else None
-                )
-    types = {CASE: pa.string(), record_rows.PROCESS_KEY: pa.int64(), "params": pa.string()}
-    types |= {f.name: ARROW_TYPES[f.type] for f in scalars}
-    return pa.table({name: pa.array(values, type=types[name]) for name, values in columns.items()})
+        try:
+            decoded = _DECODER.decode_lines(data[: data.rfind(b"\n") + 1])
+        except msgspec.DecodeError as err:
+            raise ValueError(f"{case_id}/{stored_records.FACTS_FILE}: {err}") from None
+        lines.extend(decoded)
+        cases.extend([case_id] * len(decoded))
+    columns = {CASE: pa.array(cases, pa.string())}
+    columns[record_rows.PROCESS_KEY] = pa.array([f.process for f in lines], pa.int64())
+    columns["params"] = pa.array([bytes(f.params).decode() for f in lines], pa.string())
+    for f in _SCALARS:
+        columns[f.name] = pa.array([getattr(line, f.name) for line in lines], ARROW_TYPES[f.type])
+    return pa.table(columns)
 
 
 def joined(records: ArrowRecords) -> pa.Table:
-    """A row per repetition with its process's facts beside it (reps left-joined to facts)."""
-    reps = records.reps.set_column(0, CASE, records.reps[CASE].cast(pa.string()))
-    return reps.join(records.facts, [CASE, record_rows.PROCESS_KEY], join_type="left outer")
+    """A row per repetition with its process's facts beside it (a row whose process has no facts line:
+    nulls there)."""
+    reps, facts = records.reps, records.facts
+    names = reps[CASE].combine_chunks().dictionary.to_pylist()
+    code = {name: i for i, name in enumerate(names)}
+    rep_keys = reps[CASE].combine_chunks().indices.to_numpy().astype(np.int64) << 32
+    rep_keys |= reps[record_rows.PROCESS_KEY].to_numpy(zero_copy_only=False).astype(np.int64)
+    fact_codes = np.array([code.get(c, -1) for c in facts[CASE].to_pylist()], dtype=np.int64)
+    fact_keys = (fact_codes << 32) | facts[record_rows.PROCESS_KEY].to_numpy().astype(np.int64)
+    order = np.argsort(fact_keys, kind="stable")
+    at = np.searchsorted(fact_keys[order], rep_keys).clip(0, max(len(order) - 1, 0))
+    found = fact_keys[order][at] == rep_keys if len(order) else np.zeros(len(rep_keys), bool)
+    take = pa.array(order[at] if len(order) else at, mask=~found)
+    extra = facts.drop_columns([CASE, record_rows.PROCESS_KEY]).take(take)
+    for name in extra.column_names:
+        reps = reps.append_column(name, extra[name])
+    return reps
