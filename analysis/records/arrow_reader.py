@@ -52,27 +52,44 @@ def read(raw: Path, case_ids: list[str]) -> ArrowRecords:
     return ArrowRecords(reps, tables, _facts(raw, case_ids), left)
 
 
+BATCH_BYTES = 1 << 26  # the files joined into one buffer are parsed this many bytes at a time
+
+
 def _csv(raw: Path, case_ids: list[str], name: str, header: bytes, types: dict, left: list) -> pa.Table:
-    """One kind of file of every case as one table (case_dir first)."""
-    parts, counts = [], []
+    """One kind of file of every case as one table (case_dir first), parsed a batch of files at a time
+    (memory: the table and one batch of bytes)."""
+    tables, parts, counts, size = [], [], [], 0
     for case_id in case_ids:
         data = campaign_access.read_path(raw / case_id / name, missing=b"")
-        if not data:
-            continue
-        if not data.startswith(header):
+        if data and not data.startswith(header):
             left.append(f"{case_id}/{name}")
-            continue
-        body = data[len(header) : data.rfind(b"\n") + 1]
-        parts.append(body)
-        counts.append((case_id, body.count(b"\n")))
-    schema = {CASE: pa.dictionary(pa.int32(), pa.string())} | {c: ARROW_TYPES[t] for c, t in types.items()}
+        elif data:
+            body = data[len(header) : data.rfind(b"\n") + 1]
+            parts.append(body)
+            counts.append((case_id, body.count(b"\n")))
+            size += len(body)
+        if size >= BATCH_BYTES:
+            tables.append(_parsed(parts, counts, types))
+            parts, counts, size = [], [], 0
+    if parts or not tables:
+        tables.append(_parsed(parts, counts, types))
+    return pa.concat_tables(tables).unify_dictionaries()
+
+
+def _arrow_type(type_: str) -> pa.DataType:
+    """Text as dictionary-encoded strings (few distinct values: kernel, method, strategy, key)."""
+    return pa.dictionary(pa.int32(), pa.string()) if type_ == record_fields.STRING else ARROW_TYPES[type_]
+
+
+def _parsed(parts: list[bytes], counts: list[tuple[str, int]], types: dict) -> pa.Table:
+    schema = {CASE: pa.dictionary(pa.int32(), pa.string())} | {c: _arrow_type(t) for c, t in types.items()}
     if not parts:
         return pa.table({c: pa.array([], type=t) for c, t in schema.items()})
     table = pacsv.read_csv(
         pa.py_buffer(b"".join(parts)),
         read_options=pacsv.ReadOptions(column_names=list(types), block_size=1 << 24),
         convert_options=pacsv.ConvertOptions(
-            column_types={c: ARROW_TYPES[t] for c, t in types.items()},
+            column_types={c: _arrow_type(t) for c, t in types.items()},
             strings_can_be_null=True,
             quoted_strings_can_be_null=False,
             null_values=["", "null"],
@@ -116,7 +133,8 @@ def _facts(raw: Path, case_ids: list[str]) -> pa.Table:
     columns[record_rows.PROCESS_KEY] = pa.array([f.process for f in lines], pa.int64())
     columns["params"] = pa.array([bytes(f.params).decode() for f in lines], pa.string())
     for f in _SCALARS:
-        columns[f.name] = pa.array([getattr(line, f.name) for line in lines], ARROW_TYPES[f.type])
+        column = pa.array([getattr(line, f.name) for line in lines], ARROW_TYPES[f.type])
+        columns[f.name] = column.dictionary_encode() if f.type == record_fields.STRING else column
     return pa.table(columns)
 
 
