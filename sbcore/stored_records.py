@@ -26,6 +26,7 @@ REPS_FILE = "reps.csv"
 REPS_FILES = re.compile(r"^reps(?:-(\d+))?\.csv$")  # reps.csv, then reps-<n>.csv (another header)
 TABLE_FILES = re.compile(r"^reps(?:-\d+)?\.[a-z_]+\.csv$")  # their long tables: reps[-<n>].<table>.csv
 REP_FILE = re.compile(r"^rep-(\d+)\.json$")
+TABLES = tuple(record_rows.TABLES)  # the long tables beside a reps file (sbcore/record_rows.py)
 
 
 @dataclass
