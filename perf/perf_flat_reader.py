@@ -125,11 +125,12 @@ def main() -> None:
         root = args.keep / str(reps) if args.keep else Path(tempfile.mkdtemp(prefix="sb-flat-"))
         try:
             start = time.perf_counter()
+            made = "kept from an earlier run"
             if not (root / "v2").is_dir():
                 generate(root, reps, args.per_case, args.per_process)
+                made = f"generated in {time.perf_counter() - start:.0f} s"
             print(
-                f"{reps} repetitions ({args.per_case} per case, {args.per_process} per process): "
-                f"generated in {time.perf_counter() - start:.0f} s",
+                f"{reps} repetitions ({args.per_case} per case, {args.per_process} per process): {made}",
                 flush=True,
             )
             sizes = {
