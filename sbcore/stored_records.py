@@ -178,7 +178,9 @@ def _read_v2(directory, case_id, case, campaign, out: CaseRecords) -> None:
 
 def _items(directory: Path, name: str, out: CaseRecords) -> dict:
     """The items of the long tables of one reps file: (process, rep) -> table -> index -> columns. A
-    row that does not decode is a problem; a row of a repetition missing it is not counted."""
+    row that does not decode is a problem; a row of a repetition missing it is not counted. The last
+    row of an item wins: a writer never writes one twice, but after facts.jsonl and reps.csv were
+    removed by hand, process numbers start again and the newer rows are the ones their rows count."""
     items: dict = {}
     for table in record_rows.TABLES:
         table_name = table_path(directory / name, table).name
@@ -196,5 +198,5 @@ def _items(directory: Path, name: str, out: CaseRecords) -> dict:
             except (ValueError, UnicodeDecodeError) as err:
                 out.problems.append((table_name, number, f"not a row: {err}"))
                 continue
-            items.setdefault((process, rep), {}).setdefault(table, {}).setdefault(index, columns)
+            items.setdefault((process, rep), {}).setdefault(table, {})[index] = columns
     return items

@@ -156,3 +156,14 @@ def test_a_real_run_case_run_reads_back_exactly_and_flat(tmp_path, bin_dir, monk
     for row in rows:  # every field of a kernel's record in its declared columns
         cells = record_rows.typed_cells(header.split(","), record_rows.cells(row.encode()), {})
         assert record_rows.EXTRA not in cells
+
+
+def test_after_the_rows_are_removed_by_hand_the_newer_items_count(tmp_path):
+    directory = tmp_path / CASE
+    directory.mkdir()
+    record_store.store(directory, [minimal_record(CASE, 0, placement=[[0, 0], [1, 1]])])
+    for name in ("facts.jsonl", "reps.csv"):  # the long tables left behind
+        (directory / name).unlink()
+    record_store.store(directory, [minimal_record(CASE, 0, placement=[[1, 0]])])
+    read = stored_records.read(directory, CASE)
+    assert not read.problems and read.records[0]["placement"] == [[1, 0]]
