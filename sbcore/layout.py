@@ -44,7 +44,13 @@ ANALYSIS_DIR = "analysis"
 RECORDS_FILE = "records.jsonl"
 PROBES_FILE = "probes.jsonl"
 # every file a run appends a case's records to (records.jsonl: older campaigns, still read)
-STORED_FILES = (RECORDS_FILE, stored_records.FACTS_FILE, stored_records.REPS_FILE, PROBES_FILE)
+STORED_FILES = (
+    RECORDS_FILE,
+    stored_records.FACTS_FILE,
+    stored_records.REPS_FILE,
+    *(stored_records.table_path(Path(stored_records.REPS_FILE), t).name for t in stored_records.TABLES),
+    PROBES_FILE,
+)
 QUIET_GATE_FILE = "quiet_gate.json"  # what the quiet gate saw before a seed study, and the load after
 REP_FILE = re.compile(r"^rep-(\d+)\.json$")
 FAILED_FILE = re.compile(r"^rep-(\d+)\.failed-(.+)\.json$")  # group 2: <utc>-<pid>, sorts by time

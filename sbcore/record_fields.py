@@ -35,7 +35,7 @@ KERNEL, RUNNER = "kernel", "runner"
 # PROCESS: equal on every record of one kernel process (the runner's per-invocation fields, the case's
 # parameters, the build, the host): one line of facts.jsonl per process, its writer checks they are equal;
 # REP: may differ between the repetitions of one process: a column of reps.csv, its repetition's row (an
-# object or array is a JSON-text column '<name>_json').
+# object or array stored flat as its `parts` declare, below).
 PROCESS, REP = "process", "rep"
 # How the analysis reads it (analysis/records/decode.py, flatten.py):
 COLUMN = "column"  # copied as it is into a column of its own name (text or number)
@@ -44,6 +44,29 @@ RAW = "raw"  # kept as JSON text; flatten.py derives its columns once per distin
 SHAPED = "shaped"  # decoded into a struct of its own (analysis/records/decode.py)
 UNREAD = "unread"  # not in the records table (`why` says who reads it)
 FROM_PARAMS = "from params"  # `absent`: a record without it takes the case's params' value
+
+
+@dataclass(frozen=True)
+class Part:
+    """How a REP field of type object or array (or a part of one) is stored flat (sbcore/record_rows.py):
+    - a scalar type: one typed column of reps.csv, '<parent>_<name>' (or of its array's table);
+    - OBJECT with `parts`: its keys, in the order writers give them, each a column or parts of its own;
+    - OBJECT with `table` and no parts: keys set by the data (the kernel's `result`), one row per key
+      in the long table `table` (key, integer, number, text columns), their count in '<path>_n';
+    - ARRAY with `table`: its length in '<path>_n' (reps.csv), item i a row of the long table `table`
+      keyed by (process, rep, index): one unnamed scalar part is a scalar item, named parts an item's
+      fixed positions; an ARRAY without parts stores only empty arrays flat.
+    A value the declaration does not fit (an undeclared key, another type, a null object) is kept
+    whole in reps.csv's extra_json."""
+
+    name: str
+    type: str
+    parts: tuple[Part, ...] = ()
+    table: str = ""
+
+
+def P(name: str, type_: str, *parts: Part, table: str = "") -> Part:  # noqa: N802
+    return Part(name, type_, tuple(parts), table)
 
 
 @dataclass(frozen=True)
@@ -59,6 +82,11 @@ class Field:
     exclusive: bool = False  # minimum is exclusive
     absent: object = None  # the value the analysis takes when the field is absent
     why: str = ""  # UNREAD: where it is used instead
+    flat: Part | None = None  # REP object or array: how reps.csv and its long tables store it
+
+    @property
+    def shape(self) -> Part:
+        return self.flat or Part(self.name, self.type)
 
     @property
     def python_types(self) -> tuple[type, ...]:
@@ -75,6 +103,8 @@ PYTHON_TYPES = {
     ARRAY: (list,),
 }
 
+
+_EXTREMES = tuple(P(n, NUMBER) for n in ("int_mul", "fp_lat", "fp_tput", "int_alu", "xfer"))
 
 # In the order of the records table's copied columns (text first, then numbers).
 FIELDS: tuple[Field, ...] = (
@@ -138,21 +168,112 @@ FIELDS: tuple[Field, ...] = (
     Field("inner", STRING, KERNEL, PROCESS, VALUE, absent=FROM_PARAMS),
     Field("warmup", BOOLEAN, KERNEL, PROCESS, VALUE, absent=False),
     Field("case_index", INTEGER, RUNNER, PROCESS, VALUE),
-    Field("warmup_wall_s", ARRAY, RUNNER, REP, VALUE),  # the process's warm-up times, on its first record
+    Field(
+        "warmup_wall_s",
+        ARRAY,
+        RUNNER,
+        REP,
+        VALUE,
+        flat=P("warmup_wall_s", ARRAY, P("", NUMBER), table="warmups"),
+    ),  # the process's warm-up times, on its first record
     Field("build", OBJECT, KERNEL, PROCESS, VALUE),
-    Field("rank_wall_s", ARRAY, KERNEL, REP, VALUE),
-    Field("placement", ARRAY, KERNEL, REP, RAW),
-    Field("pin", OBJECT, RUNNER, REP, SHAPED),
+    Field(
+        "rank_wall_s", ARRAY, KERNEL, REP, VALUE, flat=P("rank_wall_s", ARRAY, P("", NUMBER), table="ranks")
+    ),
+    Field(
+        "placement",
+        ARRAY,
+        KERNEL,
+        REP,
+        RAW,
+        flat=P("placement", ARRAY, P("start_cpu", INTEGER), P("end_cpu", INTEGER), table="threads"),
+    ),
+    Field(
+        "pin",
+        OBJECT,
+        RUNNER,
+        REP,
+        SHAPED,
+        flat=P(
+            "pin",
+            OBJECT,
+            P("strategy", STRING),
+            P("cpus", ARRAY, P("", INTEGER), table="pin_cpus"),
+            P("command", ARRAY, P("", STRING), table="pin_command"),
+            P("violations", ARRAY),  # a violation's details: extra_json
+            P("tool", STRING),
+            P("confined", ARRAY, P("", INTEGER), table="pin_cpus"),
+        ),
+    ),
     Field("counters", OBJECT, RUNNER, PROCESS, SHAPED),
     Field("slurm", OBJECT, RUNNER, PROCESS, VALUE),
-    Field("clock", OBJECT, KERNEL, REP, VALUE),  # {before_ghz, after_ghz, method}
-    Field("probe", OBJECT, KERNEL, REP, RAW),  # the machine-state probe (analysis/records/machine_state.py)
-    Field("sampling", OBJECT, RUNNER, PROCESS, VALUE),
-    Field("sched", OBJECT, KERNEL, REP, RAW),  # the scheduling scenario asked and applied, per worker
-    Field("load", OBJECT, RUNNER, PROCESS, VALUE),  # the competing load and the CPU it got
-    Field("result", OBJECT, KERNEL, REP, RAW),  # the kernel's own statistics
     Field(
-        "placement_seen", ARRAY, KERNEL, REP, UNREAD, why="jobs/runcase.py checks a program's threads with it"
+        "clock",
+        OBJECT,
+        KERNEL,
+        REP,
+        VALUE,
+        flat=P("clock", OBJECT, P("before_ghz", NUMBER), P("after_ghz", NUMBER), P("method", STRING)),
+    ),
+    Field(  # the machine-state probe (analysis/records/machine_state.py)
+        "probe",
+        OBJECT,
+        KERNEL,
+        REP,
+        RAW,
+        flat=P(
+            "probe",
+            OBJECT,
+            P("int_mul_iters", INTEGER),
+            P("fp_lat_iters", INTEGER),
+            P("fp_tput_iters", INTEGER),
+            P("int_alu_iters", INTEGER),
+            P("xfer_round_trips", INTEGER),
+            P("runq_wait_s", NUMBER),
+            P("min_s", OBJECT, *_EXTREMES),
+            P("max_s", OBJECT, *_EXTREMES),
+            P("n_cpus", INTEGER),
+        ),
+    ),
+    Field("sampling", OBJECT, RUNNER, PROCESS, VALUE),
+    Field(  # the scheduling scenario asked and applied, per worker
+        "sched",
+        OBJECT,
+        KERNEL,
+        REP,
+        RAW,
+        flat=P(
+            "sched",
+            OBJECT,
+            P("nice", INTEGER),
+            P("worker_nice", STRING),
+            P("worker_policy", STRING),
+            P("omp_wait_policy", STRING),
+            P("gomp_spincount", STRING),
+            P("wait_policy", STRING),
+            P("wait_applied", STRING),
+            P(
+                "applied",
+                ARRAY,
+                P("policy", STRING),
+                P("priority", INTEGER),
+                P("nice", INTEGER),
+                table="threads",
+            ),
+        ),
+    ),
+    Field("load", OBJECT, RUNNER, PROCESS, VALUE),  # the competing load and the CPU it got
+    Field(  # the kernel's own statistics
+        "result", OBJECT, KERNEL, REP, RAW, flat=P("result", OBJECT, table="results")
+    ),
+    Field(  # per worker a list of CPUs: only an empty one is stored flat, else in extra_json
+        "placement_seen",
+        ARRAY,
+        KERNEL,
+        REP,
+        UNREAD,
+        why="jobs/runcase.py checks a program's threads with it",
+        flat=P("placement_seen", ARRAY),
     ),
     Field(
         "command", ARRAY, RUNNER, PROCESS, UNREAD, why="the argument vector, for a person reading the record"

@@ -1,15 +1,22 @@
 """A record split into what its process holds once and what its repetition holds (scalebench.run/2), and
-put back together: the encoding of facts.jsonl lines and reps.csv rows (sbcore/record_store.py writes
-them, sbcore/stored_records.py reads them; docs/formats.md describes them).
+put back together: the encoding of facts.jsonl lines, reps.csv rows and the rows of their long tables
+(sbcore/record_store.py writes them, sbcore/stored_records.py reads them; docs/formats.md describes them).
 
-The storage level of every field is declared once (sbcore/record_fields.py: PROCESS or REP):
+The storage level of every field, and the flat shape of a REP object or array, are declared once
+(sbcore/record_fields.py: PROCESS or REP, Field.flat):
 - facts line: a JSON object of the PROCESS fields the records have, plus `process` (its number in the
   case) and `store` (the stored schema);
-- reps.csv row: `process`, then one column per REP field in declaration order: a scalar field under its
-  own name (numbers in shortest round-trip form, text always quoted per RFC 4180), an object or array as
-  JSON text under '<name>_json', then `extra_json` (a JSON object of any field the declaration does not
-  name and of text holding a line break, or empty): a row is one line, every newline ends one.
-An empty unquoted cell is an absent field, an unquoted `null` a null; a quoted cell is text.
+- reps.csv row: `process`, then the columns of every REP field in declaration order: a scalar field under
+  its own name, an object's keys as '<name>_<key>' (nested: '<name>_<key>_<key>'), an array's length or
+  a data-keyed object's size as '<name>_n' (null when the array or object is null), then `extra_json`
+  (a JSON object of any field the declaration does not name or does not fit, and of text holding a
+  line break, or empty): a row is one line;
+- reps.<table>.csv (beside reps-<n>.csv: reps-<n>.<table>.csv): the items of the arrays declared in that
+  long table, one row per (process, rep, index): `process,rep,index`, then the table's columns.
+Numbers in shortest round-trip form, text always quoted per RFC 4180; an empty unquoted cell is an absent
+field (in a long table: a position beyond its array's length), an unquoted `null` a null; a quoted cell
+is text. A value is stored flat only when it reads back exactly (its keys in its order, integers as
+integers); otherwise whole in extra_json.
 Pure Python, no imports of the project but the declaration.
 """
 
@@ -22,22 +29,57 @@ from sbcore import record_fields as rf
 
 PROCESS_KEY = "process"
 EXTRA = "extra_json"
+COUNT = "_n"  # the suffix of an array's length column
+KEYED = {"key": rf.STRING, "integer": rf.INTEGER, "number": rf.NUMBER, "text": rf.STRING}
+TABLE_KEYS = (PROCESS_KEY, "rep", "index")
+_SCALARS = (rf.STRING, rf.INTEGER, rf.NUMBER, rf.BOOLEAN)
 
 
-def column_name(field: rf.Field) -> str:
-    return f"{field.name}_json" if field.type in (rf.OBJECT, rf.ARRAY) else field.name
+def _layout(part: rf.Part, path: str, reps: list, tables: dict) -> None:
+    """The columns of one declared shape: reps.csv's (name, type) and each long table's."""
+    if part.type in _SCALARS:
+        reps.append((path, part.type))
+    elif part.type == rf.OBJECT and not part.table:
+        for sub in part.parts:
+            _layout(sub, f"{path}_{sub.name}", reps, tables)
+    else:  # an array, or an object keyed by data: its length here, its items in its table
+        reps.append((path + COUNT, rf.INTEGER))
+        columns = tables.setdefault(part.table, []) if part.table else []
+        if part.type == rf.OBJECT:
+            columns.extend((f"{path}_{k}", t) for k, t in KEYED.items())
+        else:
+            columns.extend((_item_column(path, p), p.type) for p in part.parts)
 
 
-COLUMNS: tuple[str, ...] = (PROCESS_KEY, *(column_name(f) for f in rf.REP_FIELDS), EXTRA)
+def _item_column(path: str, part: rf.Part) -> str:
+    return f"{path}_{part.name}" if part.name else path
+
+
+_reps: list = [(PROCESS_KEY, rf.INTEGER)]
+_tables: dict = {}
+for _field in rf.REP_FIELDS:
+    _layout(_field.shape, _field.name, _reps, _tables)
+_reps.append((EXTRA, rf.STRING))
+COLUMN_TYPES: dict[str, str] = dict(_reps)  # reps.csv: column -> declared type (JSON type name)
+TABLES: dict[str, dict[str, str]] = {  # long table -> its columns -> declared type
+    t: {k: rf.INTEGER for k in TABLE_KEYS} | dict(cols) for t, cols in _tables.items()
+}
+COLUMNS: tuple[str, ...] = tuple(COLUMN_TYPES)
 HEADER: bytes = (",".join(COLUMNS) + "\n").encode()
+TABLE_HEADERS: dict[str, bytes] = {t: (",".join(c) + "\n").encode() for t, c in TABLES.items()}
 _DECLARED = frozenset(rf.BY_NAME)
 _PROCESS_NAMES = tuple(f.name for f in rf.PROCESS_FIELDS)
 _PROCESS_SET = frozenset(_PROCESS_NAMES)
+_ABSENT = object()
 
 
 class RowProblem(ValueError):
     """A record that cannot be stored as it is (a PROCESS field differing within a process, a value
     not of its declared type in a typed column): one line naming the field and value."""
+
+
+class _NoFit(Exception):
+    """A value the declared flat shape does not hold (it goes whole to extra_json)."""
 
 
 def split(records: list[dict]) -> tuple[dict, list[dict]]:
@@ -74,41 +116,175 @@ def facts_line(facts: dict, process: int) -> bytes:
 
 
 def row(rep_part: dict, process: int) -> bytes:
-    """One repetition's row (newline-terminated)."""
-    cells = [str(process)]
-    # not in a typed column: fields the declaration does not name, and text holding a line break (a
-    # row is one line; JSON text escapes them)
-    extra = {
-        k: v
-        for k, v in rep_part.items()
-        if k not in _DECLARED
-        or (isinstance(v, str) and ("\n" in v or "\r" in v) and rf.BY_NAME[k].type == rf.STRING)
-    }
-    for field in rf.REP_FIELDS:
-        present = field.name in rep_part and field.name not in extra
-        cells.append(_cell(field, rep_part[field.name]) if present else "")
-    cells.append(_quote(json.dumps(extra, separators=(",", ":"))) if extra else "")
-    return (",".join(cells) + "\n").encode()
+    """One repetition's reps.csv row (newline-terminated); RowProblem when a scalar is not of its type."""
+    return encode(rep_part, process)[0]
 
 
-def _cell(field: rf.Field, value) -> str:
-    if field.type in (rf.OBJECT, rf.ARRAY):
-        return _quote(json.dumps(value, separators=(",", ":")))
+def encode(rep_part: dict, process: int) -> tuple[bytes, dict[str, bytes]]:
+    """One repetition's reps.csv row and its long tables' rows (table -> bytes, newline-terminated)."""
+    cells: dict = {PROCESS_KEY: process}
+    items: dict = {}
+    extra: dict = {}
+    keyed = isinstance(rep_part.get("rep"), int) and not isinstance(rep_part.get("rep"), bool)
+    for key, value in rep_part.items():
+        field = rf.BY_NAME.get(key)
+        if field is None:
+            extra[key] = value
+        elif field.type in _SCALARS:
+            if isinstance(value, str) and ("\n" in value or "\r" in value) and field.type == rf.STRING:
+                extra[key] = value  # a row is one line; JSON text escapes line breaks
+            else:
+                _check(field.type, value, key, strict=True)
+                cells[key] = value
+        else:
+            own_cells: dict = {}
+            own_items: dict = {}
+            try:
+                if not keyed:
+                    raise _NoFit
+                _encode(field.shape, key, value, own_cells, own_items)
+                if json.dumps(_decode(field.shape, key, own_cells, own_items)) != json.dumps(value):
+                    raise _NoFit
+            except _NoFit:
+                extra[key] = value
+                continue
+            cells |= own_cells
+            for table, rows in own_items.items():
+                for index, item in rows.items():
+                    items.setdefault(table, {}).setdefault(index, {}).update(item)
+    if extra:
+        cells[EXTRA] = json.dumps(extra, separators=(",", ":"))
+    line = ",".join(_cell(COLUMN_TYPES[c], cells[c]) if c in cells else "" for c in COLUMNS)
+    out = {}
+    for table, rows in items.items():
+        columns = TABLES[table]
+        lines = []
+        for index in sorted(rows):
+            item = rows[index] | {PROCESS_KEY: process, "rep": rep_part["rep"], "index": index}
+            lines.append(",".join(_cell(t, item[c]) if c in item else "" for c, t in columns.items()) + "\n")
+        out[table] = "".join(lines).encode()
+    return (line + "\n").encode(), out
+
+
+def _check(type_: str, value, name: str, strict: bool = False) -> None:
+    """A scalar of its declared type (or null); strict: RowProblem, else _NoFit."""
+    if value is None:
+        return
+    if type_ == rf.STRING:
+        ok = isinstance(value, str) and (strict or ("\n" not in value and "\r" not in value))
+    elif type_ == rf.BOOLEAN:
+        ok = isinstance(value, bool)
+    elif type_ == rf.INTEGER:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    else:
+        ok = (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, float) and math.isfinite(value)
+        )
+    if not ok:
+        if strict:
+            raise RowProblem(
+                f"record field {name!r}: {_short(repr(value))} is not of its declared type {type_}"
+            )
+        raise _NoFit
+
+
+def _encode(part: rf.Part, path: str, value, cells: dict, items: dict) -> None:
+    """A value into its declared columns (cells) and long-table items (table -> index -> columns)."""
+    if part.type in _SCALARS:
+        _check(part.type, value, path)
+        cells[path] = value
+    elif part.type == rf.OBJECT and not part.table:
+        if not isinstance(value, dict) or not value:  # {} would read back as absent
+            raise _NoFit
+        subs = {p.name: p for p in part.parts}
+        for key, sub in value.items():
+            if key not in subs:
+                raise _NoFit
+            _encode(subs[key], f"{path}_{key}", sub, cells, items)
+    elif part.type == rf.OBJECT and value is None:  # a null object keyed by data: its size null
+        cells[path + COUNT] = None
+    elif part.type == rf.OBJECT:
+        if not isinstance(value, dict):
+            raise _NoFit
+        cells[path + COUNT] = len(value)
+        rows = items.setdefault(part.table, {})
+        for index, (key, sub) in enumerate(value.items()):
+            kind = "number" if sub is None else _kind(sub)
+            rows[index] = {f"{path}_key": key, f"{path}_{kind}": sub}
+    elif value is None:  # a null array: its length null
+        cells[path + COUNT] = None
+    else:
+        if not isinstance(value, list) or (value and not part.parts):
+            raise _NoFit
+        cells[path + COUNT] = len(value)
+        rows = items.setdefault(part.table, {}) if value else {}
+        scalar = len(part.parts) == 1 and not part.parts[0].name
+        for index, item in enumerate(value):
+            if scalar:
+                _check(part.parts[0].type, item, path)
+                rows[index] = {path: item}
+                continue
+            if not isinstance(item, list) or len(item) != len(part.parts):
+                raise _NoFit
+            for sub, sub_value in zip(part.parts, item, strict=True):
+                _check(sub.type, sub_value, path)
+            rows[index] = {_item_column(path, p): v for p, v in zip(part.parts, item, strict=True)}
+
+
+def _kind(value) -> str:
+    """The column of a data-keyed object's value."""
+    if isinstance(value, bool):
+        raise _NoFit
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float) and math.isfinite(value):
+        return "number"
+    if isinstance(value, str) and "\n" not in value and "\r" not in value:
+        return "text"
+    raise _NoFit
+
+
+def _decode(part: rf.Part, path: str, cells: dict, items: dict):
+    """The value of a declared shape from its columns (absent: _ABSENT); ValueError when an item of
+    its long table is missing."""
+    if part.type in _SCALARS:
+        return cells.get(path, _ABSENT)
+    if part.type == rf.OBJECT and not part.table:
+        out = {}
+        for sub in part.parts:
+            value = _decode(sub, f"{path}_{sub.name}", cells, items)
+            if value is not _ABSENT:
+                out[sub.name] = value
+        return out or _ABSENT
+    count = cells.get(path + COUNT, _ABSENT)
+    if count is _ABSENT or count is None:
+        return count
+    if not isinstance(count, int) or count < 0:
+        raise ValueError(f"{path}{COUNT}: {count!r} is not a length")
+    rows = items.get(part.table, {})
+    try:
+        if part.type == rf.OBJECT:
+            out = {}
+            for index in range(count):
+                item = rows[index]
+                kind = next(k for k in ("integer", "number", "text") if f"{path}_{k}" in item)
+                out[item[f"{path}_key"]] = item[f"{path}_{kind}"]
+            return out
+        if len(part.parts) == 1 and not part.parts[0].name:
+            return [rows[index][path] for index in range(count)]
+        return [[rows[index][_item_column(path, p)] for p in part.parts] for index in range(count)]
+    except (KeyError, StopIteration):
+        raise ValueError(f"{path}: {count} items, not all in reps.{part.table}.csv") from None
+
+
+def _cell(type_: str, value) -> str:
     if value is None:
         return "null"  # an explicit null, unquoted (quoted, it is the text "null")
-    if field.type == rf.STRING and isinstance(value, str):
+    if type_ == rf.STRING:
         return _quote(value)
-    if field.type == rf.BOOLEAN and isinstance(value, bool):
+    if type_ == rf.BOOLEAN:
         return "true" if value else "false"
-    if (
-        field.type in (rf.INTEGER, rf.NUMBER)
-        and isinstance(value, int | float)
-        and not isinstance(value, bool)
-    ) and (isinstance(value, int) or (field.type == rf.NUMBER and math.isfinite(value))):
-        return repr(value)
-    raise RowProblem(
-        f"record field {field.name!r}: {_short(repr(value))} is not of its declared type {field.type}"
-    )
+    return repr(value)
 
 
 def _quote(text: str) -> str:
@@ -159,18 +335,47 @@ def cells(raw: bytes) -> list[tuple[str | None, bool]]:
         i += 1  # past the comma
 
 
-def rep_part(header: list[str], values: list[tuple[str | None, bool]]) -> tuple[int, dict]:
-    """A row's (process, REP fields): ValueError naming the column when a cell does not decode."""
+def typed_cells(header: list[str], values: list[tuple[str | None, bool]], types: dict[str, str]) -> dict:
+    """A row's cells by column, decoded by the column's declared type (`types`; a column it does not
+    name is text): an absent cell left out, an unquoted `null` None. ValueError naming the column."""
     if len(values) != len(header):
         raise ValueError(f"{len(values)} cells, the header has {len(header)}")
-    by_column = dict(zip(header, values, strict=True))
-    process = _integer(by_column.get(PROCESS_KEY, (None, False))[0], PROCESS_KEY)
+    out = {}
+    for name, (text, quoted) in zip(header, values, strict=True):
+        if text is None and not quoted:
+            continue
+        out[name] = (
+            None if (text == "null" and not quoted) else _value(types.get(name, rf.STRING), name, text)
+        )
+    return out
+
+
+def table_rows(header: list[str], values: list[tuple[str | None, bool]], table: str) -> tuple[tuple, dict]:
+    """A long table's row: ((process, rep, index), its item columns)."""
+    cells = typed_cells(header, values, TABLES.get(table, {}))
+    key = tuple(cells.pop(k, None) for k in TABLE_KEYS)
+    if not all(isinstance(k, int) for k in key):
+        raise ValueError("no integer process, rep and index")
+    return key, cells
+
+
+def rep_part(
+    header: list[str], values: list[tuple[str | None, bool]], items: dict | None = None
+) -> tuple[int, dict]:
+    """A row's (process, REP fields), its arrays' items from `items` ((process, rep) -> table -> index ->
+    columns, sbcore/stored_records.py gathers them): ValueError naming the column when a cell does not
+    decode or an item is missing."""
+    cells = typed_cells(header, values, COLUMN_TYPES)
+    process = cells.get(PROCESS_KEY)
+    if not isinstance(process, int):
+        raise ValueError(f"{PROCESS_KEY}: not an integer")
+    own = (items or {}).get((process, cells.get("rep")), {})
     part: dict = {}
     for field in rf.REP_FIELDS:
-        text, quoted = by_column.get(column_name(field), (None, False))
-        if text is not None:
-            part[field.name] = None if (text == "null" and not quoted) else _value(field, text)
-    extra = by_column.get(EXTRA, (None, False))[0]
+        value = _decode(field.shape, field.name, cells, own)
+        if value is not _ABSENT:
+            part[field.name] = value
+    extra = cells.get(EXTRA)
     if extra is not None:
         decoded = _json(extra, EXTRA)
         if not isinstance(decoded, dict):
@@ -179,24 +384,22 @@ def rep_part(header: list[str], values: list[tuple[str | None, bool]]) -> tuple[
     return process, part
 
 
-def _value(field: rf.Field, text: str):
-    if field.type in (rf.OBJECT, rf.ARRAY):
-        return _json(text, column_name(field))
-    if field.type == rf.STRING:
+def _value(type_: str, name: str, text: str):
+    if type_ == rf.STRING:
         return text
-    if field.type == rf.BOOLEAN:
+    if type_ == rf.BOOLEAN:
         if text not in ("true", "false"):
-            raise ValueError(f"{field.name}: {_short(text)!r} is not true or false")
+            raise ValueError(f"{name}: {_short(text)!r} is not true or false")
         return text == "true"
-    if field.type == rf.INTEGER:
-        return _integer(text, field.name)
+    if type_ == rf.INTEGER:
+        return _integer(text, name)
     try:
         return int(text)
     except ValueError:
         try:
             return float(text)
         except ValueError:
-            raise ValueError(f"{field.name}: {_short(text)!r} is not a number") from None
+            raise ValueError(f"{name}: {_short(text)!r} is not a number") from None
 
 
 def _integer(text: str | None, name: str) -> int:

@@ -139,10 +139,10 @@ def _append_details(path: Path, lines: list[dict]) -> bool:
 def store(directory: Path, records: list[dict], details: dict[int, dict] | None = None) -> list[dict]:
     """The records of ONE kernel process appended to the case directory in scalebench.run/2, for the
     repetitions the case (in either layout, sbcore/stored_records.py) does not count yet; returns those
-    stored. Under one lock (on reps.csv): the facts line written and fsynced, then the rows in one write,
-    then the detail lines (probes.jsonl, keyed by process and rep). Raises record_rows.RowProblem (before
-    anything is written) when a PROCESS field differs within the process or a value is not of its
-    declared type."""
+    stored. Under one lock (on reps.csv): the facts line written and fsynced, then the items of their
+    arrays to the long tables (reps.<table>.csv), then the rows in one write, then the detail lines
+    (probes.jsonl, keyed by process and rep). Raises record_rows.RowProblem (before anything is
+    written) when a PROCESS field differs within the process or a value is not of its declared type."""
     from sbcore import stored_records  # reads with the rule; imports this module's readers
 
     directory = Path(directory)
@@ -160,9 +160,17 @@ def store(directory: Path, records: list[dict], details: dict[int, dict] | None 
             process = present.processes
             if _append_payload(directory / stored_records.FACTS_FILE, record_rows.facts_line(facts, process)):
                 created.append(directory / stored_records.FACTS_FILE)
-            rows = b"".join(record_rows.row(part, process) for part in parts)
-            target = _reps_target(directory, fd)
-            if _append_payload(target, rows, header=record_rows.HEADER):
+            encoded = [record_rows.encode(part, process) for part in parts]
+            target = _reps_target(directory)
+            tables: dict[str, list[bytes]] = {}
+            for _, items in encoded:
+                for table, payload in items.items():
+                    tables.setdefault(table, []).append(payload)
+            for table, payloads in tables.items():  # the items before their rows: a row never lacks them
+                path = stored_records.table_path(target, table)
+                if _append_payload(path, b"".join(payloads), header=record_rows.TABLE_HEADERS[table]):
+                    created.append(path)
+            if _append_payload(target, b"".join(row for row, _ in encoded), header=record_rows.HEADER):
                 created.append(target)
             lines = [
                 details[r["rep"]] | {"process": process} for r in new if details and details.get(r["rep"])
@@ -179,16 +187,18 @@ def store(directory: Path, records: list[dict], details: dict[int, dict] | None 
 PROBES_FILE = "probes.jsonl"
 
 
-def _reps_target(directory: Path, locked_fd: int) -> Path:
-    """reps.csv when it is new or has this writer's header; else the first reps-<n>.csv that is (a file
-    with another header, written by another version, is never rewritten)."""
+def _reps_target(directory: Path) -> Path:
+    """reps.csv when it and its long tables are new or have this writer's headers; else the first
+    reps-<n>.csv that is (a file with another header, written by another version, is never rewritten)."""
     from sbcore import stored_records
 
     n = 0
     while True:
         path = directory / (stored_records.REPS_FILE if n == 0 else f"reps-{n}.csv")
-        data = read(path)
-        if not data or data.startswith(record_rows.HEADER):
+        headers = {path: record_rows.HEADER} | {
+            stored_records.table_path(path, t): h for t, h in record_rows.TABLE_HEADERS.items()
+        }
+        if all(not (data := read(p)) or data.startswith(h) for p, h in headers.items()):
             return path
         n += 1
 

@@ -24,7 +24,9 @@ RECORDS_FILE = "records.jsonl"
 FACTS_FILE = "facts.jsonl"
 REPS_FILE = "reps.csv"
 REPS_FILES = re.compile(r"^reps(?:-(\d+))?\.csv$")  # reps.csv, then reps-<n>.csv (another header)
+TABLE_FILES = re.compile(r"^reps(?:-\d+)?\.[a-z_]+\.csv$")  # their long tables: reps[-<n>].<table>.csv
 REP_FILE = re.compile(r"^rep-(\d+)\.json$")
+TABLES = tuple(record_rows.TABLES)  # the long tables beside a reps file (sbcore/record_rows.py)
 
 
 @dataclass
@@ -36,8 +38,13 @@ class CaseRecords:
 
 
 def is_v2_file(name: str) -> bool:
-    """facts.jsonl, reps.csv or reps-<n>.csv."""
-    return name == FACTS_FILE or REPS_FILES.match(name) is not None
+    """facts.jsonl, reps.csv, reps-<n>.csv or one of their long tables."""
+    return name == FACTS_FILE or REPS_FILES.match(name) is not None or TABLE_FILES.match(name) is not None
+
+
+def table_path(reps: Path, table: str) -> Path:
+    """The long table `table` of reps.csv (reps.<table>.csv) or of reps-<n>.csv (reps-<n>.<table>.csv)."""
+    return reps.with_name(f"{reps.name.removesuffix('.csv')}.{table}.csv")
 
 
 def reps_files(directory: Path) -> list[str]:
@@ -146,6 +153,7 @@ def _read_v2(directory, case_id, case, campaign, out: CaseRecords) -> None:
         data = _data(directory, name, out)
         if not data:
             continue
+        items = _items(directory, name, out)
         rows, tail = record_rows.complete_rows(data)
         header = None
         for number, raw in rows:
@@ -156,7 +164,7 @@ def _read_v2(directory, case_id, case, campaign, out: CaseRecords) -> None:
                 continue
             record, why = None, None
             try:
-                process, part = record_rows.rep_part(header, record_rows.cells(raw))
+                process, part = record_rows.rep_part(header, record_rows.cells(raw), items)
                 if process not in facts:
                     why = f"process {process} has no facts line in {FACTS_FILE}"
                 else:
@@ -166,3 +174,29 @@ def _read_v2(directory, case_id, case, campaign, out: CaseRecords) -> None:
             _count(out, name, number, record, why, case_id, case, campaign)
         if tail.strip():
             out.problems.append((name, (rows[-1][0] + 1) if rows else 1, record_lines.TRUNCATED))
+
+
+def _items(directory: Path, name: str, out: CaseRecords) -> dict:
+    """The items of the long tables of one reps file: (process, rep) -> table -> index -> columns. A
+    row that does not decode is a problem; a row of a repetition missing it is not counted. The last
+    row of an item wins: a writer never writes one twice, but after facts.jsonl and reps.csv were
+    removed by hand, process numbers start again and the newer rows are the ones their rows count."""
+    items: dict = {}
+    for table in record_rows.TABLES:
+        table_name = table_path(directory / name, table).name
+        data = _data(directory, table_name, out)
+        if not data:
+            continue
+        rows, _ = record_rows.complete_rows(data)  # a cut last row: its repetition's row comes later
+        header = None
+        for number, raw in rows:
+            if header is None:
+                header = raw.decode(errors="replace").split(",")
+                continue
+            try:
+                (process, rep, index), columns = record_rows.table_rows(header, record_rows.cells(raw), table)
+            except (ValueError, UnicodeDecodeError) as err:
+                out.problems.append((table_name, number, f"not a row: {err}"))
+                continue
+            items.setdefault((process, rep), {}).setdefault(table, {})[index] = columns
+    return items

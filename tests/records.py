@@ -52,7 +52,13 @@ def plant(directory: Path, records: list[dict]) -> None:
         facts, (part,) = record_rows.split([record])
         with (directory / stored_records.FACTS_FILE).open("ab") as handle:
             handle.write(record_rows.facts_line(facts, read.processes))
+        row, tables = record_rows.encode(part, read.processes)
         reps = directory / stored_records.REPS_FILE
-        with reps.open("ab") as handle:
-            header = b"" if reps.stat().st_size else record_rows.HEADER
-            handle.write(header + record_rows.row(part, read.processes))
+        for table, payload in tables.items():
+            _append(stored_records.table_path(reps, table), record_rows.TABLE_HEADERS[table], payload)
+        _append(reps, record_rows.HEADER, row)
+
+
+def _append(path: Path, header: bytes, payload: bytes) -> None:
+    with path.open("ab") as handle:
+        handle.write((b"" if path.stat().st_size else header) + payload)

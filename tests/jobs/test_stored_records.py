@@ -191,22 +191,40 @@ def test_the_v1_fixture_converted_to_v2_reads_back_the_same_records(tmp_path):
             record_store.store(directory, records)
         assert layout.case_lines(campaign, directory.name) == (v1, [])
         # a columnar library reads the rows with the column types the declaration gives
-        table = pacsv.read_csv(
-            directory / "reps.csv",
-            convert_options=pacsv.ConvertOptions(
-                column_types=_arrow_types(), quoted_strings_can_be_null=False
-            ),
-        )
+        table = _read_arrow(directory / "reps.csv", record_rows.COLUMN_TYPES)
         assert table.num_rows == len(v1) and sorted(table["rep"].to_pylist()) == sorted(v1)
         assert table["wall_s"].to_pylist() == [v1[k]["wall_s"] for k in table["rep"].to_pylist()]
+        # flat: every field of these records in its declared columns, none left in extra_json
+        assert table[record_rows.EXTRA].null_count == table.num_rows
+        reps = table["rep"].to_pylist()
+        mins = table["probe_min_s_int_mul"].to_pylist()
+        assert mins == [v1[k]["probe"]["min_s"]["int_mul"] for k in reps]
+        threads = _read_arrow(directory / "reps.threads.csv", record_rows.TABLES["threads"])
+        assert threads.num_rows == sum(len(r["placement"]) for r in v1.values())
+        firsts = [
+            (r, i, c)
+            for r, i, c in zip(
+                *(threads[k].to_pylist() for k in ("rep", "index", "placement_start_cpu")), strict=True
+            )
+        ]
+        assert firsts == [(k, i, pair[0]) for k in reps for i, pair in enumerate(v1[k]["placement"])]
 
 
-def _arrow_types() -> dict:
+def _read_arrow(path, columns: dict[str, str]):
+    """A columnar library reads the file with the column types the declaration gives (none inferred)."""
+    return pacsv.read_csv(
+        path,
+        convert_options=pacsv.ConvertOptions(
+            column_types=_arrow_types(columns),
+            strings_can_be_null=True,
+            quoted_strings_can_be_null=False,
+        ),
+    )
+
+
+def _arrow_types(columns: dict[str, str]) -> dict:
     kinds = {"string": pa.string(), "integer": pa.int64(), "number": pa.float64(), "boolean": pa.bool_()}
-    types = {record_rows.PROCESS_KEY: pa.int64(), record_rows.EXTRA: pa.string()}
-    for field in record_fields.REP_FIELDS:
-        types[record_rows.column_name(field)] = kinds.get(field.type, pa.string())
-    return types
+    return {name: kinds[kind] for name, kind in columns.items()}
 
 
 def test_every_field_has_a_storage_level():
