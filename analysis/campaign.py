@@ -227,8 +227,7 @@ def _cores_in(entry: dict) -> int | None:
 def run_budget_of(campaign: Campaign) -> float | None:
     """campaign.toml's [campaign] run_budget_s (the local runner's budget for its measuring phase), or
     None when it has none or holds no finite positive number (the file is untrusted input)."""
-    section = campaign.config.get("campaign") if isinstance(campaign.config, dict) else None
-    value = section.get("run_budget_s") if isinstance(section, dict) else None
+    value = campaign.config.get("campaign", {}).get("run_budget_s")  # (read_campaign: a table or none)
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if math.isfinite(value) and value > 0 else None

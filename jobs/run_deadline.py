@@ -7,7 +7,9 @@ every trial group before trial t+1 of any, jobs/families.py), so a deadline that
 every family with about the same number of trials instead of some with all and others with none. It
 starts a trial only when the trial's processes, at the times this run measured for their cases (the
 longest of each case; a case not yet run: the longest of any), end before the deadline: a trial that
-cannot finish is not begun (half a trial pairs nothing), a smaller one that can still runs. The
+cannot finish is not begun (half a trial pairs nothing); a smaller one of the same round that can
+still runs, and no trial of a later round begins (startable), so every case ends within one trial of
+the others however the host's speed changed while the last round ran. The
 comparison target's trials (jobs/comparison_sampling.py) obey the same test: the neediest family or
 pair whose trial fits runs next, and they stop when none fits.
 When the deadline stops the run, the runner says so in one line: how many trials each case got, the
@@ -78,6 +80,26 @@ def in_trials(work: list[tuple]) -> list[list[tuple]]:
             out.append([item])
         key = here
     return out
+
+
+def round_of(trial: list[tuple]) -> int:
+    """The round of a trial ((case, invocation, place) tuples): its trial index, or the invocation of
+    a case without a family (the key jobs/families.py's trials sorts rounds by)."""
+    case, p, place = trial[0]
+    return place.get("trial", trial_of(case, p)) if case.get("family") else p
+
+
+def startable(trials: list[list[tuple]], deadline: RunDeadline):
+    """The trials to begin, in order, each checked against the time left when it is due: every one
+    that fits; once one does not, only the others of its round that still fit, none of a later one."""
+    refused = None
+    for trial in trials:
+        if refused is not None and round_of(trial) > refused:
+            return
+        if deadline.fits(trial):
+            yield trial
+        elif refused is None:
+            refused = round_of(trial)
 
 
 def end_line(deadline: RunDeadline, trials_by_case: dict[str, int], minimum: dict[str, int], wanted) -> str:

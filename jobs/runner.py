@@ -31,7 +31,7 @@ from jobs.families import DEFAULT_COMPARISON_WAIT_S, trials
 from jobs.hostinfo import host_topology
 from jobs.measure_lock import measuring
 from jobs.pinning import pin_cpus
-from jobs.run_deadline import RunDeadline, end_line, in_trials
+from jobs.run_deadline import RunDeadline, end_line, in_trials, startable
 from jobs.runcase import Context, run_invocation
 from jobs.status import next_invocations, ok_records
 from jobs.transfer_state import TransferWatch, probe_round_trip
@@ -136,9 +136,7 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_fo
             nonlocal duet_cpus
             pending = {(case["case_id"], p) for case, p, _ in work}
             done: set[tuple[str, int]] = set()
-            for trial in in_trials(work):
-                if not deadline.fits(trial):  # a trial the time left cannot finish is not begun
-                    continue
+            for trial in startable(in_trials(work), deadline):  # those the time left can finish
                 for case, p, place in trial:
                     if (case["case_id"], p) in done:
                         continue

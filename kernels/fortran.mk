@@ -34,9 +34,9 @@ $(F_OBJ_DIR)/harness_f.o: kernels/common/harness_f.f90
 $(F_OBJ_DIR)/mandelbrot_rows.o: kernels/mandelbrot/mandelbrot_rows.f90
 $(F_OBJ_DIR)/mcpi_hits.o: kernels/mcpi/mcpi_hits.f90 $(F_OBJ_DIR)/harness_f.o $(F_OBJ_DIR)/sb_simd_f.o
 $(F_OBJ_DIR)/sb_simd_f.o: kernels/common/sb_simd_f.f90 $(F_OBJ_DIR)/harness_f.o
-# The shared compute loops start on a cache line, as the C SIMD row kernels do (kernels/c.mk): their
-# speed then no longer depends on where the linker put them in each binary (the same mcpi_count_hits
-# ran 1.8 % slower in the serial binary, at a 16-byte boundary, than in the OpenMP one, at 32).
+# The shared compute functions start on a cache line, as the C SIMD row kernels do (kernels/c.mk): their
+# speed then no longer depends on where the linker put them in each binary (the same mcpi_count_hits ran
+# 1.8 % slower in the serial binary, starting at 0x...e0, than in the OpenMP one, at 0x...f0).
 # Code alignment only: the results are the same bits.
 F_ALIGN_mandelbrot_rows := -falign-functions=64
 F_ALIGN_mcpi_hits := -falign-functions=64

@@ -3,9 +3,9 @@
 ! (ieor, logical shiftr) and relies on -fwrapv so that the multiplications wrap modulo 2**64 exactly as
 ! uint64_t does in C. Sample k depends only on (seed, k), so any worker may take any range of samples.
 ! The serial and the OpenMP kernel both call mcpi_batch_hits once per batch: the code a repetition
-! spends its time in is then the same bytes, with the sample loop inlined into it, at the same alignment
+! spends its time in (it and the mcpi_count_hits it calls) is then the same bytes at the same alignment
 ! in both binaries (kernels/fortran.mk), and a speedup over the serial kernel measures the threads, not
-! where the linker put each binary's own copy of the loop.
+! where the linker put each binary's own copy of the per-batch code.
 module mcpi_hits
   use, intrinsic :: iso_fortran_env, only: int64, real64
   use sb_harness, only: sb_params

@@ -115,6 +115,59 @@ def test_the_comparison_target_stops_at_the_run_budget(tmp_path, slow_bin_dir, m
     assert "still wanted trials of family fakedist-py-" in counts["budget_line"]
 
 
+class SlowFamilyDeadline(CountingDeadline):
+    """The counted clock, but one family's processes take three "seconds" each, as when the host
+    slowed down while that family's last trial ran: its next trial stops fitting before the other
+    family's does."""
+
+    def ran(self, case, seconds):
+        slow = case["params"]["spread"] == 0.2
+        self.processes += 3 if slow else 1
+        RunDeadline.ran(self, case, 3.0 if slow else 1.0)
+
+
+@pytest.mark.parametrize("budget", [20, 23, 26, 31])
+def test_a_family_slower_near_the_deadline_does_not_break_the_rounds(
+    tmp_path, slow_bin_dir, monkeypatch, budget
+):
+    """Trials of 3 processes: 3 "seconds" for one family, 9 for the other. When the slow family's
+    trial no longer fits, the fast family may still run its trial of that round but none after it:
+    every case ends within one trial of the others."""
+    CountingDeadline.made.clear()
+    monkeypatch.setattr(runner, "RunDeadline", SlowFamilyDeadline)
+    campaign = campaign_for(tmp_path, f"run_budget_s = {budget}")
+    counts = run_local(campaign, progress=False, out=io.StringIO())
+    [deadline] = CountingDeadline.made
+    trials = trials_of(campaign)
+    assert max(trials.values()) - min(trials.values()) <= 1, trials
+    assert deadline.processes <= budget and counts["budget_line"]
+
+
+def test_once_a_trial_is_refused_no_later_round_begins():
+    """startable: every trial that fits; after a refusal, the smaller ones of the same round only."""
+    from jobs.run_deadline import startable
+
+    left = [10.0]
+    deadline = RunDeadline(10.0, clock=lambda: 10.0 - left[0])
+    deadline.longest = {"big": 4.0, "small": 1.0}
+    big, small = ({"case_id": x, "family": x} for x in ("big", "small"))
+
+    def trial(case, t):
+        return [(case, t, {"trial": t})]
+
+    order = [trial(big, 0), trial(small, 0), trial(big, 1), trial(small, 1), trial(small, 2)]
+    begun = []
+    for t in startable(order, deadline):
+        begun.append((t[0][0]["case_id"], t[0][1]))
+        left[0] -= deadline.estimate(t)
+    # 10 s: big 0 (4), small 0 (1), big 1 (4) leaves 1: small 1 fits its round; small 2 is a later round
+    assert begun == [("big", 0), ("small", 0), ("big", 1), ("small", 1)]
+    left[0] = 3.0
+    deadline.ended = False
+    begun = [(t[0][0]["case_id"], t[0][1]) for t in startable(order[2:], deadline)]
+    assert begun == [("small", 1)] and deadline.ended  # big 1 refused, small 1 of its round still runs
+
+
 def test_without_a_budget_the_run_says_nothing_of_one(tmp_path, slow_bin_dir):
     campaign = campaign_for(tmp_path, "")
     assert campaign_run_budget(campaign) is None
