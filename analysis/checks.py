@@ -295,7 +295,10 @@ def headline(speedup: pd.DataFrame) -> pd.DataFrame:
     left among the candidates: on compute-bound kernels it is far more often a baseline measured in a
     slower phase of the machine than a cache effect, and the findings list it anyway. Among those left,
     a case whose case or baseline is noisy or bimodal is chosen only when every one is (`untrustworthy`),
-    and the caveats count the ones with a higher CI lower bound passed over. A case without a CI (one
+    and the caveats count the ones with a higher CI lower bound passed over. A kernel with cases on more
+    than one worker has its headline among those: a clean case at one worker never displaces them (the
+    headline is about scaling; one worker against the serial kernel measures the variant's overhead), and
+    when every one of them is noisy or bimodal the caveats say so. A case without a CI (one
     repetition) ranks after every case with one. `caveats` says when the case or its baseline is noisy
     or bimodal; `implausible_left_out` counts the kernel's implausible speedups passed over."""
     columns = HEADLINE_COLUMNS
@@ -320,6 +323,9 @@ def headline(speedup: pd.DataFrame) -> pd.DataFrame:
         if eligible.empty:
             rows.append({"node_type": node, "kernel": kernel, "implausible_left_out": skipped})
             continue
+        parallel = eligible["workers"] > 1
+        one_worker_left_out = bool(parallel.any() and not parallel.all())
+        eligible = eligible[parallel] if parallel.any() else eligible
         rank = eligible["speedup_ci_low"].fillna(-np.inf)
         trusted = ~untrustworthy(eligible)
         best_any = rank.idxmax()
@@ -331,6 +337,8 @@ def headline(speedup: pd.DataFrame) -> pd.DataFrame:
             listed.append(
                 f"{passed_over} superlinear speedup(s) not taken as the headline (see the findings)"
             )
+        if one_worker_left_out and not trusted.any():
+            listed.append("every case on more than one worker is noisy or bimodal")
         if trusted.any() and not trusted[best_any]:
             ranked_above = int((rank[~trusted] > rank[trusted].max()).sum())
             listed.append(f"{ranked_above} noisy or bimodal case(s) with a higher CI lower bound passed over")

@@ -572,9 +572,10 @@ def write_campaign(
         campaign_dir / "manifest.json", json.dumps(manifest(name, nodes), indent=1), make_parents=True
     )
     if processes > 1:
-        from multiprocessing import Pool
+        import multiprocessing
 
-        with Pool(processes) as pool:
+        # forkserver: a fork of a process with threads (pyarrow's, a test runner's) can deadlock
+        with multiprocessing.get_context("forkserver").Pool(processes) as pool:
             truth.n_records = sum(pool.imap_unordered(write_case_records, jobs, chunksize=16))
     else:
         truth.n_records = sum(map(write_case_records, jobs))

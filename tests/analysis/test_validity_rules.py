@@ -163,6 +163,26 @@ def test_headline_takes_the_best_flagged_case_when_every_one_is_flagged():
     assert best["case_id"] == "a" and best["caveats"] == "bimodal baseline"
 
 
+def test_a_clean_case_on_one_worker_does_not_displace_the_noisy_ones_on_two():
+    # every 2-worker case noisy or bimodal, the only clean one at 1 worker: the headline is about scaling
+    rows = [
+        flagged_row("a", 1.95, bimodal=True),
+        flagged_row("b", 1.90, noisy=True),
+        flagged_row("one", 0.99) | {"workers": 1},
+    ]
+    (best,) = headline(pd.DataFrame(rows)).to_dict("records")
+    assert best["case_id"] == "a"
+    assert best["caveats"] == "bimodal case, every case on more than one worker is noisy or bimodal"
+    rows[1]["noisy"] = False  # a clean 2-worker case is preferred, as before
+    (best,) = headline(pd.DataFrame(rows)).to_dict("records")
+    assert (
+        best["case_id"] == "b"
+        and best["caveats"] == "1 noisy or bimodal case(s) with a higher CI lower bound passed over"
+    )
+    (best,) = headline(pd.DataFrame(rows[2:])).to_dict("records")  # only one worker measured: that one
+    assert best["case_id"] == "one" and best["workers"] == 1
+
+
 def test_console_summary_applies_the_same_rules(trap, repo_root):
     truth, ids, _ = trap
     run = subprocess.run(

@@ -65,7 +65,8 @@ def _append_many(args):
 
 def test_concurrent_writers_record_each_repetition_once(tmp_path):
     path = _case_dir(tmp_path) / "records.jsonl"
-    with multiprocessing.get_context("fork").Pool(4) as pool:
+    # forkserver: a fork of the test process, which has threads (pyarrow's), can deadlock in the child
+    with multiprocessing.get_context("forkserver").Pool(4) as pool:
         pool.map(_append_many, [(path, s) for s in (0, 10, 20, 30)])
     lines = path.read_bytes().split(b"\n")
     assert lines[-1] == b""

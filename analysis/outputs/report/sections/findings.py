@@ -174,7 +174,9 @@ def section(result, plots) -> list[Block]:
             "implausible and never chosen, one whose CI lies above it (superlinear) only when no "
             f"plausible one exists; within {PLAUSIBILITY_TOLERANCE:.0%} of the bound it is taken as "
             "perfect scaling measured with noise. A case whose times or whose baseline's are noisy or "
-            "bimodal is chosen only when every candidate is; the line counts those passed over.",
+            "bimodal is chosen only when every candidate is; the line counts those passed over. A kernel "
+            "with cases on more than one worker has its best among those: a clean one-worker case "
+            "measures the variant's overhead, not its scaling, and never displaces them.",
         )
     ]
     lines = headline_lines(result)
