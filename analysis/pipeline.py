@@ -25,7 +25,7 @@ from analysis.checks import (
 )
 from analysis.outputs.tables import write_files
 from analysis.records.belonging import left_out
-from analysis.records.load import Loaded, load_records, record_file
+from analysis.records.load import RECORD_FILE, Loaded, load_records, record_file
 from analysis.reference_data import load_bounds
 from analysis.stats.best_speedup import best_speedups
 from analysis.stats.bimodality import COLUMNS as BIMODAL_COLUMNS
@@ -343,8 +343,9 @@ SUMMARY_ORDER = [
 def records_table(records: pd.DataFrame) -> pd.DataFrame:
     """The records table: the measured records with their flags, each with the file it came from, by case
     and repetition."""
-    records = records.drop(columns=["warmup"])
-    records.insert(0, "file", record_file(records))
+    files = record_file(records)
+    records = records.drop(columns=["warmup", RECORD_FILE], errors="ignore")
+    records.insert(0, "file", files)
     return records if in_case_rep_order(records) else records.sort_values(["case_id", "rep"])
 
 

@@ -1,8 +1,8 @@
 """Running one repetition of one case: build the command (likwid-pin / likwid-perfctr / mpirun / srun
 around the kernel binary, always an argument vector), run it under a time limit, and store the outcome:
-one line per repetition appended to raw/<case_id>/records.jsonl on success (never rewritten; its
-per-CPU probe times to probes.jsonl beside it), a failed-attempt file rep-<k>.failed-<utc>-<pid>.json
-otherwise.
+on success, a line of its process appended to raw/<case_id>/facts.jsonl and a row per repetition to
+reps.csv (never rewritten; sbcore/record_store.py; its per-CPU probe times to probes.jsonl beside it),
+a failed-attempt file rep-<k>.failed-<utc>-<pid>.json otherwise.
 """
 
 import contextlib
@@ -34,7 +34,7 @@ from jobs.pinning import (
     preload_env,
 )
 from jobs.status import next_invocations, ok_records
-from sbcore import campaign_access, layout, record_lines, record_store, sampling
+from sbcore import campaign_access, layout, record_lines, record_rows, record_store, sampling
 from sbcore.atomic import dump_json, write_new
 from sbcore.child import die_with_parent
 from sbcore.commands import on_path
@@ -278,7 +278,7 @@ def run_invocation(
     and its place in it ({"trial", "trial_slot"}, jobs/families.py), written into its records (a
     family member run alone, as by `run-case`, records its trial only; a duet half also its partner and
     `cpu`, with the host's lock already held by the duet: `lock_held`). Every measured
-    repetition becomes one line of the case's records.jsonl; a failed invocation leaves one
+    repetition becomes one row of the case's reps.csv (sbcore/record_store.py); a failed invocation leaves one
     failed-attempt file named after its first missing repetition."""
     rule = sampling.case_rule(case)
     ks = sampling.block(rule, p)
@@ -287,10 +287,10 @@ def run_invocation(
     todo = [k for k in ks if k not in known]
     # Done already (another invocation of the same pass met the target or used up the budget).
     if not todo or (rule.target_ci is not None and not beyond_target and sampling.progress(rule, known).done):
-        return {"outcome": "done", "reps": ks, "path": layout.records_path(ctx.campaign_dir, case["case_id"])}
+        return {"outcome": "done", "reps": ks, "path": layout.reps_path(ctx.campaign_dir, case["case_id"])}
     directory.mkdir(parents=True, exist_ok=True)
     campaign_access.check_trusted(directory, "case directory")  # the kernel's working directory
-    for name in (layout.RECORDS_FILE, layout.PROBES_FILE):  # where its records go: checked before it runs
+    for name in layout.STORED_FILES:  # where its records go: checked before it runs
         campaign_access.refuse_unless_regular(directory / name)
     harness = {
         "campaign": ctx.campaign,
@@ -389,14 +389,16 @@ def run_invocation(
     # The sampling rule with these repetitions added: the record says why sampling went on or stopped.
     after = sampling.progress(rule, known | new)
     verdict = {"n": after.n, "ci_rel": after.ci_rel, "target_ci": rule.target_ci, "stop": after.stop}
-    records_path = layout.records_path(ctx.campaign_dir, case["case_id"])
     stored = [probe_detail.split(new[k] | {"sampling": verdict}) for k in todo]
-    written = record_store.append(
-        records_path,
-        [record for record, _ in stored],
-        details={record["rep"]: detail for record, detail in stored},
-        details_path=layout.probes_path(ctx.campaign_dir, case["case_id"]),
-    )
+    try:
+        written = record_store.store(
+            directory,
+            [record for record, _ in stored],
+            details={record["rep"]: detail for record, detail in stored},
+        )
+    except record_rows.RowProblem as err:  # stored once per process: it must be the same on every record
+        return _failed(directory, todo[0], harness | {"reason": f"the kernel's records are unusable: {err}"})
+    records_path = layout.reps_path(ctx.campaign_dir, case["case_id"])
     return {
         "outcome": "ok" if written else "duplicate",
         "reps": todo,

@@ -1,6 +1,7 @@
 """Campaign progress from files alone: which repetitions have a complete record, which failed and why.
 
-A repetition is done when the case's records.jsonl (or, in older campaigns, raw/<case_id>/rep-<k>.json)
+A repetition is done when the case's stored records (sbcore/stored_records.py: reps.csv rows, or in older
+campaigns records.jsonl lines and raw/<case_id>/rep-<k>.json)
 holds a record of it that counts (sbcore/record_lines.py, the rule `analyze` applies too); the state of a case
 (done/failed/partial/missing) is sbcore.layout.case_progress — its sampling rule (sbcore.sampling: a fixed
 count, or a precision target) satisfied or not — the rule `analyze` uses too.

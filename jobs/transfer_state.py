@@ -15,7 +15,6 @@ round trips that keep a family waiting. It holds the host's measurement lock lik
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from typing import NamedTuple
@@ -23,7 +22,7 @@ from typing import NamedTuple
 from jobs.comparison_sampling import Need, RecordCache
 from jobs.measure_lock import measuring
 from jobs.runcase import CaseError, Context, build_command, parse_records, run_process
-from sbcore import layout, record_store
+from sbcore import layout, stored_records
 from sbcore.case_shape import case_workers
 from sbcore.slow_transfer import case_slowed, in_slow_state, normals, round_trips, transfer_rep
 
@@ -75,20 +74,15 @@ class TransferWatch:
         self.known_at[case["case_id"]] = time.monotonic()
 
     def newest_record(self, case: dict, records: dict[int, dict]) -> dict | None:
-        """The case's record written last: its last counted line of records.jsonl (the records come
-        sorted by repetition, and trials run in a shuffled order); the highest repetition of an
-        older campaign's files."""
+        """The case's record written last: its last counted row or line (sbcore/stored_records.py; the
+        records come sorted by repetition, and trials run in a shuffled order); the highest repetition
+        of an older campaign's rep-<k>.json files."""
         if case["case_id"] not in self.newest:
-            data = record_store.read(layout.records_path(self.cache.campaign_dir, case["case_id"]))
-            newest = None
-            for _, line in reversed(list(record_store.complete_lines(data))):
-                try:
-                    rep = json.loads(line).get("rep")
-                except (ValueError, AttributeError):
-                    continue
-                if isinstance(rep, int) and rep in records:
-                    newest = records[rep]
-                    break
+            directory = layout.case_dir(self.cache.campaign_dir, case["case_id"])
+            stored = stored_records.read(directory, case["case_id"])
+            order = stored_records.written_order
+            written = [(order(place), k) for k, place in stored.places.items() if k in records]
+            newest = records[max(written)[1]] if written and max(written)[0][0] > 0 else None
             self.newest[case["case_id"]] = newest or (records[max(records)] if records else None)
         return self.newest[case["case_id"]]
 

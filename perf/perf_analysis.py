@@ -1,7 +1,9 @@
 """Scale benchmark of the analysis: N synthetic records (default 1,000,000), time and peak memory per phase.
 
-Prints figures, asserts nothing. Phases: generating the campaign as the runner stores it (one
-raw/<case_id>/records.jsonl per case, each record with the fields today's runner writes: a machine-state
+Prints figures, asserts nothing. Phases: generating the campaign as the runner stores it (each kernel
+process's records through sbcore/record_store.py's store: raw/<case_id>/facts.jsonl and reps.csv; with
+`--records-format v1` one raw/<case_id>/records.jsonl per case, as campaigns before scalebench.run/2
+hold them; each record with the fields today's runner writes: a machine-state
 probe (its per-CPU times in probes.jsonl beside it, as the runner stores them), clock, scheduling,
 sampling; a 64-core node, 1 to 128 threads; once,
 into build/perf/, reused by later runs, so a directory generated before keeps its records), reading the
@@ -10,7 +12,8 @@ files once (into the page cache, where a campaign that just ran has them), loadi
 vectorised bootstrap, speedup, models, comparisons; each step's wall and CPU time is printed too; the
 counters and records tables are written meanwhile, as `analyze` does it), writing the other CSV tables,
 the same cold
-load through the Python path (SCALEBENCH_NATIVE=0) for the ratio, then two floors:
+load through the Python path (SCALEBENCH_NATIVE=0) for the ratio, then (v1 only: both read
+records.jsonl) two floors:
 reading only (the compiled reader parsing and checking every record, no columns for Python) and
 decoding only (every record decoded by msgspec into the Python path's record type), then loading warm
 (append-only cache). The cold analysis (load + statistics + CSV) runs --runs times, each in a process
@@ -19,7 +22,7 @@ integer-bound kernel timed before and after each cold analysis shows the host's 
 the machine's CPU time stolen by the hypervisor, spent waiting for I/O and idle during the analysis
 shows how much of the CPUs it really had.
 
-    .venv/bin/python perf/perf_analysis.py [--records N] [--runs R] [--keep DIR]
+    .venv/bin/python perf/perf_analysis.py [--records N] [--runs R] [--keep DIR] [--records-format v1]
 """
 
 import argparse
@@ -48,8 +51,8 @@ from tests.synthetic_campaigns import bulk_specs, write_campaign  # noqa: E402
 # Bumped whenever the runner stores records differently: a kept directory of an older format would
 # measure files the runner no longer writes (2: per-CPU probe times in probes.jsonl; 3: counter
 # values as likwid prints them, four decimals, event counts as integers; 4: the probe's integer-ALU
-# block).
-FIXTURE_FORMAT = 4
+# block; 5: stored through record_store.store, scalebench.run/2, unless --records-format v1).
+FIXTURE_FORMAT = 5
 
 
 def peak_rss_gb() -> float:
@@ -115,12 +118,13 @@ def decode_only(campaign: Path, processes: int) -> int:
 
 
 def page_in(campaign: Path) -> int:
-    """Reads every records.jsonl once (into the page cache); their total size."""
+    """Reads every stored file of every case once (into the page cache); their total size."""
     total = 0
-    for case_id in os.listdir(campaign / layout.RAW_DIR):
-        with open(campaign / layout.RAW_DIR / case_id / layout.RECORDS_FILE, "rb") as handle:
-            while chunk := handle.read(1 << 20):
-                total += len(chunk)
+    for case_dir in (campaign / layout.RAW_DIR).iterdir():
+        for path in case_dir.iterdir():
+            with open(path, "rb") as handle:
+                while chunk := handle.read(1 << 20):
+                    total += len(chunk)
     return total
 
 
@@ -223,6 +227,12 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=50, help="repetitions per case (default 50)")
     parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
     parser.add_argument("--runs", type=int, default=3, help="cold analyses, median reported (default 3)")
+    parser.add_argument(
+        "--records-format",
+        choices=("v2", "v1"),
+        default="v2",
+        help="v2 (default): as the runner stores records; v1: records.jsonl, as campaigns before it",
+    )
     parser.add_argument("--cold-run", type=Path, help=argparse.SUPPRESS)  # one cold analysis of this campaign
     parser.add_argument(
         "--keep", type=Path, help="generate into / reuse this directory (default build/perf/analysis-vF-N-R)"
@@ -232,7 +242,10 @@ def main() -> int:
         cold_analysis(args.cold_run, args.resamples)
         return 0
     # A million files take minutes to generate: keep them for the next run instead of leaking a temp dir.
-    root = args.keep or ROOT / "build" / "perf" / f"analysis-v{FIXTURE_FORMAT}-{args.records}-{args.reps}"
+    tail = "" if args.records_format == "v2" else "-records-v1"
+    root = (
+        args.keep or ROOT / "build" / "perf" / f"analysis-v{FIXTURE_FORMAT}-{args.records}-{args.reps}{tail}"
+    )
     root.mkdir(parents=True, exist_ok=True)
     campaign = root / "bulk"
     specs, nodes = bulk_specs(args.records, args.reps)
@@ -240,14 +253,16 @@ def main() -> int:
     if not (campaign / "cases.jsonl").exists():
         timed(
             "generate campaign (once)",
-            lambda: write_campaign(root, "bulk", specs, nodes, processes=os.cpu_count()),
+            lambda: write_campaign(
+                root, "bulk", specs, nodes, processes=os.cpu_count(), records_format=args.records_format
+            ),
         )
     cache = campaign / "analysis" / ".cache"
     shutil.rmtree(cache, ignore_errors=True)  # derived data: a cold load must parse every file
     os.system("sync")
     # The files in the page cache, as right after a campaign ran: the figures are the analysis's, not the
     # disk's (the first read of a 5.9 GB campaign from this VM's disk takes ~10 s more).
-    read_bytes = timed("read every records.jsonl once (page cache)", lambda: page_in(campaign))
+    read_bytes = timed("read every stored file once (page cache)", lambda: page_in(campaign))
     print(f"  {read_bytes / 1e9:.1f} GB")
     # Several cold analyses, each between two host checks: the host's slow phases last minutes and
     # move this CPU-bound job by up to half, so one run says little and an average hides the phase.
@@ -268,12 +283,15 @@ def main() -> int:
     python_load_s = time.perf_counter() - start
     del os.environ["SCALEBENCH_NATIVE"]
     print(f"  compiled reader / Python path: {native_load_s / python_load_s:.2f} of the load time")
-    rows = timed("read only (floor: compiled reader)", lambda: read_only(campaign, os.cpu_count() or 1))
-    print(f"  {rows} records read" if rows else "  compiled reader not built (make native)")
-    decoded = timed(
-        "decode only (floor: msgspec, Python path)", lambda: decode_only(campaign, os.cpu_count() or 1)
-    )
-    print(f"  {decoded} records decoded")
+    if args.records_format == "v1":  # the floors read records.jsonl
+        rows = timed("read only (floor: compiled reader)", lambda: read_only(campaign, os.cpu_count() or 1))
+        print(f"  {rows} records read" if rows else "  compiled reader not built (make native)")
+        decoded = timed(
+            "decode only (floor: msgspec, Python path)", lambda: decode_only(campaign, os.cpu_count() or 1)
+        )
+        print(f"  {decoded} records decoded")
+    else:
+        print("read only / decode only: floors of reading records.jsonl, measured with --records-format v1")
     timed("load, cold, filling the cache", lambda: load_records(campaign))
     timed("load, warm (append-only cache)", lambda: load_records(campaign))
     return 0

@@ -6,8 +6,11 @@ analyze, compare) finds campaign files through this module only.
       latest -> <campaign>                       symlink to the newest campaign
       <campaign>/cases.jsonl                     one planned case per line
       <campaign>/experiment.toml                 the experiment file as planned (its bytes)
-      <campaign>/raw/<case_id>/records.jsonl     the case's records, one per line (appended, never rewritten;
-                                                 sbcore/record_store.py)
+      <campaign>/raw/<case_id>/facts.jsonl       the case's records (scalebench.run/2, appended, never
+      <campaign>/raw/<case_id>/reps.csv          rewritten; sbcore/record_store.py): a line per process, a
+                                                 row per repetition (reps-<n>.csv: another header)
+      <campaign>/raw/<case_id>/records.jsonl     the records of campaigns before scalebench.run/2, a line
+                                                 each (still read; sbcore/stored_records.py)
       <campaign>/raw/<case_id>/probes.jsonl      per-CPU probe times of its records, one line per record
                                                  (appended with them; jobs/probe_detail.py)
       <campaign>/raw/<case_id>/rep-<k>.json      the record of repetition k, as campaigns before records.jsonl
@@ -27,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from sbcore import campaign_access, record_lines, record_store, sampling
+from sbcore import campaign_access, sampling, stored_records
 from sbcore.clock import utc_stamp
 from sbcore.errors import UsageError
 
@@ -40,6 +43,14 @@ ANALYSIS_DIR = "analysis"
 
 RECORDS_FILE = "records.jsonl"
 PROBES_FILE = "probes.jsonl"
+# every file a run appends a case's records to (records.jsonl: older campaigns, still read)
+STORED_FILES = (
+    RECORDS_FILE,
+    stored_records.FACTS_FILE,
+    stored_records.REPS_FILE,
+    *(stored_records.table_path(Path(stored_records.REPS_FILE), t).name for t in stored_records.TABLES),
+    PROBES_FILE,
+)
 QUIET_GATE_FILE = "quiet_gate.json"  # what the quiet gate saw before a seed study, and the load after
 REP_FILE = re.compile(r"^rep-(\d+)\.json$")
 FAILED_FILE = re.compile(r"^rep-(\d+)\.failed-(.+)\.json$")  # group 2: <utc>-<pid>, sorts by time
@@ -147,6 +158,11 @@ def records_path(campaign_dir: Path, case_id: str) -> Path:
     return case_dir(campaign_dir, case_id) / RECORDS_FILE
 
 
+def reps_path(campaign_dir: Path, case_id: str) -> Path:
+    """The case's rows of repetitions (scalebench.run/2, appended: sbcore/record_store.py's store)."""
+    return case_dir(campaign_dir, case_id) / stored_records.REPS_FILE
+
+
 def probes_path(campaign_dir: Path, case_id: str) -> Path:
     """The per-CPU probe times of the case's records (one line per record, appended with them)."""
     return case_dir(campaign_dir, case_id) / PROBES_FILE
@@ -174,34 +190,11 @@ def case_lines(
     """(repetition -> counted record, problems as '<file>:<line>: <why>' relative to the campaign), by
     the one rule of sbcore/record_lines.py; with the planned `case`, records that do not belong to its
     plan or to this campaign are problems too."""
-    directory = case_dir(campaign_dir, case_id)
-    relpath = f"{RAW_DIR}/{case_id}/{RECORDS_FILE}"
     campaign = campaign_name(campaign_dir) if case is not None else None
-    try:
-        data = record_store.read(directory / RECORDS_FILE)
-        lines = record_lines.classify(data, case_id, dict(case) if case is not None else None, campaign)
-    except campaign_access.UnsafeFile as err:  # not read: a resume refuses to run the case as well
-        why = str(err).removeprefix(f"{directory / RECORDS_FILE}: ")
-        lines = record_lines.CaseLines(problems=[(0, f"not read: {why}")])
-    found = lines.records
-    problems = [f"{relpath}{f':{number}' if number else ''}: {why}" for number, why in lines.problems]
-    if directory.is_dir() and not directory.is_symlink():
-        for path in sorted(directory.iterdir()):
-            match = REP_FILE.match(path.name)
-            if match:
-                try:
-                    record, why = record_lines.decode_line(campaign_access.read_path(path))
-                except OSError as err:
-                    record, why = None, f"cannot read: {err.strerror}"
-                if why is None and (record["case_id"] != case_id or record["rep"] != int(match.group(1))):
-                    why = "case_id or rep does not match the file's place"
-                if why is None and case is not None:
-                    why = record_lines.belonging_problem(record, dict(case), campaign)
-                if why is None:
-                    found[int(match.group(1))] = record
-                else:
-                    problems.append(f"{RAW_DIR}/{case_id}/{path.name}: {why}")
-    return {k: found[k] for k in sorted(found)}, problems
+    planned = dict(case) if case is not None else None
+    read = stored_records.read(case_dir(campaign_dir, case_id), case_id, planned, campaign)
+    problems = [f"{RAW_DIR}/{case_id}/{name}{f':{n}' if n else ''}: {why}" for name, n, why in read.problems]
+    return read.records, problems
 
 
 def ok_records(campaign_dir: Path, case: Mapping) -> dict[int, dict]:
@@ -248,6 +241,7 @@ def is_reserved_name(name: str) -> bool:
     """Whether scalebench keeps a file of this name in a case directory (a kernel output may not take it)."""
     return (
         is_record_file(name)
+        or stored_records.is_v2_file(name)
         or name in (PROBES_FILE, QUIET_GATE_FILE, CASES_FILE)
         or IMAGE_FILE.match(name) is not None
         or name.startswith(".")
@@ -277,16 +271,20 @@ def raw_files(campaign_dir: Path) -> dict[str, None]:
 def case_record_files(directory: str | Path, case_id: str) -> list[str]:
     """The record-bearing files of one case directory as 'raw/<case_id>/<name>': records.jsonl as
     'raw/<case_id>/records.jsonl#<bytes>' (its size when listed: it grows, and the analysis reads and
-    caches that many bytes), then rep-<k>.json and failed attempts by repetition."""
-    names, size = [], None
+    caches that many bytes), then facts.jsonl and reps*.csv with their sizes (a case's files changed
+    when a size did), then rep-<k>.json and failed attempts by repetition."""
+    names, size, stored = [], None, []
     with os.scandir(directory) as files:
         for entry in files:
             if entry.name == RECORDS_FILE:
                 size = entry.stat(follow_symlinks=False).st_size
+            elif stored_records.is_v2_file(entry.name):
+                stored.append(f"{RAW_DIR}/{case_id}/{entry.name}#{entry.stat(follow_symlinks=False).st_size}")
             elif is_record_file(entry.name):
                 names.append(entry.name)
     names.sort(key=_rep_order)
     listed = [records_key(case_id, size)] if size is not None else []
+    listed += sorted(stored)
     return listed + [f"{RAW_DIR}/{case_id}/{name}" for name in names]
 
 

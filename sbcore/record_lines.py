@@ -56,6 +56,7 @@ class CaseLines:
 
     records: dict[int, dict] = field(default_factory=dict)
     problems: list[tuple[int, str]] = field(default_factory=list)
+    lines: dict[int, int] = field(default_factory=dict)  # repetition -> the line its record is on
 
 
 def classify(
@@ -76,6 +77,7 @@ def classify(
             why = belonging_problem(record, case, campaign)
         if why is None:
             result.records[record["rep"]] = record
+            result.lines[record["rep"]] = number
         else:
             result.problems.append((number, why))
     if data[end:].strip():

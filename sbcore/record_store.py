@@ -1,4 +1,7 @@
-"""A case's record file, raw/<case_id>/records.jsonl: one JSON record per line, appended, never rewritten.
+"""A case's stored records, appended, never rewritten. The runner writes scalebench.run/2 (`store`, at the
+end of this file: a facts.jsonl line per kernel process and a reps.csv row per repetition, docs/formats.md);
+`append` writes format v1, raw/<case_id>/records.jsonl, one JSON record per line: what campaigns before
+v2 hold (still read by sbcore/stored_records.py) and what the synthetic test and perf campaigns write.
 
 One file per case instead of one per repetition: a million repetitions are a few thousand files to
 list, open and read, not a million. The guarantees of a file per repetition hold line by line
@@ -26,7 +29,7 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from sbcore import campaign_access, record_lines
+from sbcore import campaign_access, record_lines, record_rows
 from sbcore.atomic import fsync_dir
 from sbcore.errors import EnvironmentProblem
 
@@ -125,6 +128,89 @@ def _append_details(path: Path, lines: list[dict]) -> bool:
         size = os.fstat(fd).st_size
         cut = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
         _write_lines(fd, b"".join(encode(line) for line in lines), cut, path)
+    finally:
+        os.close(fd)
+    return size == 0
+
+
+# ---- scalebench.run/2: facts once per process, a row per repetition (sbcore/record_rows.py) ----------
+
+
+def store(directory: Path, records: list[dict], details: dict[int, dict] | None = None) -> list[dict]:
+    """The records of ONE kernel process appended to the case directory in scalebench.run/2, for the
+    repetitions the case (in either layout, sbcore/stored_records.py) does not count yet; returns those
+    stored. Under one lock (on reps.csv): the facts line written and fsynced, then the items of their
+    arrays to the long tables (reps.<table>.csv), then the rows in one write, then the detail lines
+    (probes.jsonl, keyed by process and rep). Raises record_rows.RowProblem (before anything is
+    written) when a PROCESS field differs within the process or a value is not of its declared type."""
+    from sbcore import stored_records  # reads with the rule; imports this module's readers
+
+    directory = Path(directory)
+    records = list(records)
+    for part in record_rows.split(records)[1]:  # every record checked before the lock: nothing half written
+        record_rows.row(part, 0)
+    fd = _open_append(directory / stored_records.REPS_FILE)
+    created: list[Path] = []
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        present = stored_records.read(directory, directory.name)
+        new = [r for r in records if r["rep"] not in present.records]
+        if new:
+            facts, parts = record_rows.split(new)
+            process = present.processes
+            if _append_payload(directory / stored_records.FACTS_FILE, record_rows.facts_line(facts, process)):
+                created.append(directory / stored_records.FACTS_FILE)
+            encoded = [record_rows.encode(part, process) for part in parts]
+            target = _reps_target(directory)
+            tables: dict[str, list[bytes]] = {}
+            for _, items in encoded:
+                for table, payload in items.items():
+                    tables.setdefault(table, []).append(payload)
+            for table, payloads in tables.items():  # the items before their rows: a row never lacks them
+                path = stored_records.table_path(target, table)
+                if _append_payload(path, b"".join(payloads), header=record_rows.TABLE_HEADERS[table]):
+                    created.append(path)
+            if _append_payload(target, b"".join(row for row, _ in encoded), header=record_rows.HEADER):
+                created.append(target)
+            lines = [
+                details[r["rep"]] | {"process": process} for r in new if details and details.get(r["rep"])
+            ]
+            if lines and _append_payload(directory / PROBES_FILE, b"".join(encode(line) for line in lines)):
+                created.append(directory / PROBES_FILE)
+    finally:
+        os.close(fd)  # releases the lock
+    if created:
+        fsync_dir(directory)
+    return new
+
+
+PROBES_FILE = "probes.jsonl"
+
+
+def _reps_target(directory: Path) -> Path:
+    """reps.csv when it and its long tables are new or have this writer's headers; else the first
+    reps-<n>.csv that is (a file with another header, written by another version, is never rewritten)."""
+    from sbcore import stored_records
+
+    n = 0
+    while True:
+        path = directory / (stored_records.REPS_FILE if n == 0 else f"reps-{n}.csv")
+        headers = {path: record_rows.HEADER} | {
+            stored_records.table_path(path, t): h for t, h in record_rows.TABLE_HEADERS.items()
+        }
+        if all(not (data := read(p)) or data.startswith(h) for p, h in headers.items()):
+            return path
+        n += 1
+
+
+def _append_payload(path: Path, payload: bytes, header: bytes | None = None) -> bool:
+    """`payload` appended to `path` (the caller holds the case's lock), after `header` when the file is
+    new, on a new line when it ends in a cut one; whether the file was new."""
+    fd = _open_append(path)
+    try:
+        size = os.fstat(fd).st_size
+        cut = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+        _write_lines(fd, (header or b"") + payload if size == 0 else payload, cut, path)
     finally:
         os.close(fd)
     return size == 0

@@ -1,26 +1,23 @@
-"""Reading what a run stored, for tests: every record of a campaign or of one case, from the cases'
-records.jsonl (and rep-<k>.json files of the older layout), parsed as json.loads sees them."""
+"""Reading what a run stored, for tests: every counted record of a campaign or of one case, through the one
+reader of a case directory (sbcore/stored_records.py: scalebench.run/2 rows and facts, records.jsonl and
+rep-<k>.json files of older campaigns), as json.loads sees them."""
 
 import json
 from pathlib import Path
 
-from sbcore import layout, record_store
+from sbcore import layout, record_rows, record_store, stored_records
 
 
 def case_records(campaign: Path, case_id: str) -> list[dict]:
-    """Every record of the case, in file order (records.jsonl lines, then rep-<k>.json files by k)."""
-    directory = layout.case_dir(campaign, case_id)
-    data = record_store.read(directory / layout.RECORDS_FILE)
-    records = [json.loads(line) for _, line in record_store.complete_lines(data)]
-    legacy = sorted(
-        (int(m.group(1)), p) for p in directory.glob("rep-*.json") if (m := layout.REP_FILE.match(p.name))
-    )
-    return records + [json.loads(p.read_text()) for _, p in legacy]
+    """Every counted record of the case, in the order they were written."""
+    read = stored_records.read(layout.case_dir(campaign, case_id), case_id)
+    order = sorted(read.records, key=lambda k: stored_records.written_order(read.places[k]))
+    return [read.records[k] for k in order]
 
 
 def case_record(campaign: Path, case_id: str, rep: int) -> dict:
     """The record of repetition `rep` of the case (KeyError when there is none)."""
-    by_rep = {r["rep"]: r for r in reversed(case_records(campaign, case_id))}
+    by_rep = {r["rep"]: r for r in case_records(campaign, case_id)}
     return by_rep[rep]
 
 
@@ -45,3 +42,23 @@ def minimal_record(case_id: str, rep: int, **extra) -> dict:
         "ranks": 1, "params": {}, "rep": rep, "wall_s": 0.1, "checksum": "x", "case_id": case_id,
         "status": "ok", **extra,
     }  # fmt: skip
+
+
+def plant(directory: Path, records: list[dict]) -> None:
+    """Append records to a case directory as the runner stores them (scalebench.run/2: a facts line per
+    record and its row), without the writer's checks: a test's stray or conflicting records."""
+    for record in records:
+        read = stored_records.read(directory, directory.name)
+        facts, (part,) = record_rows.split([record])
+        with (directory / stored_records.FACTS_FILE).open("ab") as handle:
+            handle.write(record_rows.facts_line(facts, read.processes))
+        row, tables = record_rows.encode(part, read.processes)
+        reps = directory / stored_records.REPS_FILE
+        for table, payload in tables.items():
+            _append(stored_records.table_path(reps, table), record_rows.TABLE_HEADERS[table], payload)
+        _append(reps, record_rows.HEADER, row)
+
+
+def _append(path: Path, header: bytes, payload: bytes) -> None:
+    with path.open("ab") as handle:
+        handle.write((b"" if path.stat().st_size else header) + payload)

@@ -1,7 +1,8 @@
 """Synthetic campaign directories with known ground truth, for tests, benchmarks and demos.
 
 The files follow docs/formats.md exactly (campaign.toml, cases.jsonl, manifest.json,
-raw/<case_id>/rep-<k>.json, failed-attempt files), so the analysis cannot tell them from a real
+raw/<case_id>/ facts.jsonl and reps.csv written by the runner's store, rep-<k>.json files of the
+older layout, failed-attempt files), so the analysis cannot tell them from a real
 campaign. What is planted is returned as a `GroundTruth`, so tests compare against the truth and
 never against numbers the analysis produced.
 
@@ -17,6 +18,7 @@ noise with median 1 (so the true median is exactly T), optionally with rare spik
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -376,11 +378,36 @@ def mandelbrot_pgm(width: int = 96, height: int = 64, max_iter: int = 100) -> by
     return pgm16(reference_counts(width, height, max_iter))
 
 
+REPS_PER_PROCESS = 3  # repetitions of one kernel process (as runner_fields' `invocation` numbers them)
+
+
+def one_process(records: list[dict]) -> list[dict]:
+    """The records of one kernel process made to say what the runner says once per process
+    (jobs/runcase.py): its runner_wall_s (the process's repetitions and its warm-up), the counters of the
+    process (likwid measures the whole process: the first record's), and the sampling state after the
+    process's last repetition. Every other field the store keeps per process is the case's already."""
+    runner_wall = sum(r["wall_s"] for r in records) + 0.01
+    same = {"runner_wall_s": runner_wall, "counters": records[0]["counters"]}
+    if "sampling" in records[0]:
+        same["sampling"] = records[-1]["sampling"]
+    return [r | same for r in records]
+
+
+def processes_of(records: list[dict]) -> list[list[dict]]:
+    """Repetitions grouped into kernel processes of REPS_PER_PROCESS repetitions each (by `rep`)."""
+    by_process: dict[int, list[dict]] = {}
+    for record in records:
+        by_process.setdefault(record["rep"] // REPS_PER_PROCESS, []).append(record)
+    return [one_process(group) for _, group in sorted(by_process.items())]
+
+
 def write_case_records(args: tuple) -> int:
-    """Writes one case's records as the runner does (lines of records.jsonl, their per-CPU probe times
-    in probes.jsonl; rep-<k>.json files, the older layout, for `legacy` cases); returns how many
-    records were written."""
-    spec, node, case, campaign, raw_dir, seed, truth_median, legacy = args
+    """Writes one case's records as the runner does: each kernel process's records through the one
+    writer (sbcore/record_store.py's store, scalebench.run/2, per-CPU probe times in probes.jsonl);
+    with `records_format` "v1" as lines of records.jsonl (campaigns before v2, for tests of reading
+    them); rep-<k>.json files, the older layout, for `legacy` cases. Returns how many records were
+    written."""
+    spec, node, case, campaign, raw_dir, seed, truth_median, legacy, records_format = args
     rng = np.random.default_rng(seed)
     case_dir = Path(raw_dir) / case["case_id"]
     if spec.fate == "missing":
@@ -390,7 +417,7 @@ def write_case_records(args: tuple) -> int:
     checksum = reference_checksum(case)
     if spec.wrong_checksum:
         checksum = fnv1a64(b"planted mismatch " + case["case_id"].encode())
-    written, lines, probe_lines, carry = 0, [], [], {}
+    records, carry = [], {}
     for rep in range(spec.reps):
         if spec.fate == "partial" and rep >= spec.reps // 2:
             continue  # an interrupted run: the second half was never attempted
@@ -398,21 +425,95 @@ def write_case_records(args: tuple) -> int:
             name = f"rep-{rep}.failed-20261122T000000Z-{4242 + rep}.json"
             (case_dir / name).write_text(json.dumps(failed_record(case, campaign, rep)))
             continue
-        record = make_record(spec, node, case, campaign, rep, float(times[rep]), checksum, rng, carry)
-        # Bulk fixture files: plain writes (no fsync per file), they are regenerated at will.
-        if legacy:  # older runners kept the per-CPU probe times in the record
-            (case_dir / layout.rep_name(rep)).write_text(json.dumps(record))
+        records.append(make_record(spec, node, case, campaign, rep, float(times[rep]), checksum, rng, carry))
+    if legacy:  # older runners kept one file per repetition, the per-CPU probe times in the record
+        for record in records:
+            (case_dir / layout.rep_name(record["rep"])).write_text(json.dumps(record))
+        return len(records)
+    store_processes(case_dir, [r for process in processes_of(records) for r in process], records_format)
+    return len(records)
+
+
+def store_processes(case_dir: Path, records: list[dict], records_format: str = "v2") -> None:
+    """Stores the records (their probes whole) as the runner does, a kernel process at a time: those
+    with one `invocation` (or, without it, REPS_PER_PROCESS repetitions in a row) are one process.
+    Without an fsync per write: fixture files are regenerated at will, and a million records' fsyncs
+    would take the scale benchmark's campaign an hour to write."""
+    with _without_fsync():
+        _store_processes(case_dir, records, records_format)
+
+
+@contextlib.contextmanager
+def _without_fsync():
+    saved = os.fsync
+    os.fsync = lambda fd: None
+    try:
+        yield
+    finally:
+        os.fsync = saved
+
+
+def _store_processes(case_dir: Path, records: list[dict], records_format: str) -> None:
+    groups: dict = {}
+    for record in records:
+        key = record.get("invocation", record["rep"] // REPS_PER_PROCESS)
+        groups.setdefault(key, []).append(probe_detail.split(record))
+    for stored in groups.values():
+        if records_format == "v1":
+            # Bulk fixture files: plain appends (no fsync), they are regenerated at will.
+            with (case_dir / layout.RECORDS_FILE).open("ab") as handle:
+                handle.write(b"".join(record_store.encode(record) for record, _ in stored))
+            details = [record_store.encode(detail) for _, detail in stored if detail is not None]
+            if details:
+                with (case_dir / layout.PROBES_FILE).open("ab") as handle:
+                    handle.write(b"".join(details))
         else:
-            record, probe_line = probe_detail.split(record)
-            lines.append(record_store.encode(record))
-            if probe_line is not None:
-                probe_lines.append(record_store.encode(probe_line))
-        written += 1
-    if lines:
-        (case_dir / layout.RECORDS_FILE).write_bytes(b"".join(lines))
-    if probe_lines:
-        (case_dir / layout.PROBES_FILE).write_bytes(b"".join(probe_lines))
-    return written
+            details = {record["rep"]: detail for record, detail in stored if detail is not None}
+            record_store.store(case_dir, [record for record, _ in stored], details)
+
+
+def trials_of(n: int):
+    """A change for rewrite_case: every `n` repetitions in a row one kernel process (a trial)."""
+    return lambda records: [r | {"invocation": r["rep"] // n} for r in records]
+
+
+def rewrite_case(case_dir: Path, change) -> None:
+    """A test's change to a stored case, before any analysis: its counted records (with their per-CPU
+    probe times) read, handed to `change` (a list of records -> the list to store), the stored files
+    removed and the changed records stored again in the case's format, a process per `invocation`
+    (REPS_PER_PROCESS repetitions in a row without one). A test that regroups repetitions into other
+    processes gets each process's per-process fields from its first record, as if it had run them."""
+    from sbcore import record_fields, stored_records
+
+    case_dir = Path(case_dir)
+    read = stored_records.read(case_dir, case_dir.name)
+    order = sorted(read.records, key=lambda k: stored_records.written_order(read.places[k]))
+    probes = record_store.read(case_dir / layout.PROBES_FILE)
+    details = {}
+    for _, raw in record_store.complete_lines(probes):
+        line = json.loads(raw)
+        details[line["rep"]] = {side: line[side] for side in probe_detail.SIDES}
+    records = []
+    for rep in order:
+        record = read.records[rep]
+        if rep in details and isinstance(record.get("probe"), dict):
+            probe = {k: v for k, v in record["probe"].items() if k != "n_cpus"}
+            record = record | {"probe": probe | details[rep]}
+        records.append(record)
+    v1 = (case_dir / layout.RECORDS_FILE).exists()
+    for path in case_dir.iterdir():
+        if path.name in (layout.RECORDS_FILE, layout.PROBES_FILE) or stored_records.is_v2_file(path.name):
+            path.unlink()
+    changed = change(records)
+    groups: dict = {}
+    for record in changed:
+        groups.setdefault(record.get("invocation", record["rep"] // REPS_PER_PROCESS), []).append(record)
+    per_process = [f.name for f in record_fields.PROCESS_FIELDS]
+    same = [
+        [r | {k: group[0][k] for k in per_process if k in group[0]} for r in group]
+        for group in groups.values()
+    ]
+    store_processes(case_dir, [r for group in same for r in group], "v1" if v1 else "v2")
 
 
 def write_campaign(
@@ -424,9 +525,12 @@ def write_campaign(
     processes: int = 1,
     experiment: str = "synthetic",
     legacy_cases: int = 0,
+    records_format: str = "v2",
 ) -> GroundTruth:
     """Writes the campaign directory root/name and returns its ground truth. The last `legacy_cases`
-    cases keep their records as rep-<k>.json files, as campaigns of the older layout do."""
+    cases keep their records as rep-<k>.json files, as campaigns of the older layout do; the others
+    as the runner stores them (scalebench.run/2), or as records.jsonl lines (`records_format` "v1":
+    campaigns before it, for tests of reading them)."""
     campaign_dir = Path(root) / name
     raw_dir = campaign_dir / "raw"
     raw_dir.mkdir(parents=True, exist_ok=True)
@@ -458,7 +562,8 @@ def write_campaign(
         legacy = index in legacy_indices
         if legacy:
             truth.legacy_layout.append(cid)
-        jobs.append((spec, node, case, name, str(raw_dir), seed * 1_000_003 + index, median, legacy))
+        seed_of_case = seed * 1_000_003 + index
+        jobs.append((spec, node, case, name, str(raw_dir), seed_of_case, median, legacy, records_format))
     write_atomic(campaign_dir / "cases.jsonl", "\n".join(lines) + "\n", make_parents=True)
     write_atomic(
         campaign_dir / "campaign.toml", campaign_toml(name, experiment, seed, nodes), make_parents=True
@@ -632,9 +737,16 @@ def standard_specs(reps: int = 10, serial_fraction: float = 0.1) -> list[CaseSpe
     return s
 
 
-def standard_campaign(root: Path, name: str = "synthetic-20261122T000000Z", reps: int = 10, seed: int = 1):
+def standard_campaign(
+    root: Path,
+    name: str = "synthetic-20261122T000000Z",
+    reps: int = 10,
+    seed: int = 1,
+    records_format: str = "v2",
+):
     """The demo/test campaign: every plot and check has data. Also writes a Mandelbrot dump PGM."""
-    truth = write_campaign(root, name, standard_specs(reps), standard_nodes(), seed=seed, legacy_cases=3)
+    specs, nodes = standard_specs(reps), standard_nodes()
+    truth = write_campaign(root, name, specs, nodes, seed=seed, legacy_cases=3, records_format=records_format)
     dump = truth.campaign_dir / "dumps" / "mandelbrot-c-serial.pgm"
     dump.parent.mkdir(exist_ok=True)
     dump.write_bytes(mandelbrot_pgm())
@@ -643,26 +755,69 @@ def standard_campaign(root: Path, name: str = "synthetic-20261122T000000Z", reps
 
 
 def plant_corrupt_files(truth: GroundTruth) -> None:
-    """Adds one corrupt record of each kind as extra repetitions of the first complete case (lines of its
-    records.jsonl, the truncated one last and without its newline) and of a complete case of the older
-    layout (rep-<k>.json files)."""
+    """Adds one corrupt record of each kind as extra repetitions of the first complete case (rows of its
+    reps.csv, each of a process of its own, the truncated one last and without its newline) and of a
+    complete case of the older layout (rep-<k>.json files). Lines of records.jsonl instead of rows in a
+    campaign written with `records_format` "v1"."""
     ok = [c for c in truth.cases if c["case_id"] not in truth.missing + truth.failed + truth.partial]
-    lines_case = next(c for c in ok if c["case_id"] not in truth.legacy_layout)
+    rows_case = next(c for c in ok if c["case_id"] not in truth.legacy_layout)
     legacy_case = next(c for c in ok if c["case_id"] in truth.legacy_layout)
-    records = truth.campaign_dir / "raw" / lines_case["case_id"] / layout.RECORDS_FILE
-    n_lines = records.read_bytes().count(b"\n")
-    for offset, (kind, text) in enumerate(_corrupt_kinds(json.loads(records.read_bytes().split(b"\n")[0]))):
-        last = kind == "truncated"
-        with records.open("a") as handle:
-            handle.write(text + ("" if last else "\n"))
-        where = f"raw/{lines_case['case_id']}/{layout.RECORDS_FILE}:{n_lines + offset + 1}"
-        truth.corrupt_files[where] = kind
+    case_dir = truth.campaign_dir / "raw" / rows_case["case_id"]
+    if (case_dir / layout.RECORDS_FILE).exists():
+        _plant_corrupt_lines(truth, case_dir / layout.RECORDS_FILE)
+    else:
+        _plant_corrupt_rows(truth, case_dir, rows_case["reps"])
     case_dir = truth.campaign_dir / "raw" / legacy_case["case_id"]
     good = json.loads((case_dir / layout.rep_name(0)).read_text())
     for offset, (kind, text) in enumerate(_corrupt_kinds(good)):
         rel = f"raw/{legacy_case['case_id']}/{layout.rep_name(legacy_case['reps'] + offset)}"
         (truth.campaign_dir / rel).write_text(text)
         truth.corrupt_files[rel] = kind
+
+
+def _plant_corrupt_lines(truth: GroundTruth, records: Path) -> None:
+    """Corrupt lines of records.jsonl (campaigns before scalebench.run/2), the truncated one last."""
+    n_lines = records.read_bytes().count(b"\n")
+    for offset, (kind, text) in enumerate(_corrupt_kinds(json.loads(records.read_bytes().split(b"\n")[0]))):
+        last = kind == "truncated"
+        with records.open("a") as handle:
+            handle.write(text + ("" if last else "\n"))
+        where = f"raw/{records.parent.name}/{layout.RECORDS_FILE}:{n_lines + offset + 1}"
+        truth.corrupt_files[where] = kind
+
+
+def _plant_corrupt_rows(truth: GroundTruth, case_dir: Path, planned_reps: int) -> None:
+    """Corrupt rows of reps.csv, each of a process of its own, the truncated one last."""
+    from sbcore import stored_records
+    from tests.records import plant
+
+    read = stored_records.read(case_dir, case_dir.name)
+    good = read.records[min(read.records)]
+    reps = case_dir / stored_records.REPS_FILE
+    for offset, kind in enumerate(
+        ("bad-row", "wrong-schema", "missing-field", "text-in-number", "truncated")
+    ):
+        record = good | {"rep": planned_reps + offset, "wall_s": PLANTED_WALL_S}
+        if kind == "wrong-schema":
+            record["schema"] = "somebody.else/9"
+        plant(case_dir, [record])
+        data = reps.read_bytes()
+        start = data.rstrip(b"\n").rfind(b"\n") + 1
+        row = data[start:]
+        wall = f",{PLANTED_WALL_S!r},".encode()
+        row = {
+            "bad-row": row[: row.index(b",", row.index(b",") + 1)] + b"\n",  # two cells: a wrong count
+            "missing-field": row.replace(wall, b",,"),
+            "text-in-number": row.replace(wall, b',"fast",'),
+            "truncated": row[: len(row) // 2],
+        }.get(kind, row)
+        reps.write_bytes(data[:start] + row)
+        line = data[:start].count(b"\n") + 1
+        where = f"raw/{case_dir.name}/{stored_records.REPS_FILE}:{line}"
+        truth.corrupt_files[where] = kind
+
+
+PLANTED_WALL_S = 123456.789  # the wall time of a planted corrupt row, found in it and changed
 
 
 def _corrupt_kinds(good: dict) -> list[tuple[str, str]]:
@@ -725,14 +880,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=10, help="repetitions per case (default 10)")
     parser.add_argument("--records", type=int, help="bulk mode: about this many records (scale tests)")
     parser.add_argument("--processes", type=int, default=os.cpu_count() or 1, help="writer processes (bulk)")
+    parser.add_argument(
+        "--records-format",
+        choices=("v2", "v1"),
+        default="v2",
+        help="v2 (default): as the runner stores records; v1: records.jsonl, as campaigns before it",
+    )
     args = parser.parse_args(argv)
     if args.reps < 1 or (args.records is not None and args.records < 1):
         parser.error("--reps and --records must be positive")
     if args.records:
         specs, nodes = bulk_specs(args.records, reps=min(args.reps, args.records))
-        truth = write_campaign(args.out_dir, args.name, specs, nodes, processes=args.processes)
+        truth = write_campaign(
+            args.out_dir,
+            args.name,
+            specs,
+            nodes,
+            processes=args.processes,
+            records_format=args.records_format,
+        )
     else:
-        truth = standard_campaign(args.out_dir, args.name, reps=args.reps)
+        truth = standard_campaign(args.out_dir, args.name, reps=args.reps, records_format=args.records_format)
     print(f"{truth.campaign_dir}: {len(truth.cases)} cases, {truth.n_records} records")
     return 0
 

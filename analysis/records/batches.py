@@ -66,6 +66,7 @@ class CountedRecords:
     def __init__(self) -> None:
         self.records: list = []
         self.lines: list[int] = []
+        self.files: list[str] = []  # the file each record is in
         self.problems: list[tuple[str, str]] = []
         self._reps: dict[str, set[int]] = {}  # case dir -> repetitions counted
         self._params_ok: dict[bytes, bool] = {}  # a case's repetitions repeat one params object
@@ -74,6 +75,7 @@ class CountedRecords:
         if places is None and self._clean(records, case_dir):  # the usual file: accepted whole
             self.records.extend(records)
             self.lines.extend(range(1, len(records) + 1))
+            self.files.extend([relpath] * len(records))
             return
         places = places or [(relpath, case_dir, None, i) for i in range(1, len(records) + 1)]
         for record, place in zip(records, places, strict=True):
@@ -114,6 +116,7 @@ class CountedRecords:
             counted.add(rep)
             self.records.append(record)
             self.lines.append(line)
+            self.files.append(place[0])
             return
         self.problems.append((where(place), why))
 

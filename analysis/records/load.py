@@ -1,9 +1,12 @@
 """Loading raw records: scan raw/, parse new files in parallel, keep an append-only cache of parsed rows.
 
-A case keeps its records as lines of raw/<case_id>/records.jsonl (campaigns of the older layout: one
-rep-<k>.json per repetition, still read); failed attempts are files of their own. So:
-- files are listed with os.scandir, with a stat only for each records.jsonl (it grows: its size when
-  listed is part of its key, and exactly that many bytes are read);
+A case keeps its records in raw/<case_id>/facts.jsonl and reps.csv (scalebench.run/2: read by
+sbcore/stored_records.py, records rebuilt as the decoder takes them), or, in campaigns of format v1,
+as lines of records.jsonl (read by the compiled reader where it takes them) and, older still, one
+rep-<k>.json per repetition; failed attempts are files of their own. So:
+- files are listed with os.scandir, with a stat only for each growing file (records.jsonl,
+  facts.jsonl, reps*.csv: its size when listed is part of its key; of records.jsonl exactly that many
+  bytes are read);
 - only cases not in the cache, or whose files changed, are parsed, by a process pool in chunks of
   cases (each worker builds a DataFrame, so only columnar data crosses the process boundary);
 - parsed chunks are appended to `analysis/.cache/chunk-<n>/` (records/cache.py): records are never rewritten
@@ -34,7 +37,9 @@ from analysis.records.batches import CountedRecords, DecodedFiles, record_where
 from analysis.records.cache import read_chunks, write_chunk
 from analysis.records.flatten import PerHwthread, flatten_records
 from analysis.records.typed_columns import typed_frame
-from sbcore import campaign_access, layout
+from sbcore import campaign_access, layout, stored_records
+
+RECORD_FILE = "record_file"  # a column of records of scalebench.run/2: the file each is in
 
 PARALLEL_THRESHOLD = 4000  # records: below this, a process pool costs more than it saves
 # Records (or files) per parsing task: fewer, larger frames to join (at a million records, chunks of 5000
@@ -175,9 +180,14 @@ def parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
 def _parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
     failed, problems = [], []
     wanted = []
+    # A case with records of scalebench.run/2 (facts.jsonl, reps*.csv) is read whole by sbcore's one
+    # reader of a case directory, its older files too (their precedence is that reader's).
+    stored = {layout.key_case(k) for k in keys if stored_records.is_v2_file(_name(k))}
     for key in keys:
         relpath, _, size = key.partition("#")
         _, case_dir, name = relpath.split("/", 2)
+        if case_dir in stored and (stored_records.is_v2_file(name) or layout.FAILED_FILE.match(name) is None):
+            continue
         if name == layout.RECORDS_FILE:
             wanted.append((relpath, case_dir, "lines", int(size or -1)))
             continue
@@ -211,20 +221,25 @@ def _parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
     decoded.add_blobs(blobs, places)  # first: where an older rep-<k>.json and a line both hold rep k,
     for data, relpath, case_dir in lines_files:  # the older file counts (as for status and resume)
         decoded.add_lines(data, relpath, case_dir)
+    for case_dir in sorted(stored):
+        problems.extend(_add_stored(decoded, campaign_dir, case_dir))
     problems.extend(decoded.problems)
     checked = CountedRecords()
     for batch in decoded.batches:
         checked.add(*batch)
     problems.extend(checked.problems)
-    good, lines = checked.records, checked.lines
+    good, lines, files = checked.records, checked.lines, checked.files
     where_in_order = list(zip(map(attrgetter("case_id"), good), map(attrgetter("rep"), good), strict=True))
     order = sorted(range(len(good)), key=where_in_order.__getitem__)
     if order != list(range(len(good))):  # lines are in the order invocations finished: by case and rep
-        good, lines = [good[i] for i in order], [lines[i] for i in order]
+        good, lines, files = [good[i] for i in order], [lines[i] for i in order], [files[i] for i in order]
     columns, per_hwthread = flatten_records(good)
     columns["record_line"] = lines
+    if stored:  # where a record of scalebench.run/2 is: its reps*.csv (records_table drops the column)
+        columns[RECORD_FILE] = files
     for row, why in per_hwthread.problems:  # the record counts; only these values are missing
-        problems.append((record_where(good[row], lines[row]), f"counters: {why}"))
+        where_row = f"{files[row]}:{lines[row]}" if stored else record_where(good[row], lines[row])
+        problems.append((where_row, f"counters: {why}"))
     records = typed_frame(columns)
     return Parsed(
         keys=dict(keys),
@@ -233,6 +248,23 @@ def _parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
         failed=pd.DataFrame(failed, columns=FAILED_COLUMNS),
         problems=pd.DataFrame(problems, columns=PROBLEM_COLUMNS),
     )
+
+
+def _name(key: str) -> str:
+    """A listed file's name ('raw/<case_id>/<name>[#<size>]')."""
+    return key.partition("#")[0].rpartition("/")[2]
+
+
+def _add_stored(decoded: DecodedFiles, campaign_dir: Path, case_dir: str) -> list[tuple[str, str]]:
+    """A case directory holding records of scalebench.run/2 read by sbcore/stored_records.py (both
+    layouts, the one rule): its counted records handed to the decoder as JSON with their file and
+    line, its problems returned as (file:line, why)."""
+    base = f"{layout.RAW_DIR}/{case_dir}"
+    read = stored_records.read(Path(campaign_dir) / layout.RAW_DIR / case_dir, case_dir)
+    blobs = [json.dumps(record).encode() for record in read.records.values()]
+    places = [(f"{base}/{read.places[rep][0]}", case_dir, None, read.places[rep][1]) for rep in read.records]
+    decoded.add_blobs(blobs, places)
+    return [(f"{base}/{name}" + (f":{line}" if line else ""), why) for name, line, why in read.problems]
 
 
 def explode_counters(case_ids: pd.Categorical, reps: np.ndarray, values: PerHwthread) -> pd.DataFrame:
@@ -285,9 +317,25 @@ def parse_parallel(campaign_dir: Path, keys: dict[str, None], processes: int) ->
     return [_in_case_order(_concat(native + rest))]  # rows as the Python path alone orders them
 
 
+def case_chunks(keys: dict[str, None]) -> list[dict[str, None]]:
+    """The keys in chunks of about CHUNK_FILES, a case's files always in one chunk: a chunk reads a
+    v2 case whole (facts.jsonl and every reps*.csv), so a case cut in two would be counted twice."""
+    chunks: list[dict[str, None]] = []
+    chunk: dict[str, None] = {}
+    case = None
+    for key, value in keys.items():
+        if len(chunk) >= CHUNK_FILES and layout.key_case(key) != case:
+            chunks.append(chunk)
+            chunk = {}
+        chunk[key], case = value, layout.key_case(key)
+    if chunk:
+        chunks.append(chunk)
+    return chunks
+
+
 def parse_python(campaign_dir: Path, keys: dict[str, None], processes: int) -> list[Parsed]:
     items = list(keys.items())
-    chunks = [dict(items[i : i + CHUNK_FILES]) for i in range(0, len(items), CHUNK_FILES)]
+    chunks = case_chunks(keys)
     if processes <= 1 or len(items) < PARALLEL_THRESHOLD:
         return [parse_files(campaign_dir, keys)] if items else []
     with ProcessPoolExecutor(processes) as pool:
@@ -298,7 +346,8 @@ def parse_native(campaign_dir: Path, keys: dict[str, None], threads: int) -> tup
     """([the records of the records.jsonl files the compiled reader takes] or [], the keys left for the
     Python path: files it refuses, failed attempts, and every file of a case that also has records of
     the older layout, whose precedence rule is the Python path's)."""
-    older = {layout.key_case(k) for k in keys if layout.REP_FILE.match(k.rpartition("/")[2])}
+    older = {k for k in keys if layout.REP_FILE.match(_name(k)) or stored_records.is_v2_file(_name(k))}
+    older = {layout.key_case(k) for k in older}
     files = sorted(
         (relpath, case_dir, int(size or -1), key)
         for key in keys
@@ -431,6 +480,11 @@ def record_file(records: pd.DataFrame) -> pd.Series:
     out = pd.Series(files, index=records.index)
     lines = records["record_line"].to_numpy() if "record_line" in records else np.zeros(len(records), int)
     legacy = lines <= 0
+    if RECORD_FILE in records and records[RECORD_FILE].notna().any():
+        stored = records[RECORD_FILE].notna().to_numpy()
+        out = out.astype(object)
+        out[stored] = records[RECORD_FILE][stored].astype(str)
+        legacy &= ~stored
     if legacy.any():
         out = out.astype(object)
         older = records[legacy]

@@ -183,7 +183,7 @@ def submit_round(
         )
     split = any(job.offset for job in jobs)
     where = {
-        "records": f"{campaign_dir / 'raw'}/<case_id>/records.jsonl",
+        "records": f"{campaign_dir / 'raw'}/<case_id>/reps.csv (and facts.jsonl)",
         "logs": f"{campaign_dir / 'logs'}/<array job id>_<"
         + ("task id>.out (case index = task id + the array's task_offset)" if split else "case index>.out"),
         "report": f"{campaign_dir / 'analysis' / 'report.html'} (once the analysis job has run)",

@@ -70,15 +70,14 @@ def test_a_campaign_in_trials_leads_with_the_paired_estimate(tmp_path):
     from analysis.pipeline import Options, analyze, write_tables
     from jobs.families import family_of
     from sbcore import layout
-    from tests.synthetic_campaigns import standard_campaign
+    from tests.synthetic_campaigns import rewrite_case, standard_campaign, trials_of
 
     truth = standard_campaign(tmp_path, reps=6, seed=4)
     cases_file = layout.cases_path(truth.campaign_dir)
     cases = [json.loads(line) for line in cases_file.read_text().splitlines() if line.strip()]
     cases_file.write_text("".join(json.dumps(c | {"family": family_of(c)}) + "\n" for c in cases))
-    for records in truth.campaign_dir.glob("raw/*/records.jsonl"):  # 3 trials of 2 repetitions each
-        lines = [json.loads(line) for line in records.read_text().splitlines() if line.strip()]
-        records.write_text("".join(json.dumps(r | {"invocation": r["rep"] // 2}) + "\n" for r in lines))
+    for stored in truth.campaign_dir.glob("raw/*/reps.csv"):  # 3 trials of 2 repetitions each
+        rewrite_case(stored.parent, trials_of(2))
     result = analyze(truth.campaign_dir, Options(n_resamples=100, seed=1))
     sp = result.speedup.set_index("case_id")
     paired = result.paired_speedup.set_index("case_id")

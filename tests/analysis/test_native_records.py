@@ -385,9 +385,10 @@ def test_values_differing_from_the_previous_line_are_read_as_they_are(tmp_path):
 
 
 def test_a_synthetic_campaign_analyses_as_with_the_python_path(tmp_path, monkeypatch):
-    """The standard campaign (three layouts of cases, failed attempts, corrupt files): every table of
+    """The standard campaign with its records as campaigns before scalebench.run/2 hold them (the
+    reader's input: records.jsonl; rep-<k>.json cases, failed attempts, corrupt files): every table of
     the analysis is the same with and without the reader."""
-    truth = standard_campaign(tmp_path, seed=5)
+    truth = standard_campaign(tmp_path, seed=5, records_format="v1")
     plant_corrupt_files(truth)
     options = Options(n_resamples=50, seed=1, use_cache=False)
     with_reader = analyze(truth.campaign_dir, options)

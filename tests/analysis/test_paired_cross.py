@@ -140,16 +140,15 @@ def test_analyze_writes_the_cross_ratios_counts_them_and_says_them(tmp_path):
     from analysis.pipeline import Options, analyze, write_tables
     from jobs.families import family_of, trial_group_of
     from sbcore import layout
-    from tests.synthetic_campaigns import standard_campaign
+    from tests.synthetic_campaigns import rewrite_case, standard_campaign, trials_of
 
     truth = standard_campaign(tmp_path, reps=6, seed=4)
     cases_file = layout.cases_path(truth.campaign_dir)
     cases = [json.loads(line) for line in cases_file.read_text().splitlines() if line.strip()]
     grouped = [c | {"family": family_of(c), "trial_group": trial_group_of(c)} for c in cases]
     cases_file.write_text("".join(json.dumps(c) + "\n" for c in grouped))
-    for records in truth.campaign_dir.glob("raw/*/records.jsonl"):  # trials of 3 repetitions each
-        lines = [json.loads(line) for line in records.read_text().splitlines() if line.strip()]
-        records.write_text("".join(json.dumps(r | {"invocation": r["rep"] // 3}) + "\n" for r in lines))
+    for stored in truth.campaign_dir.glob("raw/*/reps.csv"):  # trials of 3 repetitions each
+        rewrite_case(stored.parent, trials_of(3))
     result = analyze(truth.campaign_dir, Options(n_resamples=100, seed=1))
     cross = result.paired_cross_ratio
     assert list(cross["dimension"]) == ["lang"] and list(cross["binary_b"]) == ["mandelbrot-f-serial"]

@@ -177,15 +177,14 @@ def test_a_campaign_planned_in_families_gets_paired_speedups_and_a_report_sectio
     from analysis.pipeline import Options, analyze, write_tables
     from jobs.families import family_of
     from sbcore import layout
-    from tests.synthetic_campaigns import standard_campaign
+    from tests.synthetic_campaigns import rewrite_case, standard_campaign, trials_of
 
     truth = standard_campaign(tmp_path, reps=6, seed=4)
     cases_file = layout.cases_path(truth.campaign_dir)
     cases = [json.loads(line) for line in cases_file.read_text().splitlines() if line.strip()]
     cases_file.write_text("".join(json.dumps(c | {"family": family_of(c)}) + "\n" for c in cases))
-    for records in truth.campaign_dir.glob("raw/*/records.jsonl"):  # trials of 3 repetitions each
-        lines = [json.loads(line) for line in records.read_text().splitlines() if line.strip()]
-        records.write_text("".join(json.dumps(r | {"invocation": r["rep"] // 3}) + "\n" for r in lines))
+    for stored in truth.campaign_dir.glob("raw/*/reps.csv"):  # trials of 3 repetitions each
+        rewrite_case(stored.parent, trials_of(3))
     result = analyze(truth.campaign_dir, Options(n_resamples=100, seed=1))
     paired = result.paired_speedup
     speedup = result.speedup.set_index("case_id")
@@ -341,7 +340,7 @@ def test_a_campaign_planned_in_duets_gets_duet_ratios_and_a_report_section(tmp_p
     from analysis.outputs.report.render import write_report
     from analysis.pipeline import Options, analyze, write_tables
     from sbcore import layout
-    from tests.synthetic_campaigns import standard_campaign
+    from tests.synthetic_campaigns import rewrite_case, standard_campaign
 
     truth = standard_campaign(tmp_path, reps=6, seed=4)
     cases_file = layout.cases_path(truth.campaign_dir)
@@ -351,16 +350,12 @@ def test_a_campaign_planned_in_duets_gets_duet_ratios_and_a_report_section(tmp_p
         c["duet"] = "duet-x"
     cases_file.write_text("".join(json.dumps(c) + "\n" for c in cases))
     for c, partner in ((a, b), (b, a)):
-        records = layout.records_path(truth.campaign_dir, c["case_id"])
-        lines = [json.loads(line) for line in records.read_text().splitlines() if line.strip()]
-        records.write_text(
-            "".join(
-                json.dumps(
-                    r | {"invocation": r["rep"], "trial": r["rep"], "duet_partner": partner["case_id"]}
-                )
-                + "\n"
-                for r in lines
-            )
+        duet = {"duet_partner": partner["case_id"]}
+        rewrite_case(
+            layout.case_dir(truth.campaign_dir, c["case_id"]),
+            lambda records, duet=duet: [
+                r | {"invocation": r["rep"], "trial": r["rep"]} | duet for r in records
+            ],
         )
     result = analyze(truth.campaign_dir, Options(n_resamples=100, seed=1))
     row = result.paired_duet_ratio.iloc[0]

@@ -224,3 +224,46 @@ def test_a_plain_field_declared_once_gets_a_slot_in_the_compiled_reader(tmp_path
     )
     handle = ctypes.CDLL(str(lib))
     assert handle.sbr_slots() == len(SLOTS) + 1
+
+
+def test_the_storage_level_of_every_field_is_described():
+    """docs/formats.md lists the PROCESS fields of a facts line and the columns of reps.csv as the
+    declaration gives them (sbcore/record_fields.py, sbcore/record_rows.py)."""
+    from sbcore import record_fields, record_rows
+
+    formats = (ROOT / "docs" / "formats.md").read_text()
+    facts = re.search(r"The PROCESS fields: ((?:`\w+`\s*)+)", formats)
+    assert facts and re.findall(r"`(\w+)`", facts.group(1)) == [f.name for f in record_fields.PROCESS_FIELDS]
+    assert f"`{','.join(record_rows.COLUMNS)}`" in formats
+
+
+def test_the_long_tables_are_described():
+    from sbcore import record_rows
+
+    formats = (ROOT / "docs" / "formats.md").read_text()
+    for table, columns in record_rows.TABLES.items():
+        assert f"`reps.{table}.csv`: `{','.join(columns)}`" in formats
+
+
+def _schema_keys(node: dict) -> set[str]:
+    node = KERNEL_SCHEMA["$defs"][node["$ref"].split("/")[-1]] if "$ref" in node else node
+    return set(node.get("properties", {}))
+
+
+def test_the_flat_shape_of_a_kernel_object_declares_every_key_the_kernel_writes():
+    """What a kernel writes in a fixed-key object is stored in typed columns, not in extra_json: the
+    declared parts hold every key of the kernel schema and no other, but for the probe as the runner
+    stores it (jobs/probe_detail.py: its per-CPU samples `before`/`after` go to probes.jsonl, `n_cpus`
+    counts their CPUs)."""
+    from jobs import probe_detail
+
+    for field in FIELDS:
+        if field.by != KERNEL or field.flat is None or field.type != record_fields.OBJECT or field.flat.table:
+            continue
+        schema = KERNEL_SCHEMA["properties"][field.name]
+        parts = {p.name: p for p in field.flat.parts}
+        stored = {"n_cpus"} if field.name == "probe" else set()
+        assert _schema_keys(schema) - set(probe_detail.SIDES) | stored == set(parts), field.name
+        for name, part in parts.items():
+            if part.type == record_fields.OBJECT:
+                assert _schema_keys(schema["properties"][name]) == {p.name for p in part.parts}, name

@@ -6,7 +6,8 @@ import shutil
 import numpy as np
 
 from analysis.records.load import load_records
-from sbcore import layout, record_store
+from sbcore import layout, record_store, stored_records
+from tests.records import case_records
 
 
 def test_planted_checksum_mismatch_is_caught_and_excluded_from_speedups(standard):
@@ -57,10 +58,12 @@ def test_corrupt_files_are_skipped_each_with_a_reason(standard):
     assert set(problems.index) == set(truth.corrupt_files)
     expect = {
         "bad-json": "bad JSON",
+        "bad-row": "not a row: 2 cells",
         "truncated": "truncated",
         "wrong-schema": "schema",
         "missing-field": "wall_s",
         "wrong-type": "threads",
+        "text-in-number": "wall_s: 'fast' is not a number",
     }
     for rel, kind in truth.corrupt_files.items():
         assert expect[kind] in problems[rel], (kind, problems[rel])
@@ -83,14 +86,15 @@ def test_cache_is_reused_and_new_files_are_appended(standard, tmp_path):
     a = first.records.sort_values(key, ignore_index=True)
     b = again.records.sort_values(key, ignore_index=True)
     assert np.array_equal(a["wall_s"].to_numpy(), b["wall_s"].to_numpy())
-    # A rerun appends a repetition to a case's records.jsonl: only that case is parsed, and it shows up.
+    # A rerun stores a process's repetition in a case's reps.csv: only that case is parsed, and it shows up.
     case_dir = next(
-        p for p in (copy / "raw").iterdir() if p.name not in bad_cases and (p / "records.jsonl").exists()
+        p for p in (copy / "raw").iterdir() if p.name not in bad_cases and (p / "reps.csv").exists()
     )
-    record = json.loads((case_dir / "records.jsonl").read_bytes().split(b"\n")[0])
-    assert record_store.append(case_dir / "records.jsonl", [record | {"rep": 99}])
+    record = case_records(copy, case_dir.name)[0]
+    assert record_store.store(case_dir, [record | {"rep": 99, "invocation": 99}])
     third = load_records(copy, processes=1)
-    assert third.n_parsed == 1 + len(in_bad_cases)
+    in_case = [k for k in layout.raw_files(copy) if layout.key_case(k) == case_dir.name]
+    assert third.n_parsed == len(in_case) + len(in_bad_cases) and len(in_case) <= len(layout.STORED_FILES)
     assert len(third.records) == len(first.records) + 1
     assert 99 in set(third.records.loc[third.records["case_id"] == case_dir.name, "rep"])
     assert len([p for p in (copy / "analysis" / ".cache").glob("chunk-*") if p.is_dir()]) == 2
@@ -163,8 +167,11 @@ def test_a_file_of_valid_json_with_misplaced_records_is_checked_line_by_line(sta
     skip = truth.missing + truth.failed + truth.partial + truth.legacy_layout
     complete = [c["case_id"] for c in truth.cases if c["case_id"] not in skip]
     case_id, other = complete[1], complete[2]  # the first holds planted corrupt lines
+    good = case_records(copy, case_id)
+    for stored in layout.case_dir(copy, case_id).iterdir():  # the case as a campaign before v2 holds it
+        if stored_records.is_v2_file(stored.name):
+            stored.unlink()
     path = layout.records_path(copy, case_id)
-    good = [json.loads(line) for _, line in record_store.complete_lines(path.read_bytes())]
     bad = [
         good[1] | {"wall_s": 99.0},  # rep 1 again
         good[0] | {"rep": 1000, "case_id": other},  # another case's directory
@@ -184,3 +191,26 @@ def test_a_file_of_valid_json_with_misplaced_records_is_checked_line_by_line(sta
     assert "params: not an object" in reasons[f"{where}:{n + 3}"]
     assert f"{where}:{n + 4}" not in reasons
     assert mine.loc[mine["rep"] == 1002, "record_line"].tolist() == [n + 4]
+
+
+def test_a_case_s_files_stay_in_one_chunk_however_the_count_falls(monkeypatch):
+    from analysis.records import load
+
+    monkeypatch.setattr(load, "CHUNK_FILES", 3)
+    keys = {
+        f"raw/{case}/{name}#1": None
+        for case in ("a", "b", "c")
+        for name in ("facts.jsonl", "reps.csv", "reps-1.csv")[: {"a": 2, "b": 3, "c": 1}[case]]
+    }
+    chunks = load.case_chunks(keys)
+    assert [list(c) for c in chunks] == [
+        [
+            "raw/a/facts.jsonl#1",
+            "raw/a/reps.csv#1",
+            "raw/b/facts.jsonl#1",
+            "raw/b/reps.csv#1",
+            "raw/b/reps-1.csv#1",
+        ],
+        ["raw/c/facts.jsonl#1"],
+    ]
+    assert {k for c in chunks for k in c} == set(keys)

@@ -15,7 +15,7 @@ from analysis.outputs.plots import all_plots
 from analysis.outputs.report.render import write_report
 from analysis.pipeline import Options, analyze
 from analysis.stats.bimodality import bimodality
-from tests.synthetic_campaigns import CaseSpec, NodeTypeSpec, write_campaign
+from tests.synthetic_campaigns import CaseSpec, NodeTypeSpec, rewrite_case, write_campaign
 
 SLOW_MODE = 1.7  # the planted bimodal case: half of its repetitions this much slower
 
@@ -68,12 +68,10 @@ def trap(tmp_path_factory):
     ]
     truth = write_campaign(tmp_path_factory.mktemp("results"), "trap-20261123T000000Z", specs, [node], seed=9)
     ids = [c["case_id"] for c in truth.cases]
-    path = truth.campaign_dir / "raw" / ids[6] / "records.jsonl"
-    records = [json.loads(line) for line in path.read_text().splitlines()]
-    for record in records:
-        if record["rep"] % 2:
-            record["wall_s"] *= SLOW_MODE
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))  # a fixture, written before any run
+    rewrite_case(  # a fixture, written before any run
+        truth.campaign_dir / "raw" / ids[6],
+        lambda records: [r | {"wall_s": r["wall_s"] * SLOW_MODE} if r["rep"] % 2 else r for r in records],
+    )
     result = analyze(truth.campaign_dir, Options(n_resamples=1000, seed=2))
     return truth, ids, result
 

@@ -4,6 +4,7 @@ own minimum, or noisy with every trial run, through analyze into wide_comparison
 summary.json; and the rule for each reason on hand-made rows."""
 
 import json
+from functools import partial
 
 import pandas as pd
 import pytest
@@ -90,7 +91,7 @@ def test_a_campaign_in_trials_lists_its_wide_comparisons_with_their_reasons(tmp_
     from analysis.pipeline import Options, analyze, write_tables
     from jobs.families import family_of
     from sbcore import layout
-    from tests.synthetic_campaigns import standard_campaign
+    from tests.synthetic_campaigns import rewrite_case, standard_campaign
 
     truth = standard_campaign(tmp_path, reps=12, seed=4)
     cases_file = layout.cases_path(truth.campaign_dir)
@@ -113,17 +114,19 @@ def test_a_campaign_in_trials_lists_its_wide_comparisons_with_their_reasons(tmp_
 
     # One process per trial; planted: 2 trials only, 6 of 12 with a +-10 % swing, 12 with it.
     few, short, noisy = member("none"), member("atomic"), member("fine")
-    for records in truth.campaign_dir.glob("raw/*/records.jsonl"):
-        case_id = records.parent.name
-        lines = [json.loads(line) for line in records.read_text().splitlines() if line.strip()]
+
+    def planted(case_id: str, records: list[dict]) -> list[dict]:
         keep = {few: 2, short: 6}.get(case_id, 12)
         out = []
-        for r in lines:
+        for r in records:
             if r["rep"] >= keep:
                 continue
             swing = 1.0 + (0.1 if r["rep"] % 2 else -0.1) if case_id in (short, noisy) else 1.0
             out.append(r | {"invocation": r["rep"], "wall_s": r["wall_s"] * swing})
-        records.write_text("".join(json.dumps(r) + "\n" for r in out))
+        return out
+
+    for stored in truth.campaign_dir.glob("raw/*/reps.csv"):
+        rewrite_case(stored.parent, partial(planted, stored.parent.name))
     result = analyze(truth.campaign_dir, Options(n_resamples=200, seed=1))
     wide = result.wide_comparisons
     speedups = wide[wide["kind"] == "speedup"].set_index("case_b")

@@ -155,15 +155,15 @@ def test_mutated_campaign_files_run_and_write_nothing_outside(pristine, monkeypa
         shutil.copytree(pristine / "results", sandbox / "results", symlinks=True)
         campaign = sandbox / "results" / "c"
         target, kind, key, value, junk, line = data.draw(mutations(str(sandbox)))
-        if target == "records":
-            path = sorted(campaign.glob("raw/*/records.jsonl"))[line % 2]
-        else:
-            path = campaign / target
+        stored = sorted([*campaign.glob("raw/*/facts.jsonl"), *campaign.glob("raw/*/reps.csv")])
+        path = stored[line % len(stored)] if target == "records" else campaign / target
         path.write_bytes(mutate(path.read_bytes(), kind, key, value, junk, line, append=target == "records"))
         monkeypatch.setenv("SCALEBENCH_MEASURE_LOCK", str(pristine.parent / "fuzz.lock"))
         monkeypatch.setenv("SCALEBENCH_RESULTS_DIR", str(sandbox / "results"))  # main sets it; undone after
         before = tree(sandbox, campaign)
-        records_before = {p: p.read_bytes() for p in campaign.glob("raw/*/records.jsonl")}
+        records_before = {
+            p: p.read_bytes() for p in campaign.glob("raw/*/*") if p.suffix in (".csv", ".jsonl")
+        }
         results = ["--results-dir", str(sandbox / "results")]
 
         resumed = quietly([*results, "run", "--resume", "c", "--no-progress"])
@@ -174,7 +174,9 @@ def test_mutated_campaign_files_run_and_write_nothing_outside(pristine, monkeypa
             and path.read_bytes() != (pristine / "results" / "c" / target).read_bytes()
         ):
             assert resumed in (2, 3)  # an edited plan runs nothing
-            assert {p: p.read_bytes() for p in campaign.glob("raw/*/records.jsonl")} == records_before
+            assert {
+                p: p.read_bytes() for p in campaign.glob("raw/*/*") if p.suffix in (".csv", ".jsonl")
+            } == records_before
         if target == "records":
             assert quietly([*results, "analyze", "c", "--format", "csv"]) in (0, 1, 2, 3)
         assert not (sandbox / "EXECUTED").exists()

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from sbcore.layout import STORED_FILES
 from tests.jobs.conftest import ROOT, run_cli
+from tests.records import case_records, plant
 
 NOBODY = 65534
 EXPERIMENT = """\
@@ -55,7 +57,8 @@ def one_line(done: subprocess.CompletedProcess) -> str:
 
 
 def records_of(campaign: Path) -> list[Path]:
-    return sorted(campaign.glob("raw/*/records.jsonl"))
+    """The case directories holding stored records."""
+    return sorted(p.parent for p in campaign.glob("raw/*/reps.csv"))
 
 
 def tree(path: Path) -> dict[str, tuple]:
@@ -379,21 +382,20 @@ def test_records_that_do_not_belong_are_left_out_everywhere(planned):
     results, campaign = planned
     assert run_cli("--results-dir", results, "run", "--resume", "c", "--no-progress").returncode == 0
     (path,) = records_of(campaign)
-    first = json.loads(path.read_text().splitlines()[0])
+    first = case_records(campaign, path.name)[0]
     strays = [first | {"rep": 99}, first | {"rep": 1, "wall_s": 1e308}, first | {"campaign": "other"}]
-    with path.open("a") as fh:
-        fh.writelines(json.dumps(r) + "\n" for r in strays)
+    plant(path, strays)
     status = run_cli("--results-dir", results, "status", "c")
     assert status.returncode == 0, status.stdout
-    for line, why in ((3, "outside the case's plan"), (4, "twice"), (5, "twice")):
-        assert f"records.jsonl:{line}: " in status.stdout and why in status.stdout
+    for line, why in ((4, "outside the case's plan"), (5, "twice"), (6, "twice")):
+        assert f"reps.csv:{line}: " in status.stdout and why in status.stdout
     done = run_cli("--results-dir", results, "analyze", "c", "--format", "csv")
     assert done.returncode == 0, done.stderr
     with (campaign / "analysis" / "summary.csv").open() as fh:
         (row,) = list(csv.DictReader(fh))
     assert row["n"] == "2"
     unreadable = (campaign / "analysis" / "unreadable.csv").read_text()
-    assert "records.jsonl:3" in unreadable and "outside the case's plan" in unreadable
+    assert "reps.csv:4" in unreadable and "outside the case's plan" in unreadable
 
 
 def test_an_implausible_time_and_another_campaign_are_named(planned):
@@ -401,17 +403,18 @@ def test_an_implausible_time_and_another_campaign_are_named(planned):
     results, campaign = planned
     lines = (campaign / "cases.jsonl").read_text()
     case = json.loads(lines)
-    path = campaign / "raw" / case["case_id"] / "records.jsonl"
-    path.parent.mkdir(parents=True)
+    directory = campaign / "raw" / case["case_id"]
+    directory.mkdir(parents=True)
     assert run_cli("--results-dir", results, "run-case", "c", "0", "--rep", "0").returncode == 0
-    first = json.loads(path.read_text())
-    with path.open("a") as fh:
-        fh.write(json.dumps(first | {"rep": 1, "wall_s": 1e308}) + "\n")
+    (first,) = case_records(campaign, case["case_id"])
+    plant(directory, [first | {"rep": 1, "wall_s": 1e308}])
     status = run_cli("--results-dir", results, "status", "c")
-    assert "records.jsonl:2: wall_s 1e+308 is implausible" in status.stdout
-    path.write_text(json.dumps(first | {"campaign": "another"}) + "\n")
+    assert "reps.csv:3: wall_s 1e+308 is implausible" in status.stdout
+    for name in STORED_FILES:  # the records of the first run gone, the long tables with them
+        (directory / name).unlink(missing_ok=True)
+    plant(directory, [first | {"campaign": "another"}])
     status = run_cli("--results-dir", results, "status", "c")
-    assert "records.jsonl:1: a record of campaign 'another'" in status.stdout
+    assert "reps.csv:2: a record of campaign 'another'" in status.stdout
 
 
 # ---- the small ones -----------------------------------------------------------------------------------

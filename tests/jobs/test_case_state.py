@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from sbcore import record_lines
-from tests.records import case_records, minimal_record
+from sbcore import record_lines, record_rows, stored_records
+from tests.records import case_records, minimal_record, plant
 
 from .conftest import run_cli
 
@@ -33,28 +33,34 @@ def _campaign(tmp_path):
 
 
 def _uncounted(text: str, prefix: str) -> set[str]:
-    """The 'records.jsonl:<line>' locations a command names (status: indented, analyze: 'skipped:')."""
-    return set(re.findall(rf"{prefix}\S*/raw/\w+/(records\.jsonl:\d+)", text))
+    """The 'reps.csv:<line>' locations a command names (status: indented, analyze: 'skipped:')."""
+    return set(re.findall(rf"{prefix}\S*/raw/\w+/(reps\.csv:\d+)", text))
+
+
+def _recoded(row: bytes, **cells) -> bytes:
+    """A stored row with some cells' text replaced (as a writer of another kind could have put it)."""
+    parsed = dict(zip(record_rows.COLUMNS, record_rows.cells(row.rstrip(b"\n")), strict=True))
+    parsed |= {name: (text, True) for name, text in cells.items()}
+    quoted = ['"' + t.replace('"', '""') + '"' if q else (t or "") for t, q in parsed.values()]
+    return (",".join(quoted) + "\n").encode()
 
 
 def test_status_resume_and_analyze_agree_on_every_bad_line(tmp_path, bin_dir):
     campaign, (a, b) = _campaign(tmp_path)
-    a_lines = (campaign / "raw" / a["case_id"] / "records.jsonl").read_bytes().splitlines(keepends=True)
-    b_path = campaign / "raw" / b["case_id"] / "records.jsonl"
-    b_lines = b_path.read_bytes().splitlines(keepends=True)
-    wrong_rep = json.loads(b_lines[1]) | {"rep": "1"}
+    b_dir = campaign / "raw" / b["case_id"]
+    b_path = b_dir / "reps.csv"
+    header, *b_rows = b_path.read_bytes().splitlines(keepends=True)
+    (a_record,) = [r for r in case_records(campaign, a["case_id"]) if r["rep"] == 2]
     # B keeps rep 0; rep 1 has a rep that is not a number; rep 2 is A's record (case_id of another
-    # directory); then garbage, a second rep 0, a non-UTF-8 line and a last line cut short.
-    b_path.write_bytes(
-        b_lines[0]
-        + json.dumps(wrong_rep).encode() + b"\n"
-        + a_lines[2]
-        + b"{not json\n"
-        + b_lines[0]
-        + b"\xff\xfe\n"
-        + b_lines[2][:40]
-    )  # fmt: skip
-    expected = {f"records.jsonl:{n}" for n in (2, 3, 4, 5, 6, 7)}
+    # directory, with a facts line of its own); then garbage, a second rep 0, a non-UTF-8 line and a
+    # last line cut short.
+    b_path.write_bytes(header + b_rows[0])
+    with b_path.open("ab") as handle:
+        handle.write(_recoded(b_rows[1], rep="x"))
+    plant(b_dir, [a_record])
+    with b_path.open("ab") as handle:
+        handle.write(b"{not json\n" + b_rows[0] + b"\xff\xfe\n" + b_rows[2][:40])
+    expected = {f"reps.csv:{n}" for n in (3, 4, 5, 6, 7, 8)}
 
     status = run_cli("status", campaign, "--all")
     assert status.returncode == 1, status.stdout + status.stderr
@@ -71,7 +77,7 @@ def test_status_resume_and_analyze_agree_on_every_bad_line(tmp_path, bin_dir):
     assert _uncounted(resume.stderr, "note: ") == expected, resume.stderr
     assert "2 repetitions ran, 0 failed" in resume.stdout, resume.stdout
     assert run_cli("status", campaign).returncode == 0
-    counted = record_lines.classify(b_path.read_bytes(), b["case_id"]).records
+    counted = stored_records.read(b_dir, b["case_id"]).records
     assert sorted(counted) == [0, 1, 2] and all(r["case_id"] == b["case_id"] for r in counted.values())
     assert len(case_records(campaign, a["case_id"])) == 3
 

@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from sbcore import record_store, stored_records
 from tests.records import minimal_record
 
 from .conftest import ROOT, run_cli
@@ -70,9 +71,11 @@ def test_status_shows_pin_violations(tmp_path, bin_dir):
     (campaign / "raw" / case["case_id"]).mkdir()
     violation = {"worker": 1, "planned": 1, "seen": [0, 0]}
     record = minimal_record(case["case_id"], 0, pin={"violations": [violation]})
-    # rep 0 recorded; rep 1 cut short by a crash (a last line without its newline is not a record)
-    records = campaign / "raw" / case["case_id"] / "records.jsonl"
-    records.write_text(json.dumps(record) + '\n{"rep": 1, "sta')
+    # rep 0 recorded; rep 1 cut short by a crash (a last row without its newline is not a record)
+    directory = campaign / "raw" / case["case_id"]
+    record_store.store(directory, [record])
+    with (directory / stored_records.REPS_FILE).open("ab") as handle:
+        handle.write(b'1,"fnv1a64:')
     status = run_cli("status", campaign)
     assert status.returncode == 1  # incomplete: a finding
     assert f"case 2 {case['case_id']}" in status.stdout and "in 1 of 1 reps" in status.stdout

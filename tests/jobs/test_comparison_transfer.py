@@ -4,8 +4,8 @@ slow state while another family runs, waits when no family is unaffected (up to 
 not charged to `comparison_budget_s`), with a stand-in kernel whose CPUs are placed apart in planted
 windows of its timeline."""
 
-import json
 import random
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -19,9 +19,10 @@ from jobs.campaign import load_cases
 from jobs.comparison_sampling import CaseTimes, Need, paired_ratios, process_times
 from jobs.config import load_experiment, load_node_types
 from jobs.transfer_state import TransferWatch, choose
+from sbcore import record_store
 from sbcore.errors import UsageError
 from tests.jobs.conftest import run_cli, stand_in_bin_dir
-from tests.records import case_records
+from tests.records import case_records, minimal_record
 
 FAKE = Path(__file__).resolve().parent / "sampling_fake" / "fake_kernel_transfer.py"
 NEAR, APART = 5e-8, 4e-7
@@ -257,14 +258,20 @@ def test_only_a_member_slowed_in_the_state_defers_its_family(tmp_path):
     assert chosen is needs[1] and [(n, [a.case["case_id"] for a in apart]) for n, apart in passed] == [
         (needs[0], ["contended"])
     ]
-    # Written last (records.jsonl order): a near repetition, though not the highest.
+    # Written last (the stored rows' order): a near repetition, though not the highest.
     raw = tmp_path / "raw" / "contended"
-    raw.mkdir(parents=True)
-    (raw / "records.jsonl").write_text("".join(json.dumps(records["contended"][k]) + "\n" for k in (6, 7, 0)))
+
+    def store_in_order(reps):
+        shutil.rmtree(raw, ignore_errors=True)
+        raw.mkdir(parents=True)
+        for k in reps:  # a process each
+            record_store.store(raw, [minimal_record("contended", k, invocation=k) | records["contended"][k]])
+
+    store_in_order((6, 7, 0))
     watch.ran(contended)
     assert watch.apart(contended) is None
     # A probe run replaces the newest record: apart records, but near now.
-    (raw / "records.jsonl").write_text("".join(json.dumps(records["contended"][k]) + "\n" for k in (0, 6, 7)))
+    store_in_order((0, 6, 7))
     watch.ran(contended)
     assert watch.apart(contended) is not None
     watch.known_at.clear()  # its state came in long ago

@@ -1,14 +1,15 @@
 """The smoke campaign for real: real kernels, real likwid-pin, through the CLI."""
 
 import json
+import shutil
 from collections import defaultdict
 
 import pandas as pd
 import pytest
 
 from analysis.records import load
-from sbcore import layout
-from tests.records import case_probe, case_record
+from sbcore import layout, record_store, stored_records
+from tests.records import case_probe, case_record, case_records
 
 from .conftest import ROOT, run_cli
 
@@ -77,10 +78,27 @@ def test_smoke_campaign(tmp_path, bin_dir):
     again = run_cli("run", "--resume", campaign, "--no-progress")
     assert again.returncode == 0 and "0 repetitions ran" in again.stdout
 
-    # The analysis's compiled reader takes every records.jsonl of real kernels and reads them exactly as
-    # the Python path does.
+    # The runner stores scalebench.run/2 (facts.jsonl, reps.csv). The same records of real kernels
+    # written as records.jsonl (format v1) are read by the analysis's compiled reader exactly as the
+    # Python path reads them, and as the analysis reads the stored ones.
     keys = layout.raw_files(campaign)
-    native, rest = load.parse_native(campaign, keys, 2)
+    assert keys and not [k for k in keys if layout.RECORDS_FILE in k]
+    stored = load.parse_files(campaign, keys)
+    older = tmp_path / "v1"
+    shutil.copytree(campaign, older)
+    for directory in (older / "raw").iterdir():
+        records = case_records(older, directory.name)
+        for path in directory.iterdir():  # facts.jsonl, reps.csv and its long tables
+            if stored_records.is_v2_file(path.name):
+                path.unlink()
+        (directory / layout.RECORDS_FILE).write_bytes(b"".join(map(record_store.encode, records)))
+    keys = layout.raw_files(older)
+    native, rest = load.parse_native(older, keys, 2)
     assert native and not [k for k in rest if layout.RECORDS_FILE in k]
-    python = load.parse_files(campaign, keys)
+    python = load.parse_files(older, keys)
     pd.testing.assert_frame_equal(python.records, native[0].records, check_exact=True)
+    assert (stored.records["record_line"] == python.records["record_line"] + 1).all()  # below the header
+    where = [load.RECORD_FILE, "record_line"]
+    pd.testing.assert_frame_equal(
+        stored.records.drop(columns=where), python.records.drop(columns=where[1:]), check_exact=True
+    )

@@ -76,7 +76,7 @@ def test_failures_are_recorded_and_the_campaign_goes_on(tmp_path, injection_bin_
         assert len(list((campaign / "raw" / states[binary]["case_id"]).glob("rep-0.failed-*.json"))) == 2
     # the ok case is not run again: its records and their probe times, no attempt file
     ok_files = sorted(p.name for p in (campaign / "raw" / states["mcpi-c-serial"]["case_id"]).iterdir())
-    assert ok_files == ["probes.jsonl", "records.jsonl"]
+    assert ok_files == ["facts.jsonl", "probes.jsonl", "reps.csv", "reps.results.csv", "reps.threads.csv"]
 
 
 def test_run_case_exit_status_and_message(tmp_path, injection_bin_dir):
@@ -88,7 +88,7 @@ def test_run_case_exit_status_and_message(tmp_path, injection_bin_dir):
     bad = run_cli("run-case", tmp_path / "res" / "g", 3, env=env)
     assert bad.returncode == 1 and "exit status 3" in bad.stderr
     good = run_cli("run-case", tmp_path / "res" / "g", 4, env=env)
-    assert good.returncode == 0 and "rep 0: ok (records.jsonl)" in good.stderr
+    assert good.returncode == 0 and "rep 0: ok (reps.csv)" in good.stderr
 
 
 INTERRUPTED = """

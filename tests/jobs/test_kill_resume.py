@@ -30,7 +30,8 @@ params = { samples = [5000000] }
 
 
 def record_files(campaign):
-    return sorted((campaign / "raw").glob("*/records.jsonl"))
+    """The stored records' files (facts.jsonl and reps.csv of each case)."""
+    return sorted([*(campaign / "raw").glob("*/facts.jsonl"), *(campaign / "raw").glob("*/reps*.csv")])
 
 
 def n_records(campaign) -> int:

@@ -1,7 +1,6 @@
 """What the own-program tests share: test programs built once, an experiment file written from a few
 lines, and a campaign run and analysed through the command line as a user would."""
 
-import json
 import os
 import subprocess
 import sys
@@ -11,6 +10,7 @@ import pytest
 
 from tests.jobs.conftest import run_cli
 from tests.kernel_records import runq_share
+from tests.records import campaign_records
 
 HERE = Path(__file__).parent
 ARGV_DUMPER = """#!{python}
@@ -65,10 +65,8 @@ def run_campaign(tmp_path: Path, experiment: Path, env: dict, *extra, timeout=60
 
 
 def records(campaign: Path) -> list[dict]:
-    found = []
-    for path in sorted((campaign / "raw").glob("*/records.jsonl")):
-        found += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return found
+    """Every counted record of the campaign (tests/records.py: the one reader of stored records)."""
+    return campaign_records(campaign)
 
 
 def analyze(campaign: Path, env: dict, *extra) -> subprocess.CompletedProcess:

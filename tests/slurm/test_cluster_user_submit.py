@@ -32,7 +32,8 @@ def test_records_come_back_owned_by_the_submitting_user(slurm_cluster, user_clon
     assert f"({UID})" in finished.get("UserId", ""), finished
     cases = [json.loads(line) for line in (campaign / "cases.jsonl").read_text().splitlines()]
     for case in cases:
-        records = (campaign / "raw" / case["case_id"] / "records.jsonl").read_text().splitlines()
-        assert len(records) == case["reps"], case["case_id"]
+        # counted as plain lines: the project's readers, run as root here, refuse another user's campaign
+        rows = (campaign / "raw" / case["case_id"] / "reps.csv").read_text().splitlines()[1:]
+        assert len(rows) == case["reps"], case["case_id"]
     assert (campaign / "analysis" / "report.md").is_file()
     assert owners(campaign) == {UID}

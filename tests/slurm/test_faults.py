@@ -113,7 +113,8 @@ def test_kill_cancel_drain_fail_then_resume_completes_exactly_once(slurm_cluster
     status = scalebench("status", campaign, "--all")
     for state in {states[i]["state"] for i in unfinished}:
         assert state in status.stdout
-    before = {p: p.read_bytes() for p in campaign.glob("raw/*/records.jsonl")}
+    stored = [*campaign.glob("raw/*/facts.jsonl"), *campaign.glob("raw/*/reps*.csv")]
+    before = {p: p.read_bytes() for p in stored}
 
     resumed = scalebench("resume", campaign, "--throttle", "2", env=env)
     assert resumed.returncode == 0, resumed.stderr

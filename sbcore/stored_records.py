@@ -1,0 +1,202 @@
+"""The one reader of a case's stored records, in either layout: repetition -> its counted record, and the
+lines not counted ('<file>:<line>', why). Status, resume, run-case and every jobs-side reader go through
+it (sbcore/layout.py: case_lines).
+
+Read in this order, the first record of a repetition counting (sbcore/record_lines.py, the one rule):
+1. scalebench.run/1: records.jsonl (one record per line), then rep-<k>.json files of older campaigns
+   (where both hold a repetition, the rep-<k>.json file wins, as before);
+2. scalebench.run/2: facts.jsonl (one line per kernel process) and reps.csv, reps-<n>.csv (one row per
+   repetition, sbcore/record_rows.py); a row is the record of its process's facts and its own columns.
+A row whose process has no facts line, a cut last row or facts line, a row that does not decode: a
+problem, not counted. Files are read by sbcore/campaign_access.py (no link followed).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sbcore import campaign_access, record_lines, record_rows
+
+RECORDS_FILE = "records.jsonl"
+FACTS_FILE = "facts.jsonl"
+REPS_FILE = "reps.csv"
+REPS_FILES = re.compile(r"^reps(?:-(\d+))?\.csv$")  # reps.csv, then reps-<n>.csv (another header)
+TABLE_FILES = re.compile(r"^reps(?:-\d+)?\.[a-z_]+\.csv$")  # their long tables: reps[-<n>].<table>.csv
+REP_FILE = re.compile(r"^rep-(\d+)\.json$")
+TABLES = tuple(record_rows.TABLES)  # the long tables beside a reps file (sbcore/record_rows.py)
+
+
+@dataclass
+class CaseRecords:
+    records: dict[int, dict] = field(default_factory=dict)
+    problems: list[tuple[str, int, str]] = field(default_factory=list)  # (file name, line or 0, why)
+    places: dict[int, tuple[str, int]] = field(default_factory=dict)  # rep -> (file name, line or 0)
+    processes: int = 0  # facts lines (complete or not): the number the next process takes
+
+
+def is_v2_file(name: str) -> bool:
+    """facts.jsonl, reps.csv, reps-<n>.csv or one of their long tables."""
+    return name == FACTS_FILE or REPS_FILES.match(name) is not None or TABLE_FILES.match(name) is not None
+
+
+def table_path(reps: Path, table: str) -> Path:
+    """The long table `table` of reps.csv (reps.<table>.csv) or of reps-<n>.csv (reps-<n>.<table>.csv)."""
+    return reps.with_name(f"{reps.name.removesuffix('.csv')}.{table}.csv")
+
+
+def reps_files(directory: Path) -> list[str]:
+    """reps.csv, then reps-<n>.csv by n."""
+    if not directory.is_dir() or directory.is_symlink():
+        return []
+    found = [(int(m.group(1) or 0), p.name) for p in directory.iterdir() if (m := REPS_FILES.match(p.name))]
+    return [name for _, name in sorted(found)]
+
+
+def read(directory: Path, case_id: str, case: dict | None = None, campaign: str | None = None) -> CaseRecords:
+    """Every counted record of the case directory (`case_id` its name; with the planned `case` and the
+    `campaign` name, records that do not belong to them are problems too)."""
+    out = CaseRecords()
+    _read_v1(directory, case_id, case, campaign, out)
+    _read_v2(directory, case_id, case, campaign, out)
+    out.records = {k: out.records[k] for k in sorted(out.records)}
+    return out
+
+
+def written_order(place: tuple[str, int]) -> tuple[int, int]:
+    """A sort key of where a record is (CaseRecords.places) in the order records were written: older
+    rep-<k>.json files, then records.jsonl by line, then reps.csv and reps-<n>.csv by row."""
+    name, line = place
+    if name == RECORDS_FILE:
+        return (1, line)
+    match = REPS_FILES.match(name)
+    return (2 + int(match.group(1) or 0), line) if match else (0, 0)
+
+
+def _count(
+    out: CaseRecords, name: str, number: int, record: dict | None, why: str | None, case_id, case, campaign
+):
+    """The rule of sbcore/record_lines.py applied to one decoded record."""
+    if why is None:
+        why = record_lines.field_problem(record)
+    if why is None:
+        why = record_lines.placement_problem(record, case_id, out.records)
+    if why is None and case is not None:
+        why = record_lines.belonging_problem(record, case, campaign)
+    if why is None:
+        out.records[record["rep"]] = record
+        out.places[record["rep"]] = (name, number)
+    else:
+        out.problems.append((name, number, why))
+
+
+def _data(directory: Path, name: str, out: CaseRecords) -> bytes | None:
+    try:
+        return campaign_access.read_path(directory / name, missing=b"")
+    except campaign_access.UnsafeFile as err:  # not read: a resume refuses to run the case as well
+        out.problems.append((name, 0, f"not read: {str(err).removeprefix(f'{directory / name}: ')}"))
+    except OSError as err:
+        out.problems.append((name, 0, f"not read: {err.strerror}"))
+    return None
+
+
+def _read_v1(directory, case_id, case, campaign, out: CaseRecords) -> None:
+    data = _data(directory, RECORDS_FILE, out)
+    if data:
+        lines = record_lines.classify(data, case_id, case, campaign)
+        out.records.update(lines.records)
+        out.places.update((rep, (RECORDS_FILE, line)) for rep, line in lines.lines.items())
+        out.problems.extend((RECORDS_FILE, number, why) for number, why in lines.problems)
+    if not directory.is_dir() or directory.is_symlink():
+        return
+    for path in sorted(directory.iterdir()):
+        match = REP_FILE.match(path.name)
+        if not match:
+            continue
+        try:
+            record, why = record_lines.decode_line(campaign_access.read_path(path))
+        except OSError as err:
+            record, why = None, f"cannot read: {err.strerror}"
+        if why is None and (record["case_id"] != case_id or record["rep"] != int(match.group(1))):
+            why = "case_id or rep does not match the file's place"
+        if why is None and case is not None:
+            why = record_lines.belonging_problem(record, case, campaign)
+        if why is None:
+            out.records[int(match.group(1))] = record
+            out.places[int(match.group(1))] = (path.name, 0)
+        else:
+            out.problems.append((path.name, 0, why))
+
+
+def _read_v2(directory, case_id, case, campaign, out: CaseRecords) -> None:
+    facts = {}
+    data = _data(directory, FACTS_FILE, out) or b""
+    end = data.rfind(b"\n") + 1
+    lines = data[:end].split(b"\n")[:-1]
+    out.processes = len(lines) + (1 if data[end:] else 0)
+    for number, line in enumerate(lines, start=1):
+        try:
+            decoded = json.loads(line)
+            process = decoded[record_rows.PROCESS_KEY] if isinstance(decoded, dict) else None
+            if not isinstance(process, int) or isinstance(process, bool):
+                raise ValueError("no integer 'process'")
+            if process in facts:
+                raise ValueError(f"process {process} has an earlier facts line")
+            facts[process] = decoded
+        except (ValueError, UnicodeDecodeError) as err:
+            out.problems.append((FACTS_FILE, number, f"not a facts line: {err}"))
+    if data[end:].strip():
+        out.problems.append((FACTS_FILE, len(lines) + 1, record_lines.TRUNCATED))
+    for name in reps_files(directory):
+        data = _data(directory, name, out)
+        if not data:
+            continue
+        items = _items(directory, name, out)
+        rows, tail = record_rows.complete_rows(data)
+        header = None
+        for number, raw in rows:
+            if header is None:
+                header = raw.decode(errors="replace").split(",")
+                continue
+            if not raw.strip():
+                continue
+            record, why = None, None
+            try:
+                process, part = record_rows.rep_part(header, record_rows.cells(raw), items)
+                if process not in facts:
+                    why = f"process {process} has no facts line in {FACTS_FILE}"
+                else:
+                    record = record_rows.joined(facts[process], part)
+            except (ValueError, UnicodeDecodeError) as err:
+                why = f"not a row: {err}"
+            _count(out, name, number, record, why, case_id, case, campaign)
+        if tail.strip():
+            out.problems.append((name, (rows[-1][0] + 1) if rows else 1, record_lines.TRUNCATED))
+
+
+def _items(directory: Path, name: str, out: CaseRecords) -> dict:
+    """The items of the long tables of one reps file: (process, rep) -> table -> index -> columns. A
+    row that does not decode is a problem; a row of a repetition missing it is not counted. The last
+    row of an item wins: a writer never writes one twice, but after facts.jsonl and reps.csv were
+    removed by hand, process numbers start again and the newer rows are the ones their rows count."""
+    items: dict = {}
+    for table in record_rows.TABLES:
+        table_name = table_path(directory / name, table).name
+        data = _data(directory, table_name, out)
+        if not data:
+            continue
+        rows, _ = record_rows.complete_rows(data)  # a cut last row: its repetition's row comes later
+        header = None
+        for number, raw in rows:
+            if header is None:
+                header = raw.decode(errors="replace").split(",")
+                continue
+            try:
+                (process, rep, index), columns = record_rows.table_rows(header, record_rows.cells(raw), table)
+            except (ValueError, UnicodeDecodeError) as err:
+                out.problems.append((table_name, number, f"not a row: {err}"))
+                continue
+            items.setdefault((process, rep), {}).setdefault(table, {})[index] = columns
+    return items
