@@ -153,7 +153,7 @@ def store(directory: Path, records: list[dict], details: dict[int, dict] | None 
     created: list[Path] = []
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        present = stored_records.read(directory, directory.name)
+        present = stored_records.read(directory, directory.name, reps={r["rep"] for r in records})
         new = [r for r in records if r["rep"] not in present.records]
         if new:
             facts, parts = record_rows.split(new)

@@ -55,12 +55,21 @@ def reps_files(directory: Path) -> list[str]:
     return [name for _, name in sorted(found)]
 
 
-def read(directory: Path, case_id: str, case: dict | None = None, campaign: str | None = None) -> CaseRecords:
+def read(
+    directory: Path,
+    case_id: str,
+    case: dict | None = None,
+    campaign: str | None = None,
+    reps: set[int] | None = None,
+) -> CaseRecords:
     """Every counted record of the case directory (`case_id` its name; with the planned `case` and the
-    `campaign` name, records that do not belong to them are problems too)."""
+    `campaign` name, records that do not belong to them are problems too). With `reps`, the rows of
+    reps.csv and its long tables whose `rep` cell is another repetition are not decoded (nor named as
+    problems): whether repetition k counts depends on its own rows only, so the records of `reps`
+    come out as a whole read gives them (what the writer asks before it appends)."""
     out = CaseRecords()
     _read_v1(directory, case_id, case, campaign, out)
-    _read_v2(directory, case_id, case, campaign, out)
+    _read_v2(directory, case_id, case, campaign, out, reps)
     out.records = {k: out.records[k] for k in sorted(out.records)}
     return out
 
@@ -130,7 +139,19 @@ def _read_v1(directory, case_id, case, campaign, out: CaseRecords) -> None:
             out.problems.append((path.name, 0, why))
 
 
-def _read_v2(directory, case_id, case, campaign, out: CaseRecords) -> None:
+def _other_rep(header: list[str], values: list, reps: set[int] | None) -> bool:
+    """The row's `rep` cell holds a repetition outside `reps` (never without `reps`, or when the cell
+    does not read as one: the whole decoding then judges the row)."""
+    if reps is None or "rep" not in header or len(values) != len(header):
+        return False
+    text = values[header.index("rep")][0]
+    try:
+        return int(text) not in reps
+    except (TypeError, ValueError):
+        return False
+
+
+def _read_v2(directory, case_id, case, campaign, out: CaseRecords, reps: set[int] | None = None) -> None:
     facts = {}
     data = _data(directory, FACTS_FILE, out) or b""
     end = data.rfind(b"\n") + 1
@@ -153,7 +174,7 @@ def _read_v2(directory, case_id, case, campaign, out: CaseRecords) -> None:
         data = _data(directory, name, out)
         if not data:
             continue
-        items = _items(directory, name, out)
+        items = _items(directory, name, out, reps)
         rows, tail = record_rows.complete_rows(data)
         header = None
         for number, raw in rows:
@@ -164,7 +185,10 @@ def _read_v2(directory, case_id, case, campaign, out: CaseRecords) -> None:
                 continue
             record, why = None, None
             try:
-                process, part = record_rows.rep_part(header, record_rows.cells(raw), items)
+                values = record_rows.cells(raw)
+                if _other_rep(header, values, reps):
+                    continue
+                process, part = record_rows.rep_part(header, values, items)
                 if process not in facts:
                     why = f"process {process} has no facts line in {FACTS_FILE}"
                 else:
@@ -176,7 +200,7 @@ def _read_v2(directory, case_id, case, campaign, out: CaseRecords) -> None:
             out.problems.append((name, (rows[-1][0] + 1) if rows else 1, record_lines.TRUNCATED))
 
 
-def _items(directory: Path, name: str, out: CaseRecords) -> dict:
+def _items(directory: Path, name: str, out: CaseRecords, reps: set[int] | None = None) -> dict:
     """The items of the long tables of one reps file: (process, rep) -> table -> index -> columns. A
     row that does not decode is a problem; a row of a repetition missing it is not counted. The last
     row of an item wins: a writer never writes one twice, but after facts.jsonl and reps.csv were
@@ -194,7 +218,10 @@ def _items(directory: Path, name: str, out: CaseRecords) -> dict:
                 header = raw.decode(errors="replace").split(",")
                 continue
             try:
-                (process, rep, index), columns = record_rows.table_rows(header, record_rows.cells(raw), table)
+                values = record_rows.cells(raw)
+                if _other_rep(header, values, reps):
+                    continue
+                (process, rep, index), columns = record_rows.table_rows(header, values, table)
             except (ValueError, UnicodeDecodeError) as err:
                 out.problems.append((table_name, number, f"not a row: {err}"))
                 continue

@@ -158,6 +158,31 @@ def test_a_reps_file_of_another_version_is_never_rewritten(tmp_path):
     assert read.problems == [("reps.csv", 2, "schema: record: 'checksum' is a required property")]
 
 
+def test_reading_some_repetitions_gives_them_as_a_whole_read_does(tmp_path):
+    """What the writer asks before it appends (read with `reps`): the same records of those repetitions,
+    whatever the rows of the others hold (a row of a process without facts, a duplicate, a broken row, a
+    cut one, a broken long-table row)."""
+    directory = _dir(tmp_path)
+    record_store.store(directory, [rec(0), rec(1, placement=[{"start_cpu": 0, "end_cpu": 0}])])
+    record_store.store(directory, [rec(2, invocation=1), rec(3, invocation=1)])
+    reps = directory / "reps.csv"
+    rows = reps.read_bytes().split(b"\n")
+    with reps.open("ab") as handle:
+        handle.write(rows[2].replace(b"0,", b"7,", 1) + b"\n")  # process 7 has no facts line
+        handle.write(rows[2] + b"\n")  # rep 1 again
+        handle.write(b"0,not,a,row\n")
+    threads = stored_records.table_path(reps, "threads")
+    with threads.open("ab") as handle:
+        handle.write(b"1,3,0,x,y\n")  # a broken item of rep 3
+    record_store.store(directory, [rec(4, invocation=2)])
+    whole = _read(directory)
+    assert set(whole.records) == {0, 1, 2, 3, 4} and len(whole.problems) >= 3
+    for wanted in ({0}, {1}, {3}, {4}, {1, 2}, {5}, set(range(6))):
+        some = stored_records.read(directory, directory.name, reps=wanted)
+        assert some.records == {k: v for k, v in whole.records.items() if k in wanted}, wanted
+        assert some.processes == whole.processes
+
+
 def _store_many(args):
     directory, start = args
     for k in range(start, start + 40):
@@ -166,7 +191,7 @@ def _store_many(args):
 
 def test_concurrent_writers_store_each_repetition_once(tmp_path):
     directory = _dir(tmp_path)
-    with multiprocessing.get_context("fork").Pool(4) as pool:
+    with multiprocessing.get_context("forkserver").Pool(4) as pool:  # a fork of a threaded process can hang
         pool.map(_store_many, [(directory, s) for s in (0, 10, 20, 30)])
     read = _read(directory)
     assert sorted(read.records) == list(range(60)) and not read.problems
