@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +12,7 @@ import pandas as pd
 from analysis.records.flatten import canonical_json
 from sbcore import campaign_access, layout, sampling, simd_bounds
 from sbcore.program_spec import binary_name
+from sbcore.run_budget import stored_run_budget
 from sbcore.variant_dimensions import problem_params
 
 
@@ -226,8 +226,5 @@ def _cores_in(entry: dict) -> int | None:
 
 def run_budget_of(campaign: Campaign) -> float | None:
     """campaign.toml's [campaign] run_budget_s (the local runner's budget for its measuring phase), or
-    None when it has none or holds no finite positive number (the file is untrusted input)."""
-    value = campaign.config.get("campaign", {}).get("run_budget_s")  # (read_campaign: a table or none)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) and value > 0 else None
+    None when it has none or holds no finite positive number (sbcore/run_budget.py's rule)."""
+    return stored_run_budget(campaign.config)[0]

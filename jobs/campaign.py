@@ -9,11 +9,12 @@ import json
 import os
 from pathlib import Path
 
-from sbcore import campaign_access, layout
+from sbcore import campaign_access, layout, run_budget
 from sbcore.atomic import dump_json, write_atomic
 from sbcore.campaign_files import read_cases, read_manifest
 from sbcore.errors import ScalebenchError, UsageError
 from sbcore.names import check_name, has_control
+from sbcore.run_budget import stored_run_budget
 
 # Planning, provenance and TOML writing are imported where used: every Slurm array task imports this
 # module for load_cases, and its start-up is part of the per-case overhead (perf/perf_runcase.py).
@@ -61,7 +62,7 @@ def resolved_config(exp, cases: list[dict], name: str, created: str, seed: int) 
         "sweep": sweeps,
     }
     if exp.run_budget_s is not None:  # the runner reads it back (campaign_run_budget)
-        config["campaign"]["run_budget_s"] = exp.run_budget_s
+        config["campaign"][run_budget.KEY] = exp.run_budget_s
     if exp.excludes:
         config["exclude"] = exp.excludes
     if exp.loads:
@@ -281,12 +282,9 @@ def campaign_seed(campaign_dir) -> int:
 
 
 def campaign_run_budget(campaign_dir) -> float | None:
-    """The experiment's `run_budget_s` as the campaign keeps it ([campaign] run_budget_s of
-    campaign.toml); None when it has none. A value that is not a positive finite number is refused."""
-    path = Path(campaign_dir) / "campaign.toml"
-    value = (_campaign_config(campaign_dir).get("campaign") or {}).get("run_budget_s")
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < float("inf"):
-        raise UsageError(f"{path}: [campaign] run_budget_s = {value!r}: must be a finite number > 0")
-    return float(value)
+    """The experiment's `run_budget_s` as the campaign keeps it (sbcore/run_budget.py); None when it has
+    none. A value that is not a positive finite number is refused."""
+    budget, problem = stored_run_budget(_campaign_config(campaign_dir))
+    if problem:
+        raise UsageError(f"{Path(campaign_dir) / 'campaign.toml'}: {problem}")
+    return budget
