@@ -8,14 +8,11 @@ probe (its per-CPU times in probes.jsonl beside it, as the runner stores them), 
 sampling; a 64-core node, 1 to 128 threads; once,
 into build/perf/, reused by later runs, so a directory generated before keeps its records), reading the
 files once (into the page cache, where a campaign that just ran has them), loading cold
-(every record parsed, by the compiled reader where built, no analysis cache), statistics (summary with
+(every record parsed, no analysis cache), statistics (summary with
 vectorised bootstrap, speedup, models, comparisons; each step's wall and CPU time is printed too; the
 counters and records tables are written meanwhile, as `analyze` does it), writing the other CSV tables,
-the same cold
-load through the Python path (SCALEBENCH_NATIVE=0) for the ratio, then (v1 only: both read
-records.jsonl) two floors:
-reading only (the compiled reader parsing and checking every record, no columns for Python) and
-decoding only (every record decoded by msgspec into the Python path's record type), then loading warm
+then (v1 only: it reads records.jsonl) a floor: decoding only (every record decoded by msgspec into the
+analysis's record type), then loading warm
 (append-only cache). The cold analysis (load + statistics + CSV) runs --runs times, each in a process
 of its own, its median reported; aim: <= 20 s and <= 2 GB peak RSS (of that process). An
 integer-bound kernel timed before and after each cold analysis shows the host's phase (host_check);
