@@ -94,7 +94,8 @@ def test_cache_is_reused_and_new_files_are_appended(standard, tmp_path):
     assert record_store.store(case_dir, [record | {"rep": 99, "invocation": 99}])
     third = load_records(copy, processes=1)
     in_case = [k for k in layout.raw_files(copy) if layout.key_case(k) == case_dir.name]
-    assert third.n_parsed == len(in_case) + len(in_bad_cases) and len(in_case) < 4
+    # (a v2 case is facts.jsonl, reps.csv and its long tables: a few files of the campaign's many)
+    assert third.n_parsed == len(in_case) + len(in_bad_cases) < len(layout.raw_files(copy)) / 2
     assert len(third.records) == len(first.records) + 1
     assert 99 in set(third.records.loc[third.records["case_id"] == case_dir.name, "rep"])
     assert len([p for p in (copy / "analysis" / ".cache").glob("chunk-*") if p.is_dir()]) == 2
