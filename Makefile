@@ -25,12 +25,11 @@ endif
 endef
 
 -include $(sort $(wildcard kernels/*.mk))
-include analysis/native/native.mk
 
-.PHONY: all setup kernels native native-optional bench seeds test test-c test-py perf lint format clean \
+.PHONY: all setup kernels bench seeds test test-c test-py perf lint format clean \
         slurm-up slurm-down
 
-all: kernels native
+all: kernels
 
 # Checks what the target needs by trying it (scripts/setup.sh bench|test|lint; root on Debian installs
 # missing Debian packages first) and installs the pinned .venv (cheap when nothing is missing).
@@ -49,15 +48,9 @@ kernels: $(filter-out $(UNAVAILABLE_BINS),$(KERNEL_BINS))
 	    | grep -v '^\s*$$' > $(BIN_DIR)/unavailable.tsv.tmp || true
 	@mv $(BIN_DIR)/unavailable.tsv.tmp $(BIN_DIR)/unavailable.tsv
 
-# The analysis's compiled reader is optional for `make bench`: without a C++20 compiler and simdjson,
-# analyze reads the records through its pure-Python path.
-native-optional:
-	@$(MAKE) --no-print-directory native 2>/dev/null || echo "native: the analysis's compiled reader was \
-	not built (needs $(CXX) with C++20 and simdjson): analyze uses its pure-Python path" >&2
-
 # Main job: build, run the default workstation campaign, analyse it and print where the report is.
 bench: setup
-	@$(MAKE) --no-print-directory kernels native-optional
+	@$(MAKE) --no-print-directory kernels
 	$(PY) ./scalebench run config/experiments/workstation.toml
 	$(PY) ./scalebench analyze latest
 
@@ -68,11 +61,11 @@ bench: setup
 # CAP_SYS_NICE) is recorded as failed and its row says so. The campaigns behind the doc are exported as
 # results/seed-campaigns-<stamp>.tar.gz.
 seeds: setup
-	@$(MAKE) --no-print-directory kernels native-optional
+	@$(MAKE) --no-print-directory kernels
 	$(PY) -m jobs.seeds $(SEEDS_ARGS)
 
 test: setup
-	@$(MAKE) --no-print-directory kernels native
+	@$(MAKE) --no-print-directory kernels
 	@$(MAKE) --no-print-directory test-c
 	@$(MAKE) --no-print-directory test-py
 
@@ -83,16 +76,16 @@ test-py:
 
 # Benchmarks: print figures (medians, ratios measured side by side in one run), assert nothing.
 perf: setup
-	@$(MAKE) --no-print-directory kernels native-optional
+	@$(MAKE) --no-print-directory kernels
 	@set -e; for f in $(sort $(wildcard perf/perf_*.py)); do echo "== $$f"; $(PY) $$f; done
 
 lint: setup
 	$(PY) -m ruff check .
-	clang-format --dry-run --Werror $(shell git ls-files 'kernels/*.c' 'kernels/*.h' 'analysis/native/*.cpp' 'analysis/native/*.h')
+	clang-format --dry-run --Werror $(shell git ls-files 'kernels/*.c' 'kernels/*.h')
 
 format: setup
 	$(PY) -m ruff format .
-	clang-format -i $(shell git ls-files 'kernels/*.c' 'kernels/*.h' 'analysis/native/*.cpp' 'analysis/native/*.h')
+	clang-format -i $(shell git ls-files 'kernels/*.c' 'kernels/*.h')
 
 slurm-up: setup
 	$(PY) -m jobs.slurm.testcluster up

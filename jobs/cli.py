@@ -116,10 +116,9 @@ def register(sub) -> None:
 
     p = sub.add_parser(
         "build",
-        help="build the kernels with the site's compilers (CC, CXX, FC, MPICC)",
-        description="Build the kernel binaries and, when a C++20 compiler and simdjson are there, the\n"
-        "analysis's compiled reader: `make kernels native-optional` in scalebench's source tree (the\n"
-        "clone, or the clone a pip install was made from) with the compilers CC, CXX, FC and MPICC of the\n"
+        help="build the kernels with the site's compilers (CC, FC, MPICC)",
+        description="Build the kernel binaries: `make kernels` in scalebench's source tree (the\n"
+        "clone, or the clone a pip install was made from) with the compilers CC, FC and MPICC of the\n"
         "environment (e.g. after `module load gcc openmpi`). The binaries go to build/bin of the source\n"
         "tree, or to $SCALEBENCH_BIN_DIR; kernels whose compiler is missing are left out, one line each.",
         epilog="example:\n  CC=clang FC=gfortran scalebench build",
@@ -279,7 +278,7 @@ def cmd_build(args) -> int:
     ]
     # The tool kernels (kernels/tools/standard_tools.py behind a script) run with the python running
     # this command.
-    argv += [f"PY={sys.executable}", "kernels", "native-optional"]
+    argv += [f"PY={sys.executable}", "kernels"]
     status = subprocess.call(argv)
     if status == 0:
         print(f"kernels in {binaries}")

@@ -8,14 +8,11 @@ probe (its per-CPU times in probes.jsonl beside it, as the runner stores them), 
 sampling; a 64-core node, 1 to 128 threads; once,
 into build/perf/, reused by later runs, so a directory generated before keeps its records), reading the
 files once (into the page cache, where a campaign that just ran has them), loading cold
-(every record parsed, by the compiled reader where built, no analysis cache), statistics (summary with
+(every record parsed, no analysis cache), statistics (summary with
 vectorised bootstrap, speedup, models, comparisons; each step's wall and CPU time is printed too; the
 counters and records tables are written meanwhile, as `analyze` does it), writing the other CSV tables,
-the same cold
-load through the Python path (SCALEBENCH_NATIVE=0) for the ratio, then (v1 only: both read
-records.jsonl) two floors:
-reading only (the compiled reader parsing and checking every record, no columns for Python) and
-decoding only (every record decoded by msgspec into the Python path's record type), then loading warm
+then (v1 only: it reads records.jsonl) a floor: decoding only (every record decoded by msgspec into the
+analysis's record type), then loading warm
 (append-only cache). The cold analysis (load + statistics + CSV) runs --runs times, each in a process
 of its own, its median reported; aim: <= 20 s and <= 2 GB peak RSS (of that process). An
 integer-bound kernel timed before and after each cold analysis shows the host's phase (host_check);
@@ -26,7 +23,6 @@ shows how much of the CPUs it really had.
 """
 
 import argparse
-import ctypes
 import json
 import os
 import resource
@@ -42,7 +38,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from analysis.pipeline import Options, analyze, write_tables  # noqa: E402
-from analysis.records import native_library  # noqa: E402
 from analysis.records.decode import decode_lines  # noqa: E402
 from analysis.records.load import load_records  # noqa: E402
 from sbcore import layout  # noqa: E402
@@ -126,27 +121,6 @@ def page_in(campaign: Path) -> int:
                 while chunk := handle.read(1 << 20):
                     total += len(chunk)
     return total
-
-
-def read_only(campaign: Path, threads: int) -> int:
-    """Every records.jsonl parsed and checked by the compiled reader, its columns never handed to Python:
-    the floor of the compiled path."""
-    lib = native_library.load()
-    if lib is None:
-        return 0
-    case_ids = sorted(os.listdir(campaign / layout.RAW_DIR))
-    paths = [os.fsencode(campaign / layout.RAW_DIR / c / layout.RECORDS_FILE) for c in case_ids]
-    n = len(paths)
-    handle = lib.sbr_read(
-        n,
-        (ctypes.c_char_p * n)(*paths),
-        (ctypes.c_int64 * n)(*([-1] * n)),
-        (ctypes.c_char_p * n)(*(c.encode() for c in case_ids)),
-        threads,
-    )
-    rows = lib.sbr_rows(handle)
-    lib.sbr_free(handle)
-    return rows
 
 
 def machine_seconds() -> dict[str, float] | None:
@@ -276,22 +250,13 @@ def main() -> int:
         " (aim <= 20 s),"
         f" peak RSS {max(c[2] for c in colds):.2f} GB (aim <= 2 GB); runs: {runs}"
     )
-    native_load_s = statistics.median(c[1] for c in colds)
-    os.environ["SCALEBENCH_NATIVE"] = "0"
-    start = time.perf_counter()
-    timed("load cold, Python path (side by side)", lambda: load_records(campaign, use_cache=False))
-    python_load_s = time.perf_counter() - start
-    del os.environ["SCALEBENCH_NATIVE"]
-    print(f"  compiled reader / Python path: {native_load_s / python_load_s:.2f} of the load time")
-    if args.records_format == "v1":  # the floors read records.jsonl
-        rows = timed("read only (floor: compiled reader)", lambda: read_only(campaign, os.cpu_count() or 1))
-        print(f"  {rows} records read" if rows else "  compiled reader not built (make native)")
+    if args.records_format == "v1":  # the floor reads records.jsonl
         decoded = timed(
             "decode only (floor: msgspec, Python path)", lambda: decode_only(campaign, os.cpu_count() or 1)
         )
         print(f"  {decoded} records decoded")
     else:
-        print("read only / decode only: floors of reading records.jsonl, measured with --records-format v1")
+        print("decode only: the floor of reading records.jsonl, measured with --records-format v1")
     timed("load, cold, filling the cache", lambda: load_records(campaign))
     timed("load, warm (append-only cache)", lambda: load_records(campaign))
     return 0

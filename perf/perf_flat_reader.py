@@ -1,7 +1,7 @@
-"""Reading a campaign's records: the compiled reader on records.jsonl (format v1) against a columnar
-library (pyarrow, analysis/records/arrow_reader.py) on the flat scalebench.run/2 layout, on the same
-generated repetitions. Each reader runs in a fresh process under /usr/bin/time -v: wall time and peak
-resident memory. Prints; asserts nothing.
+"""Reading a campaign's records: the analysis's load (analysis/records/load.py) of records.jsonl (format
+v1) and of the flat scalebench.run/2 layout, and a columnar library alone (pyarrow,
+analysis/records/arrow_reader.py) on the flat layout, on the same generated repetitions. Each reader
+runs in a fresh process under /usr/bin/time -v: wall time and peak resident memory. Prints; asserts nothing.
 
     perf/perf_flat_reader.py [--reps 200000,1000000] [--per-case 1000] [--per-process 10] [--keep DIR]
 
@@ -72,14 +72,15 @@ def generate(root: Path, reps: int, per_case: int, per_process: int) -> None:
             (v2_dir / f"reps.{table}.csv").write_bytes(record_rows.TABLE_HEADERS[table] + b"".join(payloads))
 
 
-def read_native(campaign: Path) -> str:
+def read_loader(campaign: Path) -> str:
+    """The analysis's load (analysis/records/load.py), cold: the records frame it builds."""
     from analysis.records import load
 
-    case_ids = sorted(p.name for p in (campaign / "raw").iterdir())
     start = time.perf_counter()
-    parsed, left = load.parse_native(campaign, load.case_files(campaign, case_ids), 2)
-    rows, columns = sum(len(p.records) for p in parsed), len(parsed[0].records.columns) if parsed else 0
-    return f"rows {rows} columns {columns} left {len(left)} in {time.perf_counter() - start:.2f} s"
+    loaded = load.load_records(campaign, processes=2, use_cache=False)
+    rows, columns = loaded.records.shape
+    seconds = time.perf_counter() - start
+    return f"rows {rows} columns {columns} problems {len(loaded.problems)} in {seconds:.2f} s"
 
 
 def read_arrow(campaign: Path) -> str:
@@ -119,7 +120,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.read:
         reader, campaign = args.read
-        print((read_native if reader == "native" else read_arrow)(Path(campaign)))
+        print((read_loader if reader == "load" else read_arrow)(Path(campaign)))
         return
     for reps in (int(n) for n in args.reps.split(",")):
         root = args.keep / str(reps) if args.keep else Path(tempfile.mkdtemp(prefix="sb-flat-"))
@@ -137,8 +138,9 @@ def main() -> None:
                 v: sum(p.stat().st_size for p in (root / v).rglob("*") if p.is_file()) for v in ("v1", "v2")
             }
             print(f"  bytes: v1 {sizes['v1'] / 2**20:.0f} MiB, v2 {sizes['v2'] / 2**20:.0f} MiB", flush=True)
-            print(f"  compiled reader, records.jsonl: {measured('native', root / 'v1')}", flush=True)
-            print(f"  pyarrow.csv, flat v2:          {measured('arrow', root / 'v2')}", flush=True)
+            print(f"  analysis load, records.jsonl (v1): {measured('load', root / 'v1')}", flush=True)
+            print(f"  analysis load, flat (v2):          {measured('load', root / 'v2')}", flush=True)
+            print(f"  pyarrow.csv alone, flat (v2):      {measured('arrow', root / 'v2')}", flush=True)
         finally:
             if not args.keep:
                 shutil.rmtree(root, ignore_errors=True)

@@ -6,8 +6,6 @@ Everything else that names the record's fields is derived from this table or che
   (sbcore/record_lines.py: RECORD_FIELDS is the required fields of this table);
 - the analysis's JSON Schema of a counted line and its typed decoder (analysis/records/fields.py,
   analysis/records/decode.py), and the columns copied as they are (RAW_TEXT, RAW_NUMERIC);
-- the compiled reader's plain-field slots (generated from RAW_TEXT and RAW_NUMERIC by
-  analysis/records/native_fields.py);
 - the kernels' schema, kernels/record.schema.json, which holds the kernel-written fields' detailed
   constraints (enums, patterns, nested shapes): tests/analysis/test_record_fields.py checks that it
   declares exactly the kernel fields here, with the same JSON type, and requires what the rule requires;

@@ -4,7 +4,7 @@
 # Python dependencies. Idempotent and cheap when everything is there, so `make bench`, `make test` and
 # `make lint` call it every time.
 #
-#   scripts/setup.sh bench   what the default campaign needs; Fortran, MPI, likwid, stress-ng, simdjson,
+#   scripts/setup.sh bench   what the default campaign needs; Fortran, MPI, likwid, stress-ng,
 #                            Slurm, perf and cyclictest are optional (one line each when missing: what
 #                            they enable is skipped)
 #   scripts/setup.sh test    everything, test-only tools included (Slurm daemons, munge, chromium, clang)
@@ -13,7 +13,7 @@
 # As root on Debian/Ubuntu, missing Debian packages are installed first (apt-get), as before. Anywhere
 # else nothing is installed: a missing required tool gets one message saying what it is for and how to
 # get it with apt, dnf, environment modules or Spack, and the script exits 3 (environment).
-# Compilers are the ones make will use: CC, CXX, FC, MPICC from the environment (defaults gcc, g++,
+# Compilers are the ones make will use: CC, FC, MPICC from the environment (defaults gcc,
 # gfortran, mpicc); PYTHON names the interpreter for the .venv (default: the first python3.X >= 3.11).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -34,7 +34,6 @@ have() {
 # ---- root on Debian: install the Debian packages (the machines the tests run on) -----------------
 debian_packages=(
   gcc make gfortran              # C11 and Fortran 2008 kernels
-  g++ libsimdjson-dev            # the analysis's compiled reader of records.jsonl (analysis/native/)
   libopenmpi-dev openmpi-bin     # MPI kernels, mpirun
   likwid                         # likwid-pin, likwid-perfctr, likwid-topology, marker API header
   stress-ng                      # competing load of a case ([load.<name>] in experiments)
@@ -63,7 +62,7 @@ if [ "$(id -u)" -eq 0 ] && have apt-get && have dpkg-query; then
 fi
 
 # ---- capabilities, each checked by trying it ---------------------------------------------------------
-CC=${CC:-gcc} CXX=${CXX:-g++} FC=${FC:-gfortran} MPICC=${MPICC:-mpicc}
+CC=${CC:-gcc} FC=${FC:-gfortran} MPICC=${MPICC:-mpicc}
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
@@ -78,10 +77,6 @@ has_fortran() {
 has_mpi() {
   printf '#include <mpi.h>\nint main(int c,char**v){MPI_Init(&c,&v);MPI_Finalize();return 0;}\n' >"$scratch/mpi.c"
   $MPICC "$scratch/mpi.c" -o "$scratch/mpi" 2>/dev/null && have mpirun
-}
-has_simdjson() {
-  printf '#include <simdjson.h>\nint main(){simdjson::ondemand::parser p; return 0;}\n' >"$scratch/sj.cpp"
-  $CXX -std=c++20 "$scratch/sj.cpp" -o "$scratch/sj" -lsimdjson 2>/dev/null
 }
 has_clang_archer() { have clang && compgen -G '/usr/lib/llvm-*/lib/libarcher.so' >/dev/null; }
 has_slurm_daemons() { have slurmctld && have slurmd; }
@@ -106,7 +101,6 @@ capabilities=(
   "Python >= 3.11 with venv|find_python|the scalebench command (.venv)|python3 python3-venv|python3.11|module load python/3.11 / spack install python@3.11"
   "Fortran compiler ($FC)|has_fortran|the Fortran kernels (*-f-*)|gfortran|gcc-gfortran|module load gcc / spack install gcc"
   "MPI ($MPICC, mpirun)|has_mpi|the MPI kernels (*-c-mpi)|libopenmpi-dev openmpi-bin|openmpi-devel (then module load mpi/openmpi-x86_64)|module load openmpi / spack install openmpi"
-  "C++20 compiler with simdjson ($CXX)|has_simdjson|the analysis's compiled reader (without it: the pure-Python path)|g++ libsimdjson-dev|gcc-c++ simdjson-devel (EPEL)|spack install simdjson"
   "likwid|have likwid-perfctr|hardware counters and pin_tool = likwid-pin (topology then comes from sysfs)|likwid|likwid (EPEL)|module load likwid / spack install likwid"
   "stress-ng|have stress-ng|competing load of a case ([load.<name>])|stress-ng|stress-ng (EPEL)|spack install stress-ng"
   "Slurm client (sbatch)|have sbatch|scalebench submit|slurm-client|slurm (EPEL)|module load slurm"

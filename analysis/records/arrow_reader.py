@@ -7,8 +7,8 @@ The files of all cases with the writer's header are joined into one buffer per k
 complete rows are read (a cut last row is a write in progress). A file with another header (a
 reps-<n>.csv) is not read here: `read` names it in `left`.
 Not yet the analysis's path: it reads records through analysis/records/load.py (the counting rule,
-precedence of the older layout, the typed decoder); this is the columnar reader measured against the
-compiled one (perf/perf_flat_reader.py).
+precedence of the older layout, the typed decoder); this is the columnar reader measured beside that
+load (perf/perf_flat_reader.py).
 """
 
 from __future__ import annotations

@@ -101,9 +101,7 @@ class CountedRecords:
         """One record line by the rule status, resume and run-case apply (sbcore/record_lines.py:
         another case's line, or a repetition already counted, does not count); then what only this
         path can see: an old rep-<k>.json file's name, params that are not an object. Every record of
-        this path passes here or through _clean (its fast path for a file of ordinary lines); the
-        compiled reader takes a file only when every line counts (analysis/native/records_reader.cpp
-        refuses the others, which then come here)."""
+        the analysis passes here or through _clean (its fast path for a file of ordinary lines)."""
         _, case_dir, rep_by_name, line = place
         rep = record.rep
         counted = self._reps.setdefault(case_dir, set())

@@ -7,8 +7,7 @@
   valid by construction; only the others go through jsonschema for the message.
 - RAW_TEXT, RAW_NUMERIC: the fields declared `COLUMN`, copied as they are into a column of their own
   name. A new plain field is one line in the declaration: decode.Record decodes it, flatten.py gives its
-  column, and the compiled reader (analysis/native/record_cells.*) takes its slot from the header
-  generated from these lists (records/native_fields.py, built by analysis/native/native.mk).
+  column.
 Fields of a structure of their own (params, placement, pin, counters, probe, ...) are decoded as their
 declaration says (decode.py) and their columns derived in flatten.py.
 """

@@ -223,7 +223,7 @@ class PerHwthread:
     metric metric[e]) has lengths[e] values, in order in hwthread and value."""
 
     row: np.ndarray
-    metric: Sequence[str]  # a list, or a categorical of the names (the compiled reader's)
+    metric: Sequence[str]  # the metric names (a list)
     lengths: np.ndarray
     hwthread: np.ndarray
     value: np.ndarray

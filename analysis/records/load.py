@@ -2,7 +2,7 @@
 
 A case keeps its records in raw/<case_id>/facts.jsonl and reps.csv (scalebench.run/2: read by
 sbcore/stored_records.py, records rebuilt as the decoder takes them), or, in campaigns of format v1,
-as lines of records.jsonl (read by the compiled reader where it takes them) and, older still, one
+as lines of records.jsonl and, older still, one
 rep-<k>.json per repetition; failed attempts are files of their own. So:
 - files are listed with os.scandir, with a stat only for each growing file (records.jsonl,
   facts.jsonl, reps*.csv: its size when listed is part of its key; of records.jsonl exactly that many
@@ -32,7 +32,6 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import union_categoricals
 
-from analysis.records import native_reader
 from analysis.records.batches import CountedRecords, DecodedFiles, record_where
 from analysis.records.cache import read_chunks, write_chunk
 from analysis.records.flatten import PerHwthread, flatten_records
@@ -150,14 +149,7 @@ def case_files(campaign_dir: Path, case_ids: list[str]) -> dict[str, None]:
     workers keeps it off the main process."""
     found: dict[str, None] = {}
     raw = f"{campaign_dir}/{layout.RAW_DIR}"
-    # The compiled lister sorts out the directories holding only records.jsonl (and probes.jsonl);
-    # the others are listed here, by the layout's rules.
-    listed = native_reader.listing(raw, case_ids, os.cpu_count() or 1) if len(case_ids) > 1 else None
-    for i, case_id in enumerate(case_ids):
-        if listed is not None and listed[1][i]:
-            if listed[0][i] >= 0:
-                found[layout.records_key(case_id, listed[0][i])] = None
-            continue
+    for case_id in case_ids:
         try:
             found.update(dict.fromkeys(layout.case_record_files(f"{raw}/{case_id}", case_id)))
         except OSError:
@@ -307,16 +299,6 @@ def _parse_cases(args: tuple[Path, list[str]]) -> Parsed:
     return parse_files(campaign_dir, case_files(campaign_dir, case_ids))
 
 
-def parse_parallel(campaign_dir: Path, keys: dict[str, None], processes: int) -> list[Parsed]:
-    """These files: records.jsonl files by the compiled reader where it takes them, the rest by the
-    Python path in a process pool."""
-    native, keys = parse_native(campaign_dir, keys, processes)
-    rest = parse_python(campaign_dir, keys, processes)
-    if not native or not any(len(chunk.records) for chunk in rest):
-        return native + rest
-    return [_in_case_order(_concat(native + rest))]  # rows as the Python path alone orders them
-
-
 def case_chunks(keys: dict[str, None]) -> list[dict[str, None]]:
     """The keys in chunks of about CHUNK_FILES, a case's files always in one chunk: a chunk reads a
     v2 case whole (facts.jsonl and every reps*.csv), so a case cut in two would be counted twice."""
@@ -342,43 +324,14 @@ def parse_python(campaign_dir: Path, keys: dict[str, None], processes: int) -> l
         return list(pool.map(_parse_chunk, [(campaign_dir, chunk) for chunk in chunks]))
 
 
-def parse_native(campaign_dir: Path, keys: dict[str, None], threads: int) -> tuple[list[Parsed], dict]:
-    """([the records of the records.jsonl files the compiled reader takes] or [], the keys left for the
-    Python path: files it refuses, failed attempts, and every file of a case that also has records of
-    the older layout, whose precedence rule is the Python path's)."""
-    older = {k for k in keys if layout.REP_FILE.match(_name(k)) or stored_records.is_v2_file(_name(k))}
-    older = {layout.key_case(k) for k in older}
-    files = sorted(
-        (relpath, case_dir, int(size or -1), key)
-        for key in keys
-        for relpath, _, size in [key.partition("#")]
-        for _, case_dir, name in [relpath.split("/", 2)]
-        if name == layout.RECORDS_FILE and case_dir not in older
-    )
-    read = native_reader.read(campaign_dir, [f[:3] for f in files], threads)
-    if read is None:
-        return [], keys
-    taken = {f[3]: None for f, took in zip(files, read.taken, strict=True) if took}
-    if not taken:
-        return [], keys
-    records = pd.DataFrame(read.columns, copy=False)
-    counters = explode_counters(read.columns["case_id"], read.columns["rep"], read.per_hwthread)
-    parsed = Parsed(keys=taken, records=records, counters=counters)
-    return [parsed], {k: None for k in keys if k not in taken}
-
-
 def parse_campaign(campaign_dir: Path, processes: int) -> list[Parsed]:
-    """Every file of the campaign, when nothing is cached. With the compiled reader: its records first,
-    the files it leaves to the Python path after them. Without it, the Python path's workers list the
-    case directories themselves (a million file names are never built, sent and matched in the main
-    process)."""
+    """Every file of the campaign, when nothing is cached. The workers list the case directories
+    themselves (a million file names are never built, sent and matched in the main process)."""
     raw = Path(campaign_dir) / layout.RAW_DIR
     if not raw.is_dir():
         return []
     with os.scandir(raw) as entries:
         case_ids = sorted(entry.name for entry in entries if entry.is_dir())
-    if native_reader.library() is not None:
-        return parse_parallel(campaign_dir, case_files(campaign_dir, case_ids), processes)
     bytes_per_case = max(1, sum(map(_listed_bytes, case_files(campaign_dir, case_ids[:1]))))
     per_chunk = max(1, CHUNK_FILES * RECORD_BYTES // bytes_per_case)  # the first case stands for all
     chunks = [case_ids[i : i + per_chunk] for i in range(0, len(case_ids), per_chunk)]
@@ -386,16 +339,6 @@ def parse_campaign(campaign_dir: Path, processes: int) -> list[Parsed]:
         return [_parse_cases((campaign_dir, chunk)) for chunk in chunks]
     with ProcessPoolExecutor(processes) as pool:
         return list(pool.map(_parse_cases, [(campaign_dir, chunk) for chunk in chunks]))
-
-
-def _in_case_order(parsed: Parsed) -> Parsed:
-    """The records and counters by case and repetition (stable: a record's counters keep their order)."""
-    for table in ("records", "counters"):
-        frame = getattr(parsed, table)
-        if len(frame):
-            order = np.lexsort((frame["rep"].to_numpy(), pd.Categorical(frame["case_id"]).codes))
-            setattr(parsed, table, frame.take(order).reset_index(drop=True))
-    return parsed
 
 
 def _listed_bytes(key: str) -> int:
@@ -440,7 +383,7 @@ def load_records(
                 kept.append(_restrict(chunk, valid) if len(valid) < len(_by_case(chunk.keys)) else chunk)
                 fresh_cases |= valid
         new_keys = {k: v for k, v in on_disk.items() if layout.key_case(k) not in fresh_cases}
-        new_chunks = parse_parallel(campaign_dir, new_keys, processes)
+        new_chunks = parse_python(campaign_dir, new_keys, processes)
         n_files, n_parsed = len(on_disk), len(new_keys)
     else:  # everything is new
         new_chunks = parse_campaign(campaign_dir, processes)

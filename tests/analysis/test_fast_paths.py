@@ -182,7 +182,7 @@ def test_workers_listing_case_directories_load_what_the_file_list_loads(standard
     monkeypatch.setattr(load, "CHUNK_FILES", 40)
     fast = load._concat(load.parse_campaign(truth.campaign_dir, processes=2))
     keys = layout.raw_files(truth.campaign_dir)
-    slow = load._concat(load.parse_parallel(truth.campaign_dir, keys, processes=2))
+    slow = load._concat(load.parse_python(truth.campaign_dir, keys, processes=2))
     assert len(fast.keys) == len(keys) > 100 and set(fast.keys) == set(keys)
     pd.testing.assert_frame_equal(  # columns in order of first appearance, which the chunking decides
         _sorted(fast.records, ["case_id", "rep"]), _sorted(slow.records, ["case_id", "rep"]), check_like=True

@@ -1,34 +1,24 @@
 """The record's fields are declared once (sbcore/record_fields.py) and everything else agrees with that
 declaration: the kernels' schema (kernels/record.schema.json), the counting rule (sbcore/record_lines.py),
 the schema the analysis checks (records/fields.py), the struct msgspec decodes into (records/decode.py),
-the raw columns and the compiled reader's slots (analysis/native/record_cells.h, mirrored by
-records/native_reader.py). A field a kernel adds fails here until it is declared, and a list of record
+and the raw columns. A field a kernel adds fails here until it is declared, and a list of record
 fields written a second time in the code that reads records fails too."""
 
 import ast
-import ctypes
 import json
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import msgspec
-import pytest
 
-from analysis.records import native_fields
 from analysis.records.decode import Record
 from analysis.records.fields import RAW_NUMERIC, RAW_TEXT, RECORD_SCHEMA
-from analysis.records.native_fields import PLAIN_FIELDS, slot_name
-from analysis.records.native_reader import SLOTS
 from sbcore import record_fields, record_lines
 from sbcore.record_fields import BY_NAME, FIELDS, KERNEL, REQUIRED, RUNNER, UNREAD
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 KERNEL_SCHEMA = json.loads((ROOT / "kernels" / "record.schema.json").read_text())
 V1_CAMPAIGN = ROOT / "tests" / "fixtures" / "campaign-v1"  # written by the runner, records format v1
-NATIVE_SOURCES = ("records_reader.cpp", "record_cells.cpp", "json_text.cpp", "case_listing.cpp")
 JSON_TYPES = {"integer": {"integer"}, "number": {"number", "integer"}, "string": {"string"}}
 # Where the record is read, checked or counted: no list of its fields but the declaration's.
 READERS = (
@@ -38,10 +28,7 @@ READERS = (
     ROOT / "jobs" / "transfer_state.py",
 )
 # Lists of field names allowed there, and why.
-ALLOWED_LISTS = {
-    "analysis/records/native_reader.py": "the compiled reader's slots, in the order of "
-    "analysis/native/record_cells.h (test_the_compiled_reader_has_the_slots_python_expects)",
-}
+ALLOWED_LISTS: dict[str, str] = {}
 
 
 def kernel_types(spec: dict) -> set[str]:
@@ -163,67 +150,6 @@ def test_the_check_finds_a_second_list(tmp_path):
     copy = tmp_path / "second.py"
     copy.write_text('REQUIRED = ("schema", "kernel", "wall_s", "rep")\n')
     assert field_lists(copy) == [(1, ["kernel", "rep", "schema", "wall_s"])]
-
-
-def slot_enum(header: str, plain_fields: tuple[str, ...]) -> list[str]:
-    """The Slot enum's names in order, the generated plain-field list expanded where it is included."""
-    body = re.search(r"enum Slot : int \{(.*?)\};", header, re.S).group(1)
-    body = body.replace('#include "record_plain_fields.h"', "".join(slot_name(f) + "," for f in plain_fields))
-    body = re.sub(r"//[^\n]*|#[^\n]*", "", body)
-    return [n.strip() for n in body.split(",") if n.strip().startswith("S_")]
-
-
-def test_the_compiled_reader_has_the_slots_python_expects():
-    header = (ROOT / "analysis" / "native" / "record_cells.h").read_text()
-    assert slot_enum(header, PLAIN_FIELDS) == [f"S_{slot.upper()}" for slot in SLOTS]
-
-
-def test_the_build_uses_the_plain_fields_as_declared():
-    generated = ROOT / "build" / "gen" / "record_plain_fields.h"
-    if not generated.is_file():
-        pytest.skip("the compiled reader is not built here (make native)")
-    assert generated.read_text() == native_fields.header()
-
-
-def test_the_compiled_reader_reads_the_declared_fields_and_checks_the_required_ones():
-    """The compiled reader's field table (analysis/native/record_cells.cpp: its structured and required
-    fields by hand, the plain ones from the generated list) names exactly the fields the analysis
-    reads, and gives every field the rule requires a kind of its own, under which it is checked."""
-    source = (ROOT / "analysis" / "native" / "record_cells.cpp").read_text()
-    added = dict(re.findall(r'add\("([a-z_]+)", (F_[A-Z_]+), ', source))
-    assert set(added) | set(PLAIN_FIELDS) == {f.name for f in FIELDS if f.read != UNREAD}
-    for spec in REQUIRED:
-        assert added.get(spec.name) == f"F_{spec.name.upper()}", spec.name
-
-
-@pytest.mark.slow
-def test_a_plain_field_declared_once_gets_a_slot_in_the_compiled_reader(tmp_path, monkeypatch):
-    """A new plain field is one name in fields.py: the compiled reader, built from that declaration,
-    has one more slot (no hand-written C++)."""
-    cxx = shutil.which(os.environ.get("CXX") or "g++")
-    if not cxx or not Path("/usr/include/simdjson.h").exists():
-        pytest.skip("no C++ compiler or simdjson headers: the compiled reader cannot be built here")
-    monkeypatch.setattr(native_fields, "PLAIN_FIELDS", (*PLAIN_FIELDS, "new_field_s"))
-    (tmp_path / "record_plain_fields.h").write_text(native_fields.header())
-    sources = [str(ROOT / "analysis" / "native" / f) for f in NATIVE_SOURCES]
-    lib = tmp_path / "libsb_native.so"
-    subprocess.run(
-        [
-            cxx,
-            "-std=c++20",
-            "-O0",
-            "-fPIC",
-            f"-I{tmp_path}",
-            "-shared",
-            "-o",
-            str(lib),
-            *sources,
-            "-lsimdjson",
-        ],
-        check=True,
-    )
-    handle = ctypes.CDLL(str(lib))
-    assert handle.sbr_slots() == len(SLOTS) + 1
 
 
 def test_the_storage_level_of_every_field_is_described():

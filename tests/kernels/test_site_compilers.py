@@ -35,7 +35,6 @@ def make_dry_run(target: str, env: dict, *make_args: str) -> str:
         ("build/bin/mcpi-c-omp", "CC", "site-cc"),
         ("build/bin/mcpi-f-omp", "FC", "site-fc"),
         ("build/bin/mcpi-c-mpi", "MPICC", "site-mpicc"),
-        ("build/lib/libsb_native.so", "CXX", "site-cxx"),
     ],
 )
 @pytest.mark.parametrize("given_by", ["environment", "command line"])
@@ -69,7 +68,6 @@ def clang_bin_dir():
             "-s",
             "-j2",
             "CC=clang",
-            "CXX=clang++",
             f"BIN_DIR={CLANG_BUILD / 'bin'}",
             f"OBJ_DIR={CLANG_BUILD / 'obj'}",
             "kernels",
