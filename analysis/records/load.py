@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gc
 import json
+import multiprocessing
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -49,6 +50,10 @@ RECORD_BYTES = 2000  # about one record: chunks of about CHUNK_FILES records
 COUNTER_COLUMNS = ["case_id", "rep", "metric", "hwthread", "value"]
 FAILED_COLUMNS = ["file", "case_id", "rep", "reason", "exit_status"]
 PROBLEM_COLUMNS = ["file", "reason"]
+
+# Workers forked from a clean server process: a fork of this one, which may have threads (pyarrow's,
+# a caller's), can leave a child waiting for ever on a lock another thread held.
+_WORKERS = multiprocessing.get_context("forkserver")
 
 
 @dataclass
@@ -320,7 +325,7 @@ def parse_python(campaign_dir: Path, keys: dict[str, None], processes: int) -> l
     chunks = case_chunks(keys)
     if processes <= 1 or len(items) < PARALLEL_THRESHOLD:
         return [parse_files(campaign_dir, keys)] if items else []
-    with ProcessPoolExecutor(processes) as pool:
+    with ProcessPoolExecutor(processes, mp_context=_WORKERS) as pool:
         return list(pool.map(_parse_chunk, [(campaign_dir, chunk) for chunk in chunks]))
 
 
@@ -337,7 +342,7 @@ def parse_campaign(campaign_dir: Path, processes: int) -> list[Parsed]:
     chunks = [case_ids[i : i + per_chunk] for i in range(0, len(case_ids), per_chunk)]
     if processes <= 1 or len(case_ids) * bytes_per_case < PARALLEL_THRESHOLD * RECORD_BYTES:
         return [_parse_cases((campaign_dir, chunk)) for chunk in chunks]
-    with ProcessPoolExecutor(processes) as pool:
+    with ProcessPoolExecutor(processes, mp_context=_WORKERS) as pool:
         return list(pool.map(_parse_cases, [(campaign_dir, chunk) for chunk in chunks]))
 
 
