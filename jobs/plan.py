@@ -16,6 +16,7 @@ from jobs.config import PROGRAM_BINARY, Experiment, NodeType, resolve_threads
 from jobs.config_decode import Checker
 from jobs.config_types import ALL_CPUS, NO_COUNTERS
 from jobs.counter_groups import check_planned_groups
+from jobs.conduct_plan import mark_conducted
 from jobs.duets import pair_cases
 from jobs.families import family_of, repeat_baselines, trial_group_of
 from jobs.kernel_args import kernel_refusal, refused_option
@@ -104,6 +105,8 @@ def plan_cases(
         repeat_baselines(cases, exp.baseline_every)
     if exp.duet:
         pair_cases(cases, cpus_of, check.fail)
+    if exp.conduct:
+        mark_conducted(cases, cpus_of)
     for i, case in enumerate(cases):
         case["index"] = i
         case["case_id"] = case_id(case)
