@@ -52,8 +52,9 @@ class Side:
         self.name = name
         go_r, self._go = os.pipe()
         self._done, done_w = os.pipe()
-        self.out = tempfile.TemporaryFile()
-        self.err = tempfile.TemporaryFile()
+        # closed by end(), after the conductor has read them
+        self.out = tempfile.TemporaryFile()  # noqa: SIM115
+        self.err = tempfile.TemporaryFile()  # noqa: SIM115
         preexec = die_with_parent(then=(lambda: os.sched_setaffinity(0, affinity)) if affinity else None)
         try:
             self.proc = subprocess.Popen(
@@ -114,6 +115,12 @@ class Side:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
 
+    def end(self) -> None:
+        """Kills it if it still runs and drops its output files."""
+        self.kill()
+        self.out.close()
+        self.err.close()
+
     def _close_pipes(self) -> None:
         for fd in (self._go, self._done):
             with contextlib.suppress(OSError):
@@ -129,9 +136,9 @@ class Side:
         return self.err.read().decode(errors="replace")
 
 
-def measured_walls(stdout: str) -> list[float]:
-    """The wall_s of a reference process's measured records, in order."""
-    walls = []
+def measured_records(stdout: str) -> list[dict]:
+    """A reference process's measured records, in order."""
+    records = []
     for line in stdout.splitlines():
         line = line.strip()
         if not line.startswith("{"):
@@ -139,8 +146,16 @@ def measured_walls(stdout: str) -> list[float]:
         with contextlib.suppress(json.JSONDecodeError):
             record = json.loads(line)
             if isinstance(record, dict) and record.get("schema") == SCHEMA and record.get("warmup") is False:
-                walls.append(record.get("wall_s"))
-    return walls
+                records.append(record)
+    return records
+
+
+def cpus_seen(record: dict) -> set:
+    """The CPUs a record's threads were seen on (`placement`: [start_cpu, end_cpu] per thread)."""
+    placement = record.get("placement")
+    if not isinstance(placement, list):
+        return set()
+    return {cpu for thread in placement if isinstance(thread, list) for cpu in thread}
 
 
 def conduct(
@@ -153,7 +168,9 @@ def conduct(
 ) -> Outcome:
     """Runs the member's invocation (argv, env, affinity; `turns` repetitions, warm-ups included)
     conducted with one reference process per (argv, env, cpu) of `references` (each measuring `turns`
-    repetitions after one warm-up: jobs/runcase.py builds them). `log(event)` sees each turn given ("ref <i>", "member") in order (tests)."""
+    repetitions after one warm-up: jobs/runcase.py builds them). `log(event)` sees each turn given
+    ("ref <i>", "member") in order (tests). A reference process seen on another CPU than its own
+    (its records' `placement`) fails the invocation."""
     until = time.monotonic() + timeout_s
     sides: list[Side] = []
     try:
@@ -181,10 +198,16 @@ def conduct(
         for ref in refs:
             if ref.finish(until) != 0:
                 raise ConductError(f"{ref.name} failed at its end ({ref._ended()})")
-        walls = [measured_walls(ref.stdout()) for ref in refs]
-        for ref, times in zip(refs, walls, strict=True):
+        walls = []
+        for ref, (_, _, cpu) in zip(refs, references, strict=True):
+            records = measured_records(ref.stdout())
+            times = [r.get("wall_s") for r in records]
             if len(times) != turns or not all(isinstance(t, int | float) and t > 0 for t in times):
                 raise ConductError(f"{ref.name} wrote {len(times)} usable records, expected {turns}")
+            elsewhere = set().union(*(cpus_seen(r) for r in records)) - {cpu}
+            if elsewhere:
+                raise ConductError(f"{ref.name} was seen on CPU {sorted(elsewhere)}: not its own")
+            walls.append(times)
         return Outcome(status, main.stdout(), main.stderr(), False, walls)
     except TimeoutError:
         out = sides[-1].stdout() if sides else ""
@@ -192,7 +215,7 @@ def conduct(
         return Outcome(None, out, err, True, [])
     finally:
         for side in sides:
-            side.kill()
+            side.end()
 
 
 def reference_fields(ref_times: list[list[float]], warmups: int, r: int) -> dict:

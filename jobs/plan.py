@@ -12,11 +12,11 @@ import sys
 
 from jobs import competing_load as load_config
 from jobs.binaries import binary_options, binary_path, is_mpi, split_name, unavailable_kernels
+from jobs.conduct_plan import mark_conducted
 from jobs.config import PROGRAM_BINARY, Experiment, NodeType, resolve_threads
 from jobs.config_decode import Checker
 from jobs.config_types import ALL_CPUS, NO_COUNTERS
 from jobs.counter_groups import check_planned_groups
-from jobs.conduct_plan import mark_conducted
 from jobs.duets import pair_cases
 from jobs.families import family_of, repeat_baselines, trial_group_of
 from jobs.kernel_args import kernel_refusal, refused_option

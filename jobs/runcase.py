@@ -35,8 +35,8 @@ from jobs.pinning import (
 )
 from jobs.status import next_invocations, ok_records
 from sbcore import campaign_access, layout, record_lines, record_rows, record_store, sampling
-from sbcore.case_shape import case_workers
 from sbcore.atomic import dump_json, write_new
+from sbcore.case_shape import case_workers
 from sbcore.child import die_with_parent
 from sbcore.commands import on_path
 from sbcore.errors import UsageError

@@ -66,19 +66,22 @@ def test_a_conducted_member_carries_its_reference_times_from_its_own_cpus(tmp_pa
     assert len(baseline) == serial["reps"] and all("ref_static_s" not in r for r in baseline)
 
 
-def _fake(tmp_path: Path, body: str) -> list[str]:
+def _fake(tmp_path: Path, body: str, placement: str = "") -> list[str]:
     """A stand-in kernel taking turns like the harness: waits for a byte, 'measures', answers."""
-    script = tmp_path / f"fake{abs(hash(body))}.py"
+    script = tmp_path / f"fake{abs(hash(body + placement))}.py"
     script.write_text(
         "import json, os, sys, time\n"
         "r, w = map(int, sys.argv[sys.argv.index('--turns') + 1].split(','))\n"
-        "reps = int(sys.argv[sys.argv.index('--reps') + 1]); warm = int(sys.argv[sys.argv.index('--warmup') + 1])\n"
+        "reps = int(sys.argv[sys.argv.index('--reps') + 1])\n"
+        "warm = int(sys.argv[sys.argv.index('--warmup') + 1])\n"
         "log = sys.argv[1]\n"
         "for i in range(warm + reps):\n"
         "    if os.read(r, 1) != b'g': sys.exit(0)\n"
         f"{body}"
         "    with open(log, 'a') as f: f.write(sys.argv[2] + ' ' + str(time.monotonic()) + '\\n')\n"
-        "    print(json.dumps({'schema': 'scalebench.run/1', 'warmup': i < warm, 'wall_s': 0.01 * (i + 1)}), flush=True)\n"
+        "    record = {'schema': 'scalebench.run/1', 'warmup': i < warm, 'wall_s': 0.01 * (i + 1)}\n"
+        f"{placement}"
+        "    print(json.dumps(record), flush=True)\n"
         "    os.write(w, b'd')\n"
     )
     return [sys.executable, str(script)]
@@ -170,3 +173,12 @@ for _ in range(2):
 proc.kill()
 sys.exit(9)
 """
+
+
+def test_a_reference_seen_on_another_cpu_fails_the_invocation(tmp_path):
+    elsewhere = _fake(tmp_path, "", placement="    record['placement'] = [[1, 1]]\n")
+    log = tmp_path / "order"
+    refs = [([*elsewhere, str(log), "ref0", "--reps", "2", "--warmup", "1"], dict(os.environ), 0)]
+    member = ([*elsewhere, str(log), "member", "--reps", "1", "--warmup", "1"], dict(os.environ), None)
+    with pytest.raises(conduct.ConductError, match=r"reference process 0 on CPU 0 was seen on CPU \[1\]"):
+        conduct.conduct(member, refs, 2, 30, tmp_path)
