@@ -180,7 +180,15 @@ FIELDS: tuple[Field, ...] = (
         VALUE,
         flat=P("warmup_wall_s", ARRAY, P("", NUMBER), table="warmups"),
     ),  # the process's warm-up times, on its first record
-    Field("ref_cpu_s", ARRAY, RUNNER, REP, VALUE, flat=P("ref_cpu_s", ARRAY, P("", NUMBER), table="refs")),
+    Field(
+        "ref_cpu_s",
+        ARRAY,
+        RUNNER,
+        REP,
+        UNREAD,
+        why="a conducted repetition's reference times per CPU, for a person (ref_static_s, ref_dynamic_s)",
+        flat=P("ref_cpu_s", ARRAY, P("", NUMBER), table="refs"),
+    ),
     Field("build", OBJECT, KERNEL, PROCESS, VALUE),
     Field(
         "rank_wall_s", ARRAY, KERNEL, REP, VALUE, flat=P("rank_wall_s", ARRAY, P("", NUMBER), table="ranks")
