@@ -6,8 +6,12 @@ import os
 import sys
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
+from analysis.stats.capacity import COLUMNS as CAPACITY_COLUMNS
+from analysis.stats.paired import COLUMNS as PAIRED_COLUMNS
 from jobs import conduct
 from jobs.campaign import load_cases
 from sbcore import layout
@@ -182,3 +186,24 @@ def test_a_reference_seen_on_another_cpu_fails_the_invocation(tmp_path):
     member = ([*elsewhere, str(log), "member", "--reps", "1", "--warmup", "1"], dict(os.environ), None)
     with pytest.raises(conduct.ConductError, match=r"reference process 0 on CPU 0 was seen on CPU \[1\]"):
         conduct.conduct(member, refs, 2, 30, tmp_path)
+
+
+@TWO_CPUS
+def test_the_analysis_writes_a_capacity_speedup_beside_the_paired_one(tmp_path):
+    experiment = tmp_path / "conduct.toml"
+    experiment.write_text(EXPERIMENT.replace("repetitions = 3", "repetitions = 4"))
+    run = run_cli("run", experiment, "--results-dir", tmp_path / "res", "--name", "c", "--no-progress")
+    assert run.returncode == 0, run.stderr
+    analyze = run_cli("analyze", tmp_path / "res" / "c")
+    assert analyze.returncode in (0, 1), analyze.stderr
+    campaign = tmp_path / "res" / "c"
+    _, omp = sorted(load_cases(campaign), key=lambda c: c["model"] != "serial")
+    table = pd.read_csv(campaign / "analysis" / "paired_speedup.csv")
+    row = table.set_index("case_id").loc[omp["case_id"]]
+    records = case_records(campaign, omp["case_id"])
+    ratios = sorted(r["ref_static_s"] / r["wall_s"] for r in records)  # one repetition per process
+    assert row["capacity_rule"] == "static" and row["capacity_trials"] == 4
+    assert row["capacity_speedup"] == pytest.approx(np.median(ratios))
+    assert row["capacity_ci_low"] <= row["capacity_speedup"] <= row["capacity_ci_high"]
+    # The classic paired speedup's columns stay as they were, the capacity ones after them.
+    assert list(table.columns) == [*PAIRED_COLUMNS, *CAPACITY_COLUMNS]
