@@ -207,3 +207,6 @@ def test_the_analysis_writes_a_capacity_speedup_beside_the_paired_one(tmp_path):
     assert row["capacity_ci_low"] <= row["capacity_speedup"] <= row["capacity_ci_high"]
     # The classic paired speedup's columns stay as they were, the capacity ones after them.
     assert list(table.columns) == [*PAIRED_COLUMNS, *CAPACITY_COLUMNS]
+    report = (campaign / "analysis" / "report.md").read_text()
+    assert f"Conducted (`conduct = true`), 1 of {len(table)}" in report
+    assert "capacity (baseline on every CPU, ms before)" in report
