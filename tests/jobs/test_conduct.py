@@ -210,3 +210,4 @@ def test_the_analysis_writes_a_capacity_speedup_beside_the_paired_one(tmp_path):
     report = (campaign / "analysis" / "report.md").read_text()
     assert f"Conducted (`conduct = true`), 1 of {len(table)}" in report
     assert "capacity (baseline on every CPU, ms before)" in report
+    assert "1 case(s) ran conducted (`conduct = true`)" in report
