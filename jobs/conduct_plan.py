@@ -1,5 +1,5 @@
 """Planning conducted trials (experiment key `conduct = true`, jobs/conduct.py): which cases are
-conducted (`conduct` in cases.jsonl)."""
+conducted (`conduct` in cases.jsonl), and the baseline each of them runs with."""
 
 from jobs.families import grouped, is_baseline
 from sbcore.case_shape import case_workers
@@ -17,3 +17,14 @@ def mark_conducted(cases: list[dict], cpus_of: dict[str, int]) -> None:
             placed = case.get("pin", "none") != "none" or case.get("cpus")
             if 1 < workers <= cpus_of[case["node_type"]] and case.get("ranks", 1) == 1 and placed:
                 case["conduct"] = True
+
+
+def conducted_references(cases: list[dict]) -> dict[str, dict]:
+    """case_id -> its family's serial baseline, for the members planned with `conduct = true`
+    (jobs/conduct.py)."""
+    found = {}
+    for members in grouped(cases, "family").values():
+        baseline = next((c for c in members if is_baseline(c)), None)
+        if baseline is not None:
+            found |= {c["case_id"]: baseline for c in members if c.get("conduct")}
+    return found

@@ -18,6 +18,7 @@ from jobs import conduct, probe_detail, simd_bounds
 from jobs.binaries import binary_path, is_mpi
 from jobs.campaign import load_cases
 from jobs.competing_load import LoadError, LoadRun
+from jobs.conduct_plan import conducted_references
 from jobs.counter_record import counters_from_csv, group_problem
 from jobs.families import trial_of
 from jobs.hostinfo import host_info, host_topology, hostname
@@ -469,9 +470,10 @@ def _violations(pin: dict, record: dict) -> list[dict]:
     return []
 
 
-def run_rep(ctx: Context, case: dict, k: int, env=os.environ) -> dict:
-    """Run the invocation that measures repetition k."""
-    return run_invocation(ctx, case, k // sampling.case_rule(case).reps_per_process, env)
+def run_rep(ctx: Context, case: dict, k: int, env=os.environ, reference: dict | None = None) -> dict:
+    """Run the invocation that measures repetition k (conducted with `reference`: run_invocation)."""
+    p = k // sampling.case_rule(case).reps_per_process
+    return run_invocation(ctx, case, p, env, reference=reference)
 
 
 def _failed(directory: Path, k: int, fields: dict) -> dict:
@@ -493,14 +495,19 @@ def run_case(
     if rep is not None and not 0 <= rep < case["reps"]:
         raise UsageError(f"--rep {rep}: case {index} has reps 0..{case['reps'] - 1}")
     ctx = Context.for_campaign(campaign_dir, wait_for_lock)
+    reference = conducted_references(cases).get(case["case_id"])
     if rep is not None:
-        return [run_rep(ctx, case, rep, env)]
+        return [
+            run_invocation(
+                ctx, case, rep // sampling.case_rule(case).reps_per_process, env, reference=reference
+            )
+        ]
     results = []
     while True:
         todo = next_invocations(campaign_dir, case)
         if not todo:
             return results
         for p in todo:
-            results.append(run_invocation(ctx, case, p, env))
+            results.append(run_invocation(ctx, case, p, env, reference=reference))
             if results[-1]["outcome"] == "failed":
                 return results

@@ -25,9 +25,10 @@ from tqdm import tqdm
 from jobs import simd_bounds
 from jobs.campaign import campaign_run_budget, campaign_seed, load_cases
 from jobs.comparison_sampling import RecordCache, comparison_target, family_needs
+from jobs.conduct_plan import conducted_references
 from jobs.config import load_node_types
 from jobs.duets import duet_partners, run_duet
-from jobs.families import DEFAULT_COMPARISON_WAIT_S, grouped, is_baseline, trials
+from jobs.families import DEFAULT_COMPARISON_WAIT_S, trials
 from jobs.hostinfo import host_topology
 from jobs.measure_lock import measuring
 from jobs.pinning import pin_cpus
@@ -207,17 +208,6 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_fo
         finally:
             bar.close()
     return counts
-
-
-def conducted_references(cases: list[dict]) -> dict[str, dict]:
-    """case_id -> its family's serial baseline, for the members planned with `conduct = true`
-    (jobs/conduct.py)."""
-    found = {}
-    for members in grouped(cases, "family").values():
-        baseline = next((c for c in members if is_baseline(c)), None)
-        if baseline is not None:
-            found |= {c["case_id"]: baseline for c in members if c.get("conduct")}
-    return found
 
 
 def budget_end(campaign_dir: Path, deadline: RunDeadline, cases: list[dict], target, failed: set) -> str:

@@ -211,3 +211,19 @@ def test_the_analysis_writes_a_capacity_speedup_beside_the_paired_one(tmp_path):
     assert f"Conducted (`conduct = true`), 1 of {len(table)}" in report
     assert "capacity (baseline on every CPU, ms before)" in report
     assert "1 case(s) ran conducted (`conduct = true`)" in report
+
+
+@TWO_CPUS
+def test_run_case_conducts_too(tmp_path):
+    """A Slurm array task (`run-case`) conducts the member as the local runner does."""
+    experiment = tmp_path / "conduct.toml"
+    experiment.write_text(EXPERIMENT)
+    plan = run_cli("plan", experiment, "--write", "--results-dir", tmp_path / "res", "--name", "c")
+    assert plan.returncode == 0, plan.stderr
+    campaign = tmp_path / "res" / "c"
+    serial, omp = sorted(load_cases(campaign), key=lambda c: c["model"] != "serial")
+    run = run_cli("run-case", campaign, omp["index"])
+    assert run.returncode == 0, run.stderr
+    records = case_records(campaign, omp["case_id"])
+    assert len(records) == 3 and all(len(r["ref_cpu_s"]) == 2 for r in records)
+    assert case_records(campaign, serial["case_id"]) == []  # references are not the baseline's reps
