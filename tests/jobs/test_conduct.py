@@ -79,6 +79,7 @@ def _fake(tmp_path: Path, body: str, placement: str = "") -> list[str]:
         "reps = int(sys.argv[sys.argv.index('--reps') + 1])\n"
         "warm = int(sys.argv[sys.argv.index('--warmup') + 1])\n"
         "log = sys.argv[1]\n"
+        "with open(log + '.pids', 'a') as f: f.write(str(os.getpid()) + '\\n')\n"
         "for i in range(warm + reps):\n"
         "    if os.read(r, 1) != b'g': sys.exit(0)\n"
         f"{body}"
@@ -227,3 +228,26 @@ def test_run_case_conducts_too(tmp_path):
     records = case_records(campaign, omp["case_id"])
     assert len(records) == 3 and all(len(r["ref_cpu_s"]) == 2 for r in records)
     assert case_records(campaign, serial["case_id"]) == []  # references are not the baseline's reps
+
+
+def test_an_interrupt_mid_trial_ends_every_process_it_started(tmp_path):
+    fake = _fake(tmp_path, "")
+    log = tmp_path / "order"
+    refs = [
+        ([*fake, str(log), f"ref{i}", "--reps", "3", "--warmup", "1"], dict(os.environ), 0) for i in range(2)
+    ]
+    member = ([*fake, str(log), "member", "--reps", "2", "--warmup", "1"], dict(os.environ), None)
+    events = []
+
+    def interrupt(event):
+        events.append(event)
+        if len(events) == 6:  # after the member's first turn, before its second: Ctrl-C
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        conduct.conduct(member, refs, 3, 30, tmp_path, log=interrupt)
+    pids = [int(p) for p in (tmp_path / "order.pids").read_text().split()]
+    assert len(pids) == 3
+    for pid in pids:  # killed and reaped: no process is left measuring
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
