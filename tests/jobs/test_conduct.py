@@ -251,3 +251,26 @@ def test_an_interrupt_mid_trial_ends_every_process_it_started(tmp_path):
     for pid in pids:  # killed and reaped: no process is left measuring
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_only_one_process_members_on_more_than_one_cpu_of_a_family_with_a_baseline_are_conducted():
+    from jobs.conduct_plan import conducted_references, mark_conducted
+
+    def case(name, model, threads=1, ranks=1, pin="compact", family="f", **more):
+        shape = {"case_id": name, "model": model, "threads": threads, "ranks": ranks, "pin": pin}
+        return shape | {"family": family, "node_type": "ws", **more}
+
+    cases = [
+        case("base", "serial"),
+        case("two", "omp", 2),
+        case("one", "omp", 1),
+        case("over", "omp", 3),
+        case("loose", "omp", 2, pin="none"),
+        case("confined", "omp", 2, pin="none", cpus=2),
+        case("mpi", "mpi", 1, 2),
+        case("orphan", "omp", 2, family="g"),
+    ]
+    mark_conducted(cases, {"ws": 2})
+    assert [c["case_id"] for c in cases if c.get("conduct")] == ["two", "confined"]
+    refs = conducted_references(cases)
+    assert set(refs) == {"two", "confined"} and refs["two"]["case_id"] == "base"
