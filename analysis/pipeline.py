@@ -30,6 +30,7 @@ from analysis.reference_data import load_bounds
 from analysis.stats.best_speedup import best_speedups
 from analysis.stats.bimodality import COLUMNS as BIMODAL_COLUMNS
 from analysis.stats.bimodality import bimodality
+from analysis.stats.capacity import capacity_speedups
 from analysis.stats.comparison_precision import (
     CROSS_KIND,
     comparison_precision,
@@ -184,6 +185,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
     lap("speedups")
     families = {c["case_id"]: c["family"] for c in campaign.case_lines if c.get("family")}
     paired = paired_speedups(speedup, case_stats.records, families, np.random.default_rng(options.seed + 3))
+    paired = capacity_speedups(paired, case_stats.records, np.random.default_rng(options.seed + 7))
     speedup = best_speedups(speedup, paired)
     lap("paired speedups")
     node_types = sorted(set(cases["node_type"].astype(str)))

@@ -100,6 +100,8 @@ class Experiment:
     programs: dict = field(default_factory=dict)  # name -> a user's program (jobs/programs/config.py)
     # seconds the local runner's measuring phase may take in all (jobs/run_deadline.py); None: no bound
     run_budget_s: float | None = None
+    # a family member on more than one CPU runs with its serial baseline on each of them (jobs/conduct.py)
+    conduct: bool = False
 
 
 def read_toml(path: Path, data: bytes | None = None) -> dict:
@@ -196,6 +198,10 @@ def load_experiment(
         check.fail(
             "baseline_every", exp.baseline_every, 'needs interleave = "family" (a baseline within trials)'
         )
+    if exp.conduct and exp.interleave != "family":
+        check.fail(
+            "conduct", exp.conduct, 'needs interleave = "family" (a member conducted with its baseline)'
+        )
     if exp.duet and exp.interleave != "none":
         check.fail(
             "duet", exp.duet, f"not with interleave = {exp.interleave!r}: a duet pairs two cases by itself"
@@ -218,6 +224,7 @@ def load_experiment(
         exp.duet,
         programs,
         exp.run_budget_s,
+        exp.conduct,
     )
 
 

@@ -110,6 +110,7 @@ class ExperimentFile(RunSettings, forbid_unknown_fields=True, kw_only=True):
     ) = None
     baseline_every: integer(0) | None = None
     duet: bool = False
+    conduct: bool = False  # a member on more than one CPU runs with its baseline on each (jobs/conduct.py)
     run_budget_s: Seconds | None = None  # the local runner's measuring phase, whole (jobs/run_deadline.py)
 
 

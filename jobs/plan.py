@@ -12,6 +12,7 @@ import sys
 
 from jobs import competing_load as load_config
 from jobs.binaries import binary_options, binary_path, is_mpi, split_name, unavailable_kernels
+from jobs.conduct_plan import mark_conducted
 from jobs.config import PROGRAM_BINARY, Experiment, NodeType, resolve_threads
 from jobs.config_decode import Checker
 from jobs.config_types import ALL_CPUS, NO_COUNTERS
@@ -104,6 +105,8 @@ def plan_cases(
         repeat_baselines(cases, exp.baseline_every)
     if exp.duet:
         pair_cases(cases, cpus_of, check.fail)
+    if exp.conduct:
+        mark_conducted(cases, cpus_of)
     for i, case in enumerate(cases):
         case["index"] = i
         case["case_id"] = case_id(case)

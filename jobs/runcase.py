@@ -14,10 +14,11 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from jobs import probe_detail, simd_bounds
+from jobs import conduct, probe_detail, simd_bounds
 from jobs.binaries import binary_path, is_mpi
 from jobs.campaign import load_cases
 from jobs.competing_load import LoadError, LoadRun
+from jobs.conduct_plan import conducted_references
 from jobs.counter_record import counters_from_csv, group_problem
 from jobs.families import trial_of
 from jobs.hostinfo import host_info, host_topology, hostname
@@ -36,6 +37,7 @@ from jobs.pinning import (
 from jobs.status import next_invocations, ok_records
 from sbcore import campaign_access, layout, record_lines, record_rows, record_store, sampling
 from sbcore.atomic import dump_json, write_new
+from sbcore.case_shape import case_workers
 from sbcore.child import die_with_parent
 from sbcore.commands import on_path
 from sbcore.errors import UsageError
@@ -166,6 +168,25 @@ def build_command(
     return Command(argv, run_env, pin, counters, csv_path, affinity)
 
 
+def reference_commands(
+    ctx: Context, baseline: dict, member: Command, turns: int, env=os.environ
+) -> list[tuple[list[str], dict, int]]:
+    """One reference process of the baseline per CPU of the member (jobs/conduct.py): (argv, env, cpu),
+    each measuring `turns` repetitions after one warm-up, pinned to its CPU, one worker."""
+    cpus = member.pin["cpus"] or member.pin.get("confined")
+    if not cpus:
+        raise CaseError("conduct: the case has no CPUs of its own to run the baseline on (pin none, no cpus)")
+    if case_workers(baseline) != 1 or baseline.get("counter_group"):
+        raise CaseError(f"conduct: the baseline {baseline['case_id']} is not one worker without counters")
+    references = []
+    for cpu in cpus:
+        command = build_command(
+            ctx, baseline | {"warmup": 1, "pin": "cores", "dump_image": False}, 0, env, nreps=turns, cpu=cpu
+        )
+        references.append((command.argv, command.env, cpu))
+    return references
+
+
 def _pin_library(ctx: Context) -> str | None:
     """liblikwidpin's path, looked up where likwid installs it: never a path read back from the campaign
     (hosts/<hostname>.json keeps the probed one as provenance only; it would be preloaded: docs/trust.md)."""
@@ -271,13 +292,16 @@ def run_invocation(
     place: dict | None = None,
     cpu: int | None = None,
     lock_held: bool = False,
+    reference: dict | None = None,
 ) -> dict:
     """Run invocation p of the case (one kernel process measuring the repetitions of block p) unless
     all of them are done (or, unless `beyond_target`: a trial the comparison target asks for, the case
     has met its own target); returns {"outcome": done|ok|failed|duplicate, ...}. `place`: its trial
     and its place in it ({"trial", "trial_slot"}, jobs/families.py), written into its records (a
     family member run alone, as by `run-case`, records its trial only; a duet half also its partner and
-    `cpu`, with the host's lock already held by the duet: `lock_held`). Every measured
+    `cpu`, with the host's lock already held by the duet: `lock_held`). `reference`: the family's
+    serial baseline, run on each of the case's CPUs before each of its repetitions (a conducted
+    trial, jobs/conduct.py; its records gain the reference times). Every measured
     repetition becomes one row of the case's reps.csv (sbcore/record_store.py); a failed invocation leaves one
     failed-attempt file named after its first missing repetition."""
     rule = sampling.case_rule(case)
@@ -315,6 +339,14 @@ def run_invocation(
             directory, todo[0], harness | {"reason": str(err), "exit_status": None, "stderr_tail": ""}
         )
     harness |= {"pin": command.pin, "counters": command.counters, "command": command.argv}
+    turns = case["warmup"] + len(ks)
+    try:
+        references = reference_commands(ctx, reference, command, turns, env) if reference else None
+    except CaseError as err:
+        return _failed(
+            directory, todo[0], harness | {"reason": str(err), "exit_status": None, "stderr_tail": ""}
+        )
+    ref_times: list[list[float]] = []
     try:
         # One measurer per host (jobs/measure_lock.py); the competing load is stopped in any case.
         with (
@@ -324,13 +356,24 @@ def run_invocation(
             if not lock_held:  # a duet's partner may be running: measured by a later invocation
                 simd_bounds.cached_or_measured(ctx.campaign_dir)  # once per host and campaign
             started = time.monotonic()
-            status, out, err, timed_out = run_process(
-                command.argv, command.env, case["timeout_s"], directory, command.affinity
-            )
+            if references is None:
+                status, out, err, timed_out = run_process(
+                    command.argv, command.env, case["timeout_s"], directory, command.affinity
+                )
+            else:
+                member = (command.argv, command.env, command.affinity)
+                status, out, err, timed_out, ref_times = conduct.conduct(
+                    member, references, turns, case["timeout_s"], directory
+                )
             runner_wall = time.monotonic() - started
     except LoadError as error:
         return _failed(
             directory, todo[0], harness | {"reason": f"load: {error}", "exit_status": None, "stderr_tail": ""}
+        )
+    except conduct.ConductError as error:
+        reason = f"conducted trial: {error}"
+        return _failed(
+            directory, todo[0], harness | {"reason": reason, "exit_status": None, "stderr_tail": ""}
         )
     harness |= {
         "exit_status": status,
@@ -380,6 +423,7 @@ def run_invocation(
                 "status": "ok",
                 "warmup_wall_s": [w.get("wall_s") for w in warm] if r == 0 else [],
             }
+            | (conduct.reference_fields(ref_times, case["warmup"], r) if ref_times else {})
         )
     # A record the rule of sbcore/record_lines.py would not count would be measured again and again.
     unusable = next((why for k in todo if (why := record_lines.field_problem(new[k]))), None)
@@ -426,9 +470,10 @@ def _violations(pin: dict, record: dict) -> list[dict]:
     return []
 
 
-def run_rep(ctx: Context, case: dict, k: int, env=os.environ) -> dict:
-    """Run the invocation that measures repetition k."""
-    return run_invocation(ctx, case, k // sampling.case_rule(case).reps_per_process, env)
+def run_rep(ctx: Context, case: dict, k: int, env=os.environ, reference: dict | None = None) -> dict:
+    """Run the invocation that measures repetition k (conducted with `reference`: run_invocation)."""
+    p = k // sampling.case_rule(case).reps_per_process
+    return run_invocation(ctx, case, p, env, reference=reference)
 
 
 def _failed(directory: Path, k: int, fields: dict) -> dict:
@@ -450,14 +495,19 @@ def run_case(
     if rep is not None and not 0 <= rep < case["reps"]:
         raise UsageError(f"--rep {rep}: case {index} has reps 0..{case['reps'] - 1}")
     ctx = Context.for_campaign(campaign_dir, wait_for_lock)
+    reference = conducted_references(cases).get(case["case_id"])
     if rep is not None:
-        return [run_rep(ctx, case, rep, env)]
+        return [
+            run_invocation(
+                ctx, case, rep // sampling.case_rule(case).reps_per_process, env, reference=reference
+            )
+        ]
     results = []
     while True:
         todo = next_invocations(campaign_dir, case)
         if not todo:
             return results
         for p in todo:
-            results.append(run_invocation(ctx, case, p, env))
+            results.append(run_invocation(ctx, case, p, env, reference=reference))
             if results[-1]["outcome"] == "failed":
                 return results

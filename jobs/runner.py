@@ -25,6 +25,7 @@ from tqdm import tqdm
 from jobs import simd_bounds
 from jobs.campaign import campaign_run_budget, campaign_seed, load_cases
 from jobs.comparison_sampling import RecordCache, comparison_target, family_needs
+from jobs.conduct_plan import conducted_references
 from jobs.config import load_node_types
 from jobs.duets import duet_partners, run_duet
 from jobs.families import DEFAULT_COMPARISON_WAIT_S, trials
@@ -107,7 +108,10 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_fo
                 return 0.0
             bar.set_description(f"case {case['index']} run {p}")
             began = time.monotonic()
-            result = run_invocation(ctx, case, p, beyond_target=beyond_target, place=place, **duet)
+            reference = references.get(case["case_id"])
+            result = run_invocation(
+                ctx, case, p, beyond_target=beyond_target, place=place, reference=reference, **duet
+            )
             lock_wait = float((result.get("record") or {}).get("lock_wait_s") or 0.0)
             deadline.ran(case, time.monotonic() - began - lock_wait)  # its own time, without the wait
             reason = result.get("reason", "")
@@ -124,6 +128,7 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_fo
             return lock_wait
 
         partners = duet_partners(mine)
+        references = conducted_references(mine)
 
         def duet_half(case: dict, p: int, cpu: int, partner: dict) -> float:
             where = {"trial": p, "duet_partner": partner["case_id"], "duet_cpu": cpu}

@@ -142,6 +142,10 @@ FIELDS: tuple[Field, ...] = (
     ),  # the trial of its comparison family and its place in it
     Field("trial_slot", INTEGER, RUNNER, PROCESS, COLUMN),
     Field("duet_cpu", INTEGER, RUNNER, PROCESS, COLUMN),
+    # a conducted trial (jobs/conduct.py): the baseline's times on the case's CPUs just before this
+    # repetition: the slowest CPU's, the CPUs' summed speed n / sum(1/t), and each CPU's (pin order)
+    Field("ref_static_s", NUMBER, RUNNER, REP, COLUMN, minimum=0, exclusive=True),
+    Field("ref_dynamic_s", NUMBER, RUNNER, REP, COLUMN, minimum=0, exclusive=True),
     # per-worker measurements, mean and maximum over the workers (analysis/stats/pop_metrics.py)
     Field("worker_useful_mean_s", NUMBER, KERNEL, REP, COLUMN),
     Field("worker_useful_max_s", NUMBER, KERNEL, REP, COLUMN),
@@ -174,6 +178,15 @@ FIELDS: tuple[Field, ...] = (
         VALUE,
         flat=P("warmup_wall_s", ARRAY, P("", NUMBER), table="warmups"),
     ),  # the process's warm-up times, on its first record
+    Field(
+        "ref_cpu_s",
+        ARRAY,
+        RUNNER,
+        REP,
+        UNREAD,
+        why="a conducted repetition's reference times per CPU, for a person (ref_static_s, ref_dynamic_s)",
+        flat=P("ref_cpu_s", ARRAY, P("", NUMBER), table="refs"),
+    ),
     Field("build", OBJECT, KERNEL, PROCESS, VALUE),
     Field(
         "rank_wall_s", ARRAY, KERNEL, REP, VALUE, flat=P("rank_wall_s", ARRAY, P("", NUMBER), table="ranks")

@@ -224,6 +224,8 @@ def test_the_comparison_budget_stops_the_extra_trials(tmp_path, fake_bin_dir):
         ('interleave = "family"\ncomparison_budget_s = 10\n', "needs comparison_target_ci"),
         ("baseline_every = 2\n", 'baseline_every = 2: needs interleave = "family"'),
         ('interleave = "family"\nbaseline_every = -1\n', "baseline_every = -1: must be >= 0"),
+        ("conduct = true\n", 'conduct = true: needs interleave = "family"'),
+        ('interleave = "family"\nconduct = 1\n', "conduct = 1: must be true or false"),
         (
             'interleave = "family"\ncomparison_target_ci = 0.02\ncomparison_budget_s = -1\n',
             "finite number > 0",

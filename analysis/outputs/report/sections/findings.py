@@ -154,6 +154,20 @@ def warning_lines(result) -> list[str]:
     return lines
 
 
+def conducted_text(result) -> str:
+    """One sentence naming the capacity speedups of conducted cases (analysis/stats/capacity.py)."""
+    paired = getattr(result, "paired_speedup", None)
+    if paired is None or "capacity_speedup" not in paired or paired["capacity_speedup"].isna().all():
+        return ""
+    n = int(paired["capacity_speedup"].notna().sum())
+    return (
+        f"{n} case(s) ran conducted (`conduct = true`): beside the paired speedup, their **capacity "
+        "speedup** compares each repetition with the serial baseline run on all of its CPUs at once "
+        "milliseconds before it (the slowest CPU's time for a static schedule, the CPUs' summed speed "
+        "for a dynamic one; paired_speedup.csv `capacity_*`, and the paired section)."
+    )
+
+
 def section(result, plots) -> list[Block]:
     rows = at_all_cores(result)
     b = [
@@ -179,6 +193,9 @@ def section(result, plots) -> list[Block]:
             "measures the variant's overhead, not its scaling, and never displaces them.",
         )
     ]
+    conducted = conducted_text(result)
+    if conducted:
+        b.append(Block("p", conducted))
     lines = headline_lines(result)
     no_speedup = Block("p", no_baseline_text(result.options.baseline).capitalize() + ".")
     b.append(Block("ul", lines) if lines else no_speedup)

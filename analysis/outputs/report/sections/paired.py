@@ -35,6 +35,7 @@ def paired_table(speedup: pd.DataFrame, paired: pd.DataFrame) -> pd.DataFrame:
             "trials": rows["trials_together"],
             "paired, clean trials only": ci_column(rows, "paired_", "speedup"),
             "clean trials": rows["trials"],
+            **capacity_columns(rows),
             "left out (disturbed / apart / slow transfer / across a phase)": rows[
                 "left_out_disturbed"
             ].astype(str)
@@ -46,6 +47,16 @@ def paired_table(speedup: pd.DataFrame, paired: pd.DataFrame) -> pd.DataFrame:
             + rows["left_out_across_phase"].astype(str),
         }
     ).sort_values(["variant", "workers"])
+
+
+def capacity_columns(rows: pd.DataFrame) -> dict:
+    """The capacity speedup of conducted cases (analysis/stats/capacity.py), when any case has one."""
+    if "capacity_speedup" not in rows or rows["capacity_speedup"].isna().all():
+        return {}
+    return {
+        "capacity (baseline on every CPU, ms before)": ci_column(rows, "capacity_", "speedup"),
+        "capacity rule": rows["capacity_rule"].fillna(""),
+    }
 
 
 def section(result, plots=()) -> list[Block]:
@@ -83,6 +94,21 @@ def section(result, plots=()) -> list[Block]:
         f"±{100 * PRECISE:g} %."
     )
     blocks = [Block("p", text)]
+    if "capacity_speedup" in paired and paired["capacity_speedup"].notna().any():
+        conducted = paired[paired["capacity_speedup"].notna()]
+        within = int((conducted["capacity_halfwidth_rel"] <= PRECISE).sum())
+        blocks.append(
+            Block(
+                "p",
+                f"Conducted (`conduct = true`), {len(conducted)} of {len(paired)}: the serial "
+                "baseline on each of their CPUs at once, milliseconds before each repetition. Their "
+                "capacity speedup is the median over trials of that reference time (the slowest "
+                "CPU's for a static schedule, the CPUs' summed speed for a dynamic, guided, queue or "
+                "cyclic one) over the case's time, with the same bootstrap 95 % CI "
+                f"(paired_speedup.csv, `capacity_*`): {within} of {len(conducted)} within "
+                f"±{100 * PRECISE:g} %.",
+            )
+        )
     if getattr(result, "comparison_precision", None):
         blocks.append(Block("p", f"`{precision_line(result.comparison_precision)}`"))
     blocks += wide_comparisons.blocks(getattr(result, "wide_comparisons", None), result.summary)
