@@ -17,7 +17,6 @@ line; nothing of it is stored.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import select
 import signal
@@ -27,8 +26,8 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
+from jobs.kernel_output import parse_records
 from sbcore.child import die_with_parent
-from sbcore.record_fields import SCHEMA
 
 
 class ConductError(Exception):
@@ -136,20 +135,6 @@ class Side:
         return self.err.read().decode(errors="replace")
 
 
-def measured_records(stdout: str) -> list[dict]:
-    """A reference process's measured records, in order."""
-    records = []
-    for line in stdout.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        with contextlib.suppress(json.JSONDecodeError):
-            record = json.loads(line)
-            if isinstance(record, dict) and record.get("schema") == SCHEMA and record.get("warmup") is False:
-                records.append(record)
-    return records
-
-
 def cpus_seen(record: dict) -> set:
     """The CPUs a record's threads were seen on (`placement`: [start_cpu, end_cpu] per thread)."""
     placement = record.get("placement")
@@ -200,7 +185,7 @@ def conduct(
                 raise ConductError(f"{ref.name} failed at its end ({ref._ended()})")
         walls = []
         for ref, (_, _, cpu) in zip(refs, references, strict=True):
-            records = measured_records(ref.stdout())
+            _, records = parse_records(ref.stdout())
             times = [r.get("wall_s") for r in records]
             if len(times) != turns or not all(isinstance(t, int | float) and t > 0 for t in times):
                 raise ConductError(f"{ref.name} wrote {len(times)} usable records, expected {turns}")

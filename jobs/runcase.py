@@ -6,7 +6,6 @@ a failed-attempt file rep-<k>.failed-<utc>-<pid>.json otherwise.
 """
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -22,6 +21,7 @@ from jobs.conduct_plan import conducted_references
 from jobs.counter_record import counters_from_csv, group_problem
 from jobs.families import trial_of
 from jobs.hostinfo import host_info, host_topology, hostname
+from jobs.kernel_output import parse_records
 from jobs.measure_lock import measuring
 from jobs.pinning import (
     HARNESS_ENV,
@@ -43,7 +43,6 @@ from sbcore.commands import on_path
 from sbcore.errors import UsageError
 from sbcore.mpi_launch import mpi_launcher
 from sbcore.mpi_launch import root_env as mpi_root_env
-from sbcore.record_fields import SCHEMA
 
 STDERR_TAIL_CHARS = 4000
 SLURM_FIELDS = {
@@ -199,24 +198,6 @@ class CaseError(Exception):
 
 def _tail(text: str) -> str:
     return text[-STDERR_TAIL_CHARS:]
-
-
-def parse_records(stdout: str) -> tuple[list[dict], list[dict]]:
-    """(warm-up records, measured records) among stdout lines; anything else on stdout is ignored."""
-    warm, measured = [], []
-    for line in stdout.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        # (a measured record without a field the rule requires is refused by name: run_case)
-        if not isinstance(record, dict) or record.get("schema") != SCHEMA or "warmup" not in record:
-            continue
-        (warm if record["warmup"] else measured).append(record)
-    return warm, measured
 
 
 def run_process(
@@ -497,11 +478,7 @@ def run_case(
     ctx = Context.for_campaign(campaign_dir, wait_for_lock)
     reference = conducted_references(cases).get(case["case_id"])
     if rep is not None:
-        return [
-            run_invocation(
-                ctx, case, rep // sampling.case_rule(case).reps_per_process, env, reference=reference
-            )
-        ]
+        return [run_rep(ctx, case, rep, env, reference=reference)]
     results = []
     while True:
         todo = next_invocations(campaign_dir, case)

@@ -20,8 +20,9 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from jobs.comparison_sampling import Need, RecordCache
+from jobs.kernel_output import parse_records
 from jobs.measure_lock import measuring
-from jobs.runcase import CaseError, Context, build_command, parse_records, run_process
+from jobs.runcase import CaseError, Context, build_command, run_process
 from sbcore import layout, stored_records
 from sbcore.case_shape import case_workers
 from sbcore.slow_transfer import case_slowed, in_slow_state, normals, round_trips, transfer_rep

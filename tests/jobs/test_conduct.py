@@ -128,16 +128,22 @@ def test_a_reference_that_dies_mid_trial_is_one_line(tmp_path, monkeypatch):
     assert "\n" not in str(err.value)
 
 
-@TWO_CPUS
-def test_a_dead_reference_stores_nothing_and_resume_completes(tmp_path, monkeypatch):
-    from jobs import runcase
-
+def planned(tmp_path):
+    """The conducted experiment planned (not run): (campaign, the serial case, the OpenMP member)."""
     experiment = tmp_path / "conduct.toml"
     experiment.write_text(EXPERIMENT)
     plan = run_cli("plan", experiment, "--write", "--results-dir", tmp_path / "res", "--name", "c")
     assert plan.returncode == 0, plan.stderr
     campaign = tmp_path / "res" / "c"
     serial, omp = sorted(load_cases(campaign), key=lambda c: c["model"] != "serial")
+    return campaign, serial, omp
+
+
+@TWO_CPUS
+def test_a_dead_reference_stores_nothing_and_resume_completes(tmp_path, monkeypatch):
+    from jobs import runcase
+
+    campaign, serial, omp = planned(tmp_path)
     ctx = runcase.Context.for_campaign(campaign)
     real = runcase.reference_commands
 
@@ -217,12 +223,7 @@ def test_the_analysis_writes_a_capacity_speedup_beside_the_paired_one(tmp_path):
 @TWO_CPUS
 def test_run_case_conducts_too(tmp_path):
     """A Slurm array task (`run-case`) conducts the member as the local runner does."""
-    experiment = tmp_path / "conduct.toml"
-    experiment.write_text(EXPERIMENT)
-    plan = run_cli("plan", experiment, "--write", "--results-dir", tmp_path / "res", "--name", "c")
-    assert plan.returncode == 0, plan.stderr
-    campaign = tmp_path / "res" / "c"
-    serial, omp = sorted(load_cases(campaign), key=lambda c: c["model"] != "serial")
+    campaign, serial, omp = planned(tmp_path)
     run = run_cli("run-case", campaign, omp["index"])
     assert run.returncode == 0, run.stderr
     records = case_records(campaign, omp["case_id"])

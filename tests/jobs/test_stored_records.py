@@ -77,16 +77,21 @@ def test_hostile_text_survives_a_round_trip(tmp_path):
     assert len((directory / "reps.csv").read_bytes().split(b"\n")) == len(records) + 2
 
 
-def test_cut_rows_missing_facts_duplicates_and_wrong_cases_are_named_and_not_counted(tmp_path):
-    directory = _dir(tmp_path)
-    record_store.store(directory, [rec(0), rec(1)])
-    reps = directory / "reps.csv"
+def plant_bad_rows(reps):
+    """After reps.csv's rows of reps 0 and 1: a row of a process without a facts line, rep 1 again, a
+    row that does not decode and a cut one."""
     rows = reps.read_bytes().split(b"\n")
     with reps.open("ab") as handle:
         handle.write(rows[2].replace(b"0,", b"7,", 1) + b"\n")  # process 7 has no facts line
         handle.write(rows[2] + b"\n")  # rep 1 again
         handle.write(b"0,not,a,row\n")
         handle.write(rows[1][:25])  # a writer cut short
+
+
+def test_cut_rows_missing_facts_duplicates_and_wrong_cases_are_named_and_not_counted(tmp_path):
+    directory = _dir(tmp_path)
+    record_store.store(directory, [rec(0), rec(1)])
+    plant_bad_rows(directory / "reps.csv")
     read = _read(directory)
     assert set(read.records) == {0, 1}
     assert [(name, line) for name, line, _ in read.problems] == [
@@ -166,11 +171,7 @@ def test_reading_some_repetitions_gives_them_as_a_whole_read_does(tmp_path):
     record_store.store(directory, [rec(0), rec(1, placement=[{"start_cpu": 0, "end_cpu": 0}])])
     record_store.store(directory, [rec(2, invocation=1), rec(3, invocation=1)])
     reps = directory / "reps.csv"
-    rows = reps.read_bytes().split(b"\n")
-    with reps.open("ab") as handle:
-        handle.write(rows[2].replace(b"0,", b"7,", 1) + b"\n")  # process 7 has no facts line
-        handle.write(rows[2] + b"\n")  # rep 1 again
-        handle.write(b"0,not,a,row\n")
+    plant_bad_rows(reps)
     threads = stored_records.table_path(reps, "threads")
     with threads.open("ab") as handle:
         handle.write(b"1,3,0,x,y\n")  # a broken item of rep 3
