@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.records.flatten import canonical_json
+from analysis.records.derive import canonical_json
 from sbcore import campaign_access, layout, sampling, simd_bounds
 from sbcore.program_spec import binary_name
 from sbcore.run_budget import stored_run_budget

@@ -33,7 +33,7 @@ from pathlib import Path
 import pandas as pd
 import tomli_w
 
-from analysis.records.flatten import canonical_json
+from analysis.records.derive import canonical_json
 from analysis.stats.verdicts import Band
 from sbcore.atomic import write_atomic
 from sbcore.errors import UsageError

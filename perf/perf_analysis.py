@@ -11,8 +11,8 @@ files once (into the page cache, where a campaign that just ran has them), loadi
 (every record parsed, no analysis cache), statistics (summary with
 vectorised bootstrap, speedup, models, comparisons; each step's wall and CPU time is printed too; the
 counters and records tables are written meanwhile, as `analyze` does it), writing the other CSV tables,
-then (v1 only: it reads records.jsonl) a floor: decoding only (every record decoded by msgspec into the
-analysis's record type), then loading warm
+then (v1 only: it reads records.jsonl) a floor: decoding only (every record decoded by msgspec into
+Python objects), then loading warm
 (append-only cache). The cold analysis (load + statistics + CSV) runs --runs times, each in a process
 of its own, its median reported; aim: <= 20 s and <= 2 GB peak RSS (of that process). An
 integer-bound kernel timed before and after each cold analysis shows the host's phase (host_check);
@@ -34,11 +34,12 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import msgspec
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from analysis.pipeline import Options, analyze, write_tables  # noqa: E402
-from analysis.records.decode import decode_lines  # noqa: E402
 from analysis.records.load import load_records  # noqa: E402
 from sbcore import layout  # noqa: E402
 from tests.synthetic_campaigns import bulk_specs, write_campaign  # noqa: E402
@@ -94,17 +95,20 @@ def host_check() -> str:
     return f"{times[len(times) // 2]:.4f} s" if times else "no record"
 
 
+_DECODER = msgspec.json.Decoder()
+
+
 def _decode_cases(args: tuple[Path, list[str]]) -> int:
     campaign, case_ids = args
     decoded = 0
     for case_id in case_ids:
         data = (campaign / layout.RAW_DIR / case_id / layout.RECORDS_FILE).read_bytes()
-        decoded += len(decode_lines(data))
+        decoded += len(_DECODER.decode_lines(data))
     return decoded
 
 
 def decode_only(campaign: Path, processes: int) -> int:
-    """Every records.jsonl read and decoded into the analysis's record type, one process per CPU, and
+    """Every records.jsonl read and decoded into Python objects, one process per CPU, and
     nothing else: the floor of any analysis that reads the records as JSON with this parser."""
     case_ids = sorted(os.listdir(campaign / layout.RAW_DIR))
     chunks = [(campaign, case_ids[i : i + 400]) for i in range(0, len(case_ids), 400)]

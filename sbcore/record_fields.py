@@ -35,11 +35,10 @@ KERNEL, RUNNER = "kernel", "runner"
 # REP: may differ between the repetitions of one process: a column of reps.csv, its repetition's row (an
 # object or array stored flat as its `parts` declare, below).
 PROCESS, REP = "process", "rep"
-# How the analysis reads it (analysis/records/decode.py, flatten.py):
+# How the analysis reads it (analysis/records/derive.py, the reference; stored_frame.py, the columnar path):
 COLUMN = "column"  # copied as it is into a column of its own name (text or number)
-VALUE = "value"  # decoded into a Python value; flatten.py derives its columns
-RAW = "raw"  # kept as JSON text; flatten.py derives its columns once per distinct value
-SHAPED = "shaped"  # decoded into a struct of its own (analysis/records/decode.py)
+VALUE = "value"  # its columns derived from its value (of a REP field: from its stored columns at once)
+REPEATING = "repeating"  # repeats over a case's repetitions: its columns derived once per distinct value
 UNREAD = "unread"  # not in the records table (`why` says who reads it)
 FROM_PARAMS = "from params"  # `absent`: a record without it takes the case's params' value
 
@@ -161,7 +160,7 @@ FIELDS: tuple[Field, ...] = (
     Field("pop_wall_s", NUMBER, KERNEL, REP, COLUMN),
     Field("threads", INTEGER, KERNEL, PROCESS, VALUE, required=True, minimum=1),
     Field("ranks", INTEGER, KERNEL, PROCESS, VALUE, required=True, minimum=1),
-    Field("params", OBJECT, KERNEL, PROCESS, RAW, required=True),
+    Field("params", OBJECT, KERNEL, PROCESS, REPEATING, required=True),
     Field("rep", INTEGER, KERNEL, REP, VALUE, required=True, minimum=0),
     Field("case_id", STRING, RUNNER, PROCESS, VALUE, required=True),
     Field("status", STRING, RUNNER, PROCESS, VALUE, required=True, const="ok"),
@@ -196,7 +195,7 @@ FIELDS: tuple[Field, ...] = (
         ARRAY,
         KERNEL,
         REP,
-        RAW,
+        REPEATING,
         flat=P("placement", ARRAY, P("start_cpu", INTEGER), P("end_cpu", INTEGER), table="threads"),
     ),
     Field(
@@ -204,7 +203,7 @@ FIELDS: tuple[Field, ...] = (
         OBJECT,
         RUNNER,
         REP,
-        SHAPED,
+        REPEATING,
         flat=P(
             "pin",
             OBJECT,
@@ -216,7 +215,7 @@ FIELDS: tuple[Field, ...] = (
             P("confined", ARRAY, P("", INTEGER), table="pin_cpus"),
         ),
     ),
-    Field("counters", OBJECT, RUNNER, PROCESS, SHAPED),
+    Field("counters", OBJECT, RUNNER, PROCESS, REPEATING),
     Field("slurm", OBJECT, RUNNER, PROCESS, VALUE),
     Field(
         "clock",
@@ -231,7 +230,7 @@ FIELDS: tuple[Field, ...] = (
         OBJECT,
         KERNEL,
         REP,
-        RAW,
+        VALUE,
         flat=P(
             "probe",
             OBJECT,
@@ -252,7 +251,7 @@ FIELDS: tuple[Field, ...] = (
         OBJECT,
         KERNEL,
         REP,
-        RAW,
+        REPEATING,
         flat=P(
             "sched",
             OBJECT,
@@ -275,7 +274,7 @@ FIELDS: tuple[Field, ...] = (
     ),
     Field("load", OBJECT, RUNNER, PROCESS, VALUE),  # the competing load and the CPU it got
     Field(  # the kernel's own statistics
-        "result", OBJECT, KERNEL, REP, RAW, flat=P("result", OBJECT, table="results")
+        "result", OBJECT, KERNEL, REP, REPEATING, flat=P("result", OBJECT, table="results")
     ),
     Field(  # per worker a list of CPUs: only an empty one is stored flat, else in extra_json
         "placement_seen",

@@ -91,7 +91,8 @@ def decode_line(line: bytes) -> tuple[dict | None, str | None]:
     except UnicodeDecodeError:
         return None, "not UTF-8 text"
     except json.JSONDecodeError as err:
-        return None, f"not valid JSON ({err.msg} at column {err.colno})"
+        cut = err.pos >= len(line.rstrip()) or err.msg.startswith("Unterminated string")
+        return None, f"not valid JSON{', truncated?' if cut else ''} ({err.msg} at column {err.colno})"
     why = field_problem(record)
     return (record, None) if why is None else (None, why)
 

@@ -369,12 +369,7 @@ def rep_part(
     process = cells.get(PROCESS_KEY)
     if not isinstance(process, int):
         raise ValueError(f"{PROCESS_KEY}: not an integer")
-    own = (items or {}).get((process, cells.get("rep")), {})
-    part: dict = {}
-    for field in rf.REP_FIELDS:
-        value = _decode(field.shape, field.name, cells, own)
-        if value is not _ABSENT:
-            part[field.name] = value
+    part = part_of(cells, (items or {}).get((process, cells.get("rep")), {}))
     extra = cells.get(EXTRA)
     if extra is not None:
         decoded = _json(extra, EXTRA)
@@ -382,6 +377,17 @@ def rep_part(
             raise ValueError(f"{EXTRA}: not a JSON object")
         part |= decoded
     return process, part
+
+
+def part_of(cells: dict, items: dict, fields=rf.REP_FIELDS) -> dict:
+    """The REP fields (or `fields`) of a row from its typed cells (column -> value; an absent cell left
+    out) and its items (table -> index -> columns): ValueError when an item is missing."""
+    part: dict = {}
+    for field in fields:
+        value = _decode(field.shape, field.name, cells, items)
+        if value is not _ABSENT:
+            part[field.name] = value
+    return part
 
 
 def _value(type_: str, name: str, text: str):

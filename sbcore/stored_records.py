@@ -61,14 +61,16 @@ def read(
     case: dict | None = None,
     campaign: str | None = None,
     reps: set[int] | None = None,
+    records_bytes: int | None = None,
 ) -> CaseRecords:
     """Every counted record of the case directory (`case_id` its name; with the planned `case` and the
     `campaign` name, records that do not belong to them are problems too). With `reps`, the rows of
     reps.csv and its long tables whose `rep` cell is another repetition are not decoded (nor named as
     problems): whether repetition k counts depends on its own rows only, so the records of `reps`
-    come out as a whole read gives them (what the writer asks before it appends)."""
+    come out as a whole read gives them (what the writer asks before it appends). With `records_bytes`,
+    only that many bytes of records.jsonl are read (its size when the campaign was listed)."""
     out = CaseRecords()
-    _read_v1(directory, case_id, case, campaign, out)
+    _read_v1(directory, case_id, case, campaign, out, records_bytes)
     _read_v2(directory, case_id, case, campaign, out, reps)
     out.records = {k: out.records[k] for k in sorted(out.records)}
     return out
@@ -111,13 +113,15 @@ def _data(directory: Path, name: str, out: CaseRecords) -> bytes | None:
     return None
 
 
-def _read_v1(directory, case_id, case, campaign, out: CaseRecords) -> None:
+def _read_v1(directory, case_id, case, campaign, out: CaseRecords, size: int | None = None) -> None:
     data = _data(directory, RECORDS_FILE, out)
+    data = data[:size] if data and size is not None else data
     if data:
         lines = record_lines.classify(data, case_id, case, campaign)
         out.records.update(lines.records)
         out.places.update((rep, (RECORDS_FILE, line)) for rep, line in lines.lines.items())
         out.problems.extend((RECORDS_FILE, number, why) for number, why in lines.problems)
+    lines_counted = {rep: line for rep, (name, line) in out.places.items() if name == RECORDS_FILE}
     if not directory.is_dir() or directory.is_symlink():
         return
     for path in sorted(directory.iterdir()):
@@ -133,8 +137,17 @@ def _read_v1(directory, case_id, case, campaign, out: CaseRecords) -> None:
         if why is None and case is not None:
             why = record_lines.belonging_problem(record, case, campaign)
         if why is None:
-            out.records[int(match.group(1))] = record
-            out.places[int(match.group(1))] = (path.name, 0)
+            rep = int(match.group(1))
+            if rep in lines_counted:  # the older file counts, as it always did; the line is named
+                out.problems.append(
+                    (
+                        RECORDS_FILE,
+                        lines_counted.pop(rep),
+                        record_lines.placement_problem(record, None, {rep}),
+                    )
+                )
+            out.records[rep] = record
+            out.places[rep] = (path.name, 0)
         else:
             out.problems.append((path.name, 0, why))
 

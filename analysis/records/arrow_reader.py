@@ -1,14 +1,14 @@
-"""The stored records of scalebench.run/2 read by a columnar library: every case's reps.csv rows, its
-long tables (reps.<table>.csv) and its facts.jsonl lines as Arrow tables, with the column types the
-declaration gives (sbcore/record_rows.py: COLUMN_TYPES, TABLES; never inferred).
+"""The stored records of scalebench.run/2 read by a columnar library: every case's reps.csv rows, the
+long tables the analysis reads (reps.<table>.csv) and its facts.jsonl lines, with the column types the
+declaration gives (sbcore/record_rows.py: COLUMN_TYPES, TABLES; sbcore/record_fields.py; never
+inferred).
 
-The files of all cases with the writer's header are joined into one buffer per kind and parsed once
-(pyarrow parses it on its threads); a row's case is its file's, by the count of its rows. Only
-complete rows are read (a cut last row is a write in progress). A file with another header (a
-reps-<n>.csv) is not read here: `read` names it in `left`.
-Not yet the analysis's path: it reads records through analysis/records/load.py (the counting rule,
-precedence of the older layout, the typed decoder); this is the columnar reader measured beside that
-load (perf/perf_flat_reader.py).
+The files of many cases are joined into one buffer per kind and parsed once (pyarrow parses it on its
+threads); a row's case is its file's, by the count of its rows. A case whose files are not exactly what
+the writer writes is not read here but named in `slow`, to be read by sbcore/stored_records.py (the
+one reader, which names every problem with its file and line): a file with another header or a cut
+last row, a blank line, a cell that does not parse as its declared type, a quoted line break, a facts
+line that is not of the declared types.
 """
 
 from __future__ import annotations
@@ -30,49 +30,66 @@ ARROW_TYPES = {
     record_fields.BOOLEAN: pa.bool_(),
 }
 CASE = "case_dir"  # the column naming each row's case directory
+LINE = "record_line"  # a reps.csv row's line in its file (the header is line 1)
+
+
+def tables_of(fields) -> list[str]:
+    """The long tables holding the items of these fields' arrays and data-keyed objects."""
+    found: list[str] = []
+    parts = [f.shape for f in fields]
+    while parts:
+        part = parts.pop(0)
+        found += [part.table] if part.table and part.table not in found else []
+        parts += list(part.parts)
+    return found
+
+
+READ_TABLES = tables_of(f for f in record_fields.REP_FIELDS if f.read != record_fields.UNREAD)
+BATCH_BYTES = 1 << 26  # the files joined into one buffer are parsed this many bytes at a time
 
 
 @dataclass
 class ArrowRecords:
-    reps: pa.Table  # a row per repetition: case_dir, then reps.csv's columns
+    reps: pa.Table  # a row per repetition: case_dir, record_line, then reps.csv's columns
     tables: dict[str, pa.Table]  # long table -> case_dir, then its columns
-    facts: pa.Table  # a row per kernel process: case_dir, process, the scalar PROCESS fields, params
-    left: list[str] = field(default_factory=list)  # files not read here (another header)
+    facts: list  # a decoded facts line per kernel process (_Facts)
+    facts_case: list[str]  # each facts line's case directory
+    slow: set[str] = field(default_factory=set)  # cases left to sbcore/stored_records.py
 
 
 def read(raw: Path, case_ids: list[str]) -> ArrowRecords:
-    left: list[str] = []
-    reps = _csv(raw, case_ids, stored_records.REPS_FILE, record_rows.HEADER, record_rows.COLUMN_TYPES, left)
+    slow: set[str] = set()
+    facts, facts_case = _facts(raw, case_ids, slow)
+    reps = _csv(raw, case_ids, stored_records.REPS_FILE, record_rows.HEADER, record_rows.COLUMN_TYPES, slow)
     tables = {
         name: _csv(
-            raw, case_ids, f"reps.{name}.csv", record_rows.TABLE_HEADERS[name], record_rows.TABLES[name], left
+            raw, case_ids, f"reps.{name}.csv", record_rows.TABLE_HEADERS[name], record_rows.TABLES[name], slow
         )
-        for name in record_rows.TABLES
+        for name in READ_TABLES
     }
-    return ArrowRecords(reps, tables, _facts(raw, case_ids), left)
+    return ArrowRecords(reps, tables, facts, facts_case, slow)
 
 
-BATCH_BYTES = 1 << 26  # the files joined into one buffer are parsed this many bytes at a time
-
-
-def _csv(raw: Path, case_ids: list[str], name: str, header: bytes, types: dict, left: list) -> pa.Table:
+def _csv(raw: Path, case_ids: list[str], name: str, header: bytes, types: dict, slow: set) -> pa.Table:
     """One kind of file of every case as one table (case_dir first), parsed a batch of files at a time
     (memory: the table and one batch of bytes)."""
-    tables, parts, counts, size = [], [], [], 0
+    tables, batch, size = [], [], 0
     for case_id in case_ids:
         data = campaign_access.read_path(raw / case_id / name, missing=b"")
-        if data and not data.startswith(header):
-            left.append(f"{case_id}/{name}")
-        elif data:
-            body = data[len(header) : data.rfind(b"\n") + 1]
-            parts.append(body)
-            counts.append((case_id, body.count(b"\n")))
-            size += len(body)
+        if not data:
+            continue
+        end = data.rfind(b"\n") + 1
+        body = data[len(header) : end]
+        if not data.startswith(header) or data[end:].strip() or b"\n\n" in body or b"\r" in body:
+            slow.add(case_id)
+            continue
+        batch.append((case_id, body))
+        size += len(body)
         if size >= BATCH_BYTES:
-            tables.append(_parsed(parts, counts, types))
-            parts, counts, size = [], [], 0
-    if parts or not tables:
-        tables.append(_parsed(parts, counts, types))
+            tables.append(_parsed(batch, types, slow))
+            batch, size = [], 0
+    if batch or not tables:
+        tables.append(_parsed(batch, types, slow))
     return pa.concat_tables(tables).unify_dictionaries()
 
 
@@ -81,13 +98,36 @@ def _arrow_type(type_: str) -> pa.DataType:
     return pa.dictionary(pa.int32(), pa.string()) if type_ == record_fields.STRING else ARROW_TYPES[type_]
 
 
-def _parsed(parts: list[bytes], counts: list[tuple[str, int]], types: dict) -> pa.Table:
-    schema = {CASE: pa.dictionary(pa.int32(), pa.string())} | {c: _arrow_type(t) for c, t in types.items()}
-    if not parts:
+def _parsed(batch: list[tuple[str, bytes]], types: dict, slow: set) -> pa.Table:
+    """The rows of these cases' files; when the joined buffer does not parse, or holds another number of
+    rows than of lines (a quoted line break), each case alone, and the ones that fail go to `slow`."""
+    schema = {CASE: pa.dictionary(pa.int32(), pa.string()), LINE: pa.int64()}
+    schema |= {c: _arrow_type(t) for c, t in types.items()}
+    counts = [body.count(b"\n") for _, body in batch]
+    try:
+        table = _read_csv(b"".join(body for _, body in batch), types) if batch else None
+    except pa.ArrowInvalid:
+        table = None
+    if batch and (table is None or table.num_rows != sum(counts)):
+        if len(batch) == 1:
+            slow.add(batch[0][0])
+            batch = []
+        else:
+            return pa.concat_tables([_parsed([one], types, slow) for one in batch]).unify_dictionaries()
+    if not batch:
         return pa.table({c: pa.array([], type=t) for c, t in schema.items()})
-    table = pacsv.read_csv(
-        pa.py_buffer(b"".join(parts)),
+    names = pa.array([case for case, _ in batch])
+    indices = pa.array(np.repeat(np.arange(len(batch), dtype=np.int32), counts))
+    lines = np.concatenate([np.arange(2, n + 2) for n in counts])
+    table = table.add_column(0, LINE, pa.array(lines))
+    return table.add_column(0, CASE, pa.DictionaryArray.from_arrays(indices, names))
+
+
+def _read_csv(data: bytes, types: dict) -> pa.Table:
+    return pacsv.read_csv(
+        pa.py_buffer(data),
         read_options=pacsv.ReadOptions(column_names=list(types), block_size=1 << 24),
+        parse_options=pacsv.ParseOptions(newlines_in_values=False),
         convert_options=pacsv.ConvertOptions(
             column_types={c: _arrow_type(t) for c, t in types.items()},
             strings_can_be_null=True,
@@ -95,64 +135,48 @@ def _parsed(parts: list[bytes], counts: list[tuple[str, int]], types: dict) -> p
             null_values=["", "null"],
         ),
     )
-    names = pa.array([c for c, _ in counts])
-    indices = pa.array(np.repeat(np.arange(len(counts), dtype=np.int32), [n for _, n in counts]))
-    return table.add_column(0, CASE, pa.DictionaryArray.from_arrays(indices, names))
 
 
-_SCALARS = [f for f in record_fields.PROCESS_FIELDS if f.type in ARROW_TYPES]
 _PYTHON = {
     record_fields.STRING: str,
     record_fields.INTEGER: int,
     record_fields.NUMBER: float,
     record_fields.BOOLEAN: bool,
 }
-# A facts line as typed as the declaration: its scalar PROCESS fields, its params kept as JSON text.
-_Facts = msgspec.defstruct(
-    "_Facts",
-    [(record_rows.PROCESS_KEY, int), ("params", msgspec.Raw, msgspec.Raw(b"null"))]
-    + [(f.name, _PYTHON[f.type] | None, None) for f in _SCALARS],
+
+
+def _facts_field(f: record_fields.Field) -> tuple:
+    if f.absent == record_fields.FROM_PARAMS:  # absent and null differ: absent takes the params' value
+        return f.name, _PYTHON[f.type] | None | msgspec.UnsetType, msgspec.UNSET
+    if f.type in _PYTHON:
+        return f.name, _PYTHON[f.type] | None, None
+    return f.name, msgspec.Raw, msgspec.Raw(b"null")  # an object or array: its JSON text
+
+
+# A facts line as the declaration types it: the PROCESS fields the analysis reads (objects and arrays as
+# JSON text, derived once per distinct value), and the process number.
+PROCESS_READ = [f for f in record_fields.PROCESS_FIELDS if f.read != record_fields.UNREAD]
+Facts = msgspec.defstruct(
+    "Facts", [(record_rows.PROCESS_KEY, int)] + [_facts_field(f) for f in PROCESS_READ], gc=False
 )
-_DECODER = msgspec.json.Decoder(_Facts)
+_DECODER = msgspec.json.Decoder(Facts)
 
 
-def _facts(raw: Path, case_ids: list[str]) -> pa.Table:
-    """The facts lines: the scalar PROCESS fields as typed columns, params as JSON text. ValueError
-    naming the file when a line is not of the declared types."""
+def _facts(raw: Path, case_ids: list[str], slow: set) -> tuple[list, list[str]]:
+    """The facts lines of the cases (a case whose lines are not all of the declared types, or with a
+    cut last line: in `slow`)."""
     lines: list = []
     cases: list[str] = []
     for case_id in case_ids:
         data = campaign_access.read_path(raw / case_id / stored_records.FACTS_FILE, missing=b"")
+        end = data.rfind(b"\n") + 1
         try:
-            decoded = _DECODER.decode_lines(data[: data.rfind(b"\n") + 1])
-        except msgspec.DecodeError as err:
-            raise ValueError(f"{case_id}/{stored_records.FACTS_FILE}: {err}") from None
+            if data[end:].strip() or b"\n\n" in data or data.startswith(b"\n"):
+                raise ValueError("a cut last line or a blank one")
+            decoded = _DECODER.decode_lines(data[:end])
+        except (ValueError, msgspec.DecodeError):
+            slow.add(case_id)
+            continue
         lines.extend(decoded)
         cases.extend([case_id] * len(decoded))
-    columns = {CASE: pa.array(cases, pa.string())}
-    columns[record_rows.PROCESS_KEY] = pa.array([f.process for f in lines], pa.int64())
-    columns["params"] = pa.array([bytes(f.params).decode() for f in lines], pa.string())
-    for f in _SCALARS:
-        column = pa.array([getattr(line, f.name) for line in lines], ARROW_TYPES[f.type])
-        columns[f.name] = column.dictionary_encode() if f.type == record_fields.STRING else column
-    return pa.table(columns)
-
-
-def joined(records: ArrowRecords) -> pa.Table:
-    """A row per repetition with its process's facts beside it (a row whose process has no facts line:
-    nulls there)."""
-    reps, facts = records.reps, records.facts
-    names = reps[CASE].combine_chunks().dictionary.to_pylist()
-    code = {name: i for i, name in enumerate(names)}
-    rep_keys = reps[CASE].combine_chunks().indices.to_numpy().astype(np.int64) << 32
-    rep_keys |= reps[record_rows.PROCESS_KEY].to_numpy(zero_copy_only=False).astype(np.int64)
-    fact_codes = np.array([code.get(c, -1) for c in facts[CASE].to_pylist()], dtype=np.int64)
-    fact_keys = (fact_codes << 32) | facts[record_rows.PROCESS_KEY].to_numpy().astype(np.int64)
-    order = np.argsort(fact_keys, kind="stable")
-    at = np.searchsorted(fact_keys[order], rep_keys).clip(0, max(len(order) - 1, 0))
-    found = fact_keys[order][at] == rep_keys if len(order) else np.zeros(len(rep_keys), bool)
-    take = pa.array(order[at] if len(order) else at, mask=~found)
-    extra = facts.drop_columns([CASE, record_rows.PROCESS_KEY]).take(take)
-    for name in extra.column_names:
-        reps = reps.append_column(name, extra[name])
-    return reps
+    return lines, cases

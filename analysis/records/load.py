@@ -19,23 +19,22 @@ never fatal.
 
 from __future__ import annotations
 
-import gc
 import json
 import multiprocessing
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from operator import attrgetter
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 from pandas.api.types import union_categoricals
 
-from analysis.records.batches import CountedRecords, DecodedFiles, record_where
+from analysis.records import arrow_reader, derive, stored_frame
 from analysis.records.cache import read_chunks, write_chunk
-from analysis.records.flatten import PerHwthread, flatten_records
 from analysis.records.typed_columns import typed_frame
 from sbcore import campaign_access, layout, stored_records
 
@@ -163,136 +162,153 @@ def case_files(campaign_dir: Path, case_ids: list[str]) -> dict[str, None]:
 
 
 def parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
-    """Parse record and failed-attempt files: records are decoded together (decode.py), a file or
-    line with a problem is reported (file + reason) and skipped."""
-    collecting = gc.isenabled()
-    gc.disable()  # tens of thousands of new objects per chunk, none in a cycle: no collection passes
-    try:
-        return _parse_files(campaign_dir, keys)
-    finally:
-        if collecting:
-            gc.enable()
-
-
-def _parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
+    """Parse the record and failed-attempt files of these keys (whole case directories): the stored
+    records of scalebench.run/2 by Arrow (arrow_reader.py, stored_frame.py), every other case (records
+    of format v1, or files the fast reader leaves) by sbcore/stored_records.py, the one reader, whose
+    problems (file[:line] + reason) are reported and whose records are derived by derive.py."""
     failed, problems = [], []
-    wanted = []
-    # A case with records of scalebench.run/2 (facts.jsonl, reps*.csv) is read whole by sbcore's one
-    # reader of a case directory, its older files too (their precedence is that reader's).
-    stored = {layout.key_case(k) for k in keys if stored_records.is_v2_file(_name(k))}
+    names: dict[str, set[str]] = {}
+    failed_files = []
+    listed_bytes: dict[str, int] = {}  # case -> its records.jsonl's size when listed: no more is read
     for key in keys:
         relpath, _, size = key.partition("#")
         _, case_dir, name = relpath.split("/", 2)
-        if case_dir in stored and (stored_records.is_v2_file(name) or layout.FAILED_FILE.match(name) is None):
-            continue
-        if name == layout.RECORDS_FILE:
-            wanted.append((relpath, case_dir, "lines", int(size or -1)))
-            continue
-        record_name = layout.REP_FILE.match(name)
-        failed_name = None if record_name else layout.FAILED_FILE.match(name)
-        if record_name:
-            wanted.append((relpath, case_dir, "rep", int(record_name.group(1))))
-        elif failed_name:
-            wanted.append((relpath, case_dir, "failed", int(failed_name.group(1))))
+        if name == layout.RECORDS_FILE and size:
+            listed_bytes[case_dir] = int(size)
+        failed_name = layout.FAILED_FILE.match(name)
+        if failed_name:
+            failed_files.append((relpath, case_dir, int(failed_name.group(1))))
+        elif name == layout.RECORDS_FILE or layout.REP_FILE.match(name) or stored_records.is_v2_file(name):
+            names.setdefault(case_dir, set()).add(name)
         else:
             problems.append((relpath, "not records.jsonl, rep-<k>.json nor a failed-attempt file"))
-    contents = read_files(f"{campaign_dir}/", [w[0] for w in wanted])
-    decoded = DecodedFiles()
-    blobs, places = [], []  # per-repetition files of older campaigns: decoded together
-    lines_files = []  # records.jsonl contents
-    for (relpath, case_dir, kind, number), text in zip(wanted, contents, strict=True):
+    contents = read_files(f"{campaign_dir}/", [f[0] for f in failed_files])
+    for (relpath, case_dir, number), text in zip(failed_files, contents, strict=True):
         if isinstance(text, OSError):
             problems.append((relpath, f"unreadable: {text}"))
-        elif kind == "failed":
-            result, value = read_failed(text, relpath, case_dir, number)
-            if result == "failed":
-                failed.append(value)
-            else:
-                problems.append((relpath, value))
-        elif kind == "lines":
-            # Only the bytes the listing saw: what a writer appended since is for the next analysis.
-            lines_files.append((text[:number] if number >= 0 else text, relpath, case_dir))
-        else:
-            blobs.append(text)
-            places.append((relpath, case_dir, number, 0))
-    decoded.add_blobs(blobs, places)  # first: where an older rep-<k>.json and a line both hold rep k,
-    for data, relpath, case_dir in lines_files:  # the older file counts (as for status and resume)
-        decoded.add_lines(data, relpath, case_dir)
-    for case_dir in sorted(stored):
-        problems.extend(_add_stored(decoded, campaign_dir, case_dir))
-    problems.extend(decoded.problems)
-    checked = CountedRecords()
-    for batch in decoded.batches:
-        checked.add(*batch)
-    problems.extend(checked.problems)
-    good, lines, files = checked.records, checked.lines, checked.files
-    where_in_order = list(zip(map(attrgetter("case_id"), good), map(attrgetter("rep"), good), strict=True))
-    order = sorted(range(len(good)), key=where_in_order.__getitem__)
-    if order != list(range(len(good))):  # lines are in the order invocations finished: by case and rep
-        good, lines, files = [good[i] for i in order], [lines[i] for i in order], [files[i] for i in order]
-    columns, per_hwthread = flatten_records(good)
-    columns["record_line"] = lines
-    if stored:  # where a record of scalebench.run/2 is: its reps*.csv (records_table drops the column)
-        columns[RECORD_FILE] = files
-    for row, why in per_hwthread.problems:  # the record counts; only these values are missing
-        where_row = f"{files[row]}:{lines[row]}" if stored else record_where(good[row], lines[row])
-        problems.append((where_row, f"counters: {why}"))
-    records = typed_frame(columns)
+            continue
+        result, value = read_failed(text, relpath, case_dir, number)
+        (failed if result == "failed" else problems).append(value if result == "failed" else (relpath, value))
+    raw = Path(campaign_dir) / layout.RAW_DIR
+    flat = sorted(c for c, found in names.items() if found <= _FLAT_FILES)
+    stored = arrow_reader.read(raw, flat)
+    slow = stored.slow | stored_frame.invalid_cases(stored)
+    slow |= {c for c in names if c not in flat}
+    columns = stored_frame.columns(_without(stored, slow))
+    columns.columns[RECORD_FILE] = _flat_files(columns.columns["case_id"])
+    reference = _reference(raw, sorted(slow), problems, listed_bytes)
+    records = _sorted(typed_frame(_joined([columns.columns, reference.columns])))
+    hwthreads = [c for c in (columns.hwthreads, reference.hwthreads) if c is not None and len(c)]
     return Parsed(
         keys=dict(keys),
         records=records,
-        counters=explode_counters(records["case_id"].array, records["rep"].to_numpy(), per_hwthread),
+        counters=_typed_counters(pd.concat(hwthreads, ignore_index=True)) if hwthreads else Parsed().counters,
         failed=pd.DataFrame(failed, columns=FAILED_COLUMNS),
         problems=pd.DataFrame(problems, columns=PROBLEM_COLUMNS),
     )
 
 
-def _name(key: str) -> str:
-    """A listed file's name ('raw/<case_id>/<name>[#<size>]')."""
-    return key.partition("#")[0].rpartition("/")[2]
+# The files of a case read by Arrow: facts.jsonl, reps.csv and its long tables (any other: the one reader).
+_FLAT_FILES = frozenset(
+    [stored_records.FACTS_FILE, stored_records.REPS_FILE, *(f"reps.{t}.csv" for t in stored_records.TABLES)]
+)
 
 
-def _add_stored(decoded: DecodedFiles, campaign_dir: Path, case_dir: str) -> list[tuple[str, str]]:
-    """A case directory holding records of scalebench.run/2 read by sbcore/stored_records.py (both
-    layouts, the one rule): its counted records handed to the decoder as JSON with their file and
-    line, its problems returned as (file:line, why)."""
-    base = f"{layout.RAW_DIR}/{case_dir}"
-    read = stored_records.read(Path(campaign_dir) / layout.RAW_DIR / case_dir, case_dir)
-    blobs = [json.dumps(record).encode() for record in read.records.values()]
-    places = [(f"{base}/{read.places[rep][0]}", case_dir, None, read.places[rep][1]) for rep in read.records]
-    decoded.add_blobs(blobs, places)
-    return [(f"{base}/{name}" + (f":{line}" if line else ""), why) for name, line, why in read.problems]
+def _without(stored: arrow_reader.ArrowRecords, cases: set[str]) -> arrow_reader.ArrowRecords:
+    """The records of every case but these."""
+    if not cases:
+        return stored
+    gone = pa.array(sorted(cases))
 
+    def kept(table: pa.Table) -> pa.Table:
+        return table.filter(pc.invert(pc.is_in(table[arrow_reader.CASE].cast(pa.string()), gone)))
 
-def explode_counters(case_ids: pd.Categorical, reps: np.ndarray, values: PerHwthread) -> pd.DataFrame:
-    """One row per (record, metric, hardware thread) from the flat per-hwthread values of the records
-    whose case ids and repetitions these are.
-
-    Tens of millions of rows on a big campaign: strings are categoricals (integer codes); each entry's
-    case, repetition and metric are worked out once and repeated in their narrow dtypes (no index of
-    a row per value, no per-row Python objects). The case categories are only the cases that have
-    counter rows: the same table however the files were chunked."""
-    if not len(values.row):
-        return pd.DataFrame(columns=COUNTER_COLUMNS)
-    rows, lengths = values.row, values.lengths
-    codes = np.asarray(case_ids.codes)
-    used = np.unique(codes[rows[lengths > 0]])
-    renumber = np.full(len(case_ids.categories), -1, np.int16 if len(used) < 2**15 else np.int32)
-    renumber[used] = np.arange(len(used))
-    metric = pd.Categorical(values.metric)
-    metric_codes = np.repeat(metric.codes, lengths)
-    return pd.DataFrame(
-        {
-            "case_id": pd.Categorical.from_codes(
-                np.repeat(renumber[codes[rows]], lengths), categories=case_ids.categories[used]
-            ),
-            "rep": np.repeat(reps.astype(np.int32, copy=False)[rows], lengths),
-            "metric": pd.Categorical.from_codes(metric_codes, categories=metric.categories),
-            "hwthread": values.hwthread,
-            "value": values.value,
-        },
-        copy=False,  # arrays of its own: not copied into one block per dtype (240 MB on a big campaign)
+    facts = [(c, f) for c, f in zip(stored.facts_case, stored.facts, strict=True) if c not in cases]
+    return arrow_reader.ArrowRecords(
+        kept(stored.reps).unify_dictionaries(),
+        {t: kept(table) for t, table in stored.tables.items()},
+        [f for _, f in facts],
+        [c for c, _ in facts],
     )
+
+
+def _flat_files(case_ids) -> pa.Array:
+    names = pc.cast(case_ids, pa.string()) if len(case_ids) else pa.array([], pa.string())
+    return pc.binary_join_element_wise(f"{layout.RAW_DIR}/", names, f"/{stored_records.REPS_FILE}", "")
+
+
+def _reference(raw: Path, cases: list[str], problems: list, listed_bytes: dict) -> stored_frame.Columns:
+    """The records of these cases as sbcore/stored_records.py counts them, derived record by record."""
+    rows, hwthreads = [], []
+    for case_id in cases:
+        read = stored_records.read(raw / case_id, case_id, records_bytes=listed_bytes.get(case_id))
+        base = f"{layout.RAW_DIR}/{case_id}"
+        problems.extend(
+            (f"{base}/{name}" + (f":{line}" if line else ""), why) for name, line, why in read.problems
+        )
+        for rep, record in read.records.items():
+            name, line = read.places[rep]
+            row = derive.row(record) | {"record_line": line, RECORD_FILE: f"{base}/{name}"}
+            rows.append(row)
+            values, why = derive.hwthread_values(record)
+            problems.extend((f"{base}/{name}" + (f":{line}" if line else ""), f"counters: {w}") for w in why)
+            hwthreads += [(case_id, rep, *v) for v in values]
+    names = derive.ordered(k for row in rows for k in row)
+    columns = {name: [row.get(name) for row in rows] for name in names}
+    counters = pd.DataFrame(hwthreads, columns=COUNTER_COLUMNS) if hwthreads else None
+    return stored_frame.Columns(columns, counters)
+
+
+def _typed_counters(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.astype({"case_id": "category", "rep": np.int32, "metric": "category", "hwthread": np.int32})
+
+
+def _sorted(records: pd.DataFrame) -> pd.DataFrame:
+    """By case and repetition, the columns in the table's order."""
+    if records.empty:
+        return records
+    order = np.lexsort((records["rep"].to_numpy(), records["case_id"].astype(str).to_numpy()))
+    records = records.iloc[order].reset_index(drop=True)
+    return records[derive.ordered(records.columns)]
+
+
+def _joined(parts: list[dict]) -> dict:
+    """The columns of both paths as one (each typed once over all rows): Arrow arrays where the parts'
+    types agree (text, numbers, a column of nulls in one part), else Python values."""
+    parts = [p for p in parts if len(p.get("case_id", ()))]
+    if len(parts) <= 1:
+        return parts[0] if parts else {}
+    sizes = [len(p["case_id"]) for p in parts]
+    out = {}
+    for name in dict.fromkeys(n for p in parts for n in p):
+        pieces = [_arrow(p.get(name), n) for p, n in zip(parts, sizes, strict=True)]
+        kinds = {a.type for a in pieces if a is not None and not pa.types.is_null(a.type)}
+        if None not in pieces and len(kinds) <= 1:
+            kind = kinds.pop() if kinds else pa.null()
+            out[name] = pa.concat_arrays([a.cast(kind) for a in pieces])
+        elif None not in pieces and kinds == {pa.int64(), pa.float64()}:
+            out[name] = pa.concat_arrays([a.cast(pa.float64()) for a in pieces])
+        else:
+            out[name] = [v for p, n in zip(parts, sizes, strict=True) for v in _python(p.get(name), n)]
+    return out
+
+
+def _arrow(column, size: int) -> pa.Array | None:
+    """A column as one Arrow array (text decoded from a dictionary), None where Arrow does not type it."""
+    if column is None:
+        return pa.nulls(size)
+    try:
+        array = column if isinstance(column, pa.Array | pa.ChunkedArray) else pa.array(column)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError):
+        return None
+    array = array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+    return array.cast(array.type.value_type) if pa.types.is_dictionary(array.type) else array
+
+
+def _python(column, size: int) -> list:
+    if column is None:
+        return [None] * size
+    return column.to_pylist() if isinstance(column, pa.Array | pa.ChunkedArray) else list(column)
 
 
 def _parse_chunk(args: tuple[Path, dict]) -> Parsed:

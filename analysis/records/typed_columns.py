@@ -15,7 +15,7 @@ inference then decides, as it always did.
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -35,10 +35,10 @@ def typed_column(values: Sequence):
     """One column's values as the array pandas would infer (text as a categorical), through Arrow. A
     column given as distinct values and an index per row (`Spread`) is typed once per distinct value:
     the same values, so the same type."""
+    if isinstance(values, pa.ChunkedArray | pa.Array):
+        return _arrow_column(values)
     if not len(values):
         return pandas_column(values)
-    if isinstance(values, Spread):
-        return typed_column(values.distinct).take(values.which)
     first = values[0]
     if type(first) is str and _all_equal(values, first):  # one text in every row: no encoding
         codes = np.zeros(len(values), np.int8)
@@ -59,6 +59,37 @@ def typed_column(values: Sequence):
             np.full(len(array), -1, np.int8), categories=pd.Index([], dtype=object)
         )
     return pandas_column(values)
+
+
+def _arrow_column(array):
+    """A typed Arrow column as typed_column types the same values given as Python objects."""
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if pa.types.is_dictionary(array.type):
+        array = array.cast(array.type.value_type)
+    if len(array) and array.null_count == len(array):
+        array = pa.nulls(len(array))
+    kind = array.type
+    if not len(array) or pa.types.is_null(kind) or pa.types.is_string(kind) or array.null_count:
+        if pa.types.is_boolean(kind):
+            return pandas_column(array.to_pylist())
+        if pa.types.is_integer(kind):
+            return array.cast(pa.float64()).to_numpy(zero_copy_only=False)
+        if not len(array):
+            return pandas_column([])
+        return typed_column_of_arrow(array)
+    return array.to_numpy(zero_copy_only=False)
+
+
+def typed_column_of_arrow(array: pa.Array):
+    kind = array.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return text_categorical(array)
+    if pa.types.is_null(kind):
+        return pd.Categorical.from_codes(
+            np.full(len(array), -1, np.int8), categories=pd.Index([], dtype=object)
+        )
+    return array.to_numpy(zero_copy_only=False)  # float64 with nulls: NaN
 
 
 def _all_equal(values: Sequence, first) -> bool:
@@ -96,39 +127,3 @@ def pandas_column(values: Sequence):
 
 def _hashable(value):
     return json.dumps(value, sort_keys=True) if isinstance(value, dict | list) else value
-
-
-def distinct(values: Iterable[Hashable], derive) -> tuple[np.ndarray, list]:
-    """(index of each value's distinct value, derive(v) for each distinct value in first-seen order):
-    a case's repetitions repeat the same params, placement and CPUs, so each is derived once."""
-    values = list(values)
-    seen = dict.fromkeys(values)
-    for number, value in enumerate(seen):
-        seen[value] = number
-    index = np.fromiter(map(seen.__getitem__, values), dtype=np.intp, count=len(values))
-    return index, [derive(v) for v in seen]
-
-
-def spread(index: np.ndarray, per_distinct: list) -> Spread:
-    """The derived values back on every row."""
-    return Spread(index, per_distinct)
-
-
-class Spread(Sequence):
-    """A column given as its distinct values and, per row, which one it has: typed once per distinct value
-    (typed_column), read like any sequence."""
-
-    __slots__ = ("which", "distinct")
-
-    def __init__(self, which: np.ndarray, distinct: list) -> None:
-        self.which = which
-        self.distinct = distinct
-
-    def __len__(self) -> int:
-        return len(self.which)
-
-    def __getitem__(self, row):
-        return self.distinct[self.which[row]]
-
-    def __iter__(self):
-        return map(self.distinct.__getitem__, self.which.tolist())

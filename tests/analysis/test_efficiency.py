@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from analysis.outputs.report.sections.efficiency import TITLE
-from analysis.records.flatten import flatten_record
+from analysis.records.derive import row as record_row
 from analysis.reference_data import SIMD_BOUNDS, load_bounds
 from analysis.stats.efficiency import COLUMNS, efficiency, measured_bounds
 from sbcore import simd_bounds
@@ -99,10 +99,10 @@ def test_records_without_clock_give_an_empty_table():
 
 
 def test_real_kernel_records_flatten_into_a_per_cycle_row(kernel):
-    """The kernel's inner_path, uarch and clock_ghz reach the table through flatten_record."""
+    """The kernel's inner_path, uarch and clock_ghz reach the table through analysis/records/derive.py."""
     (raw,) = run_records(kernel("mcpi-c-serial"), "--samples", 200000, "--inner", "simd")
     raw.update(case_id="k", rep=0, status="ok", hostname="here")  # the harness fields run-case adds
-    row, _ = flatten_record(raw, "raw/k/rep-0.json")
+    row = record_row(raw)
     assert (row["inner_path"], row["uarch"]) == (raw["inner_path"], raw["uarch"])
     here = simd_bounds.validate(document(ZEN4, host=raw["hostname"], uarch="zen4"), "here")
     out = efficiency(

@@ -1,7 +1,6 @@
 """The vectorised paths of the analysis against the straightforward per-group computations they replace
 (kept here as references), on small random data with ragged groups."""
 
-import json
 
 import numpy as np
 import pandas as pd
@@ -295,33 +294,6 @@ def test_records_in_case_rep_order_are_recognised():
     assert not in_case_rep_order(ordered.iloc[[0, 2, 1, 3, 4]])  # rep 10 before rep 2
     assert not in_case_rep_order(ordered.iloc[[3, 0, 1, 2, 4]])
     assert not in_case_rep_order(pd.DataFrame({"case_id": ["a", "a"], "rep": [1, 1]}))
-
-
-def test_per_hwthread_values_read_at_once_equal_those_read_one_by_one():
-    from analysis.records.flatten import PerHwthread
-
-    rng = np.random.default_rng(8)
-    raws = [
-        json.dumps(
-            {str(t): float(v) for t, v in zip(rng.permutation(64)[:n], rng.random(n), strict=True)}
-        ).encode()
-        for n in rng.integers(1, 65, 40)
-    ]
-    raws.append(
-        b'{\n "0": 1e-300,\n "7": 12345678901234.5\n}'
-    )  # as the older layout's indented files hold it
-    raws.append(b'{"3": -0.5, "4": "-", "5": NaN}')  # likwid's unmeasured values
-    rows, metrics = list(range(len(raws))), ["CPI"] * len(raws)
-    fast = PerHwthread.parse(rows[:-1], metrics[:-1], raws[:-1])
-    slow = PerHwthread._one_by_one(rows[:-1], metrics[:-1], raws[:-1])
-    for name in ("row", "lengths", "hwthread", "value"):
-        np.testing.assert_array_equal(getattr(fast, name), getattr(slow, name))
-    assert fast.lengths.sum() == len(fast.value) > 1000 and fast.hwthread.dtype == np.int32
-    mixed = PerHwthread.parse(rows, metrics, raws)
-    np.testing.assert_array_equal(mixed.value[-3:], [-0.5, np.nan, np.nan])
-    assert mixed.problems == []
-    odd = PerHwthread.parse([0, 1], ["CPI", "CPI"], [b'{"HWThread 0": 1.5}', b"[1, 2]"])
-    assert odd.lengths.tolist() == [0, 0] and [row for row, _ in odd.problems] == [0, 1]
 
 
 def test_the_scale_benchmarks_campaign_is_analysed_and_its_tables_written(tmp_path):

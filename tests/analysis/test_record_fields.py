@@ -1,8 +1,8 @@
 """The record's fields are declared once (sbcore/record_fields.py) and everything else agrees with that
 declaration: the kernels' schema (kernels/record.schema.json), the counting rule (sbcore/record_lines.py),
-the schema the analysis checks (records/fields.py), the struct msgspec decodes into (records/decode.py),
-and the raw columns. A field a kernel adds fails here until it is declared, and a list of record
-fields written a second time in the code that reads records fails too."""
+the facts the columnar reader decodes (records/arrow_reader.py) and the copied columns
+(records/derive.py). A field a kernel adds fails here until it is declared, and a list of record fields
+written a second time in the code that reads records fails too."""
 
 import ast
 import json
@@ -11,8 +11,7 @@ from pathlib import Path
 
 import msgspec
 
-from analysis.records.decode import Record
-from analysis.records.fields import RAW_NUMERIC, RAW_TEXT, RECORD_SCHEMA
+from analysis.records import arrow_reader, derive
 from sbcore import record_fields, record_lines
 from sbcore.record_fields import BY_NAME, FIELDS, KERNEL, REQUIRED, RUNNER, UNREAD
 
@@ -84,41 +83,21 @@ def test_a_run_writes_only_declared_fields():
         assert record_lines.field_problem(record) is None
 
 
-def test_the_rule_and_the_analysis_schema_are_the_declarations_required_fields():
+def test_the_rule_is_the_declarations_required_fields():
     names = [f.name for f in REQUIRED]
     assert list(record_lines.RECORD_FIELDS) == names
-    assert RECORD_SCHEMA["required"] == names
     assert BY_NAME["schema"].const == record_fields.SCHEMA
 
 
-def struct_fields() -> dict[str, msgspec.inspect.Field]:
-    return {f.name: f for f in msgspec.inspect.type_info(Record).fields}
+def test_the_facts_struct_decodes_the_read_process_fields():
+    fields = {f.name for f in msgspec.inspect.type_info(arrow_reader.Facts).fields}
+    read = {f.name for f in FIELDS if f.level == record_fields.PROCESS and f.read != UNREAD}
+    assert fields == read | {"process"}
 
 
-def test_the_struct_decodes_the_read_fields_with_the_rules_bounds():
-    fields = struct_fields()
-    assert set(fields) == {f.name for f in FIELDS if f.read != UNREAD}
-    for name, spec in RECORD_SCHEMA["properties"].items():
-        field = fields[name]
-        assert field.required == (name in RECORD_SCHEMA["required"]), name
-        bound = {k: spec[k] for k in ("minimum", "exclusiveMinimum") if k in spec}
-        constraint = field.type
-        if bound:
-            assert {
-                "minimum": getattr(constraint, "ge", None),
-                "exclusiveMinimum": getattr(constraint, "gt", None),
-            } == {
-                "minimum": bound.get("minimum"),
-                "exclusiveMinimum": bound.get("exclusiveMinimum"),
-            }, name
-    optional = [name for name, f in fields.items() if not f.required]
-    assert all(name not in RECORD_SCHEMA["required"] for name in optional)
-
-
-def test_the_raw_columns_are_the_fields_declared_as_columns():
-    columns = {f.name for f in FIELDS if f.read == record_fields.COLUMN}
-    assert set(RAW_NUMERIC) | set(RAW_TEXT) == columns
-    assert not set(RAW_NUMERIC) & set(RAW_TEXT)
+def test_the_copied_columns_are_the_fields_declared_as_columns():
+    columns = [f.name for f in FIELDS if f.read == record_fields.COLUMN]
+    assert sorted(derive.COPIED) == sorted(columns) and len(derive.COPIED) == len(columns)
 
 
 def field_lists(path: Path) -> list[tuple[int, list[str]]]:

@@ -57,7 +57,7 @@ def test_corrupt_files_are_skipped_each_with_a_reason(standard):
     problems = result.loaded.problems.set_index("file")["reason"]
     assert set(problems.index) == set(truth.corrupt_files)
     expect = {
-        "bad-json": "bad JSON",
+        "bad-json": "not valid JSON",
         "bad-row": "not a row: 2 cells",
         "truncated": "truncated",
         "wrong-schema": "schema",
@@ -188,7 +188,7 @@ def test_a_file_of_valid_json_with_misplaced_records_is_checked_line_by_line(sta
     n = len(good)
     assert "recorded twice" in reasons[f"{where}:{n + 1}"]
     assert "does not match its directory" in reasons[f"{where}:{n + 2}"]
-    assert "params: not an object" in reasons[f"{where}:{n + 3}"]
+    assert "params: [1, 2] is not of type dict" in reasons[f"{where}:{n + 3}"]
     assert f"{where}:{n + 4}" not in reasons
     assert mine.loc[mine["rep"] == 1002, "record_line"].tolist() == [n + 4]
 

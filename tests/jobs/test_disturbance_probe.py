@@ -8,7 +8,7 @@ import sys
 import pandas as pd
 import pytest
 
-from analysis.records.flatten import flatten_record
+from analysis.records.derive import row as record_row
 from analysis.stats.disturbance import ALU_REASON, PIPES_REASON, flag_disturbed
 from jobs.campaign import create_campaign, load_cases
 from jobs.runcase import Context, run_invocation
@@ -88,7 +88,7 @@ def _measure(tmp_path) -> tuple[set, str]:
         record = case_record(campaign, case["case_id"], p)
         assert record["probe"]["n_cpus"] == 1 and record["probe"]["runq_wait_s"] is not None
         assert case_probe(campaign, case["case_id"], p)["after"]["cpus"] == [0]
-        rows.append(flatten_record(record, f"raw/{case['case_id']}/rep-{p}.json")[0])
+        rows.append(record_row(record))
     flagged = flag_disturbed(pd.DataFrame(rows))
     detail = flagged[
         ["rep", "wall_s", "probe_slowdown", "probe_tput_slowdown", "runq_wait_share", "disturbed_reason"]

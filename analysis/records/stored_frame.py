@@ -1,0 +1,392 @@
+"""The records table's columns of stored records (scalebench.run/2) read by analysis/records/arrow_reader.py,
+without a Python object per repetition: the same columns analysis/records/derive.py gives record by
+record (its reference, tested to agree).
+
+- Copied fields: a repetition's from its reps.csv column, a process's from its facts line.
+- A process's derived columns (params, build, counters, ...): derive.process_columns once per distinct
+  set of the facts they come from.
+- A repetition's derived columns: the clock, the probe, the ranks' times and the warm-up count from
+  their columns at once; the pinning, placement, scheduling scenario and result (which repeat over a
+  case's repetitions) by derive.rep_columns once per distinct set of their cells and long-table items.
+- A row with extra_json (a value the flat shape does not hold) is derived whole, by derive.
+
+`invalid_cases` names the cases whose rows the one rule (sbcore/record_lines.py) might not all count as
+they are: those are read by sbcore/stored_records.py instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import msgspec
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from analysis.records import derive
+from analysis.records.arrow_reader import CASE, LINE, PROCESS_READ, ArrowRecords, tables_of
+from sbcore import record_fields as rf
+from sbcore import record_rows
+
+PROCESS = record_rows.PROCESS_KEY
+# The REP fields derived once per distinct value, and the long tables holding their items.
+_DISTINCT_FIELDS = tuple(f for f in rf.REP_FIELDS if f.read == rf.REPEATING)
+_DISTINCT_TABLES = tables_of(_DISTINCT_FIELDS)
+_ARRAYS = {}  # long table -> [(the count column in reps.csv, the item's columns)]: every array stored in one
+for _f in rf.REP_FIELDS:
+    _stack = [(_f.shape, _f.name)]
+    while _stack:
+        _part, _path = _stack.pop()
+        if _part.table:
+            prefix = f"{_path}_"
+            columns = [c for c in record_rows.TABLES[_part.table] if c == _path or c.startswith(prefix)]
+            _ARRAYS.setdefault(_part.table, []).append((_path + record_rows.COUNT, columns))
+        elif _part.type == rf.OBJECT:
+            _stack += [(p, f"{_path}_{p.name}") for p in _part.parts]
+
+
+_COUNTED = {count: table for table, arrays in _ARRAYS.items() for count, _ in arrays}  # -> its items' table
+
+
+@dataclass
+class Columns:
+    columns: dict[str, object]  # name -> an Arrow array or a list, a value per row
+    hwthreads: pd.DataFrame | None = None  # case_id, rep, metric, hwthread, value
+    problems: list[tuple[str, str]] = field(default_factory=list)
+
+
+def invalid_cases(ar: ArrowRecords) -> set[str]:
+    """Cases holding a row or facts line the rule might not count as it is: a required field missing or
+    out of bounds, a row without its process's facts line, a repetition twice, an item of a long table
+    missing (a row whose cells are all empty counts as missing)."""
+    bad: set[str] = set()
+    facts = ar.facts
+    seen: set[tuple[str, int]] = set()
+    for case, line in zip(ar.facts_case, facts, strict=True):
+        key = (case, line.process)
+        ok = key not in seen and line.process >= 0 and line.case_id == case
+        ok = ok and line.schema == rf.SCHEMA and line.status == "ok" and bytes(line.params)[:1] == b"{"
+        ok = ok and None not in (line.kernel, line.lang, line.model) and _positive(line.threads, line.ranks)
+        seen.add(key)
+        if not ok:
+            bad.add(case)
+    reps = ar.reps
+    if not reps.num_rows:
+        return bad
+    cases = _cases(reps)
+    process = _ints(reps[PROCESS])
+    rep = _ints(reps["rep"])
+    wall = reps["wall_s"].to_numpy(zero_copy_only=False)
+    problem = (process < 0) | (rep < 0) | ~(np.isfinite(wall) & (wall > 0))
+    problem |= reps["checksum"].is_null().to_numpy(zero_copy_only=False)
+    problem |= _fact_rows(ar, cases, process) < 0
+    key = _row_key(cases, process, rep)
+    order = np.argsort(_row_key(cases, np.zeros_like(rep), rep), kind="stable")
+    twice = np.zeros(len(rep), bool)
+    same = (cases[order][1:] == cases[order][:-1]) & (rep[order][1:] == rep[order][:-1])
+    twice[order[1:][same]] = True
+    problem |= twice
+    for table in ar.tables:
+        problem |= _items_missing(ar.tables[table], table, reps, cases, key)
+    bad |= set(np.asarray(reps[CASE].combine_chunks().dictionary)[np.unique(cases[problem])])
+    return bad
+
+
+def _positive(*values) -> bool:
+    return all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values)
+
+
+def _ints(column) -> np.ndarray:
+    """An integer column as int64, null as -1."""
+    return pc.fill_null(column, -1).to_numpy().astype(np.int64, copy=False)
+
+
+def _cases(table: pa.Table) -> np.ndarray:
+    return table[CASE].combine_chunks().indices.to_numpy().astype(np.int64)
+
+
+def _row_key(cases: np.ndarray, process: np.ndarray, rep: np.ndarray) -> np.ndarray:
+    """One int64 per (case, process, rep) (case < 2^20, process and rep below 2^21 and 2^22)."""
+    return (cases << 43) | ((process & (2**21 - 1)) << 22) | (rep & (2**22 - 1))
+
+
+def _fact_rows(ar: ArrowRecords, cases: np.ndarray, process: np.ndarray) -> np.ndarray:
+    """Each row's facts line (its index in ar.facts), -1 where its process has none."""
+    names = ar.reps[CASE].combine_chunks().dictionary.to_pylist()
+    code = {name: i for i, name in enumerate(names)}
+    fact_keys = np.array(
+        [
+            (code.get(c, -1) << 32) | (f.process & 0xFFFFFFFF)
+            for c, f in zip(ar.facts_case, ar.facts, strict=True)
+        ],
+        dtype=np.int64,
+    )
+    keys = (cases << 32) | (process & 0xFFFFFFFF)
+    if not len(fact_keys):
+        return np.full(len(keys), -1)
+    order = np.argsort(fact_keys, kind="stable")
+    at = np.searchsorted(fact_keys[order], keys).clip(0, len(order) - 1)
+    return np.where(fact_keys[order][at] == keys, order[at], -1)
+
+
+def _item_rows(table: pa.Table, reps: pa.Table, row_keys: np.ndarray) -> np.ndarray:
+    """Each item's reps.csv row (-1 for an item of no row)."""
+    if not table.num_rows:
+        return np.zeros(0, np.int64)
+    names = reps[CASE].combine_chunks().dictionary.to_pylist()
+    code = {name: i for i, name in enumerate(names)}
+    remap = np.array([code.get(n, -1) for n in table[CASE].combine_chunks().dictionary.to_pylist()])
+    cases = remap[_cases(table)] if len(remap) else np.zeros(0, np.int64)
+    keys = _row_key(cases, _ints(table[PROCESS]), _ints(table["rep"]))
+    order = np.argsort(row_keys, kind="stable")
+    at = np.searchsorted(row_keys[order], keys).clip(0, len(order) - 1)
+    return np.where((row_keys[order][at] == keys) & (cases >= 0), order[at], -1)
+
+
+def _items_missing(table: pa.Table, name: str, reps: pa.Table, cases, row_keys) -> np.ndarray:
+    """Rows whose arrays in this long table lack an item, or hold one twice."""
+    missing = np.zeros(reps.num_rows, bool)
+    rows = _item_rows(table, reps, row_keys)
+    index = _ints(table["index"]) if table.num_rows else np.zeros(0, np.int64)
+    placed = rows >= 0
+    pairs = rows[placed] * 2**20 + index[placed]
+    unique, counts = np.unique(pairs, return_counts=True)
+    missing[(unique[counts > 1] // 2**20).astype(np.int64)] = True
+    for count_column, item_columns in _ARRAYS.get(name, []):
+        wanted = _ints(reps[count_column]).clip(0)
+        present = np.zeros(table.num_rows, bool)
+        for column in item_columns:
+            present |= table[column].is_valid().to_numpy(zero_copy_only=False)
+        ok = placed & present & (index >= 0) & (index < wanted[np.maximum(rows, 0)])
+        missing |= np.bincount(rows[ok], minlength=reps.num_rows) != wanted
+    return missing
+
+
+def columns(ar: ArrowRecords) -> Columns:
+    """Every column of the records table but record_file, rows in the order of (case_id, rep)."""
+    reps = ar.reps
+    cases = _cases(reps)
+    process, rep = _ints(reps[PROCESS]), _ints(reps["rep"])
+    names = np.asarray(reps[CASE].combine_chunks().dictionary.to_pylist(), dtype=object)
+    order = np.lexsort((rep, np.argsort(np.argsort(names))[cases] if len(names) else cases))
+    reps = reps.take(pa.array(order))
+    cases, process, rep = cases[order], process[order], rep[order]
+    fact = _fact_rows(ar, cases, process)
+    out: dict[str, object] = {"case_id": reps[CASE], "rep": reps["rep"]}
+    facts_columns = _facts_columns(ar.facts)
+    for name in derive.COPIED:
+        out[name] = reps[name] if name in reps.column_names else facts_columns[name].take(pa.array(fact))
+    process_keys, process_rows = _process_distinct(ar.facts)
+    which = process_keys[fact]
+    for name, values in _distinct_columns(process_rows, which).items():
+        out[name] = values
+    out |= _rep_columns(reps)
+    row_keys = _row_key(cases, process, rep)
+    items = {t: (ar.tables[t], _item_rows(ar.tables[t], reps, row_keys)) for t in ar.tables}
+    fact_loads, loads = _load_codes(ar.facts)
+    load_codes = fact_loads[fact] if len(fact_loads) else np.zeros(len(fact), np.int64)
+    out |= _rep_distinct(reps, items, load_codes, loads)
+    if "rank_wall_s_n" in reps.column_names and pc.max(reps["rank_wall_s_n"]).as_py():
+        out |= _rank_walls(ar.tables["ranks"], reps, row_keys)
+    out[LINE] = reps[LINE]
+    extra = np.flatnonzero(reps[record_rows.EXTRA].is_valid().to_numpy(zero_copy_only=False))
+    if len(extra):
+        _patch_extra(out, reps, extra, items, [ar.facts[f] for f in fact[extra]])
+    case_names = names[cases] if len(names) else np.zeros(0, object)
+    return Columns(out, _hwthreads(process_rows, which, case_names, rep))
+
+
+def _facts_columns(facts: list) -> dict[str, pa.Array]:
+    """The copied PROCESS fields of every facts line, typed as declared."""
+    return {
+        f.name: pa.array([getattr(line, f.name) for line in facts], _ARROW[f.type])
+        for f in PROCESS_READ
+        if f.name in derive.COPIED
+    }
+
+
+_ARROW = {rf.STRING: pa.string(), rf.INTEGER: pa.int64(), rf.NUMBER: pa.float64(), rf.BOOLEAN: pa.bool_()}
+_PROCESS_INPUTS = [f.name for f in PROCESS_READ if f.name not in derive.COPIED]
+
+
+def _process_distinct(facts: list) -> tuple[np.ndarray, list[dict]]:
+    """(each facts line's distinct inputs of derive.process_columns, those inputs as a record)."""
+    seen: dict = {}
+    codes = np.empty(len(facts), np.int64)
+    for i, line in enumerate(facts):
+        key = tuple(_hashable(getattr(line, name)) for name in _PROCESS_INPUTS)
+        codes[i] = seen.setdefault(key, len(seen))
+    records = []
+    for key in seen:
+        record = {}
+        for name, value in zip(_PROCESS_INPUTS, key, strict=True):
+            if value is not msgspec.UNSET:
+                record[name] = msgspec.json.decode(value) if isinstance(value, bytes) else value
+        records.append(record)
+    return codes, records
+
+
+def _hashable(value):
+    return bytes(value) if isinstance(value, msgspec.Raw) else value
+
+
+def _distinct_columns(records: list[dict], which: np.ndarray) -> dict[str, pa.Array]:
+    rows = [derive.process_columns(r) for r in records]
+    return _spread(rows, which)
+
+
+def _spread(rows: list[dict], which: np.ndarray) -> dict[str, object]:
+    """Columns of values derived once per distinct input (rows), on every row (which: its input)."""
+    names = list(dict.fromkeys(k for row in rows for k in row))
+    take = pa.array(which)
+    out = {}
+    for name in names:
+        values = [row.get(name) for row in rows]
+        try:
+            out[name] = pa.array(values).take(take)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):  # a mix Arrow does not type
+            out[name] = [values[i] for i in which.tolist()]
+    return out
+
+
+def _rep_columns(reps: pa.Table) -> dict[str, object]:
+    """The warm-up count, the clock and the probe of every row from their columns."""
+    out: dict[str, object] = {"n_warmup": pc.fill_null(reps["warmup_wall_s_n"], 0)}
+    mean = reps["clock_ghz"]
+    before, after = (
+        pc.if_else(pc.greater(reps[c], 0), reps[c], None) for c in ("clock_before_ghz", "clock_after_ghz")
+    )
+    out["clock_max_ghz"] = pc.coalesce(pc.max_element_wise(before, after), mean)
+    for chain in derive.CHAINS:
+        for name in ("min", "max"):
+            out[f"probe_{chain}_{name}_s"] = reps[f"probe_{name}_s_{chain}"]
+    out["probe_runq_wait_s"] = reps["probe_runq_wait_s"]
+    cpus = reps["probe_n_cpus"]
+    out["probe_cpus"] = pc.if_else(pc.greater(cpus, 0), cpus, None)
+    return out
+
+
+def _load_codes(facts: list) -> tuple[np.ndarray, list]:
+    """(each facts line's distinct load, the distinct loads decoded)."""
+    seen: dict = {}
+    codes = np.array([seen.setdefault(bytes(f.load), len(seen)) for f in facts], dtype=np.int64)
+    return codes, [msgspec.json.decode(raw) for raw in seen]
+
+
+def _rep_distinct(reps: pa.Table, items: dict, load_codes: np.ndarray, loads: list) -> dict[str, object]:
+    """Pinning, placement, scenario and result columns, derived once per distinct set of their cells, long
+    table items and process load."""
+    n = reps.num_rows
+    own = [c for c in reps.column_names if any(c.startswith(f.name + "_") for f in _DISTINCT_FIELDS)]
+    parts = [load_codes.reshape(-1, 1)] + [_codes(reps[c]).reshape(-1, 1) for c in own]
+    for table in _DISTINCT_TABLES:
+        parts.append(_item_matrix(*items[table], n))
+    signature = np.hstack(parts) if n else np.zeros((0, 1), np.int64)
+    _, first, which = np.unique(signature, axis=0, return_index=True, return_inverse=True)
+    rows = []
+    for r in first.tolist():
+        record = _part(reps, r, own, items, _DISTINCT_FIELDS)
+        record["load"] = loads[load_codes[r]] if loads else None
+        row = derive.pin_columns(record.get("pin"))
+        row["placement_cpus"] = derive.placement_cpus(record.get("placement"))
+        row |= derive.scenario_columns(record.get("sched"), record.get("load"))
+        if record.get("result") is not None:
+            row["result_json"] = derive.result_json(record["result"])
+        rows.append(row)
+    return _spread(rows, which.reshape(-1))
+
+
+def _codes(column) -> np.ndarray:
+    return pd.factorize(column.to_pandas(), use_na_sentinel=True)[0].astype(np.int64)
+
+
+def _item_matrix(table: pa.Table, rows: np.ndarray, n: int) -> np.ndarray:
+    """Per row, the code of its items' cells at each index (-1: no item there)."""
+    if not table.num_rows:
+        return np.full((n, 1), -1, np.int64)
+    cells = [c for c in table.column_names if c not in (CASE, PROCESS, "rep", "index")]
+    codes = (
+        pd.DataFrame({c: table[c].to_pandas() for c in cells})
+        .groupby(cells, dropna=False, sort=False)
+        .ngroup()
+    )
+    index = _ints(table["index"])
+    keep = (rows >= 0) & (index >= 0)
+    width = int(index[keep].max()) + 1 if keep.any() else 1
+    matrix = np.full((n, width), -1, np.int64)
+    matrix[rows[keep], index[keep]] = codes.to_numpy()[keep]
+    return matrix
+
+
+def _part(reps: pa.Table, r: int, own: list[str], items: dict, fields) -> dict:
+    """The fields of row r rebuilt from its cells and items, as sbcore/record_rows.py stores them."""
+    known = [
+        c for c in own if c not in _COUNTED or _COUNTED[c] in items
+    ]  # (an array of a table not read: absent)
+    cells = {c: v for c in known if (v := reps[c][r].as_py()) is not None}
+    mine: dict = {}
+    for table, (data, rows) in items.items():
+        for i in np.flatnonzero(rows == r).tolist():
+            item = {c: v for c in data.column_names if (v := data[c][i].as_py()) is not None}
+            mine.setdefault(table, {})[item.get("index")] = item
+    return record_rows.part_of(cells, mine, fields)
+
+
+def _rank_walls(table: pa.Table, reps: pa.Table, row_keys: np.ndarray) -> dict[str, object]:
+    """rank_wall_min_s and rank_wall_max_s per row from the ranks table (null: no rank times)."""
+    rows = _item_rows(table, reps, row_keys)
+    values = table["rank_wall_s"].to_numpy(zero_copy_only=False) if table.num_rows else np.zeros(0)
+    keep = (rows >= 0) & ~np.isnan(values)
+    low = np.full(reps.num_rows, np.inf)
+    high = np.full(reps.num_rows, -np.inf)
+    np.minimum.at(low, rows[keep], values[keep])
+    np.maximum.at(high, rows[keep], values[keep])
+    timed = _ints(reps["rank_wall_s_n"]) > 0
+    return {
+        "rank_wall_min_s": pa.array(low, mask=~(timed & np.isfinite(low))),
+        "rank_wall_max_s": pa.array(high, mask=~(timed & np.isfinite(high))),
+    }
+
+
+def _patch_extra(out: dict, reps: pa.Table, extra: np.ndarray, items: dict, facts: list) -> None:
+    """Rows holding extra_json: every REP column derived from the whole repetition, by derive."""
+    own = [c for c in reps.column_names if c not in (CASE, LINE)]
+    for r, line in zip(extra.tolist(), facts, strict=True):
+        part = _part(reps, r, own, items, rf.REP_FIELDS)
+        extra_fields = msgspec.json.decode(reps[record_rows.EXTRA][r].as_py())
+        part |= extra_fields
+        part["load"] = msgspec.json.decode(bytes(line.load))
+        row = derive.rep_columns(part) | {
+            n: part.get(n) for n in derive.COPIED if rf.BY_NAME[n].level == rf.REP
+        }
+        if "warmup_wall_s" not in extra_fields:  # (its items are not read: its count stays)
+            del row["n_warmup"]
+        for name, value in row.items():
+            column = out.get(name)
+            if not isinstance(column, list):
+                column = out[name] = column.to_pylist() if column is not None else [None] * reps.num_rows
+            column[r] = value
+
+
+def _hwthreads(facts_records: list[dict], which: np.ndarray, case_id, rep) -> pd.DataFrame | None:
+    """One row per (repetition, counted metric, hardware thread), from its process's counters."""
+    parts = []
+    for d, record in enumerate(facts_records):
+        values, _ = derive.hwthread_values(record)
+        if not values:
+            continue
+        rows = np.flatnonzero(which == d)
+        metric, hwthread, value = zip(*values, strict=True)
+        parts.append(
+            pd.DataFrame(
+                {
+                    "case_id": np.repeat(case_id[rows], len(values)),
+                    "rep": np.repeat(rep[rows], len(values)).astype(np.int32),
+                    "metric": np.tile(np.asarray(metric, dtype=object), len(rows)),
+                    "hwthread": np.tile(np.asarray(hwthread, dtype=np.int32), len(rows)),
+                    "value": np.tile(np.asarray(value, dtype=float), len(rows)),
+                }
+            )
+        )
+    return pd.concat(parts, ignore_index=True) if parts else None
