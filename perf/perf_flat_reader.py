@@ -1,9 +1,11 @@
-"""Reading a campaign's records: the analysis's load (analysis/records/load.py) of records.jsonl (format
-v1) and of the flat scalebench.run/2 layout, and a columnar library alone (pyarrow,
-analysis/records/arrow_reader.py) on the flat layout, on the same generated repetitions. Each reader
-runs in a fresh process under /usr/bin/time -v: wall time and peak resident memory. Prints; asserts nothing.
+"""Reading a campaign's records: the analysis's load (analysis/records/load.py) of the flat
+scalebench.run/2 layout (read in columns: arrow_reader.py, stored_frame.py) and of records.jsonl (format
+v1, record by record: derive.py), on the same generated repetitions. Each load runs cold (no analysis
+cache) in a fresh process under /usr/bin/time -v: wall time and peak resident memory. Prints; asserts
+nothing.
 
     perf/perf_flat_reader.py [--reps 200000,1000000] [--per-case 1000] [--per-process 10] [--keep DIR]
+                             [--formats v2,v1]
 
 The repetitions are the records of tests/fixtures/campaign-v1, their times varied, written by
 sbcore/record_rows.py (the runner's encoding) without the runner's lock and reading back.
@@ -83,24 +85,10 @@ def read_loader(campaign: Path) -> str:
     return f"rows {rows} columns {columns} problems {len(loaded.problems)} in {seconds:.2f} s"
 
 
-def read_arrow(campaign: Path) -> str:
-    from analysis.records import arrow_reader
-
-    case_ids = sorted(p.name for p in (campaign / "raw").iterdir())
-    start = time.perf_counter()
-    records = arrow_reader.read(campaign / "raw", case_ids)
-    table = arrow_reader.joined(records)
-    items = sum(t.num_rows for t in records.tables.values())
-    return (
-        f"rows {table.num_rows} columns {table.num_columns} long-table rows {items} "
-        f"left {len(records.left)} in {time.perf_counter() - start:.2f} s"
-    )
-
-
-def measured(reader: str, campaign: Path) -> str:
-    """The reader in a fresh process under /usr/bin/time -v."""
+def measured(campaign: Path) -> str:
+    """The analysis's load in a fresh process under /usr/bin/time -v."""
     run = subprocess.run(
-        ["/usr/bin/time", "-v", sys.executable, __file__, "--read", reader, str(campaign)],
+        ["/usr/bin/time", "-v", sys.executable, __file__, "--read", str(campaign)],
         capture_output=True,
         text=True,
         check=True,
@@ -116,11 +104,11 @@ def main() -> None:
     parser.add_argument("--per-case", type=int, default=1000)
     parser.add_argument("--per-process", type=int, default=10)
     parser.add_argument("--keep", type=Path, help="generate into this directory and keep it")
-    parser.add_argument("--read", nargs=2, metavar=("READER", "CAMPAIGN"), help=argparse.SUPPRESS)
+    parser.add_argument("--formats", default="v2,v1", help="which layouts to load, in this order")
+    parser.add_argument("--read", metavar="CAMPAIGN", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.read:
-        reader, campaign = args.read
-        print((read_loader if reader == "load" else read_arrow)(Path(campaign)))
+        print(read_loader(Path(args.read)))
         return
     for reps in (int(n) for n in args.reps.split(",")):
         root = args.keep / str(reps) if args.keep else Path(tempfile.mkdtemp(prefix="sb-flat-"))
@@ -138,9 +126,9 @@ def main() -> None:
                 v: sum(p.stat().st_size for p in (root / v).rglob("*") if p.is_file()) for v in ("v1", "v2")
             }
             print(f"  bytes: v1 {sizes['v1'] / 2**20:.0f} MiB, v2 {sizes['v2'] / 2**20:.0f} MiB", flush=True)
-            print(f"  analysis load, records.jsonl (v1): {measured('load', root / 'v1')}", flush=True)
-            print(f"  analysis load, flat (v2):          {measured('load', root / 'v2')}", flush=True)
-            print(f"  pyarrow.csv alone, flat (v2):      {measured('arrow', root / 'v2')}", flush=True)
+            for layout_name in args.formats.split(","):
+                what = {"v1": "records.jsonl (v1)", "v2": "flat (v2)"}[layout_name]
+                print(f"  analysis load, {what:<18}: {measured(root / layout_name)}", flush=True)
         finally:
             if not args.keep:
                 shutil.rmtree(root, ignore_errors=True)

@@ -30,18 +30,26 @@ def field_problem(record: object) -> str | None:
     """Why a decoded line is not a record the analysis can use, or None."""
     if not isinstance(record, dict):
         return "schema: record: not a JSON object"
-    for key, (types, const, minimum, exclusive) in RECORD_FIELDS.items():
+    for key in RECORD_FIELDS:
         if key not in record:
             return f"schema: record: '{key}' is a required property"
-        value = record[key]
-        if not isinstance(value, types) or isinstance(value, bool):
-            return f"schema: {key}: {_short(value)} is not of type {'/'.join(t.__name__ for t in types)}"
-        if isinstance(value, float) and not math.isfinite(value):
-            return f"schema: {key}: {value} is not a finite number"
-        if const is not None and value != const:
-            return f"schema: {key}: {const!r} was expected, not {_short(value)}"
-        if minimum is not None and (value <= minimum if exclusive else value < minimum):
-            return f"schema: {key}: {value} is {'not above' if exclusive else 'below'} the minimum {minimum}"
+        why = value_problem(key, record[key])
+        if why is not None:
+            return why
+    return None
+
+
+def value_problem(key: str, value) -> str | None:
+    """Why a required field's value breaks the rule (its type, constant or minimum), or None."""
+    types, const, minimum, exclusive = RECORD_FIELDS[key]
+    if not isinstance(value, types) or isinstance(value, bool):
+        return f"schema: {key}: {_short(value)} is not of type {'/'.join(t.__name__ for t in types)}"
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"schema: {key}: {value} is not a finite number"
+    if const is not None and value != const:
+        return f"schema: {key}: {const!r} was expected, not {_short(value)}"
+    if minimum is not None and (value <= minimum if exclusive else value < minimum):
+        return f"schema: {key}: {value} is {'not above' if exclusive else 'below'} the minimum {minimum}"
     return None
 
 

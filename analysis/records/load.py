@@ -1,9 +1,10 @@
 """Loading raw records: scan raw/, parse new files in parallel, keep an append-only cache of parsed rows.
 
-A case keeps its records in raw/<case_id>/facts.jsonl and reps.csv (scalebench.run/2: read by
-sbcore/stored_records.py, records rebuilt as the decoder takes them), or, in campaigns of format v1,
-as lines of records.jsonl and, older still, one
-rep-<k>.json per repetition; failed attempts are files of their own. So:
+A case keeps its records in raw/<case_id>/facts.jsonl and reps.csv (scalebench.run/2: read in columns
+by arrow_reader.py and stored_frame.py), or, in campaigns of format v1, as lines of records.jsonl and,
+older still, one rep-<k>.json per repetition (read by sbcore/stored_records.py, derived record by
+record by derive.py, as is a v2 case the columnar path cannot take as it is); failed attempts are
+files of their own. So:
 - files are listed with os.scandir, with a stat only for each growing file (records.jsonl,
   facts.jsonl, reps*.csv: its size when listed is part of its key; of records.jsonl exactly that many
   bytes are read);
@@ -38,7 +39,7 @@ from analysis.records.cache import read_chunks, write_chunk
 from analysis.records.typed_columns import typed_frame
 from sbcore import campaign_access, layout, stored_records
 
-RECORD_FILE = "record_file"  # a column of records of scalebench.run/2: the file each is in
+RECORD_FILE = "record_file"  # the file each record is in
 
 PARALLEL_THRESHOLD = 4000  # records: below this, a process pool costs more than it saves
 # Records (or files) per parsing task: fewer, larger frames to join (at a million records, chunks of 5000
@@ -94,59 +95,6 @@ def read_failed(text: bytes, relpath: str, case_dir: str, rep: int) -> tuple[str
     )
 
 
-PREFETCH_BATCH = 256  # files opened and announced to the kernel together, then read
-
-
-def read_files(base: str, relpaths: list[str]) -> list[bytes | OSError]:
-    """Contents of the files (or the error), in order. Files are opened a batch at a time and announced
-    with POSIX_FADV_WILLNEED, so reads of files not in the page cache are in flight together instead of
-    one at a time (measured: 232 -> 113 us per evicted file); each file is opened once, relative to its
-    open case directory (openat: no walk of the whole path per file, ~40 % less system time)."""
-    out: list[bytes | OSError] = []
-    advise = getattr(os, "posix_fadvise", None)
-    directory, dir_fd, dir_error = None, None, None
-    try:
-        for start in range(0, len(relpaths), PREFETCH_BATCH):
-            fds: list[int | OSError] = []
-            for relpath in relpaths[start : start + PREFETCH_BATCH]:
-                parent, _, name = relpath.rpartition("/")
-                try:
-                    if parent != directory:
-                        if dir_fd is not None:
-                            os.close(dir_fd)
-                        directory, dir_fd, dir_error = parent, None, None
-                        try:
-                            dir_fd = os.open(base + parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-                        except OSError as err:
-                            dir_error = err
-                    if dir_error is not None:
-                        raise dir_error
-                    fd = campaign_access.open_at(name, dir_fd)
-                except OSError as err:
-                    fds.append(err)
-                    continue
-                if advise:
-                    advise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
-                fds.append(fd)
-            for fd in fds:
-                if isinstance(fd, OSError):
-                    out.append(fd)
-                    continue
-                try:
-                    parts = [os.read(fd, 1 << 16)]
-                    while len(parts[-1]) == 1 << 16:  # records are a few kB: one read almost always
-                        parts.append(os.read(fd, 1 << 16))
-                    out.append(b"".join(parts) if len(parts) > 1 else parts[0])
-                except OSError as err:
-                    out.append(err)
-                finally:
-                    os.close(fd)
-    finally:
-        if dir_fd is not None:
-            os.close(dir_fd)
-    return out
-
-
 def case_files(campaign_dir: Path, case_ids: list[str]) -> dict[str, None]:
     """The record and failed-attempt files of these case directories, as sbcore.layout.raw_files lists
     them for the whole campaign (records.jsonl as 'records.jsonl#<bytes>'): listing in the parsing
@@ -182,10 +130,11 @@ def parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
             names.setdefault(case_dir, set()).add(name)
         else:
             problems.append((relpath, "not records.jsonl, rep-<k>.json nor a failed-attempt file"))
-    contents = read_files(f"{campaign_dir}/", [f[0] for f in failed_files])
-    for (relpath, case_dir, number), text in zip(failed_files, contents, strict=True):
-        if isinstance(text, OSError):
-            problems.append((relpath, f"unreadable: {text}"))
+    for relpath, case_dir, number in failed_files:
+        try:
+            text = campaign_access.read_path(Path(campaign_dir) / relpath)
+        except OSError as err:
+            problems.append((relpath, f"unreadable: {err}"))
             continue
         result, value = read_failed(text, relpath, case_dir, number)
         (failed if result == "failed" else problems).append(value if result == "failed" else (relpath, value))
@@ -433,33 +382,9 @@ def load_records(
 
 
 def record_file(records: pd.DataFrame) -> pd.Series:
-    """The file each parsed record came from: raw/<case_id>/records.jsonl (line `record_line`), or
-    raw/<case_id>/rep-<k>.json in campaigns of the older layout (record_line 0). Built per case
-    (categorical codes), not per record: a million string concatenations take seconds."""
-    cases = records["case_id"].astype("category")
-    files = pd.Categorical.from_codes(
-        cases.cat.codes.to_numpy(),
-        categories=[f"{layout.RAW_DIR}/{c}/{layout.RECORDS_FILE}" for c in cases.cat.categories],
-    )
-    out = pd.Series(files, index=records.index)
-    lines = records["record_line"].to_numpy() if "record_line" in records else np.zeros(len(records), int)
-    legacy = lines <= 0
-    if RECORD_FILE in records and records[RECORD_FILE].notna().any():
-        stored = records[RECORD_FILE].notna().to_numpy()
-        out = out.astype(object)
-        out[stored] = records[RECORD_FILE][stored].astype(str)
-        legacy &= ~stored
-    if legacy.any():
-        out = out.astype(object)
-        older = records[legacy]
-        out[legacy] = (
-            f"{layout.RAW_DIR}/"
-            + older["case_id"].astype(str)
-            + "/rep-"
-            + older["rep"].astype(int).astype(str)
-            + ".json"
-        )
-    return out
+    """The file each parsed record came from: raw/<case_id>/reps.csv (line `record_line`),
+    records.jsonl of format v1 (line `record_line`) or an older rep-<k>.json (line 0)."""
+    return records[RECORD_FILE]
 
 
 def _by_case(keys) -> dict[str, frozenset[str]]:

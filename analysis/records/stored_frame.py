@@ -17,6 +17,7 @@ they are: those are read by sbcore/stored_records.py instead.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 import msgspec
 import numpy as np
@@ -28,6 +29,7 @@ from analysis.records import derive
 from analysis.records.arrow_reader import CASE, LINE, PROCESS_READ, ArrowRecords, tables_of
 from sbcore import record_fields as rf
 from sbcore import record_rows
+from sbcore.record_lines import RECORD_FIELDS, value_problem
 
 PROCESS = record_rows.PROCESS_KEY
 # The REP fields derived once per distinct value, and the long tables holding their items.
@@ -61,15 +63,12 @@ def invalid_cases(ar: ArrowRecords) -> set[str]:
     out of bounds, a row without its process's facts line, a repetition twice, an item of a long table
     missing (a row whose cells are all empty counts as missing)."""
     bad: set[str] = set()
-    facts = ar.facts
     seen: set[tuple[str, int]] = set()
-    for case, line in zip(ar.facts_case, facts, strict=True):
+    for case, line in zip(ar.facts_case, ar.facts, strict=True):
         key = (case, line.process)
         ok = key not in seen and line.process >= 0 and line.case_id == case
-        ok = ok and line.schema == rf.SCHEMA and line.status == "ok" and bytes(line.params)[:1] == b"{"
-        ok = ok and None not in (line.kernel, line.lang, line.model) and _positive(line.threads, line.ranks)
         seen.add(key)
-        if not ok:
+        if not ok or any(value_problem(n, _value(getattr(line, n))) for n in _REQUIRED_FACTS):
             bad.add(case)
     reps = ar.reps
     if not reps.num_rows:
@@ -77,10 +76,20 @@ def invalid_cases(ar: ArrowRecords) -> set[str]:
     cases = _cases(reps)
     process = _ints(reps[PROCESS])
     rep = _ints(reps["rep"])
-    wall = reps["wall_s"].to_numpy(zero_copy_only=False)
-    problem = (process < 0) | (rep < 0) | ~(np.isfinite(wall) & (wall > 0))
-    problem |= reps["checksum"].is_null().to_numpy(zero_copy_only=False)
-    problem |= _fact_rows(ar, cases, process) < 0
+    problem = (process < 0) | (_fact_rows(ar, cases, process) < 0)
+    for spec in _REQUIRED_ROWS:  # (typed columns: of their type or null)
+        _, const, minimum, exclusive = RECORD_FIELDS[spec.name]
+        column = reps[spec.name]
+        if pa.types.is_dictionary(column.type):
+            column = column.cast(column.type.value_type)
+        problem |= column.is_null().to_numpy(zero_copy_only=False)
+        values = pc.fill_null(column, 0 if minimum is not None else "").to_numpy(zero_copy_only=False)
+        if spec.type == rf.NUMBER:
+            problem |= ~np.isfinite(values)
+        if const is not None:
+            problem |= values != const
+        if minimum is not None:
+            problem |= values <= minimum if exclusive else values < minimum
     key = _row_key(cases, process, rep)
     order = np.argsort(_row_key(cases, np.zeros_like(rep), rep), kind="stable")
     twice = np.zeros(len(rep), bool)
@@ -93,8 +102,15 @@ def invalid_cases(ar: ArrowRecords) -> set[str]:
     return bad
 
 
-def _positive(*values) -> bool:
-    return all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values)
+_REQUIRED_FACTS = [f.name for f in rf.REQUIRED if f.level == rf.PROCESS]
+_REQUIRED_ROWS = [f for f in rf.REQUIRED if f.level == rf.REP]
+
+
+def _value(value):
+    """A facts value as the rule sees it (an object or array kept as its JSON text: its kind)."""
+    if isinstance(value, msgspec.Raw):
+        return {b"{": {}, b"[": []}.get(bytes(value)[:1])
+    return value
 
 
 def _ints(column) -> np.ndarray:
@@ -170,7 +186,8 @@ def columns(ar: ArrowRecords) -> Columns:
     process, rep = _ints(reps[PROCESS]), _ints(reps["rep"])
     names = np.asarray(reps[CASE].combine_chunks().dictionary.to_pylist(), dtype=object)
     order = np.lexsort((rep, np.argsort(np.argsort(names))[cases] if len(names) else cases))
-    reps = reps.take(pa.array(order))
+    if (np.diff(order) < 0).any():  # (files hold their rows in order of repetition, mostly)
+        reps = reps.take(pa.array(order))
     cases, process, rep = cases[order], process[order], rep[order]
     fact = _fact_rows(ar, cases, process)
     out: dict[str, object] = {"case_id": reps[CASE], "rep": reps["rep"]}
@@ -212,23 +229,35 @@ _PROCESS_INPUTS = [f.name for f in PROCESS_READ if f.name not in derive.COPIED]
 
 def _process_distinct(facts: list) -> tuple[np.ndarray, list[dict]]:
     """(each facts line's distinct inputs of derive.process_columns, those inputs as a record)."""
-    seen: dict = {}
-    codes = np.empty(len(facts), np.int64)
-    for i, line in enumerate(facts):
-        key = tuple(_hashable(getattr(line, name)) for name in _PROCESS_INPUTS)
-        codes[i] = seen.setdefault(key, len(seen))
+    columns = []
+    for name in _PROCESS_INPUTS:
+        values = list(map(attrgetter(name), facts))
+        if values and isinstance(values[0], msgspec.Raw):
+            values = list(map(bytes, values))
+        columns.append(pd.factorize(np.asarray(values + [None], dtype=object)[:-1], use_na_sentinel=False)[0])
+    codes, first = _group_codes(columns, len(facts))
     records = []
-    for key in seen:
+    for f in first.tolist():
         record = {}
-        for name, value in zip(_PROCESS_INPUTS, key, strict=True):
+        for name in _PROCESS_INPUTS:
+            value = getattr(facts[f], name)
             if value is not msgspec.UNSET:
-                record[name] = msgspec.json.decode(value) if isinstance(value, bytes) else value
+                record[name] = msgspec.json.decode(value) if isinstance(value, msgspec.Raw) else value
         records.append(record)
     return codes, records
 
 
-def _hashable(value):
-    return bytes(value) if isinstance(value, msgspec.Raw) else value
+def _group_codes(columns: list[np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(each row's group, the first row of each group) of rows equal in every column (integer codes,
+    -1 for none): the columns' codes combined one at a time, each step factorized (no overflow)."""
+    key = np.zeros(n, np.int64)
+    for column in columns:
+        key = pd.factorize(key * (int(column.max(initial=0)) + 2) + (column + 1))[0].astype(np.int64)
+    _, first = np.unique(key, return_index=True)
+    order = np.argsort(first)  # groups numbered in the order of their first row
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order))
+    return rank[key] if n else key, first[order]
 
 
 def _distinct_columns(records: list[dict], which: np.ndarray) -> dict[str, pa.Array]:
@@ -282,11 +311,9 @@ def _rep_distinct(reps: pa.Table, items: dict, load_codes: np.ndarray, loads: li
     parts = [load_codes.reshape(-1, 1)] + [_codes(reps[c]).reshape(-1, 1) for c in own]
     for table in _DISTINCT_TABLES:
         parts.append(_item_matrix(*items[table], n))
-    signature = np.hstack(parts) if n else np.zeros((0, 1), np.int64)
-    _, first, which = np.unique(signature, axis=0, return_index=True, return_inverse=True)
+    which, first = _group_codes([c for part in parts for c in part.T], n)
     rows = []
-    for r in first.tolist():
-        record = _part(reps, r, own, items, _DISTINCT_FIELDS)
+    for r, record in zip(first.tolist(), _parts(reps, first, own, items, _DISTINCT_FIELDS), strict=True):
         record["load"] = loads[load_codes[r]] if loads else None
         row = derive.pin_columns(record.get("pin"))
         row["placement_cpus"] = derive.placement_cpus(record.get("placement"))
@@ -294,7 +321,7 @@ def _rep_distinct(reps: pa.Table, items: dict, load_codes: np.ndarray, loads: li
         if record.get("result") is not None:
             row["result_json"] = derive.result_json(record["result"])
         rows.append(row)
-    return _spread(rows, which.reshape(-1))
+    return _spread(rows, which)
 
 
 def _codes(column) -> np.ndarray:
@@ -305,7 +332,7 @@ def _item_matrix(table: pa.Table, rows: np.ndarray, n: int) -> np.ndarray:
     """Per row, the code of its items' cells at each index (-1: no item there)."""
     if not table.num_rows:
         return np.full((n, 1), -1, np.int64)
-    cells = [c for c in table.column_names if c not in (CASE, PROCESS, "rep", "index")]
+    cells = [c for c in table.column_names if c not in (CASE, LINE, PROCESS, "rep", "index")]
     codes = (
         pd.DataFrame({c: table[c].to_pandas() for c in cells})
         .groupby(cells, dropna=False, sort=False)
@@ -319,18 +346,22 @@ def _item_matrix(table: pa.Table, rows: np.ndarray, n: int) -> np.ndarray:
     return matrix
 
 
-def _part(reps: pa.Table, r: int, own: list[str], items: dict, fields) -> dict:
-    """The fields of row r rebuilt from its cells and items, as sbcore/record_rows.py stores them."""
-    known = [
-        c for c in own if c not in _COUNTED or _COUNTED[c] in items
-    ]  # (an array of a table not read: absent)
-    cells = {c: v for c in known if (v := reps[c][r].as_py()) is not None}
-    mine: dict = {}
+def _parts(reps: pa.Table, chosen: np.ndarray, own: list[str], items: dict, fields) -> list[dict]:
+    """The fields of the chosen rows rebuilt from their cells and items, as sbcore/record_rows.py stores
+    them (an array whose long table is not read: absent)."""
+    known = [c for c in own if c not in _COUNTED or _COUNTED[c] in items]
+    cells = reps.select(known).take(pa.array(chosen)).to_pylist()
+    at = {r: k for k, r in enumerate(chosen.tolist())}
+    mine: list[dict] = [{} for _ in chosen]
     for table, (data, rows) in items.items():
-        for i in np.flatnonzero(rows == r).tolist():
-            item = {c: v for c in data.column_names if (v := data[c][i].as_py()) is not None}
-            mine.setdefault(table, {})[item.get("index")] = item
-    return record_rows.part_of(cells, mine, fields)
+        picked = np.flatnonzero(np.isin(rows, chosen))
+        for i, item in zip(picked.tolist(), data.take(pa.array(picked)).to_pylist(), strict=True):
+            present = {c: v for c, v in item.items() if v is not None}  # (an empty cell: absent)
+            mine[at[int(rows[i])]].setdefault(table, {})[item["index"]] = present
+    return [
+        record_rows.part_of({c: v for c, v in row.items() if v is not None}, own_items, fields)
+        for row, own_items in zip(cells, mine, strict=True)
+    ]
 
 
 def _rank_walls(table: pa.Table, reps: pa.Table, row_keys: np.ndarray) -> dict[str, object]:
@@ -352,8 +383,8 @@ def _rank_walls(table: pa.Table, reps: pa.Table, row_keys: np.ndarray) -> dict[s
 def _patch_extra(out: dict, reps: pa.Table, extra: np.ndarray, items: dict, facts: list) -> None:
     """Rows holding extra_json: every REP column derived from the whole repetition, by derive."""
     own = [c for c in reps.column_names if c not in (CASE, LINE)]
-    for r, line in zip(extra.tolist(), facts, strict=True):
-        part = _part(reps, r, own, items, rf.REP_FIELDS)
+    parts = _parts(reps, extra, own, items, rf.REP_FIELDS)
+    for r, line, part in zip(extra.tolist(), facts, parts, strict=True):
         extra_fields = msgspec.json.decode(reps[record_rows.EXTRA][r].as_py())
         part |= extra_fields
         part["load"] = msgspec.json.decode(bytes(line.load))

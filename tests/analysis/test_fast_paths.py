@@ -194,17 +194,6 @@ def test_workers_listing_case_directories_load_what_the_file_list_loads(standard
     assert len(fast.failed) > 0
 
 
-def test_unreadable_case_directory_is_reported_per_file(tmp_path, monkeypatch):
-    """A directory that cannot be opened yields an error per file, never a read relative to elsewhere."""
-    from analysis.records.load import read_files
-
-    (tmp_path / "raw" / "a").mkdir(parents=True)
-    (tmp_path / "raw" / "a" / "rep-0.json").write_text("{}")
-    monkeypatch.chdir(tmp_path / "raw" / "a")  # rep-0.json exists here: must not be read for case b
-    out = read_files(f"{tmp_path}/", ["raw/b/rep-1.json", "raw/b/rep-0.json", "raw/a/rep-0.json"])
-    assert isinstance(out[0], OSError) and isinstance(out[1], OSError) and out[2] == b"{}"
-
-
 def test_the_analysis_reads_every_raw_file_once(standard, monkeypatch):
     """The microbenchmark tables come from the records table (result_json): no raw file is read again
     after the load."""

@@ -143,13 +143,20 @@ def _plant(campaign, cases: list[str]) -> dict[str, str]:
     threads.write_text("".join(lines[:-1]))  # an item of an array missing
     with reps[3].open("a") as handle:
         handle.write(lines[1][:10])  # a cut last row
-    return dict(zip(cases, ("twice", "no facts", "item missing", "cut"), strict=True))
+    header, *rows = reps[4].read_text().splitlines(keepends=True)
+    cells = rows[0].split(",")
+    cells[header.split(",").index("wall_s")] = "0"
+    reps[4].write_text(header + ",".join(cells) + "".join(rows[1:]))  # a time not above 0
+    facts = raw / cases[5] / stored_records.FACTS_FILE
+    facts.write_text(facts.read_text().replace('"threads":', '"threads":-', 1))  # a process of -n threads
+    kinds = ("twice", "no facts", "item missing", "cut", "wall_s 0", "threads < 1")
+    return dict(zip(cases, kinds, strict=True))
 
 
 def test_a_case_the_columnar_path_cannot_take_is_read_by_the_one_reader(tmp_path, monkeypatch):
     campaign = stored_flat(tmp_path, v1_records())
     cases = sorted(p.name for p in (campaign / "raw").iterdir())
-    planted = _plant(campaign, cases[:4])
+    planted = _plant(campaign, cases[:6])
     stored = arrow_reader.read(campaign / "raw", cases)
     assert stored.slow == {c for c, kind in planted.items() if kind == "cut"}
     assert stored_frame.invalid_cases(stored) == {c for c, kind in planted.items() if kind != "cut"}
