@@ -1,14 +1,13 @@
 """A record's row of the records table, derived from the record as a dict: the reference every faster
-path matches (analysis/records/stored_frame.py derives the same columns from the stored columns, and
-calls `derived` itself for the values that repeat over a case's repetitions).
+path matches (analysis/records/stored_frame.py derives the same columns from the stored columns, calling
+the group functions here once per distinct value where values repeat over a case's repetitions).
 
-Columns, in the table's order (COLUMN_ORDER; a group marked * is there only when a record has it):
-case_id, rep, the declared COLUMN fields as they are, params_json and param_<key>*, schedule, sync and
-inner (the record's own, else its params'), threads, ranks, warmup, case_index, n_warmup, build_compiler,
-build_flags, rank_wall_min_s/max_s*, placement_cpus, pin_strategy, pin_cpus, pin_violations,
-counters_status/group/reason, ctr_<metric>_sum|min|max|avg*, clock_max_ghz, the probe's columns
-(analysis/records/machine_state.py), sampling_stop, the scheduling scenario's columns, slurm_job_id,
-slurm_array_task_id, result_json*. Counter values per hardware thread are a long table of their own
+Columns: case_id, rep, the declared COLUMN fields as they are (COPIED), then the derived groups in
+GROUPS' order (a process's params, build, counters, sampling and Slurm job; a repetition's warm-ups,
+ranks' times, placement and pinning, clock, probe, scheduling scenario and result), then record_line
+and record_file (ORDER). A group whose columns are named by the data (param_<key>,
+ctr_<metric>_<stat>) or that only some records have (the ranks' times, result_json) is there only
+when a record has it. Counter values per hardware thread are a long table of their own
 (`hwthread_values`). Pure functions of the record; no file is read here.
 """
 
@@ -20,7 +19,7 @@ from functools import lru_cache
 
 import msgspec
 
-from analysis.records.machine_state import CHAINS, probe_columns
+from analysis.records.machine_state import probe_columns
 from sbcore import record_fields
 from sbcore.variant_dimensions import VARIANT_PARAMS
 
@@ -30,7 +29,6 @@ COPIED = tuple(f.name for f in _COPIED if f.type == record_fields.STRING) + tupl
     f.name for f in _COPIED if f.type != record_fields.STRING
 )
 CTR_STATS = ("sum", "min", "max", "avg")
-__all__ = ["CHAINS"]  # the probe's chains, for the columns derived from them at once
 
 
 @lru_cache(maxsize=4096)

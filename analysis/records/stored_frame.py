@@ -16,7 +16,7 @@ they are: those are read by sbcore/stored_records.py instead.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from operator import attrgetter
 
 import msgspec
@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 
 from analysis.records import derive
 from analysis.records.arrow_reader import CASE, LINE, PROCESS_READ, ArrowRecords, tables_of
+from analysis.records.machine_state import CHAINS
 from sbcore import record_fields as rf
 from sbcore import record_rows
 from sbcore.record_lines import RECORD_FIELDS, value_problem
@@ -55,7 +56,6 @@ _COUNTED = {count: table for table, arrays in _ARRAYS.items() for count, _ in ar
 class Columns:
     columns: dict[str, object]  # name -> an Arrow array or a list, a value per row
     hwthreads: pd.DataFrame | None = None  # case_id, rep, metric, hwthread, value
-    problems: list[tuple[str, str]] = field(default_factory=list)
 
 
 def invalid_cases(ar: ArrowRecords) -> set[str]:
@@ -66,7 +66,7 @@ def invalid_cases(ar: ArrowRecords) -> set[str]:
     seen: set[tuple[str, int]] = set()
     for case, line in zip(ar.facts_case, ar.facts, strict=True):
         key = (case, line.process)
-        ok = key not in seen and line.process >= 0 and line.case_id == case
+        ok = key not in seen and 0 <= line.process < 2**21 and line.case_id == case  # (a row key's range)
         seen.add(key)
         if not ok or any(value_problem(n, _value(getattr(line, n))) for n in _REQUIRED_FACTS):
             bad.add(case)
@@ -76,7 +76,7 @@ def invalid_cases(ar: ArrowRecords) -> set[str]:
     cases = _cases(reps)
     process = _ints(reps[PROCESS])
     rep = _ints(reps["rep"])
-    problem = (process < 0) | (_fact_rows(ar, cases, process) < 0)
+    problem = ~_in_range(process, rep) | (_fact_rows(ar, cases, process) < 0)
     for spec in _REQUIRED_ROWS:  # (typed columns: of their type or null)
         _, const, minimum, exclusive = RECORD_FIELDS[spec.name]
         column = reps[spec.name]
@@ -122,8 +122,13 @@ def _cases(table: pa.Table) -> np.ndarray:
     return table[CASE].combine_chunks().indices.to_numpy().astype(np.int64)
 
 
+def _in_range(process: np.ndarray, rep: np.ndarray) -> np.ndarray:
+    """Whether a (process, rep) fits a row key (a row outside: its case goes to the one reader)."""
+    return (process >= 0) & (process < 2**21) & (rep >= 0) & (rep < 2**22)
+
+
 def _row_key(cases: np.ndarray, process: np.ndarray, rep: np.ndarray) -> np.ndarray:
-    """One int64 per (case, process, rep) (case < 2^20, process and rep below 2^21 and 2^22)."""
+    """One int64 per (case, process, rep): case < 2^20 (a chunk's cases), `_in_range` ones exact."""
     return (cases << 43) | ((process & (2**21 - 1)) << 22) | (rep & (2**22 - 1))
 
 
@@ -154,10 +159,11 @@ def _item_rows(table: pa.Table, reps: pa.Table, row_keys: np.ndarray) -> np.ndar
     code = {name: i for i, name in enumerate(names)}
     remap = np.array([code.get(n, -1) for n in table[CASE].combine_chunks().dictionary.to_pylist()])
     cases = remap[_cases(table)] if len(remap) else np.zeros(0, np.int64)
-    keys = _row_key(cases, _ints(table[PROCESS]), _ints(table["rep"]))
+    process, rep = _ints(table[PROCESS]), _ints(table["rep"])
+    keys = _row_key(cases, process, rep)
     order = np.argsort(row_keys, kind="stable")
     at = np.searchsorted(row_keys[order], keys).clip(0, len(order) - 1)
-    return np.where((row_keys[order][at] == keys) & (cases >= 0), order[at], -1)
+    return np.where((row_keys[order][at] == keys) & (cases >= 0) & _in_range(process, rep), order[at], -1)
 
 
 def _items_missing(table: pa.Table, name: str, reps: pa.Table, cases, row_keys) -> np.ndarray:
@@ -287,7 +293,7 @@ def _rep_columns(reps: pa.Table) -> dict[str, object]:
         pc.if_else(pc.greater(reps[c], 0), reps[c], None) for c in ("clock_before_ghz", "clock_after_ghz")
     )
     out["clock_max_ghz"] = pc.coalesce(pc.max_element_wise(before, after), mean)
-    for chain in derive.CHAINS:
+    for chain in CHAINS:
         for name in ("min", "max"):
             out[f"probe_{chain}_{name}_s"] = reps[f"probe_{name}_s_{chain}"]
     out["probe_runq_wait_s"] = reps["probe_runq_wait_s"]

@@ -8,6 +8,7 @@ given:
 - True/False -> bool;
 - text (with or without None) -> a categorical with sorted categories of pandas' string dtype;
 - all None -> a categorical of objects with no categories.
+A typed Arrow column (the columnar reader's) is mapped the same way, as the same values would be.
 Any other mix (text and numbers, True and None, lists, numbers beyond int64) is handed to pandas, whose
 inference then decides, as it always did.
 """
@@ -31,73 +32,35 @@ def typed_frame(columns: dict[str, Sequence]) -> pd.DataFrame:
     return pd.DataFrame({name: typed_column(values) for name, values in columns.items()}, copy=False)
 
 
-def typed_column(values: Sequence):
-    """One column's values as the array pandas would infer (text as a categorical), through Arrow. A
-    column given as distinct values and an index per row (`Spread`) is typed once per distinct value:
-    the same values, so the same type."""
-    if isinstance(values, pa.ChunkedArray | pa.Array):
-        return _arrow_column(values)
-    if not len(values):
-        return pandas_column(values)
-    first = values[0]
-    if type(first) is str and _all_equal(values, first):  # one text in every row: no encoding
-        codes = np.zeros(len(values), np.int8)
-        return pd.Categorical.from_codes(codes, categories=pd.Index([first], dtype="str"))
-    try:
-        array = pa.array(values)
-    except _ARROW_REFUSES:
-        return pandas_column(values)
-    kind = array.type
-    if pa.types.is_int64(kind) or pa.types.is_float64(kind):
-        return array.to_numpy(zero_copy_only=False)  # int64 with a null: float64 with NaN, as in pandas
-    if pa.types.is_boolean(kind) and array.null_count == 0:
-        return array.to_numpy(zero_copy_only=False)
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        return text_categorical(array)
-    if pa.types.is_null(kind):
-        return pd.Categorical.from_codes(
-            np.full(len(array), -1, np.int8), categories=pd.Index([], dtype=object)
-        )
-    return pandas_column(values)
-
-
-def _arrow_column(array):
-    """A typed Arrow column as typed_column types the same values given as Python objects."""
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
+def typed_column(values):
+    """One column's values (Python values or a typed Arrow column) as the array pandas would infer from
+    the values, text as a categorical: through Arrow where it types them."""
+    if not isinstance(values, pa.ChunkedArray | pa.Array):
+        if not len(values):
+            return pandas_column(values)
+        try:
+            values = pa.array(values)
+        except _ARROW_REFUSES:
+            return pandas_column(values)
+    array = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
     if pa.types.is_dictionary(array.type):
         array = array.cast(array.type.value_type)
-    if len(array) and array.null_count == len(array):
-        array = pa.nulls(len(array))
     kind = array.type
-    if not len(array) or pa.types.is_null(kind) or pa.types.is_string(kind) or array.null_count:
-        if pa.types.is_boolean(kind):
-            return pandas_column(array.to_pylist())
-        if pa.types.is_integer(kind):
-            return array.cast(pa.float64()).to_numpy(zero_copy_only=False)
-        if not len(array):
-            return pandas_column([])
-        return typed_column_of_arrow(array)
-    return array.to_numpy(zero_copy_only=False)
-
-
-def typed_column_of_arrow(array: pa.Array):
-    kind = array.type
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        return text_categorical(array)
-    if pa.types.is_null(kind):
+    if not len(array):
+        return pandas_column([])
+    if array.null_count == len(array):  # all None: no category
         return pd.Categorical.from_codes(
             np.full(len(array), -1, np.int8), categories=pd.Index([], dtype=object)
         )
-    return array.to_numpy(zero_copy_only=False)  # float64 with nulls: NaN
-
-
-def _all_equal(values: Sequence, first) -> bool:
-    """Whether every value is `first` (lists and tuples count in C; object arrays, as the counter
-    columns come, compare elementwise)."""
-    if isinstance(values, np.ndarray):
-        return bool((values == first).all())
-    return values.count(first) == len(values)
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return text_categorical(array)
+    if pa.types.is_integer(kind) and array.null_count:  # as in pandas: float64 with NaN
+        return array.cast(pa.float64()).to_numpy(zero_copy_only=False)
+    if pa.types.is_int64(kind) or pa.types.is_float64(kind):
+        return array.to_numpy(zero_copy_only=False)
+    if pa.types.is_boolean(kind) and not array.null_count:
+        return array.to_numpy(zero_copy_only=False)
+    return pandas_column(array.to_pylist())
 
 
 def text_categorical(array: pa.Array) -> pd.Categorical:
