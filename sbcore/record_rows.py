@@ -46,15 +46,20 @@ def _layout(part: rf.Part, path: str, reps: list, tables: dict) -> None:
         reps.append((path + COUNT, rf.INTEGER))
         columns = tables.setdefault(part.table, []) if part.table else []
         if part.type == rf.OBJECT:
-            columns.extend((f"{path}_{k}", t) for k, t in KEYED.items())
+            own = [(f"{path}_{k}", t) for k, t in KEYED.items()]
         else:
-            columns.extend((_item_column(path, p), p.type) for p in part.parts)
+            own = [(_item_column(path, p), p.type) for p in part.parts]
+        columns.extend(own)
+        if part.table:
+            ARRAYS[path + COUNT] = (part.table, [c for c, _ in own])
 
 
 def _item_column(path: str, part: rf.Part) -> str:
     return f"{path}_{part.name}" if part.name else path
 
 
+# An array (or data-keyed object) stored in a long table: its count column -> (table, its item columns).
+ARRAYS: dict[str, tuple[str, list[str]]] = {}
 _reps: list = [(PROCESS_KEY, rf.INTEGER)]
 _tables: dict = {}
 for _field in rf.REP_FIELDS:

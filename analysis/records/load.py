@@ -37,7 +37,7 @@ from pandas.api.types import union_categoricals
 from analysis.records import arrow_reader, derive, stored_frame
 from analysis.records.cache import read_chunks, write_chunk
 from analysis.records.typed_columns import typed_frame
-from sbcore import campaign_access, layout, stored_records
+from sbcore import campaign_access, layout, record_fields, stored_records
 
 RECORD_FILE = "record_file"  # the file each record is in
 
@@ -146,7 +146,7 @@ def parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
     columns = stored_frame.columns(_without(stored, slow))
     columns.columns[RECORD_FILE] = _flat_files(columns.columns["case_id"])
     reference = _reference(raw, sorted(slow), problems, listed_bytes)
-    records = _sorted(typed_frame(_joined([columns.columns, reference.columns])))
+    records = _sorted(_declared(typed_frame(_joined([columns.columns, reference.columns]))))
     hwthreads = [c for c in (columns.hwthreads, reference.hwthreads) if c is not None and len(c)]
     return Parsed(
         keys=dict(keys),
@@ -210,6 +210,18 @@ def _reference(raw: Path, cases: list[str], problems: list, listed_bytes: dict) 
 
 def _typed_counters(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.astype({"case_id": "category", "rep": np.int32, "metric": "category", "hwthread": np.int32})
+
+
+_NUMBERS = [
+    f.name for f in record_fields.FIELDS if f.read == record_fields.COLUMN and f.type == record_fields.NUMBER
+]
+
+
+def _declared(records: pd.DataFrame) -> pd.DataFrame:
+    """A copied field declared a number is float64 even where every value is whole (as JSON or CSV
+    text may write it): the column's type does not depend on the campaign."""
+    whole = [n for n in _NUMBERS if n in records and records[n].dtype == np.int64]
+    return records.astype(dict.fromkeys(whole, np.float64)) if whole else records
 
 
 def _sorted(records: pd.DataFrame) -> pd.DataFrame:

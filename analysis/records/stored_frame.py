@@ -36,20 +36,6 @@ PROCESS = record_rows.PROCESS_KEY
 # The REP fields derived once per distinct value, and the long tables holding their items.
 _DISTINCT_FIELDS = tuple(f for f in rf.REP_FIELDS if f.read == rf.REPEATING)
 _DISTINCT_TABLES = tables_of(_DISTINCT_FIELDS)
-_ARRAYS = {}  # long table -> [(the count column in reps.csv, the item's columns)]: every array stored in one
-for _f in rf.REP_FIELDS:
-    _stack = [(_f.shape, _f.name)]
-    while _stack:
-        _part, _path = _stack.pop()
-        if _part.table:
-            prefix = f"{_path}_"
-            columns = [c for c in record_rows.TABLES[_part.table] if c == _path or c.startswith(prefix)]
-            _ARRAYS.setdefault(_part.table, []).append((_path + record_rows.COUNT, columns))
-        elif _part.type == rf.OBJECT:
-            _stack += [(p, f"{_path}_{p.name}") for p in _part.parts]
-
-
-_COUNTED = {count: table for table, arrays in _ARRAYS.items() for count, _ in arrays}  # -> its items' table
 
 
 @dataclass
@@ -175,7 +161,7 @@ def _items_missing(table: pa.Table, name: str, reps: pa.Table, cases, row_keys) 
     pairs = rows[placed] * 2**20 + index[placed]
     unique, counts = np.unique(pairs, return_counts=True)
     missing[(unique[counts > 1] // 2**20).astype(np.int64)] = True
-    for count_column, item_columns in _ARRAYS.get(name, []):
+    for count_column, (_, item_columns) in ((c, a) for c, a in record_rows.ARRAYS.items() if a[0] == name):
         wanted = _ints(reps[count_column]).clip(0)
         present = np.zeros(table.num_rows, bool)
         for column in item_columns:
@@ -355,7 +341,7 @@ def _item_matrix(table: pa.Table, rows: np.ndarray, n: int) -> np.ndarray:
 def _parts(reps: pa.Table, chosen: np.ndarray, own: list[str], items: dict, fields) -> list[dict]:
     """The fields of the chosen rows rebuilt from their cells and items, as sbcore/record_rows.py stores
     them (an array whose long table is not read: absent)."""
-    known = [c for c in own if c not in _COUNTED or _COUNTED[c] in items]
+    known = [c for c in own if c not in record_rows.ARRAYS or record_rows.ARRAYS[c][0] in items]
     cells = reps.select(known).take(pa.array(chosen)).to_pylist()
     at = {r: k for k, r in enumerate(chosen.tolist())}
     mine: list[dict] = [{} for _ in chosen]
