@@ -145,6 +145,7 @@ def parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
     slow |= {c for c in names if c not in flat}
     columns = stored_frame.columns(_without(stored, slow))
     columns.columns[RECORD_FILE] = _flat_files(columns.columns["case_id"])
+    problems.extend(columns.problems)
     reference = _reference(raw, sorted(slow), problems, listed_bytes)
     records = _sorted(_declared(typed_frame(_joined([columns.columns, reference.columns]))))
     hwthreads = [c for c in (columns.hwthreads, reference.hwthreads) if c is not None and len(c)]

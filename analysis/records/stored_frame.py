@@ -16,7 +16,7 @@ they are: those are read by sbcore/stored_records.py instead.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import attrgetter
 
 import msgspec
@@ -28,8 +28,8 @@ import pyarrow.compute as pc
 from analysis.records import derive
 from analysis.records.arrow_reader import CASE, LINE, PROCESS_READ, ArrowRecords, tables_of
 from analysis.records.machine_state import CHAINS
+from sbcore import layout, record_rows, stored_records
 from sbcore import record_fields as rf
-from sbcore import record_rows
 from sbcore.record_lines import RECORD_FIELDS, value_problem
 
 PROCESS = record_rows.PROCESS_KEY
@@ -42,6 +42,7 @@ _DISTINCT_TABLES = tables_of(_DISTINCT_FIELDS)
 class Columns:
     columns: dict[str, object]  # name -> an Arrow array or a list, a value per row
     hwthreads: pd.DataFrame | None = None  # case_id, rep, metric, hwthread, value
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (file:line, why)
 
 
 def invalid_cases(ar: ArrowRecords) -> set[str]:
@@ -203,7 +204,9 @@ def columns(ar: ArrowRecords) -> Columns:
     if len(extra):
         _patch_extra(out, reps, extra, items, [ar.facts[f] for f in fact[extra]])
     case_names = names[cases] if len(names) else np.zeros(0, object)
-    return Columns(out, _hwthreads(process_rows, which, case_names, rep))
+    problems: list[tuple[str, str]] = []
+    lines = _ints(reps[LINE])
+    return Columns(out, _hwthreads(process_rows, which, case_names, rep, lines, problems), problems)
 
 
 def _facts_columns(facts: list) -> dict[str, pa.Array]:
@@ -377,14 +380,11 @@ def _patch_extra(out: dict, reps: pa.Table, extra: np.ndarray, items: dict, fact
     own = [c for c in reps.column_names if c not in (CASE, LINE)]
     parts = _parts(reps, extra, own, items, rf.REP_FIELDS)
     for r, line, part in zip(extra.tolist(), facts, parts, strict=True):
-        extra_fields = msgspec.json.decode(reps[record_rows.EXTRA][r].as_py())
-        part |= extra_fields
+        part |= msgspec.json.decode(reps[record_rows.EXTRA][r].as_py())
         part["load"] = msgspec.json.decode(bytes(line.load))
         row = derive.rep_columns(part) | {
             n: part.get(n) for n in derive.COPIED if rf.BY_NAME[n].level == rf.REP
         }
-        if "warmup_wall_s" not in extra_fields:  # (its items are not read: its count stays)
-            del row["n_warmup"]
         for name, value in row.items():
             column = out.get(name)
             if not isinstance(column, list):
@@ -392,14 +392,18 @@ def _patch_extra(out: dict, reps: pa.Table, extra: np.ndarray, items: dict, fact
             column[r] = value
 
 
-def _hwthreads(facts_records: list[dict], which: np.ndarray, case_id, rep) -> pd.DataFrame | None:
-    """One row per (repetition, counted metric, hardware thread), from its process's counters."""
+def _hwthreads(facts_records: list[dict], which: np.ndarray, case_id, rep, lines, problems: list):
+    """One row per (repetition, counted metric, hardware thread), from its process's counters (values
+    that are not a hardware thread's number: a problem of each row, as derive.hwthread_values says)."""
     parts = []
     for d, record in enumerate(facts_records):
-        values, _ = derive.hwthread_values(record)
+        values, dropped = derive.hwthread_values(record)
+        rows = np.flatnonzero(which == d)
+        for row in rows.tolist() if dropped else ():
+            where = f"{layout.RAW_DIR}/{case_id[row]}/{stored_records.REPS_FILE}:{lines[row]}"
+            problems.extend((where, f"counters: {why}") for why in dropped)
         if not values:
             continue
-        rows = np.flatnonzero(which == d)
         metric, hwthread, value = zip(*values, strict=True)
         parts.append(
             pd.DataFrame(

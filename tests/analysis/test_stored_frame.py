@@ -105,6 +105,7 @@ def with_counters(records: list[dict]) -> list[dict]:
     metrics = {
         "CPI": {"sum": 2.5, "min": 1.0, "max": 1.5, "avg": 1.25, "per_hwthread": {"0": 1.0, "1": 1.5}},
         "L2 miss ratio": {"sum": "-", "min": None, "max": 0.1, "avg": "nan", "per_hwthread": {"0": "-"}},
+        "Odd": {"sum": 1, "per_hwthread": [1, 2]},  # not by hardware thread: dropped, and named
     }
     return [r | {"counters": {"status": "ok", "group": "CPI", "metrics": metrics}} for r in records]
 
@@ -128,6 +129,8 @@ def test_values_the_flat_shape_does_not_hold_read_the_same_both_ways(tmp_path, m
     assert mine.loc[3, "rank_wall_max_s"] == 0.5
     counted = fast.counters[fast.counters["case_id"] == second]
     assert len(counted) == 3 * len(cases[second]) and counted["value"].isna().sum() == len(cases[second])
+    dropped = fast.problems[fast.problems["reason"].str.contains("per_hwthread values dropped")]
+    assert len(dropped) == len(cases[second])
 
 
 def _plant(campaign, cases: list[str]) -> dict[str, str]:
