@@ -1,5 +1,6 @@
 """Fixtures shared by every test suite: where the repository and the kernel binaries are."""
 
+import contextlib
 import json
 import os
 import shlex
@@ -53,8 +54,38 @@ def likwid_probe_once(tmp_path_factory):
         )
     )
     replay.chmod(0o755)
+    with first_on_path(replay.parent):
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def python3_found_once(tmp_path_factory):
+    """The stand-in kernels (`#!/usr/bin/env python3`) start thousands of times a session; where
+    `python3` on PATH is a version manager's shim (pyenv: a shell script choosing the interpreter, a
+    fifth of a second a start), the interpreter it chooses is found once and put first on PATH."""
+    found = shutil.which("python3")
+    if found is None:
+        yield
+        return
+    done = subprocess.run(
+        [found, "-c", "import sys; print(sys.executable)"], capture_output=True, text=True, timeout=60
+    )
+    chosen = Path(done.stdout.strip())
+    if done.returncode != 0 or not chosen.is_absolute() or chosen.resolve() == Path(found).resolve():
+        yield  # python3 is the interpreter itself: nothing to save
+        return
+    directory = tmp_path_factory.mktemp("python3-found") / "bin"
+    directory.mkdir()
+    (directory / "python3").symlink_to(chosen)
+    with first_on_path(directory):
+        yield
+
+
+@contextlib.contextmanager
+def first_on_path(directory: Path):
+    """`directory` first on PATH (for this process and what it starts) until the block ends."""
     saved = os.environ["PATH"]
-    os.environ["PATH"] = f"{replay.parent}{os.pathsep}{saved}"
+    os.environ["PATH"] = f"{directory}{os.pathsep}{saved}"
     try:
         yield
     finally:
