@@ -30,8 +30,16 @@ RESULTS_DIR_HELP = (
 
 
 def modules_for(argv: list[str]) -> list[str]:
-    """The modules needed to parse argv: the owner of its command, or all of them (for --help, typos)."""
-    command = next((a for a in argv if not a.startswith("-")), None)
+    """The modules needed to parse argv: the owner of its command, or all of them (for --help, typos).
+    The command is the first word that is neither an option nor the value of the global --results-dir."""
+    words = iter(argv)
+    command = None
+    for word in words:
+        if word == "--results-dir":
+            next(words, None)
+        elif not word.startswith("-"):
+            command = word
+            break
     owners = [m for m, commands in COMMAND_MODULES.items() if command in commands]
     return owners or list(COMMAND_MODULES)
 

@@ -106,9 +106,9 @@ class TransferWatch:
     def affected(self, members: list[dict]) -> list[Apart]:
         return [a for a in map(self.apart, members) if a is not None]
 
-    def stale(self, case: dict, age_s: float = WAIT_STEP_S) -> bool:
-        """Its state came in longer than `age_s` ago (or before this run's comparison trials)."""
-        return time.monotonic() - self.known_at.get(case["case_id"], float("-inf")) > age_s
+    def stale(self, case: dict) -> bool:
+        """Its state came in longer than a wait step ago (or before this run's comparison trials)."""
+        return time.monotonic() - self.known_at.get(case["case_id"], float("-inf")) > WAIT_STEP_S
 
     def measure_again(self, case: dict) -> float | None:
         """A probe run of the case: its round trip is the case's state until it runs again."""

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import time
 
+from jobs import transfer_state
 from jobs.comparison_sampling import Need
-from jobs.transfer_state import WAIT_STEP_S, TransferWatch, choose, transfer_line
+from jobs.transfer_state import TransferWatch, choose, transfer_line
 from sbcore.clock import utc_stamp
 
 
@@ -38,7 +39,7 @@ class TrialPacer:
         self.deferred = {need.name for need, _ in passed}
         waiting = chosen is None and self.wait_left > 0
         if waiting:
-            time.sleep(min(WAIT_STEP_S, max(0.0, self.wait_left - (time.monotonic() - began))))
+            time.sleep(min(transfer_state.WAIT_STEP_S, max(0.0, self.wait_left - (time.monotonic() - began))))
             self.counts["comparison_waits"] += 1
         spent = time.monotonic() - began
         self.wait_left -= spent

@@ -294,6 +294,12 @@ def main() -> int:
         MEASURED_BOUNDS.update({(b.kernel, b.inner_path): b.per_cycle for b in simd_bounds.bounds(doc)})
         figures = ", ".join(f"{k} {v:.3f}" for k, v in doc["figures"].items())
         print(f"measured bounds in {doc['cost_s']:.3f} s: {figures}")
+        if "seconds" in doc:  # off x86-64 the tool measures nothing and says nothing of a run
+            print(
+                f"  the tool's own run: {doc['seconds']:.3f} s, {doc['rounds']} rounds, "
+                f"{'settled' if doc['settled'] else 'not settled: ' + ', '.join(doc['unsettled'])} "
+                "(its rule: 1.5 to 4.5 s, docs/simd-bounds.md)"
+            )
         for b in simd_bounds.bounds(doc):
             print(f"  bound {b.kernel} {b.inner_path}: {b.per_cycle:.4g} per cycle ({b.limited_by})")
     runs = measure(args.trials)

@@ -37,6 +37,9 @@ def test_command_map_matches_what_each_module_registers():
         (["run-case", "latest", "0"], "jobs.cli"),
         (["submit", "x.toml"], "jobs.slurm.cli"),
         (["analyze", "latest"], "analysis.cli"),
+        (["--results-dir", "/r", "run-case", "latest", "0"], "jobs.cli"),
+        (["--results-dir=/r", "--trust-group", "status", "c"], "jobs.cli"),
+        (["--trust-group", "--results-dir", "analyze", "analyze", "c"], "analysis.cli"),
     ],
 )
 def test_only_the_owner_of_a_command_is_imported(argv, owner):

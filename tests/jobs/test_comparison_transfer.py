@@ -6,6 +6,8 @@ windows of its timeline."""
 
 import random
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +23,7 @@ from jobs.config import load_experiment, load_node_types
 from jobs.transfer_state import TransferWatch, choose
 from sbcore import record_store
 from sbcore.errors import UsageError
-from tests.jobs.conftest import run_cli, stand_in_bin_dir
+from tests.jobs.conftest import ROOT, run_cli, stand_in_bin_dir
 from tests.records import case_records, minimal_record
 
 FAKE = Path(__file__).resolve().parent / "sampling_fake" / "fake_kernel_transfer.py"
@@ -113,7 +115,17 @@ def fake_bin_dir(tmp_path, monkeypatch) -> Path:
     return stand_in_bin_dir(tmp_path / "bin", FAKE, ("fakexfer-py-serial", "fakexfer-py-omp"), monkeypatch)
 
 
-def run_experiment(tmp_path: Path, budget: float, wait: float, families: list[dict]):
+# `scalebench` with the runner's wait step set to argv[1] seconds: the stand-in's timeline moves one slot
+# per process (a probe run included), not with the clock, so the same waits happen in less time.
+WAIT_STEP_CLI = """import sys
+import jobs.transfer_state
+jobs.transfer_state.WAIT_STEP_S = float(sys.argv.pop(1))
+from jobs.entry import main
+sys.exit(main())
+"""
+
+
+def run_experiment(tmp_path: Path, budget: float, wait: float, families: list[dict], wait_step=None):
     timeline = tmp_path / "timeline"
     text = EXPERIMENT.format(
         budget=budget,
@@ -122,7 +134,12 @@ def run_experiment(tmp_path: Path, budget: float, wait: float, families: list[di
     )
     experiment = tmp_path / "transfer.toml"
     experiment.write_text(text)
-    run = run_cli("run", experiment, "--results-dir", tmp_path / "res", "--name", "x", "--no-progress")
+    args = ["run", experiment, "--results-dir", tmp_path / "res", "--name", "x", "--no-progress"]
+    if wait_step is None:
+        run = run_cli(*args)
+    else:
+        command = [sys.executable, "-c", WAIT_STEP_CLI, str(wait_step), *map(str, args)]
+        run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     campaign = tmp_path / "res" / "x"
     log = "".join(p.read_text() for p in (campaign / "logs").glob("run-*.log"))
@@ -144,7 +161,7 @@ def test_a_family_apart_is_deferred_while_another_runs(tmp_path, fake_bin_dir):
     its one trial that shows the state there; B's trials run in the window instead."""
     a = {"threads": 2, "apart": "24-36", "jitter": 0.2}
     b = {"threads": 1, "apart": "24-36", "jitter": 0.05}
-    run, campaign, log = run_experiment(tmp_path, budget=120, wait=60, families=[a, b])
+    run, campaign, log = run_experiment(tmp_path, budget=120, wait=60, families=[a, b], wait_step=0.2)
     cases = {
         (c["threads"] if c["model"] != "serial" else 0, c["params"]["jitter"]): c
         for c in load_cases(campaign)

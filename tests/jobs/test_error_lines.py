@@ -89,7 +89,11 @@ def full_disk(tmp_path):
         subprocess.run(["umount", "-l", str(mount)], check=True)
 
 
-def test_full_disk_is_one_line_naming_the_file_and_keeps_the_records(tmp_path, bin_dir, full_disk):
+def test_full_disk_is_one_line_naming_the_file_and_keeps_the_records(
+    tmp_path, bin_dir, full_disk, monkeypatch
+):
+    # a lock of its own: another measurer on this host would add a line saying run-case waits for it
+    monkeypatch.setenv("SCALEBENCH_MEASURE_LOCK", str(tmp_path / "measure.lock"))
     experiment = tmp_path / "small.toml"
     experiment.write_text(SMALL.replace("samples = [10000]", "samples = [10000, 20000]"))
     campaign = full_disk / "r" / "d"

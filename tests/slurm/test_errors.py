@@ -62,7 +62,9 @@ def test_controller_unreachable(slurm_cluster, tmp_path):
     conf = tmp_path / "slurm.conf"
     # Same cluster, but a controller port nothing listens on.
     text = slurm_cluster.conf.read_text()
-    conf.write_text(text.replace(f"SlurmctldPort={slurm_cluster.port_base}\n", "SlurmctldPort=9\n"))
+    # (a client gives up on a controller after MessageTimeout, 10 s by default: 2 s here)
+    dead = text.replace(f"SlurmctldPort={slurm_cluster.port_base}\n", "SlurmctldPort=9\n")
+    conf.write_text(f"{dead}MessageTimeout=2\n")
     proc = scalebench(
         "submit", TINY, "--results-dir", tmp_path / "r", env={**os.environ, "SLURM_CONF": str(conf)}
     )
@@ -169,7 +171,9 @@ def test_status_without_a_controller_still_reports_the_files(slurm_cluster, tmp_
     )
     conf = tmp_path / "slurm.conf"
     text = slurm_cluster.conf.read_text()
-    conf.write_text(text.replace(f"SlurmctldPort={slurm_cluster.port_base}\n", "SlurmctldPort=9\n"))
+    # (a client gives up on a controller after MessageTimeout, 10 s by default: 2 s here)
+    dead = text.replace(f"SlurmctldPort={slurm_cluster.port_base}\n", "SlurmctldPort=9\n")
+    conf.write_text(f"{dead}MessageTimeout=2\n")
     proc = scalebench("status", campaign, env={**os.environ, "SLURM_CONF": str(conf)})
     assert proc.returncode == 1, proc.stderr  # incomplete
     assert "tc-core" in proc.stdout and "missing" in proc.stdout
