@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from analysis.records import derive
-from analysis.records.arrow_reader import CASE, LINE, PROCESS_READ, ArrowRecords, tables_of
+from analysis.records.arrow_reader import ARROW_TYPES, CASE, LINE, PROCESS_READ, ArrowRecords, tables_of
 from analysis.records.machine_state import CHAINS
 from sbcore import layout, record_rows, stored_records
 from sbcore import record_fields as rf
@@ -212,13 +212,12 @@ def columns(ar: ArrowRecords) -> Columns:
 def _facts_columns(facts: list) -> dict[str, pa.Array]:
     """The copied PROCESS fields of every facts line, typed as declared."""
     return {
-        f.name: pa.array([getattr(line, f.name) for line in facts], _ARROW[f.type])
+        f.name: pa.array([getattr(line, f.name) for line in facts], ARROW_TYPES[f.type])
         for f in PROCESS_READ
         if f.name in derive.COPIED
     }
 
 
-_ARROW = {rf.STRING: pa.string(), rf.INTEGER: pa.int64(), rf.NUMBER: pa.float64(), rf.BOOLEAN: pa.bool_()}
 _PROCESS_INPUTS = [f.name for f in PROCESS_READ if f.name not in derive.COPIED]
 
 
