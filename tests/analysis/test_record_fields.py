@@ -169,6 +169,8 @@ def test_the_long_tables_are_described():
     formats = (ROOT / "docs" / "formats.md").read_text()
     for table, columns in record_rows.TABLES.items():
         assert f"`reps.{table}.csv`: `{','.join(columns)}`" in formats
+    for table, columns in record_rows.FACTS_TABLES.items():
+        assert f"`{record_rows.facts_table_file(table)}`: `{','.join(columns)}`" in formats
 
 
 def _schema_keys(node: dict) -> set[str]:
