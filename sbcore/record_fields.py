@@ -10,8 +10,9 @@ Everything else that names the record's fields is derived from this table or che
   constraints (enums, patterns, nested shapes): tests/analysis/test_record_fields.py checks that it
   declares exactly the kernel fields here, with the same JSON type, and requires what the rule requires;
   it also fails when a list of record fields is written anywhere else in the record-handling code;
-- where the runner stores it (its level, PROCESS or REP: sbcore/record_rows.py builds the facts line
-  and the reps.csv columns from it; docs/formats.md lists both, checked by the same test).
+- where the runner stores it (its level, PROCESS or REP: sbcore/record_rows.py builds the facts line,
+  its long tables and the reps.csv columns from it; docs/formats.md lists them, checked by the same
+  test).
 
 Adding a field is one line here (with its level) plus the code that writes it (a kernel,
 jobs/runcase.py) and the code that uses it (docs/architecture.md has a worked example). Pure Python,
@@ -235,9 +236,9 @@ FIELDS: tuple[Field, ...] = (
             P("confined", ARRAY, P("", INTEGER), table="pin_cpus"),
         ),
     ),
-    Field(  # likwid-perfctr's counts (jobs/counter_record.py): status, group, reason, cpus, hwthreads, likwid,
-        # region_info stay in the facts line; metrics and events (name -> sum/min/max/avg and the value
-        # per hardware thread; an event also per counter) in long tables beside it
+    Field(  # likwid-perfctr's counts (jobs/counter_record.py): status, group, reason, cpus, hwthreads,
+        # likwid, region_info stay in the facts line; metrics and events (name -> sum/min/max/avg and the
+        # value per hardware thread; an event also per counter) in long tables beside it
         "counters",
         OBJECT,
         RUNNER,

@@ -5,7 +5,10 @@ put back together: the encoding of facts.jsonl lines, reps.csv rows and the rows
 The storage level of every field, and the flat shape of a REP object or array, are declared once
 (sbcore/record_fields.py: PROCESS or REP, Field.flat):
 - facts line: a JSON object of the PROCESS fields the records have, plus `process` (its number in the
-  case) and `store` (the stored schema);
+  case) and `store` (the stored schema); a PROCESS object's parts keyed by data that its `flat` declares
+  (counters' metrics and events) are replaced in it by '<name>_n' and listed under `flat`, their keys
+  rows of facts.<table>.csv (FACTS_TABLES: table -> column -> type), keyed by process, the index of
+  each enclosing row ('<key>_index') and index, then the key and its value's columns;
 - reps.csv row: `process`, then the columns of every REP field in declaration order: a scalar field under
   its own name, an object's keys as '<name>_<key>' (nested: '<name>_<key>_<key>'), an array's length or
   a data-keyed object's size as '<name>_n' (null when the array or object is null), then `extra_json`
@@ -16,7 +19,7 @@ The storage level of every field, and the flat shape of a REP object or array, a
 Numbers in shortest round-trip form, text always quoted per RFC 4180; an empty unquoted cell is an absent
 field (in a long table: a position beyond its array's length), an unquoted `null` a null; a quoted cell
 is text. A value is stored flat only when it reads back exactly (its keys in its order, integers as
-integers); otherwise whole in extra_json.
+integers); otherwise whole in extra_json (a PROCESS field: whole in its facts line).
 Pure Python, no imports of the project but the declaration.
 """
 
@@ -538,6 +541,8 @@ def complete_rows(data: bytes) -> tuple[list[tuple[int, bytes]], bytes]:
 def cells(raw: bytes) -> list[tuple[str | None, bool]]:
     """A row's cells by RFC 4180 as (text, quoted): None for an empty unquoted cell."""
     text = raw.decode()
+    if '"' not in text:  # no quoted cell: the same cells, split at once
+        return [(cell or None, False) for cell in text.split(",")]
     out: list[tuple[str | None, bool]] = []
     i, n = 0, len(text)
     while True:
@@ -627,6 +632,8 @@ def _value(type_: str, name: str, text: str):
         return text == "true"
     if type_ == rf.INTEGER:
         return _integer(text, name)
+    if text.isdecimal() or (text[:1] == "-" and text[1:].isdecimal()):
+        return int(text)  # what the try below gives, without its exception for every float
     try:
         return int(text)
     except ValueError:
