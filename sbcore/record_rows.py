@@ -307,10 +307,13 @@ def _decode_keyed(part: rf.Part, count, outer: tuple, items: dict, path: str):
     return out
 
 
-def facts_items(tables: dict[str, bytes]) -> tuple[dict, list[tuple[str, int, str]]]:
+def facts_items(
+    tables: dict[str, bytes], processes: set[int] | None = None
+) -> tuple[dict, list[tuple[str, int, str]]]:
     """The rows of facts tables (table -> the file's bytes): (table -> key tuple -> columns, problems
     as (file name, line, why)). A cut last row is not read (its process's line came first and its
-    rows never followed, sbcore/record_store.py); the last row of a key wins."""
+    rows never followed, sbcore/record_store.py); the last row of a key wins. With `processes`, only
+    the rows whose first cell is one of them are decoded (and named)."""
     items: dict = {}
     problems = []
     for table, data in tables.items():
@@ -321,6 +324,8 @@ def facts_items(tables: dict[str, bytes]) -> tuple[dict, list[tuple[str, int, st
         for number, raw in rows:
             if header is None:
                 header = raw.decode(errors="replace").split(",")
+                continue
+            if processes is not None and _first_cell(raw) not in processes:
                 continue
             try:
                 found = typed_cells(header, cells(raw), columns)
@@ -333,6 +338,13 @@ def facts_items(tables: dict[str, bytes]) -> tuple[dict, list[tuple[str, int, st
                 continue
             items.setdefault(table, {})[key] = found
     return items, problems
+
+
+def _first_cell(raw: bytes) -> int | None:
+    try:
+        return int(raw.split(b",", 1)[0])
+    except ValueError:
+        return None
 
 
 def process_facts(line: dict, items: dict) -> dict:

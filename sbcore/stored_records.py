@@ -180,7 +180,7 @@ def _read_v2(directory, case_id, case, campaign, out: CaseRecords, reps: set[int
             out.problems.append((FACTS_FILE, number, f"not a facts line: {err}"))
     if data[end:].strip():
         out.problems.append((FACTS_FILE, len(lines) + 1, record_lines.TRUNCATED))
-    facts_of = _process_facts(directory, facts, numbers, out)
+    facts_of = _process_facts(directory, facts, numbers, out, reps)
     for name in reps_files(directory):
         data = _data(directory, name, out)
         if not data:
@@ -213,24 +213,31 @@ def _read_v2(directory, case_id, case, campaign, out: CaseRecords, reps: set[int
             out.problems.append((name, (rows[-1][0] + 1) if rows else 1, record_lines.TRUNCATED))
 
 
-def _process_facts(directory: Path, facts: dict, numbers: dict, out: CaseRecords):
+def _process_facts(directory: Path, facts: dict, numbers: dict, out: CaseRecords, reps: set[int] | None):
     """process -> its facts with their fields' objects rebuilt from facts.<table>.csv, or why not (a
     facts line names fields in tables that do not complete them: the rows of its process do not count;
     a facts line whose rows never came, cut by a crash, is no problem). A row of a facts table that
-    does not decode is a problem (file:line); a cut last row is not read."""
+    does not decode is a problem (file:line); a cut last row is not read. With `reps` (the writer's
+    question), only the rows of the processes asked for are decoded (and named), when asked."""
     data = {}
     for table in record_rows.FACTS_TABLES:
         name = record_rows.facts_table_file(table)
         if (found := _data(directory, name, out)) is not None:
             data[table] = found
-    items, problems = record_rows.facts_items(data)
-    out.problems.extend(problems)
+    items: dict = {}
+    if reps is None:
+        items, problems = record_rows.facts_items(data)
+        out.problems.extend(problems)
     rebuilt: dict = {}
 
     def facts_of(process: int) -> dict | str:
         if process not in rebuilt:
+            own = items
+            if reps is not None:
+                own, problems = record_rows.facts_items(data, {process})
+                out.problems.extend(problems)
             try:
-                rebuilt[process] = record_rows.process_facts(facts[process], items)
+                rebuilt[process] = record_rows.process_facts(facts[process], own)
             except ValueError as err:
                 rebuilt[process] = f"process {process}: {FACTS_FILE}:{numbers[process]}: {err}"
         return rebuilt[process]

@@ -7,6 +7,7 @@ time, skipped when absent) parsed by jobs/likwid_csv.py and shaped by jobs/count
 
 import json
 import math
+import os
 import shutil
 from pathlib import Path
 
@@ -383,3 +384,39 @@ def test_the_case_listing_names_the_facts_tables_with_their_sizes(tmp_path):
     listed = layout.case_record_files(directory, CASE)
     size = (directory / METRICS).stat().st_size
     assert f"{layout.RAW_DIR}/{CASE}/{METRICS}#{size}" in listed
+
+
+def test_reading_some_repetitions_gives_them_as_a_whole_read_does(tmp_path):
+    """What the writer asks before it appends (read with `reps`): the same records of those repetitions,
+    whatever the facts tables hold for other processes (a broken row, a cut one): only the facts-table
+    rows of the processes whose rows it reads are decoded."""
+    directory = _dir(tmp_path)
+    record_store.store(directory, [rec(0, counters()), rec(1, counters())])
+    record_store.store(directory, [rec(2, counters(), invocation=1)])
+    lines = _lines(directory / METRICS)
+    spoiled = [*lines[:-1], lines[-1].replace(b",2,", b",two,", 1)]  # a row of process 1 broken
+    (directory / METRICS).write_bytes(b"\n".join(spoiled) + b"\n")
+    with (directory / METRIC_HWTHREADS).open("ab") as handle:
+        handle.write(b'7,0,0,"x')  # a cut row of another process
+    whole = _read(directory)
+    assert set(whole.records) == {0, 1} and [p[0] for p in whole.problems] == [METRICS, "reps.csv"]
+    for wanted in ({0}, {2}, {0, 2}, {5}):
+        some = stored_records.read(directory, directory.name, reps=wanted)
+        assert some.records == {k: v for k, v in whole.records.items() if k in wanted}, wanted
+        assert some.processes == whole.processes
+        assert bool(some.problems) == (2 in wanted), (wanted, some.problems)
+
+
+def test_a_fifo_in_place_of_a_facts_table_hangs_nothing(tmp_path):
+    directory = _dir(tmp_path)
+    record_store.store(directory, [rec(0, counters())])
+    (directory / METRICS).unlink()
+    os.mkfifo(directory / METRICS)
+    read = _read(directory)  # opened without blocking: no writer needed
+    assert (
+        read.records == {}
+        and read.problems[0][:2] == (METRICS, 0)
+        and "not a regular file" in read.problems[0][2]
+    )
+    with pytest.raises(campaign_access.UnsafeFile):
+        record_store.store(directory, [rec(1, counters(), invocation=1)])
