@@ -201,8 +201,8 @@ def _encode_flat_field(field: rf.Field, value, process: int, rows: dict) -> dict
     for key, sub in value.items():
         part = declared.get(key)
         if part is None:
-            if key.endswith(COUNT) and key.removesuffix(COUNT) in declared:
-                raise _NoFit  # the name the count of a declared object takes
+            if not isinstance(key, str) or (key.endswith(COUNT) and key.removesuffix(COUNT) in declared):
+                raise _NoFit  # the name the count of a declared object takes, or not text
             kept[key] = sub
             continue
         kept[key + COUNT] = _encode_keyed(part, sub, {PROCESS_KEY: process}, rows)
@@ -239,7 +239,9 @@ def _encode_keyed(part: rf.Part, value, outer: dict, rows: dict) -> int | None:
     return len(value)
 
 
-def _key_cell(type_: str, key: str):
+def _key_cell(type_: str, key):
+    if not isinstance(key, str):
+        raise _NoFit  # a key json.dumps would turn into text
     if type_ == rf.INTEGER:
         if not key.isascii() or not key.isdigit() or str(int(key)) != key:
             raise _NoFit  # reads back as str(int): only a key that is its canonical decimal text

@@ -206,6 +206,7 @@ NOT_FLAT = {
     "a metric name with a line break": lambda c: c["metrics"].update({"two\nlines": {}}),
     "a boolean": lambda c: c["metrics"]["CPI"].update({"sum": True}),
     "a list of metrics": lambda c: c.update({"metrics": [1, 2]}),
+    "a hardware thread as an integer key": lambda c: c["metrics"]["CPI"].update({"per_hwthread": {0: 1}}),
     "the name of a count taken": lambda c: c.update({"metrics_n": 3}),
 }
 
