@@ -8,7 +8,8 @@ analyze, compare) finds campaign files through this module only.
       <campaign>/experiment.toml                 the experiment file as planned (its bytes)
       <campaign>/raw/<case_id>/facts.jsonl       the case's records (scalebench.run/2, appended, never
       <campaign>/raw/<case_id>/reps.csv          rewritten; sbcore/record_store.py): a line per process, a
-                                                 row per repetition (reps-<n>.csv: another header)
+                                                 row per repetition (reps-<n>.csv: another header),
+                                                 their long tables facts.<table>.csv, reps.<table>.csv
       <campaign>/raw/<case_id>/records.jsonl     the records of campaigns before scalebench.run/2, a line
                                                  each (still read; sbcore/stored_records.py)
       <campaign>/raw/<case_id>/probes.jsonl      per-CPU probe times of its records, one line per record
@@ -30,7 +31,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from sbcore import campaign_access, sampling, stored_records
+from sbcore import campaign_access, record_rows, sampling, stored_records
 from sbcore.clock import utc_stamp
 from sbcore.errors import UsageError
 
@@ -47,6 +48,7 @@ PROBES_FILE = "probes.jsonl"
 STORED_FILES = (
     RECORDS_FILE,
     stored_records.FACTS_FILE,
+    *(record_rows.facts_table_file(t) for t in stored_records.FACTS_TABLES),
     stored_records.REPS_FILE,
     *(stored_records.table_path(Path(stored_records.REPS_FILE), t).name for t in stored_records.TABLES),
     PROBES_FILE,

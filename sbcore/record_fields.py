@@ -10,8 +10,9 @@ Everything else that names the record's fields is derived from this table or che
   constraints (enums, patterns, nested shapes): tests/analysis/test_record_fields.py checks that it
   declares exactly the kernel fields here, with the same JSON type, and requires what the rule requires;
   it also fails when a list of record fields is written anywhere else in the record-handling code;
-- where the runner stores it (its level, PROCESS or REP: sbcore/record_rows.py builds the facts line
-  and the reps.csv columns from it; docs/formats.md lists both, checked by the same test).
+- where the runner stores it (its level, PROCESS or REP: sbcore/record_rows.py builds the facts line,
+  its long tables and the reps.csv columns from it; docs/formats.md lists them, checked by the same
+  test).
 
 Adding a field is one line here (with its level) plus the code that writes it (a kernel,
 jobs/runcase.py) and the code that uses it (docs/architecture.md has a worked example). Pure Python,
@@ -54,16 +55,28 @@ class Part:
       keyed by (process, rep, index): one unnamed scalar part is a scalar item, named parts an item's
       fixed positions; an ARRAY without parts stores only empty arrays flat.
     A value the declaration does not fit (an undeclared key, another type, a null object) is kept
-    whole in reps.csv's extra_json."""
+    whole in reps.csv's extra_json.
+
+    A PROCESS field of type object declares only what leaves its facts line (sbcore/record_rows.py):
+    its parts of type OBJECT with `table` and `key`, objects keyed by data, each key a row of the long
+    table facts.<table>.csv beside facts.jsonl, keyed by (process, the index of each enclosing item,
+    index: the key's place in its object). `key` names the column of the key and its type (INTEGER: a
+    key that is an integer's decimal text). The row's other columns are the value: one unnamed scalar
+    part is a scalar value in the column `value`; named parts are an object value's keys in their
+    order: a scalar a column of its name, an object keyed by data its count '<name>_n' (its keys in a
+    table of its own). In the facts line the object is replaced, at its place, by '<name>_n'; the
+    field's other keys stay there as they are. A value the declaration does not fit stays whole in
+    the facts line."""
 
     name: str
     type: str
     parts: tuple[Part, ...] = ()
     table: str = ""
+    key: Part | None = None
 
 
-def P(name: str, type_: str, *parts: Part, table: str = "") -> Part:  # noqa: N802
-    return Part(name, type_, tuple(parts), table)
+def P(name: str, type_: str, *parts: Part, table: str = "", key: Part | None = None) -> Part:  # noqa: N802
+    return Part(name, type_, tuple(parts), table, key)
 
 
 @dataclass(frozen=True)
@@ -79,7 +92,7 @@ class Field:
     exclusive: bool = False  # minimum is exclusive
     absent: object = None  # the value the analysis takes when the field is absent
     why: str = ""  # UNREAD: where it is used instead
-    flat: Part | None = None  # REP object or array: how reps.csv and its long tables store it
+    flat: Part | None = None  # how reps.csv (REP) or facts.jsonl (PROCESS) and their long tables store it
 
     @property
     def shape(self) -> Part:
@@ -102,6 +115,13 @@ PYTHON_TYPES = {
 
 
 _EXTREMES = tuple(P(n, NUMBER) for n in ("int_mul", "fp_lat", "fp_tput", "int_alu", "xfer"))
+_STATS = tuple(P(n, NUMBER) for n in ("sum", "min", "max", "avg"))  # likwid's, over the hardware threads
+
+
+def _per_hwthread(table: str) -> Part:
+    """A likwid value per hardware thread: {"<hwthread>": number or null}."""
+    return P("per_hwthread", OBJECT, P("", NUMBER), table=table, key=P("hwthread", INTEGER))
+
 
 # In the order of the records table's copied columns (text first, then numbers).
 FIELDS: tuple[Field, ...] = (
@@ -215,7 +235,44 @@ FIELDS: tuple[Field, ...] = (
             P("confined", ARRAY, P("", INTEGER), table="pin_cpus"),
         ),
     ),
-    Field("counters", OBJECT, RUNNER, PROCESS, REPEATING),
+    Field(  # likwid-perfctr's counts (jobs/counter_record.py): status, group, reason, cpus, hwthreads,
+        # likwid, region_info stay in the facts line; metrics and events (name -> sum/min/max/avg and the
+        # value per hardware thread; an event also per counter) in long tables beside it
+        "counters",
+        OBJECT,
+        RUNNER,
+        PROCESS,
+        REPEATING,
+        flat=P(
+            "counters",
+            OBJECT,
+            P(
+                "metrics",
+                OBJECT,
+                _per_hwthread("counters_metric_hwthreads"),
+                *_STATS,
+                table="counters_metrics",
+                key=P("metric", STRING),
+            ),
+            P(
+                "events",
+                OBJECT,
+                P(
+                    "counters",
+                    OBJECT,
+                    _per_hwthread("counters_event_counter_hwthreads"),
+                    *_STATS,
+                    table="counters_event_counters",
+                    key=P("counter", STRING),
+                ),
+                _per_hwthread("counters_event_hwthreads"),
+                *_STATS,
+                P("counter", STRING),
+                table="counters_events",
+                key=P("event", STRING),
+            ),
+        ),
+    ),
     Field("slurm", OBJECT, RUNNER, PROCESS, VALUE),
     Field(
         "clock",

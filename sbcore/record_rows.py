@@ -5,7 +5,10 @@ put back together: the encoding of facts.jsonl lines, reps.csv rows and the rows
 The storage level of every field, and the flat shape of a REP object or array, are declared once
 (sbcore/record_fields.py: PROCESS or REP, Field.flat):
 - facts line: a JSON object of the PROCESS fields the records have, plus `process` (its number in the
-  case) and `store` (the stored schema);
+  case) and `store` (the stored schema); a PROCESS object's parts keyed by data that its `flat` declares
+  (counters' metrics and events) are replaced in it by '<name>_n' and listed under `flat`, their keys
+  rows of facts.<table>.csv (FACTS_TABLES: table -> column -> type), keyed by process, the index of
+  each enclosing row ('<key>_index') and index, then the key and its value's columns;
 - reps.csv row: `process`, then the columns of every REP field in declaration order: a scalar field under
   its own name, an object's keys as '<name>_<key>' (nested: '<name>_<key>_<key>'), an array's length or
   a data-keyed object's size as '<name>_n' (null when the array or object is null), then `extra_json`
@@ -16,7 +19,7 @@ The storage level of every field, and the flat shape of a REP object or array, a
 Numbers in shortest round-trip form, text always quoted per RFC 4180; an empty unquoted cell is an absent
 field (in a long table: a position beyond its array's length), an unquoted `null` a null; a quoted cell
 is text. A value is stored flat only when it reads back exactly (its keys in its order, integers as
-integers); otherwise whole in extra_json.
+integers); otherwise whole in extra_json (a PROCESS field: whole in its facts line).
 Pure Python, no imports of the project but the declaration.
 """
 
@@ -72,6 +75,51 @@ TABLES: dict[str, dict[str, str]] = {  # long table -> its columns -> declared t
 COLUMNS: tuple[str, ...] = tuple(COLUMN_TYPES)
 HEADER: bytes = (",".join(COLUMNS) + "\n").encode()
 TABLE_HEADERS: dict[str, bytes] = {t: (",".join(c) + "\n").encode() for t, c in TABLES.items()}
+
+# ---- the long tables beside facts.jsonl: a PROCESS field's objects keyed by data (Field.flat) ---------
+FLAT_KEY = "flat"  # a facts line's list of the fields whose parts are in facts.<table>.csv
+VALUE = "value"  # the column of a scalar value of an object keyed by data
+
+
+def _facts_layout(part: rf.Part, outer: tuple[str, ...], tables: dict) -> None:
+    """The columns of the long table of one object keyed by data, then those of the tables inside."""
+    if (
+        part.type != rf.OBJECT
+        or not part.table
+        or part.key is None
+        or part.key.type not in (rf.STRING, rf.INTEGER)
+    ):
+        raise TypeError(
+            f"{part.name}: a PROCESS field's flat part is an object keyed by data, with table and key"
+        )
+    columns = {PROCESS_KEY: rf.INTEGER} | dict.fromkeys(outer, rf.INTEGER)
+    columns |= {"index": rf.INTEGER, part.key.name: part.key.type}
+    tables[part.table] = columns
+    for sub in part.parts:
+        if sub.type in _SCALARS:
+            columns[sub.name or VALUE] = sub.type
+        else:
+            columns[sub.name + COUNT] = rf.INTEGER
+            _facts_layout(sub, (*outer, f"{part.key.name}_index"), tables)
+
+
+FLAT_PROCESS_FIELDS: tuple[rf.Field, ...] = tuple(f for f in rf.PROCESS_FIELDS if f.flat is not None)
+_facts_tables: dict = {}
+for _field in FLAT_PROCESS_FIELDS:
+    for _part in _field.flat.parts:
+        _facts_layout(_part, (), _facts_tables)
+FACTS_TABLES: dict[str, dict[str, str]] = _facts_tables  # facts.<table>.csv -> its columns -> declared type
+FACTS_TABLE_HEADERS: dict[str, bytes] = {t: (",".join(c) + "\n").encode() for t, c in FACTS_TABLES.items()}
+FACTS_TABLE_KEYS: dict[str, tuple[str, ...]] = {  # a facts table's key columns: process, ..., index
+    t: tuple(c)[: tuple(c).index("index") + 1] for t, c in FACTS_TABLES.items()
+}
+
+
+def facts_table_file(table: str) -> str:
+    """The file of a facts table, beside facts.jsonl."""
+    return f"facts.{table}.csv"
+
+
 _DECLARED = frozenset(rf.BY_NAME)
 _PROCESS_NAMES = tuple(f.name for f in rf.PROCESS_FIELDS)
 _PROCESS_SET = frozenset(_PROCESS_NAMES)
@@ -115,9 +163,212 @@ def _short(text: str) -> str:
 
 
 def facts_line(facts: dict, process: int) -> bytes:
-    return (
-        json.dumps(facts | {"store": rf.STORE_SCHEMA, PROCESS_KEY: process}, separators=(",", ":")) + "\n"
+    """The facts line with every field whole (what facts_encode falls back to)."""
+    return facts_encode(facts, process, tables=False)[0]
+
+
+def facts_encode(facts: dict, process: int, tables: bool = True) -> tuple[bytes, dict[str, bytes]]:
+    """A process's facts line and the rows of its facts tables (table -> bytes, newline-terminated). A
+    field declared flat goes to the tables only when it reads back exactly from them (and `tables`):
+    else it stays whole in the line."""
+    line = dict(facts)
+    flat: list[str] = []
+    out: dict[str, bytes] = {}
+    for field in FLAT_PROCESS_FIELDS if tables else ():
+        if field.name not in facts:
+            continue
+        rows: dict[str, list[dict]] = {}
+        try:
+            kept = _encode_flat_field(field, facts[field.name], process, rows)
+            payloads = {t: _facts_table_bytes(t, r) for t, r in rows.items()}
+            items, problems = facts_items({t: FACTS_TABLE_HEADERS[t] + b for t, b in payloads.items()})
+            if problems or json.dumps(_decode_flat_field(field, kept, process, items)) != json.dumps(
+                facts[field.name]
+            ):
+                raise _NoFit
+        except (_NoFit, ValueError):
+            continue
+        line[field.name] = kept
+        flat.append(field.name)
+        for table, payload in payloads.items():
+            out[table] = out.get(table, b"") + payload
+    line |= {"store": rf.STORE_SCHEMA, PROCESS_KEY: process} | ({FLAT_KEY: flat} if flat else {})
+    return (json.dumps(line, separators=(",", ":")) + "\n").encode(), out
+
+
+def _encode_flat_field(field: rf.Field, value, process: int, rows: dict) -> dict:
+    """The field's object as its facts line keeps it ('<name>_n' in place of each declared object),
+    the rows of those objects added to `rows` (table -> [columns])."""
+    if not isinstance(value, dict):
+        raise _NoFit
+    declared = {p.name: p for p in field.flat.parts}
+    kept: dict = {}
+    for key, sub in value.items():
+        part = declared.get(key)
+        if part is None:
+            if not isinstance(key, str) or (key.endswith(COUNT) and key.removesuffix(COUNT) in declared):
+                raise _NoFit  # the name the count of a declared object takes, or not text
+            kept[key] = sub
+            continue
+        kept[key + COUNT] = _encode_keyed(part, sub, {PROCESS_KEY: process}, rows)
+    return kept
+
+
+def _encode_keyed(part: rf.Part, value, outer: dict, rows: dict) -> int | None:
+    """An object keyed by data into the rows of its table (and of the tables inside): its size."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise _NoFit
+    scalar = len(part.parts) == 1 and not part.parts[0].name
+    subs = {p.name: p for p in part.parts}
+    for index, (key, sub) in enumerate(value.items()):
+        row = outer | {"index": index, part.key.name: _key_cell(part.key.type, key)}
+        if scalar:
+            _check(part.parts[0].type, sub, part.name)
+            row[VALUE] = sub
+        elif not isinstance(sub, dict):
+            raise _NoFit
+        else:
+            inner = outer | {f"{part.key.name}_index": index}
+            for name, item in sub.items():
+                declared = subs.get(name)
+                if declared is None:
+                    raise _NoFit
+                if declared.type in _SCALARS:
+                    _check(declared.type, item, name)
+                    row[name] = item
+                else:
+                    row[name + COUNT] = _encode_keyed(declared, item, inner, rows)
+        rows.setdefault(part.table, []).append(row)
+    return len(value)
+
+
+def _key_cell(type_: str, key):
+    if not isinstance(key, str):
+        raise _NoFit  # a key json.dumps would turn into text
+    if type_ == rf.INTEGER:
+        if not key.isascii() or not key.isdigit() or str(int(key)) != key:
+            raise _NoFit  # reads back as str(int): only a key that is its canonical decimal text
+        return int(key)
+    if "\n" in key or "\r" in key:
+        raise _NoFit
+    return key
+
+
+def _facts_table_bytes(table: str, rows: list[dict]) -> bytes:
+    columns = FACTS_TABLES[table]
+    return "".join(
+        ",".join(_cell(t, r[c]) if c in r else "" for c, t in columns.items()) + "\n" for r in rows
     ).encode()
+
+
+def _decode_flat_field(field: rf.Field, kept, process: int, items: dict):
+    """The field's object from its facts line's value and its tables' items (facts_items); ValueError
+    naming the object when an item is missing or does not fit."""
+    if not isinstance(kept, dict):
+        raise ValueError(f"{field.name}: not an object")
+    counted = {p.name + COUNT: p for p in field.flat.parts}
+    out: dict = {}
+    for key, value in kept.items():
+        part = counted.get(key)
+        if part is None:
+            out[key] = value
+        else:
+            out[part.name] = _decode_keyed(part, value, (process,), items, field.name)
+    return out
+
+
+def _decode_keyed(part: rf.Part, count, outer: tuple, items: dict, path: str):
+    path = f"{path}.{part.name}"
+    if count is None:
+        return None
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        raise ValueError(f"{path}{COUNT}: {count!r} is not a count")
+    rows = items.get(part.table, {})
+    scalar = len(part.parts) == 1 and not part.parts[0].name
+    out: dict = {}
+    for index in range(count):
+        row = rows.get((*outer, index))
+        if row is None:
+            raise ValueError(f"{path}: {count} keys, not all in {facts_table_file(part.table)}")
+        key = row.get(part.key.name)
+        if key is None:
+            raise ValueError(f"{path}: no {part.key.name} in {facts_table_file(part.table)}")
+        key = str(key)
+        if key in out:
+            raise ValueError(f"{path}: key {_short(key)!r} twice in {facts_table_file(part.table)}")
+        if scalar:
+            if VALUE not in row:
+                raise ValueError(f"{path}: no {VALUE} in {facts_table_file(part.table)}")
+            out[key] = row[VALUE]
+            continue
+        value = {}
+        for sub in part.parts:
+            if sub.type in _SCALARS:
+                if sub.name in row:
+                    value[sub.name] = row[sub.name]
+            elif sub.name + COUNT in row:
+                value[sub.name] = _decode_keyed(sub, row[sub.name + COUNT], (*outer, index), items, path)
+        out[key] = value
+    return out
+
+
+def facts_items(
+    tables: dict[str, bytes], processes: set[int] | None = None
+) -> tuple[dict, list[tuple[str, int, str]]]:
+    """The rows of facts tables (table -> the file's bytes): (table -> key tuple -> columns, problems
+    as (file name, line, why)). A cut last row is not read (its process's line came first and its
+    rows never followed, sbcore/record_store.py); the last row of a key wins. With `processes`, only
+    the rows whose first cell is one of them are decoded (and named)."""
+    items: dict = {}
+    problems = []
+    for table, data in tables.items():
+        name = facts_table_file(table)
+        columns = FACTS_TABLES.get(table, {})
+        rows, _ = complete_rows(data)
+        header = None
+        for number, raw in rows:
+            if header is None:
+                header = raw.decode(errors="replace").split(",")
+                continue
+            if processes is not None and _first_cell(raw) not in processes:
+                continue
+            try:
+                found = typed_cells(header, cells(raw), columns)
+                keys = FACTS_TABLE_KEYS.get(table, (PROCESS_KEY, "index"))
+                key = tuple(found.pop(k, None) for k in keys)
+                if not all(isinstance(k, int) for k in key):
+                    raise ValueError(f"no integer {', '.join(keys)}")
+            except (ValueError, UnicodeDecodeError) as err:
+                problems.append((name, number, f"not a row: {err}"))
+                continue
+            items.setdefault(table, {})[key] = found
+    return items, problems
+
+
+def _first_cell(raw: bytes) -> int | None:
+    try:
+        return int(raw.split(b",", 1)[0])
+    except ValueError:
+        return None
+
+
+def process_facts(line: dict, items: dict) -> dict:
+    """A facts line with its flat fields rebuilt from their tables' items (facts_items); ValueError
+    naming the field when they do not rebuild it."""
+    flat = line.get(FLAT_KEY)
+    if flat is None:
+        return line
+    if not isinstance(flat, list) or not all(isinstance(n, str) for n in flat):
+        raise ValueError(f"{FLAT_KEY}: not a list of field names")
+    out = dict(line)
+    for name in flat:
+        field = rf.BY_NAME.get(name)
+        if field is None or field.flat is None or field.level != rf.PROCESS or name not in line:
+            raise ValueError(f"{FLAT_KEY}: {_short(name)!r} is not a field stored in facts tables")
+        out[name] = _decode_flat_field(field, line[name], line.get(PROCESS_KEY), items)
+    return out
 
 
 def row(rep_part: dict, process: int) -> bytes:
@@ -309,6 +560,8 @@ def complete_rows(data: bytes) -> tuple[list[tuple[int, bytes]], bytes]:
 def cells(raw: bytes) -> list[tuple[str | None, bool]]:
     """A row's cells by RFC 4180 as (text, quoted): None for an empty unquoted cell."""
     text = raw.decode()
+    if '"' not in text:  # no quoted cell: the same cells, split at once
+        return [(cell or None, False) for cell in text.split(",")]
     out: list[tuple[str | None, bool]] = []
     i, n = 0, len(text)
     while True:
@@ -404,6 +657,8 @@ def _value(type_: str, name: str, text: str):
         return text == "true"
     if type_ == rf.INTEGER:
         return _integer(text, name)
+    if text.isdecimal() or (text[:1] == "-" and text[1:].isdecimal()):
+        return int(text)  # what the try below gives, without its exception for every float
     try:
         return int(text)
     except ValueError:
@@ -429,4 +684,4 @@ def _json(text: str, name: str):
 
 def joined(facts: dict, part: dict) -> dict:
     """The record as the kernel and runner gave it: its process's fields and its repetition's."""
-    return {k: v for k, v in facts.items() if k not in (PROCESS_KEY, "store")} | part
+    return {k: v for k, v in facts.items() if k not in (PROCESS_KEY, "store", FLAT_KEY)} | part

@@ -139,10 +139,14 @@ def _append_details(path: Path, lines: list[dict]) -> bool:
 def store(directory: Path, records: list[dict], details: dict[int, dict] | None = None) -> list[dict]:
     """The records of ONE kernel process appended to the case directory in scalebench.run/2, for the
     repetitions the case (in either layout, sbcore/stored_records.py) does not count yet; returns those
-    stored. Under one lock (on reps.csv): the facts line written and fsynced, then the items of their
-    arrays to the long tables (reps.<table>.csv), then the rows in one write, then the detail lines
-    (probes.jsonl, keyed by process and rep). Raises record_rows.RowProblem (before anything is
-    written) when a PROCESS field differs within the process or a value is not of its declared type."""
+    stored. Under one lock (on reps.csv): the facts line written and fsynced, then the keys of its
+    fields' objects keyed by data to their long tables (facts.<table>.csv; the field whole in the line
+    when a table there has another header), then the items of the rows' arrays to theirs
+    (reps.<table>.csv), then the rows in one write, then the detail lines (probes.jsonl, keyed by
+    process and rep): a row never lacks what it reads, and what a crash cuts short belongs to a process
+    number no later writer takes (the cut facts line counts). Raises record_rows.RowProblem (before
+    anything is written) when a PROCESS field differs within the process or a value is not of its
+    declared type."""
     from sbcore import stored_records  # reads with the rule; imports this module's readers
 
     directory = Path(directory)
@@ -158,8 +162,13 @@ def store(directory: Path, records: list[dict], details: dict[int, dict] | None 
         if new:
             facts, parts = record_rows.split(new)
             process = present.processes
-            if _append_payload(directory / stored_records.FACTS_FILE, record_rows.facts_line(facts, process)):
+            line, facts_tables = record_rows.facts_encode(facts, process, tables=_facts_tables_fit(directory))
+            if _append_payload(directory / stored_records.FACTS_FILE, line):
                 created.append(directory / stored_records.FACTS_FILE)
+            for table, payload in facts_tables.items():
+                path = directory / record_rows.facts_table_file(table)
+                if _append_payload(path, payload, header=record_rows.FACTS_TABLE_HEADERS[table]):
+                    created.append(path)
             encoded = [record_rows.encode(part, process) for part in parts]
             target = _reps_target(directory)
             tables: dict[str, list[bytes]] = {}
@@ -185,6 +194,15 @@ def store(directory: Path, records: list[dict], details: dict[int, dict] | None 
 
 
 PROBES_FILE = "probes.jsonl"
+
+
+def _facts_tables_fit(directory: Path) -> bool:
+    """Every facts.<table>.csv is new or has this writer's header (one written by another version is
+    never appended to: the fields stay whole in their facts lines)."""
+    return all(
+        not (data := read(directory / record_rows.facts_table_file(t))) or data.startswith(h)
+        for t, h in record_rows.FACTS_TABLE_HEADERS.items()
+    )
 
 
 def _reps_target(directory: Path) -> Path:

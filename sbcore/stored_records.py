@@ -5,10 +5,12 @@ it (sbcore/layout.py: case_lines).
 Read in this order, the first record of a repetition counting (sbcore/record_lines.py, the one rule):
 1. scalebench.run/1: records.jsonl (one record per line), then rep-<k>.json files of older campaigns
    (where both hold a repetition, the rep-<k>.json file wins, as before);
-2. scalebench.run/2: facts.jsonl (one line per kernel process) and reps.csv, reps-<n>.csv (one row per
-   repetition, sbcore/record_rows.py); a row is the record of its process's facts and its own columns.
-A row whose process has no facts line, a cut last row or facts line, a row that does not decode: a
-problem, not counted. Files are read by sbcore/campaign_access.py (no link followed).
+2. scalebench.run/2: facts.jsonl (one line per kernel process, with the long tables of its fields'
+   objects keyed by data: facts.<table>.csv) and reps.csv, reps-<n>.csv (one row per repetition,
+   sbcore/record_rows.py); a row is the record of its process's facts and its own columns.
+A row whose process has no facts line (or one its facts tables do not complete), a cut last row or
+facts line, a row that does not decode: a problem, not counted. Files are read by
+sbcore/campaign_access.py (no link followed).
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ FACTS_FILE = "facts.jsonl"
 REPS_FILE = "reps.csv"
 REPS_FILES = re.compile(r"^reps(?:-(\d+))?\.csv$")  # reps.csv, then reps-<n>.csv (another header)
 TABLE_FILES = re.compile(r"^reps(?:-\d+)?\.[a-z_]+\.csv$")  # their long tables: reps[-<n>].<table>.csv
+FACTS_TABLE_FILES = re.compile(r"^facts\.[a-z_]+\.csv$")  # facts.jsonl's long tables: facts.<table>.csv
 REP_FILE = re.compile(r"^rep-(\d+)\.json$")
 TABLES = tuple(record_rows.TABLES)  # the long tables beside a reps file (sbcore/record_rows.py)
+FACTS_TABLES = tuple(record_rows.FACTS_TABLES)  # the long tables beside facts.jsonl
 
 
 @dataclass
@@ -39,7 +43,12 @@ class CaseRecords:
 
 def is_v2_file(name: str) -> bool:
     """facts.jsonl, reps.csv, reps-<n>.csv or one of their long tables."""
-    return name == FACTS_FILE or REPS_FILES.match(name) is not None or TABLE_FILES.match(name) is not None
+    return (
+        name == FACTS_FILE
+        or REPS_FILES.match(name) is not None
+        or TABLE_FILES.match(name) is not None
+        or FACTS_TABLE_FILES.match(name) is not None
+    )
 
 
 def table_path(reps: Path, table: str) -> Path:
@@ -165,7 +174,7 @@ def _other_rep(header: list[str], values: list, reps: set[int] | None) -> bool:
 
 
 def _read_v2(directory, case_id, case, campaign, out: CaseRecords, reps: set[int] | None = None) -> None:
-    facts = {}
+    facts, numbers = {}, {}
     data = _data(directory, FACTS_FILE, out) or b""
     end = data.rfind(b"\n") + 1
     lines = data[:end].split(b"\n")[:-1]
@@ -179,10 +188,12 @@ def _read_v2(directory, case_id, case, campaign, out: CaseRecords, reps: set[int
             if process in facts:
                 raise ValueError(f"process {process} has an earlier facts line")
             facts[process] = decoded
+            numbers[process] = number
         except (ValueError, UnicodeDecodeError) as err:
             out.problems.append((FACTS_FILE, number, f"not a facts line: {err}"))
     if data[end:].strip():
         out.problems.append((FACTS_FILE, len(lines) + 1, record_lines.TRUNCATED))
+    facts_of = _process_facts(directory, facts, numbers, out, reps)
     for name in reps_files(directory):
         data = _data(directory, name, out)
         if not data:
@@ -204,13 +215,47 @@ def _read_v2(directory, case_id, case, campaign, out: CaseRecords, reps: set[int
                 process, part = record_rows.rep_part(header, values, items)
                 if process not in facts:
                     why = f"process {process} has no facts line in {FACTS_FILE}"
+                elif isinstance(own := facts_of(process), str):
+                    why = own
                 else:
-                    record = record_rows.joined(facts[process], part)
+                    record = record_rows.joined(own, part)
             except (ValueError, UnicodeDecodeError) as err:
                 why = f"not a row: {err}"
             _count(out, name, number, record, why, case_id, case, campaign)
         if tail.strip():
             out.problems.append((name, (rows[-1][0] + 1) if rows else 1, record_lines.TRUNCATED))
+
+
+def _process_facts(directory: Path, facts: dict, numbers: dict, out: CaseRecords, reps: set[int] | None):
+    """process -> its facts with their fields' objects rebuilt from facts.<table>.csv, or why not (a
+    facts line names fields in tables that do not complete them: the rows of its process do not count;
+    a facts line whose rows never came, cut by a crash, is no problem). A row of a facts table that
+    does not decode is a problem (file:line); a cut last row is not read. With `reps` (the writer's
+    question), only the rows of the processes asked for are decoded (and named), when asked."""
+    data = {}
+    for table in record_rows.FACTS_TABLES:
+        name = record_rows.facts_table_file(table)
+        if (found := _data(directory, name, out)) is not None:
+            data[table] = found
+    items: dict = {}
+    if reps is None:
+        items, problems = record_rows.facts_items(data)
+        out.problems.extend(problems)
+    rebuilt: dict = {}
+
+    def facts_of(process: int) -> dict | str:
+        if process not in rebuilt:
+            own = items
+            if reps is not None:
+                own, problems = record_rows.facts_items(data, {process})
+                out.problems.extend(problems)
+            try:
+                rebuilt[process] = record_rows.process_facts(facts[process], own)
+            except ValueError as err:
+                rebuilt[process] = f"process {process}: {FACTS_FILE}:{numbers[process]}: {err}"
+        return rebuilt[process]
+
+    return facts_of
 
 
 def _items(directory: Path, name: str, out: CaseRecords, reps: set[int] | None = None) -> dict:

@@ -50,8 +50,12 @@ def plant(directory: Path, records: list[dict]) -> None:
     for record in records:
         read = stored_records.read(directory, directory.name)
         facts, (part,) = record_rows.split([record])
+        line, facts_tables = record_rows.facts_encode(facts, read.processes)
         with (directory / stored_records.FACTS_FILE).open("ab") as handle:
-            handle.write(record_rows.facts_line(facts, read.processes))
+            handle.write(line)
+        for table, payload in facts_tables.items():
+            path = directory / record_rows.facts_table_file(table)
+            _append(path, record_rows.FACTS_TABLE_HEADERS[table], payload)
         row, tables = record_rows.encode(part, read.processes)
         reps = directory / stored_records.REPS_FILE
         for table, payload in tables.items():

@@ -157,7 +157,11 @@ def _facts_field(f: record_fields.Field) -> tuple:
 # JSON text, derived once per distinct value), and the process number.
 PROCESS_READ = [f for f in record_fields.PROCESS_FIELDS if f.read != record_fields.UNREAD]
 Facts = msgspec.defstruct(
-    "Facts", [(record_rows.PROCESS_KEY, int)] + [_facts_field(f) for f in PROCESS_READ], gc=False
+    "Facts",
+    [(record_rows.PROCESS_KEY, int)]
+    + [_facts_field(f) for f in PROCESS_READ]
+    + [(record_rows.FLAT_KEY, msgspec.Raw, msgspec.Raw(b"null"))],  # fields with parts in facts tables
+    gc=False,
 )
 _DECODER = msgspec.json.Decoder(Facts)
 
@@ -177,6 +181,37 @@ def _facts(raw: Path, case_ids: list[str], slow: set) -> tuple[list, list[str]]:
         except (ValueError, msgspec.DecodeError):
             slow.add(case_id)
             continue
+        if not _rebuilt(raw / case_id, decoded):
+            slow.add(case_id)
+            continue
         lines.extend(decoded)
         cases.extend([case_id] * len(decoded))
     return lines, cases
+
+
+def _rebuilt(directory: Path, lines: list) -> bool:
+    """The lines' fields with parts in facts.<table>.csv rebuilt from those tables by
+    sbcore/record_rows.py (in place, as JSON text); False when a table row or a field does not decode."""
+    flat = [line for line in lines if bytes(line.flat) != b"null"]
+    if not flat:
+        return True
+    tables = {
+        t: campaign_access.read_path(directory / record_rows.facts_table_file(t), missing=b"")
+        for t in record_rows.FACTS_TABLES
+    }
+    items, problems = record_rows.facts_items({t: data for t, data in tables.items() if data})
+    try:
+        for line in flat if not problems else ():
+            names = msgspec.json.decode(line.flat)
+            values = {
+                n: msgspec.json.decode(getattr(line, n))
+                for n in names
+                if isinstance(n, str) and hasattr(line, n)
+            }
+            shown = {record_rows.PROCESS_KEY: line.process, record_rows.FLAT_KEY: names} | values
+            rebuilt = record_rows.process_facts(shown, items)
+            for name in values:
+                setattr(line, name, msgspec.Raw(msgspec.json.encode(rebuilt[name])))
+    except (ValueError, TypeError, msgspec.DecodeError):
+        return False
+    return not problems

@@ -37,7 +37,7 @@ from pandas.api.types import union_categoricals
 from analysis.records import arrow_reader, derive, stored_frame
 from analysis.records.cache import read_chunks, write_chunk
 from analysis.records.typed_columns import typed_frame
-from sbcore import campaign_access, layout, record_fields, stored_records
+from sbcore import campaign_access, layout, record_fields, record_rows, stored_records
 
 RECORD_FILE = "record_file"  # the file each record is in
 
@@ -161,6 +161,7 @@ def parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
 # The files of a case read by Arrow: facts.jsonl, reps.csv and its long tables (any other: the one reader).
 _FLAT_FILES = frozenset(
     [stored_records.FACTS_FILE, stored_records.REPS_FILE, *(f"reps.{t}.csv" for t in stored_records.TABLES)]
+    + [record_rows.facts_table_file(t) for t in record_rows.FACTS_TABLES]
 )
 
 

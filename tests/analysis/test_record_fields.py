@@ -92,7 +92,7 @@ def test_the_rule_is_the_declarations_required_fields():
 def test_the_facts_struct_decodes_the_read_process_fields():
     fields = {f.name for f in msgspec.inspect.type_info(arrow_reader.Facts).fields}
     read = {f.name for f in FIELDS if f.level == record_fields.PROCESS and f.read != UNREAD}
-    assert fields == read | {"process"}
+    assert fields == read | {"process", "flat"}
 
 
 def test_the_copied_columns_are_the_fields_declared_as_columns():
@@ -148,6 +148,8 @@ def test_the_long_tables_are_described():
     formats = (ROOT / "docs" / "formats.md").read_text()
     for table, columns in record_rows.TABLES.items():
         assert f"`reps.{table}.csv`: `{','.join(columns)}`" in formats
+    for table, columns in record_rows.FACTS_TABLES.items():
+        assert f"`{record_rows.facts_table_file(table)}`: `{','.join(columns)}`" in formats
 
 
 def _schema_keys(node: dict) -> set[str]:

@@ -101,21 +101,27 @@ def odd(records: list[dict]) -> list[dict]:
     return out
 
 
-def with_counters(records: list[dict]) -> list[dict]:
-    metrics = {
-        "CPI": {"sum": 2.5, "min": 1.0, "max": 1.5, "avg": 1.25, "per_hwthread": {"0": 1.0, "1": 1.5}},
-        "L2 miss ratio": {"sum": "-", "min": None, "max": 0.1, "avg": "nan", "per_hwthread": {"0": "-"}},
-        "Odd": {"sum": 1, "per_hwthread": [1, 2]},  # not by hardware thread: dropped, and named
+def with_counters(records: list[dict], odd: bool) -> list[dict]:
+    """Counted metrics: of numbers (stored in facts tables), or with likwid's '-' and values not by
+    hardware thread (the whole object kept in the facts line)."""
+    metrics = {  # (in the order jobs/counter_record.py writes them)
+        "CPI": {"per_hwthread": {"0": 1.0, "1": 1.5}, "sum": 2.5, "min": 1.0, "max": 1.5, "avg": 1.25},
+        "L2 miss ratio": {"per_hwthread": {"0": None}, "sum": 0.2, "min": None, "max": 0.1, "avg": 0.1},
     }
+    if odd:
+        metrics["L2 miss ratio"] |= {"sum": "-", "avg": "nan", "per_hwthread": {"0": "-"}}
+        metrics["Odd"] = {"sum": 1, "per_hwthread": [1, 2]}  # not by hardware thread: dropped, and named
     return [r | {"counters": {"status": "ok", "group": "CPI", "metrics": metrics}} for r in records]
 
 
 def test_values_the_flat_shape_does_not_hold_read_the_same_both_ways(tmp_path, monkeypatch):
     cases = v1_records()
-    first, second = sorted(cases, key=lambda c: -len(cases[c]))[:2]  # 4 records, 2
+    first, second, third = sorted(cases, key=lambda c: -len(cases[c]))[:3]  # 4 records, 2, 2
     cases[first] = odd(cases[first])
-    cases[second] = with_counters(cases[second])
+    cases[second] = with_counters(cases[second], odd=True)
+    cases[third] = with_counters(cases[third], odd=False)
     campaign = stored_flat(tmp_path, cases)
+    assert (campaign / "raw" / third / "facts.counters_metric_hwthreads.csv").is_file()
     extra = (campaign / "raw" / first / "reps.csv").read_text()
     assert extra.count('"{') >= 4  # the odd values went whole to extra_json
     fast = parsed(campaign)
@@ -131,6 +137,9 @@ def test_values_the_flat_shape_does_not_hold_read_the_same_both_ways(tmp_path, m
     assert len(counted) == 3 * len(cases[second]) and counted["value"].isna().sum() == len(cases[second])
     dropped = fast.problems[fast.problems["reason"].str.contains("per_hwthread values dropped")]
     assert len(dropped) == len(cases[second])
+    flat = fast.counters[fast.counters["case_id"] == third]
+    assert len(flat) == 3 * len(cases[third]) and flat["value"].isna().sum() == len(cases[third])
+    assert set(fast.records.loc[fast.records["case_id"] == third, "ctr_cpi_avg"]) == {1.25}
 
 
 def _plant(campaign, cases: list[str]) -> dict[str, str]:
