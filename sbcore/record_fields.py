@@ -123,6 +123,14 @@ def _per_hwthread(table: str) -> Part:
     return P("per_hwthread", OBJECT, P("", NUMBER), table=table, key=P("hwthread", INTEGER))
 
 
+def _by_name(name: str, key: str, table: str) -> Part:
+    """likwid's values by metric (or counter) name: each its value per hardware thread and _STATS, in
+    the tables `<table>s` and `<table>_hwthreads`."""
+    return P(
+        name, OBJECT, _per_hwthread(f"{table}_hwthreads"), *_STATS, table=f"{table}s", key=P(key, STRING)
+    )
+
+
 # In the order of the records table's copied columns (text first, then numbers).
 FIELDS: tuple[Field, ...] = (
     Field("schema", STRING, KERNEL, PROCESS, VALUE, required=True, const=SCHEMA),
@@ -246,25 +254,11 @@ FIELDS: tuple[Field, ...] = (
         flat=P(
             "counters",
             OBJECT,
-            P(
-                "metrics",
-                OBJECT,
-                _per_hwthread("counters_metric_hwthreads"),
-                *_STATS,
-                table="counters_metrics",
-                key=P("metric", STRING),
-            ),
+            _by_name("metrics", "metric", "counters_metric"),
             P(
                 "events",
                 OBJECT,
-                P(
-                    "counters",
-                    OBJECT,
-                    _per_hwthread("counters_event_counter_hwthreads"),
-                    *_STATS,
-                    table="counters_event_counters",
-                    key=P("counter", STRING),
-                ),
+                _by_name("counters", "counter", "counters_event_counter"),
                 _per_hwthread("counters_event_hwthreads"),
                 *_STATS,
                 P("counter", STRING),
