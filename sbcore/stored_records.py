@@ -56,6 +56,14 @@ def table_path(reps: Path, table: str) -> Path:
     return reps.with_name(f"{reps.name.removesuffix('.csv')}.{table}.csv")
 
 
+# The files today's writer writes (sbcore/record_store.py): a case holding no other record file is
+# read by the analysis in columns (analysis/records/arrow_reader.py).
+WRITER_FILES = frozenset(
+    [FACTS_FILE, REPS_FILE, *(table_path(Path(REPS_FILE), t).name for t in TABLES)]
+    + [record_rows.facts_table_file(t) for t in FACTS_TABLES]
+)
+
+
 def reps_files(directory: Path) -> list[str]:
     """reps.csv, then reps-<n>.csv by n."""
     if not directory.is_dir() or directory.is_symlink():

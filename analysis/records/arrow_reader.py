@@ -63,7 +63,12 @@ def read(raw: Path, case_ids: list[str]) -> ArrowRecords:
     reps = _csv(raw, case_ids, stored_records.REPS_FILE, record_rows.HEADER, record_rows.COLUMN_TYPES, slow)
     tables = {
         name: _csv(
-            raw, case_ids, f"reps.{name}.csv", record_rows.TABLE_HEADERS[name], record_rows.TABLES[name], slow
+            raw,
+            case_ids,
+            stored_records.table_path(Path(stored_records.REPS_FILE), name).name,
+            record_rows.TABLE_HEADERS[name],
+            record_rows.TABLES[name],
+            slow,
         )
         for name in READ_TABLES
     }

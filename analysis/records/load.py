@@ -37,7 +37,7 @@ from pandas.api.types import union_categoricals
 from analysis.records import arrow_reader, derive, stored_frame
 from analysis.records.cache import read_chunks, write_chunk
 from analysis.records.typed_columns import typed_frame
-from sbcore import campaign_access, layout, record_fields, record_rows, stored_records
+from sbcore import campaign_access, layout, record_fields, stored_records
 
 RECORD_FILE = "record_file"  # the file each record is in
 
@@ -137,9 +137,12 @@ def parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
             problems.append((relpath, f"unreadable: {err}"))
             continue
         result, value = read_failed(text, relpath, case_dir, number)
-        (failed if result == "failed" else problems).append(value if result == "failed" else (relpath, value))
+        if result == "failed":
+            failed.append(value)
+        else:
+            problems.append((relpath, value))
     raw = Path(campaign_dir) / layout.RAW_DIR
-    flat = sorted(c for c, found in names.items() if found <= _FLAT_FILES)
+    flat = sorted(c for c, found in names.items() if found <= stored_records.WRITER_FILES)
     stored = arrow_reader.read(raw, flat)
     slow = stored.slow | stored_frame.invalid_cases(stored)
     slow |= {c for c in names if c not in flat}
@@ -156,13 +159,6 @@ def parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
         failed=pd.DataFrame(failed, columns=FAILED_COLUMNS),
         problems=pd.DataFrame(problems, columns=PROBLEM_COLUMNS),
     )
-
-
-# The files of a case read by Arrow: facts.jsonl, reps.csv and its long tables (any other: the one reader).
-_FLAT_FILES = frozenset(
-    [stored_records.FACTS_FILE, stored_records.REPS_FILE, *(f"reps.{t}.csv" for t in stored_records.TABLES)]
-    + [record_rows.facts_table_file(t) for t in record_rows.FACTS_TABLES]
-)
 
 
 def _without(stored: arrow_reader.ArrowRecords, cases: set[str]) -> arrow_reader.ArrowRecords:

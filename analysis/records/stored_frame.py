@@ -130,12 +130,16 @@ def _fact_rows(ar: ArrowRecords, cases: np.ndarray, process: np.ndarray) -> np.n
         ],
         dtype=np.int64,
     )
-    keys = (cases << 32) | (process & 0xFFFFFFFF)
-    if not len(fact_keys):
-        return np.full(len(keys), -1)
-    order = np.argsort(fact_keys, kind="stable")
-    at = np.searchsorted(fact_keys[order], keys).clip(0, len(order) - 1)
-    return np.where(fact_keys[order][at] == keys, order[at], -1)
+    return _lookup(fact_keys, (cases << 32) | (process & 0xFFFFFFFF))
+
+
+def _lookup(known: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Each key's position in `known` (unique int64 keys), -1 where it is not there."""
+    if not len(known):
+        return np.full(len(keys), -1, np.int64)
+    order = np.argsort(known, kind="stable")
+    at = np.searchsorted(known[order], keys).clip(0, len(order) - 1)
+    return np.where(known[order][at] == keys, order[at], -1)
 
 
 def _item_rows(table: pa.Table, reps: pa.Table, row_keys: np.ndarray) -> np.ndarray:
@@ -147,10 +151,8 @@ def _item_rows(table: pa.Table, reps: pa.Table, row_keys: np.ndarray) -> np.ndar
     remap = np.array([code.get(n, -1) for n in table[CASE].combine_chunks().dictionary.to_pylist()])
     cases = remap[_cases(table)] if len(remap) else np.zeros(0, np.int64)
     process, rep = _ints(table[PROCESS]), _ints(table["rep"])
-    keys = _row_key(cases, process, rep)
-    order = np.argsort(row_keys, kind="stable")
-    at = np.searchsorted(row_keys[order], keys).clip(0, len(order) - 1)
-    return np.where((row_keys[order][at] == keys) & (cases >= 0) & _in_range(process, rep), order[at], -1)
+    found = _lookup(row_keys, _row_key(cases, process, rep))
+    return np.where((cases >= 0) & _in_range(process, rep), found, -1)
 
 
 def _items_missing(table: pa.Table, name: str, reps: pa.Table, cases, row_keys) -> np.ndarray:
@@ -393,26 +395,25 @@ def _patch_extra(out: dict, reps: pa.Table, extra: np.ndarray, items: dict, fact
 
 def _hwthreads(facts_records: list[dict], which: np.ndarray, case_id, rep, lines, problems: list):
     """One row per (repetition, counted metric, hardware thread), from its process's counters (values
-    that are not a hardware thread's number: a problem of each row, as derive.hwthread_values says)."""
-    parts = []
+    that are not a hardware thread's number: a problem of each row, as derive.hwthread_values says).
+    The rows of each distinct process input are found once (a sort), not by a pass per input."""
+    order = np.argsort(which, kind="stable")
+    bounds = np.searchsorted(which[order], np.arange(len(facts_records) + 1))
+    columns: dict[str, list] = {"case_id": [], "rep": [], "metric": [], "hwthread": [], "value": []}
     for d, record in enumerate(facts_records):
         values, dropped = derive.hwthread_values(record)
-        rows = np.flatnonzero(which == d)
+        rows = order[bounds[d] : bounds[d + 1]]
         for row in rows.tolist() if dropped else ():
             where = f"{layout.RAW_DIR}/{case_id[row]}/{stored_records.REPS_FILE}:{lines[row]}"
             problems.extend((where, f"counters: {why}") for why in dropped)
-        if not values:
+        if not values or not len(rows):
             continue
         metric, hwthread, value = zip(*values, strict=True)
-        parts.append(
-            pd.DataFrame(
-                {
-                    "case_id": np.repeat(case_id[rows], len(values)),
-                    "rep": np.repeat(rep[rows], len(values)).astype(np.int32),
-                    "metric": np.tile(np.asarray(metric, dtype=object), len(rows)),
-                    "hwthread": np.tile(np.asarray(hwthread, dtype=np.int32), len(rows)),
-                    "value": np.tile(np.asarray(value, dtype=float), len(rows)),
-                }
-            )
-        )
-    return pd.concat(parts, ignore_index=True) if parts else None
+        columns["case_id"].append(np.repeat(case_id[rows], len(values)))
+        columns["rep"].append(np.repeat(rep[rows], len(values)).astype(np.int32))
+        columns["metric"].append(np.tile(np.asarray(metric, dtype=object), len(rows)))
+        columns["hwthread"].append(np.tile(np.asarray(hwthread, dtype=np.int32), len(rows)))
+        columns["value"].append(np.tile(np.asarray(value, dtype=float), len(rows)))
+    if not columns["rep"]:
+        return None
+    return pd.DataFrame({name: np.concatenate(parts) for name, parts in columns.items()})
