@@ -191,8 +191,7 @@ def columns(ar: ArrowRecords) -> Columns:
         out[name] = reps[name] if name in reps.column_names else facts_columns[name].take(pa.array(fact))
     process_keys, process_rows = _process_distinct(ar.facts)
     which = process_keys[fact]
-    for name, values in _distinct_columns(process_rows, which).items():
-        out[name] = values
+    out |= _spread([derive.process_columns(r) for r in process_rows], which)
     out |= _rep_columns(reps)
     row_keys = _row_key(cases, process, rep)
     items = {t: (ar.tables[t], _item_rows(ar.tables[t], reps, row_keys)) for t in ar.tables}
@@ -230,7 +229,7 @@ def _process_distinct(facts: list) -> tuple[np.ndarray, list[dict]]:
         values = list(map(attrgetter(name), facts))
         if values and isinstance(values[0], msgspec.Raw):
             values = list(map(bytes, values))
-        columns.append(pd.factorize(np.asarray(values + [None], dtype=object)[:-1], use_na_sentinel=False)[0])
+        columns.append(pd.factorize(np.array(values, dtype=object), use_na_sentinel=False)[0])
     codes, first = _group_codes(columns, len(facts))
     records = []
     for f in first.tolist():
@@ -254,11 +253,6 @@ def _group_codes(columns: list[np.ndarray], n: int) -> tuple[np.ndarray, np.ndar
     rank = np.empty(len(order), np.int64)
     rank[order] = np.arange(len(order))
     return rank[key] if n else key, first[order]
-
-
-def _distinct_columns(records: list[dict], which: np.ndarray) -> dict[str, pa.Array]:
-    rows = [derive.process_columns(r) for r in records]
-    return _spread(rows, which)
 
 
 def _spread(rows: list[dict], which: np.ndarray) -> dict[str, object]:
