@@ -7,7 +7,8 @@ The first invocation of a runner or Slurm array task on a node that finds no cac
 the host's measurement lock it holds for its kernel (no other kernel runs beside it; a wait for the
 lock is the invocation's lock_wait_s), and writes the file atomically (the first writer wins); the
 others find it (each process reads it once). The tool runs 1.5 to 4.5 s; it fails (exit 3) when
-another thread kept the core busy throughout, and a process then does not try again. A cache that
+another thread kept the core busy throughout, is run once more for up to 12 s, and a process that failed
+twice does not try again. A cache that
 does not validate is refused with one line naming it: it is not trusted, and not overwritten either
 (delete it to measure again). Without the
 tool (not built, or a test's stand-in binary directory) nothing is measured and the analysis says so.
@@ -67,19 +68,22 @@ def _cached(path: Path) -> dict:
         raise UsageError(f"{err}: not used; delete it to measure this host's SIMD bounds again") from None
 
 
-# The tool's exit status when too few of its trials passed the check for a shared core (a phase of the
-# host: measured quiet on Zen 4, about one run in ten): it is run once more before the host goes without.
+# The tool's exit status when too few of its trials passed the check for a shared core (a slow phase of
+# the host throughout its run): it is run once more, for up to RETRY_MAX_S (a phase of a few seconds has
+# passed by then), before the host goes without.
 HOST_BUSY = 3
-ATTEMPTS = 2
+RETRY_MAX_S = 12
 
 
 def measure(tool: Path) -> dict | None:
     """The tool's document with hostname, time and cost added, validated; None (and one line on stderr)
     when the tool fails or prints something unusable."""
     started = time.monotonic()
-    for _attempt in range(ATTEMPTS):
+    for args in ([], ["--max-seconds", str(RETRY_MAX_S)]):
         try:
-            out = subprocess.run([str(tool)], capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+            out = subprocess.run(
+                [str(tool), *args], capture_output=True, text=True, timeout=TIMEOUT_S, check=False
+            )
         except (OSError, subprocess.TimeoutExpired) as err:
             return _failed(tool, str(err))
         if out.returncode != HOST_BUSY:

@@ -13,11 +13,11 @@
 
 #include <stddef.h>
 
-#define SB_FLOOR_TOL 0.02   /* the two halves agree within 2 %; the cluster is 2 % wide */
-#define SB_FLOOR_SHARE 0.15 /* the cluster holds at least 5 % of the trials, dropped ones too ...  \
-                             */
-#define SB_FLOOR_CONFIRM 3  /* ... and at least 3 of them */
-#define SB_FLOOR_SPAN 0.03  /* the figure: the median of the trials within 3 % of its lower edge */
+#define SB_FLOOR_TOL 0.02 /* the two halves agree within 2 %; the cluster is 2 % wide */
+#define SB_FLOOR_SHARE                                                                             \
+    0.15                   /* the cluster holds at least 15 % of the trials, dropped ones too ... */
+#define SB_FLOOR_CONFIRM 3 /* ... and at least 3 of them */
+#define SB_FLOOR_SPAN 0.03 /* the figure: the median of the trials within 3 % of its lower edge */
 
 struct sb_trial {
     double t_s;   /* when the trial ran, seconds from the start of the run */
@@ -38,5 +38,12 @@ double sb_floor_confirmed(const struct sb_trial *trials, size_t n, double from_s
  * SB_FLOOR_TOL. */
 int sb_floor_settled(const struct sb_trial *trials, size_t n, double now_s, double *scratch,
                      double *floor);
+
+/* The quiet level of readings that a shared core can only raise (the simd-bounds check chain's
+ * ticks over the add chain's, kernels/bounds/simd_bounds.c): the median of the readings in
+ * [v, v x (1 + tol)], v the lowest reading such that that range holds
+ * max(SB_FLOOR_CONFIRM, SB_FLOOR_SHARE of the readings); readings not finite count in the share.
+ * NAN if there is none. Sorts `values` in place (those not finite dropped). */
+double sb_quiet_level(double *values, size_t m, double tol);
 
 #endif

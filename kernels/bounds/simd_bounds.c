@@ -23,19 +23,22 @@
  * that clock, as the AVX-512 path's records count theirs; all timed by the time-stamp counter. A
  * trial's figure is the loop's ticks over the chain's ticks per add. Before the chain and right
  * after the loop a check chain (the add chain with two independent adds beside each, check_chain)
- * must run as fast as the chain, or the trial is dropped: it takes 3 integer ops per cycle, which
- * another tenant of the core (an SMT sibling) slows by taking a share of the core's op rate, while
- * the plain chain barely feels it, so a slow phase of the host (docs/simd-bounds.md, host phases),
- * an interruption or a change of clock drops the trial. Each figure is the floor of its trials
+ * must run at its quiet ratio to the chain, measured in the run (quiet_ratio), or the trial is
+ * dropped: it takes 3 integer ops per cycle, which another tenant of the core (an SMT sibling)
+ * slows by taking a share of the core's op rate, while the plain chain barely feels it, so a slow
+ * phase of the host (docs/simd-bounds.md, host phases), an interruption or a change of clock drops
+ * the trial. Each figure is the floor of its trials
  * (floor_estimate.h): the median of the lowest cluster that holds 15 % of them, settled when the
  * two halves of the run agree. A run lasts 1.5 s at least, then until every figure is settled,
  * 4.5 s at most (figures not settled are listed in the output); a figure without any floor (the
  * core was shared throughout) is exit 3 and no output. Pinned to the CPU it starts on.
  *
- * Usage: simd-bounds [--min-seconds S] [--max-seconds S] [--replay]   (JSON on stdout; exit 0,
- * 2 on a bad argument, 3 when a figure could not be measured). --replay: one figure's trials on
- * stdin ("<seconds> <value>" a line, "nan" for a dropped trial) through the same floor and
- * stopping rule; tests/kernels/test_simd_bounds_floor.py plants slow phases in them.
+ * Usage: simd-bounds [--min-seconds S] [--max-seconds S] [--replay | --replay-checks]   (JSON on
+ * stdout; exit 0, 2 on a bad argument, 3 when a figure could not be measured). --replay: one
+ * figure's trials on stdin ("<seconds> <value>" a line, "nan" for a dropped trial) through the same
+ * floor and stopping rule; tests/kernels/test_simd_bounds_floor.py plants slow phases in them.
+ * --replay-checks: one form's trials as ticks through the check too (replay_checks);
+ * tests/kernels/test_simd_bounds_check.py plants core designs and shared phases in them.
  */
 #define _GNU_SOURCE
 #include "floor_estimate.h"
@@ -60,7 +63,8 @@
 #define CHECK_EVERY_S 0.25
 #define PAUSE_S 0.008      /* between rounds: each form's trials spread over the whole run */
 #define CHAIN_PASSES 25000 /* x 8 adds: 200 000 cycles, about 60 us; the loop runs as long */
-#define CHAIN_AGREE 0.005  /* the chains before and after a loop agree within 0.5 %, or no trial */
+#define CHAIN_AGREE                                                                                \
+    0.005 /* the checks around a loop within 0.5 % of their quiet ratio, or no trial */
 #define CLOCK_CHAIN_PASSES 25000 /* the clock reading: 200 000 cycles, about 60 us */
 #define CLOCK_TRIALS 21
 
@@ -400,39 +404,109 @@ static uint64_t timed_check(int wide) {
     return t1 > t0 ? t1 - t0 : 0;
 }
 
-/* One trial of a form: the check chain (check_chain), the add chain, the loop, the check chain
- * again. Cycles per unit: the loop's ticks over the add chain's ticks per add; NAN when either
- * check does not match the add chain within CHAIN_AGREE (one of them was interrupted, the clock
- * changed, or the core was shared just before or just after the loop: both checks must pass, so
- * a lull in a slow phase that one of them happens to fall in does not let its trial through). */
-static double trial(const struct form *f, uint64_t passes) {
+/* One trial of a form, as ticks: the check chain (check_chain), the add chain, the loop, the check
+ * chain again. Whether it counts is decided later, against the check's quiet ratio (passing). */
+struct reading {
+    double t_s;                  /* when, seconds from the start of the run */
+    double before, chain, after; /* ticks of the checks and of the add chain */
+    double loop;                 /* ticks of the loop; 0: no reading (the ticks went backwards) */
+};
+static struct reading trial(const struct form *f, uint64_t passes, double t_s) {
     const int wide = f->path == SB_PATH_AVX512;
-    const double check_before = (double)timed_check(wide);
+    struct reading r = {.t_s = t_s, .before = (double)timed_check(wide)};
     const uint64_t t0 = ticks();
     sb_clock_add_chain(CHAIN_PASSES, wide);
     const uint64_t t1 = ticks();
     f->fn(passes);
     const uint64_t t2 = ticks();
-    const double check_after = (double)timed_check(wide);
-    const double chain = (double)(t1 - t0);
-    if (!(chain > 0 && t2 > t1) || fabs(check_before - chain) > CHAIN_AGREE * chain ||
-        fabs(check_after - chain) > CHAIN_AGREE * chain)
-        return NAN;
-    const double per_add = (chain + check_before + check_after) / (3.0 * 8.0 * CHAIN_PASSES);
-    return (double)(t2 - t1) / per_add / ((double)passes * f->units_per_pass);
+    r.after = (double)timed_check(wide);
+    r.chain = (double)(t1 - t0);
+    r.loop = t1 > t0 && t2 > t1 ? (double)(t2 - t1) : 0.0;
+    return r;
 }
 
-/* Cycles per unit of each form: the floor of its trials (kernels/bounds/floor_estimate.h). A round
- * runs every form once (so each form's trials are spread over the whole run), then pauses; after
- * MIN_S the run stops as soon as every form's floor is settled, at MAX_S in any case. Returns
- * whether all settled; *seconds and *rounds say how long it ran; unsettled[k] marks the others. */
+/* The check chain's quiet ratio to the add chain, for the plain (wide 0) or the 512-bit (wide 1)
+ * forms: the quiet level (floor_estimate.h) of the ratios of all their trials' checks, before and
+ * after. It is measured, not assumed to be 1: alone on a core the check runs within a fraction of a
+ * percent of the chain, but not at it on every design (Zen 4 1.000, Zen 5 1.0046, its spread
+ * 0.35 %), and a fixed ratio would drop most quiet trials where it is off by as much as the
+ * tolerance. A shared core slows the check, not the chain, and only raises the ratio. */
+static double quiet_ratio(const struct form *forms, size_t nforms, const uint64_t *passes,
+                          const struct reading *readings, size_t cap, size_t n, int wide,
+                          double *scratch) {
+    size_t m = 0;
+    for (size_t k = 0; k < nforms; k++)
+        if (passes[k] && (forms[k].path == SB_PATH_AVX512) == wide)
+            for (size_t i = 0; i < n; i++) {
+                const struct reading *r = &readings[k * cap + i];
+                scratch[m++] = r->chain > 0 ? r->before / r->chain : NAN;
+                scratch[m++] = r->chain > 0 ? r->after / r->chain : NAN;
+            }
+    return m ? sb_quiet_level(scratch, m, CHAIN_AGREE) : NAN;
+}
+
+/* A form's trials with their figures, cycles per unit (the loop's ticks over the add chain's ticks
+ * per add, the checks counted too at their quiet ratio); NAN where either check's ratio to the
+ * chain is off the quiet ratio by more than CHAIN_AGREE: one of them was interrupted, the clock
+ * changed, or the core was shared just before or just after the loop (both checks must pass, so a
+ * lull in a slow phase that one of them happens to fall in does not let its trial through).
+ * Returns how many passed. */
+static int passing(const struct form *f, uint64_t passes, const struct reading *readings, size_t n,
+                   double ratio, struct sb_trial *out) {
+    int passed = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct reading *r = &readings[i];
+        out[i] = (struct sb_trial){r->t_s, NAN};
+        if (!(r->loop > 0 && r->chain > 0 && isfinite(ratio)) ||
+            fabs(r->before / r->chain - ratio) > CHAIN_AGREE * ratio ||
+            fabs(r->after / r->chain - ratio) > CHAIN_AGREE * ratio)
+            continue;
+        const double per_add =
+            (r->chain + (r->before + r->after) / ratio) / (3.0 * 8.0 * CHAIN_PASSES);
+        out[i].value = r->loop / per_add / ((double)passes * f->units_per_pass);
+        passed++;
+    }
+    return passed;
+}
+
+/* Each form's trials that pass the check (passing), its count in passed[k]; then its floor in
+ * cycles[k], settled or not (floor_estimate.h) at `now`. Returns whether all are settled. */
+static int floors(const struct form *forms, size_t nforms, const uint64_t *passes,
+                  const struct reading *readings, size_t cap, size_t n, double now,
+                  struct sb_trial *trials, double *scratch, double *cycles, int *unsettled,
+                  int *passed) {
+    const double ratio[2] = {quiet_ratio(forms, nforms, passes, readings, cap, n, 0, scratch),
+                             quiet_ratio(forms, nforms, passes, readings, cap, n, 1, scratch)};
+    int settled = 1;
+    for (size_t k = 0; k < nforms; k++) {
+        unsettled[k] = 0;
+        cycles[k] = NAN;
+        if (!passes[k])
+            continue;
+        passed[k] = passing(&forms[k], passes[k], readings + k * cap, n,
+                            ratio[forms[k].path == SB_PATH_AVX512], trials);
+        if (!sb_floor_settled(trials, n, now, scratch, &cycles[k])) {
+            unsettled[k] = 1;
+            settled = 0;
+        }
+    }
+    return settled;
+}
+
+/* Cycles per unit of each form: the floor of its passing trials (kernels/bounds/floor_estimate.h).
+ * A round runs every form once (so each form's trials are spread over the whole run), then pauses;
+ * after MIN_S the run stops as soon as every form's floor is settled, at MAX_S in any case. Returns
+ * whether all settled; *seconds and *rounds say how long it ran; unsettled[k] marks the others,
+ * passed[k] counts the trials that passed the check. */
 static int measure(const struct form *forms, size_t nforms, const int *paths, double min_s,
-                   double max_s, double *cycles, int *unsettled, double *seconds, int *rounds) {
+                   double max_s, double *cycles, int *unsettled, int *passed, double *seconds,
+                   int *rounds) {
     enum { NFORMS = sizeof FORMS / sizeof *FORMS };
     const size_t cap = (size_t)(max_s / PAUSE_S) + 2;
     uint64_t passes[NFORMS];
-    struct sb_trial *trials = calloc(cap * NFORMS, sizeof *trials);
-    double *scratch = calloc(cap, sizeof *scratch);
+    struct reading *readings = calloc(cap * NFORMS, sizeof *readings);
+    struct sb_trial *trials = calloc(cap, sizeof *trials);
+    double *scratch = calloc(2 * cap * NFORMS, sizeof *scratch);
     size_t n = 0;
     int settled = 0;
     for (size_t k = 0; k < nforms; k++)
@@ -441,25 +515,19 @@ static int measure(const struct form *forms, size_t nforms, const int *paths, do
     clock_gettime(CLOCK_MONOTONIC, &start);
     double next_check = min_s;
     *rounds = 0;
-    while (trials && scratch && n < cap) {
+    while (readings && trials && scratch && n < cap) {
         sb_clock_add_chain(CHAIN_PASSES, 0); /* after the pause: the core back at its clock */
         const double t = seconds_since(&start);
         for (size_t k = 0; k < nforms; k++)
-            trials[k * cap + n] =
-                (struct sb_trial){t, passes[k] ? trial(&forms[k], passes[k]) : NAN};
+            if (passes[k])
+                readings[k * cap + n] = trial(&forms[k], passes[k], t);
         n++;
         ++*rounds;
         const double now = seconds_since(&start);
         if (now >= next_check) {
-            settled = 1;
-            for (size_t k = 0; k < nforms; k++) {
-                unsettled[k] = 0;
-                if (passes[k] && !sb_floor_settled(trials + k * cap, n, now, scratch, &cycles[k])) {
-                    unsettled[k] = 1;
-                    settled = 0;
-                }
-            }
-            if (settled || now >= max_s)
+            if (floors(forms, nforms, passes, readings, cap, n, now, trials, scratch, cycles,
+                       unsettled, passed) ||
+                now >= max_s)
                 break;
             next_check = now + CHECK_EVERY_S;
         }
@@ -467,16 +535,14 @@ static int measure(const struct form *forms, size_t nforms, const int *paths, do
         nanosleep(&pause, NULL);
     }
     *seconds = seconds_since(&start);
-    for (size_t k = 0; k < nforms; k++) {
-        cycles[k] = NAN;
-        if (!passes[k] || !trials || !scratch)
-            continue;
-        const int ok = sb_floor_settled(trials + k * cap, n, *seconds, scratch, &cycles[k]);
-        if (!ok) { /* the last rounds after the last check may have settled it */
-            unsettled[k] = 1;
-            settled = 0;
-        }
-    }
+    /* the last rounds after the last check may have settled a figure */
+    if (readings && trials && scratch)
+        settled = floors(forms, nforms, passes, readings, cap, n, *seconds, trials, scratch, cycles,
+                         unsettled, passed);
+    else
+        for (size_t k = 0; k < nforms; k++)
+            cycles[k] = NAN;
+    free(readings);
     free(trials);
     free(scratch);
     return settled;
@@ -521,6 +587,67 @@ static int replay(double min_s, double max_s) {
     return 0;
 }
 
+/* --replay-checks: one form's trials as ticks from stdin, a line "<seconds> <check before> <add
+ * chain> <check after> <loop>" each (the loop of one unit per pass), in time order, through the
+ * same check, floor and stopping rule as a measurement (tests plant core designs and shared phases
+ * in them): prints {"ratio": ..., "passed": ..., "floor": ..., "settled": ..., "seconds": ...,
+ * "trials": ...}. */
+static int replay_checks(double min_s, double max_s) {
+    static const struct form one = {"replayed", NULL, 1, SB_PATH_SCALAR};
+    const uint64_t passes = 1;
+    size_t cap = 1024, n = 0;
+    struct reading *readings = malloc(cap * sizeof *readings);
+    struct sb_trial *trials = NULL;
+    double *scratch = NULL, cycles = NAN, now = 0.0, next_check = min_s;
+    struct reading r;
+    int settled = 0, unsettled = 0, passed = 0;
+    while (readings &&
+           scanf("%lf %lf %lf %lf %lf", &r.t_s, &r.before, &r.chain, &r.after, &r.loop) == 5) {
+        if (n == cap) {
+            struct reading *more = realloc(readings, 2 * cap * sizeof *readings);
+            if (!more)
+                break;
+            readings = more;
+            cap *= 2;
+        }
+        readings[n++] = r;
+        now = r.t_s;
+        if (now >= next_check) {
+            free(trials);
+            free(scratch);
+            trials = calloc(n, sizeof *trials);
+            scratch = calloc(2 * n, sizeof *scratch);
+            if (!trials || !scratch)
+                break;
+            settled = floors(&one, 1, &passes, readings, cap, n, now, trials, scratch, &cycles,
+                             &unsettled, &passed);
+            if (settled || now >= max_s)
+                break;
+            next_check = now + CHECK_EVERY_S;
+        }
+    }
+    double ratio = NAN;
+    if (readings && n) { /* the whole input when it ended before a check */
+        free(trials);
+        free(scratch);
+        trials = calloc(n, sizeof *trials);
+        scratch = calloc(2 * n, sizeof *scratch);
+        if (trials && scratch) {
+            settled = floors(&one, 1, &passes, readings, cap, n, now, trials, scratch, &cycles,
+                             &unsettled, &passed);
+            ratio = quiet_ratio(&one, 1, &passes, readings, cap, n, 0, scratch);
+        }
+    }
+    printf("{\"ratio\":%.6g,\"passed\":%d,\"floor\":%.6g,\"settled\":%s,\"seconds\":%.4f,"
+           "\"trials\":%zu}\n",
+           isfinite(ratio) ? ratio : -1.0, passed, isfinite(cycles) ? cycles : -1.0,
+           settled ? "true" : "false", now, n);
+    free(readings);
+    free(trials);
+    free(scratch);
+    return 0;
+}
+
 /* The fastest of the trials of the add chain, in GHz (an interruption only slows one). */
 static double chain_ghz(int wide, int trials) {
     double best = 0.0;
@@ -559,23 +686,27 @@ int main(int argc, char **argv) {
             i++;
             continue;
         }
-        if (strcmp(argv[i], "--replay") == 0) {
-            replaying = 1;
+        if (strcmp(argv[i], "--replay") == 0 || strcmp(argv[i], "--replay-checks") == 0) {
+            replaying = strcmp(argv[i], "--replay") == 0 ? 1 : 2;
             continue;
         }
         if (strcmp(argv[i], "--help") == 0) {
-            puts("usage: simd-bounds [--min-seconds S] [--max-seconds S] [--replay]\n"
+            puts("usage: simd-bounds [--min-seconds S] [--max-seconds S] [--replay | "
+                 "--replay-checks]\n"
                  "Measures the latencies and instruction-mix throughputs the SIMD bounds rest on\n"
                  "(docs/simd-bounds.md) on this core; one JSON object on stdout. The run lasts at\n"
                  "least --min-seconds (1.5), then until every figure's floor is settled, at most\n"
-                 "--max-seconds (4.5). --replay: read one figure's trials (\"<seconds> <value>\" "
-                 "per\n"
-                 "line) from stdin and print the floor the same rule takes from them.");
+                 "--max-seconds (4.5).\n"
+                 "--replay: read one figure's trials (\"<seconds> <value>\" per line) from stdin\n"
+                 "and print the floor the same rule takes from them.\n"
+                 "--replay-checks: read one form's trials as ticks (\"<seconds> <check before>\n"
+                 "<add chain> <check after> <loop>\" per line) and print the check's quiet ratio,\n"
+                 "the trials that pass it and their floor.");
             return 0;
         }
         fprintf(stderr,
                 "simd-bounds: bad argument %s (usage: simd-bounds [--min-seconds 0.1..600] "
-                "[--max-seconds 0.1..600] [--replay])\n",
+                "[--max-seconds 0.1..600] [--replay | --replay-checks])\n",
                 argv[i]);
         return 2;
     }
@@ -583,8 +714,16 @@ int main(int argc, char **argv) {
         fprintf(stderr, "simd-bounds: --max-seconds %g is below --min-seconds %g\n", max_s, min_s);
         return 2;
     }
-    if (replaying)
+    if (replaying == 1)
         return replay(min_s, max_s);
+    if (replaying == 2) {
+#ifdef SB_BOUNDS_X86
+        return replay_checks(min_s, max_s);
+#else
+        fprintf(stderr, "simd-bounds: --replay-checks: only on x86-64\n");
+        return 2;
+#endif
+    }
     /* the CPU it starts on, for the whole run (the clock and the loops on one core) */
     const int cpu = sched_getcpu();
     if (cpu >= 0) {
@@ -599,16 +738,16 @@ int main(int argc, char **argv) {
     const double ghz_512 = paths[SB_PATH_AVX512] ? chain_ghz(1, CLOCK_TRIALS) : NAN;
     enum { NFORMS = sizeof FORMS / sizeof *FORMS };
     double cycles[NFORMS], seconds = 0.0;
-    int unsettled[NFORMS] = {0}, rounds = 0;
+    int unsettled[NFORMS] = {0}, passed[NFORMS] = {0}, rounds = 0;
     const int settled =
-        measure(FORMS, NFORMS, paths, min_s, max_s, cycles, unsettled, &seconds, &rounds);
+        measure(FORMS, NFORMS, paths, min_s, max_s, cycles, unsettled, passed, &seconds, &rounds);
     for (size_t k = 0; k < NFORMS; k++)
         if (paths[FORMS[k].path] && !isfinite(cycles[k])) {
             fprintf(stderr,
-                    "simd-bounds: %s: too few trials passed the check in %.1f s (another thread "
-                    "kept the core busy, or the core issues fewer than 3 integer adds per "
-                    "cycle); nothing measured\n",
-                    FORMS[k].name, seconds);
+                    "simd-bounds: %s: %d of %d trials passed the check in %.1f s, too few for a "
+                    "floor (another thread kept the core busy, or the core issues fewer than 3 "
+                    "integer adds per cycle); nothing measured\n",
+                    FORMS[k].name, passed[k], rounds, seconds);
             return 3;
         }
     printf("{\"schema\":\"%s\",\"uarch\":\"%s\",\"vectors\":{\"mandelbrot_256\":%d,"
@@ -629,6 +768,14 @@ int main(int argc, char **argv) {
         if (!paths[FORMS[k].path])
             continue;
         printf("%s\"%s\":%.4f", first ? "" : ",", FORMS[k].name, cycles[k]);
+        first = 0;
+    }
+    printf("},\"passed\":{");
+    first = 1;
+    for (size_t k = 0; k < NFORMS; k++) {
+        if (!paths[FORMS[k].path])
+            continue;
+        printf("%s\"%s\":%d", first ? "" : ",", FORMS[k].name, passed[k]);
         first = 0;
     }
     printf("},\"rounds\":%d,\"seconds\":%.3f,\"settled\":%s,\"unsettled\":[", rounds, seconds,

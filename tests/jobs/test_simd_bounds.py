@@ -15,7 +15,7 @@ from jobs.hostinfo import hostname
 from sbcore import simd_bounds
 from sbcore.errors import UsageError
 
-from ..analysis.test_simd_bounds import MEASURED_ON_REAL_CORES
+from ..analysis.test_simd_bounds import MEASURED_ON_REAL_CORES, ZEN5, document
 
 
 @pytest.fixture(autouse=True)
@@ -23,10 +23,14 @@ def fresh_process_memo(monkeypatch):
     monkeypatch.setattr(probe, "_checked", {})
 
 
-def test_the_tool_measures_every_figure_of_the_paths_this_cpu_has(kernel):
+def test_the_tool_measures_every_figure_of_the_paths_this_cpu_has(kernel, capsys):
     tool = kernel("simd-bounds")
     doc = probe.measure(tool)
-    assert doc is not None and doc["hostname"] == hostname()
+    if doc is None:  # a host busy through both attempts is the one refusal allowed, said in one line
+        why = capsys.readouterr().err
+        assert re.search(r"exit status 3: simd-bounds: \w+: \d+ of \d+ trials passed the check", why), why
+        pytest.skip(f"the core was shared throughout the measurement: {why.strip()}")
+    assert doc["hostname"] == hostname()
     # Its run by its own rule (how fast it is, perf/perf_simd.py prints; a test asserts no wall time): it
     # ran rounds for at least its --min-seconds, all of them inside what measuring cost the caller, and
     # it says settled exactly when it lists no figure as not settled.
@@ -48,8 +52,8 @@ def test_the_tool_measures_every_figure_of_the_paths_this_cpu_has(kernel):
     assert {b.inner_path for b in simd_bounds.bounds(doc)} == set(expected)
 
 
-def test_the_first_caller_measures_and_caches_the_others_read(tmp_path, bin_dir, monkeypatch):
-    monkeypatch.setenv("SCALEBENCH_BIN_DIR", str(bin_dir))
+def test_the_first_caller_measures_and_caches_the_others_read(tmp_path, monkeypatch):
+    stand_in_tool(tmp_path, monkeypatch, ZEN5_TOOL)  # the tool itself: the test above
     first = probe.cached_or_measured(tmp_path)
     path = simd_bounds.path_in(tmp_path, hostname())
     assert first is not None and path.is_file()
@@ -79,6 +83,10 @@ def test_without_the_tool_nothing_is_measured_nor_cached(tmp_path, monkeypatch):
     monkeypatch.setenv("SCALEBENCH_BIN_DIR", str(tmp_path / "bin"))
     assert probe.cached_or_measured(tmp_path / "c") is None
     assert not (tmp_path / "c" / simd_bounds.DIRECTORY).exists()
+
+
+# A stand-in's script that prints what a Zen 5 core measured.
+ZEN5_TOOL = f"cat <<'EOF'\n{json.dumps(document(ZEN5, uarch='zen5'))}\nEOF"
 
 
 def stand_in_tool(tmp_path, monkeypatch, script: str):
@@ -125,24 +133,21 @@ def test_the_rates_recorded_on_this_core_stay_within_the_bounds_measured_now(ker
 
 
 def test_a_process_measures_at_most_once_when_the_tool_fails(tmp_path, monkeypatch, capsys):
-    stand_in_tool(tmp_path, monkeypatch, f"echo run >> {tmp_path / 'runs'}\necho 'core shared' >&2\nexit 3")
+    stand_in_tool(
+        tmp_path, monkeypatch, f'echo "run $*" >> {tmp_path / "runs"}\necho "core shared" >&2\nexit 3'
+    )
     assert probe.cached_or_measured(tmp_path / "c") is None
     assert probe.cached_or_measured(tmp_path / "c") is None
-    # a shared core (exit 3) is tried once more, then never again by this process
-    assert (tmp_path / "runs").read_text() == "run\n" * probe.ATTEMPTS
+    # a shared core (exit 3) is tried once more, for longer, then never again by this process
+    assert (tmp_path / "runs").read_text() == f"run \nrun --max-seconds {probe.RETRY_MAX_S}\n"
     assert "exit status 3: core shared" in capsys.readouterr().err
 
 
-def test_a_shared_core_is_measured_again_once(tmp_path, monkeypatch, kernel):
-    real = subprocess.run([str(kernel("simd-bounds"))], capture_output=True, text=True, check=False)
-    if real.returncode != 0:
-        pytest.skip("the core was shared throughout the real tool's run")
-    saved = tmp_path / "doc.json"
-    saved.write_text(real.stdout)
+def test_a_shared_core_is_measured_again_once(tmp_path, monkeypatch):
     once = tmp_path / "once"
-    # exit 3 (a shared core) on its first run, the real tool's document on the second
+    # exit 3 (a shared core) on its first run, a Zen 5 core's document on the second
     tool = stand_in_tool(
-        tmp_path, monkeypatch, f"if [ ! -e {once} ]; then touch {once}; exit 3; fi\ncat {saved}"
+        tmp_path, monkeypatch, f"if [ ! -e {once} ]; then touch {once}; exit 3; fi\n{ZEN5_TOOL}"
     )
     doc = probe.measure(tool)
-    assert doc is not None and doc["figures"] == json.loads(real.stdout)["figures"]
+    assert doc is not None and doc["figures"] == ZEN5
