@@ -1,7 +1,6 @@
 """The vectorised paths of the analysis against the straightforward per-group computations they replace
 (kept here as references), on small random data with ragged groups."""
 
-
 import numpy as np
 import pandas as pd
 import pytest

@@ -1,7 +1,6 @@
 """The records table's columns typed in C (analysis/records/typed_columns.py) are what pandas infers, from
 Python values and from Arrow columns alike; the scheduling scenario's columns."""
 
-
 import numpy as np
 import pandas as pd
 import pyarrow as pa
