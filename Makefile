@@ -26,8 +26,15 @@ endef
 
 -include $(sort $(wildcard kernels/*.mk))
 
+# The build's configuration (kernels/c.mk) is written again, and every object rebuilt, only when it
+# changed since the last build.
+ifneq ($(file < $(BUILD_CONFIG)),$(BUILD_CONFIG_TEXT))
+$(BUILD_CONFIG): FORCE
+endif
+FORCE:
+
 .PHONY: all setup kernels bench seeds test test-c test-py perf lint format clean \
-        slurm-up slurm-down
+        slurm-up slurm-down FORCE
 
 all: kernels
 

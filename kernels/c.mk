@@ -30,6 +30,19 @@ LIKWID_CFLAGS := -DLIKWID_PERFMON
 LIKWID_LIBS := -ldl
 endif
 
+# The build's configuration: the compilers with their versions and whether the likwid marker API is
+# built in. Every object depends on $(BUILD_CONFIG), which the top Makefile has rewritten when that text
+# changed, so a `module load` of another compiler or of likwid after a build rebuilds the objects
+# instead of linking stale ones. FC and MPICC come from later fragments: expanded late.
+BUILD_CONFIG := $(OBJ_DIR)/build-config.txt
+CC_VERSION := $(shell $(CC) --version 2>/dev/null | head -n 1)
+BUILD_CONFIG_TEXT = CC=$(CC) ($(CC_VERSION)) FC=$(FC) ($(FC_VERSION)) MPICC=$(MPICC) likwid=$(LIKWID_CFLAGS)
+sb_quoted = '$(subst ','\'',$(1))'
+$(BUILD_CONFIG):
+	@mkdir -p $(@D)
+	@printf '%s\n' $(call sb_quoted,$(BUILD_CONFIG_TEXT)) > $@
+HARNESS_HDRS += $(BUILD_CONFIG)
+
 HARNESS_NAMES := main sb_options sb_names sb_time sb_placement sb_ctx sb_fail sb_json sb_record sb_pgm \
                  sb_threads sb_workqueue sb_probe sb_pin sb_likwid sb_cpu sb_mandel_simd sb_pi_simd sb_clock sb_micro sb_sched sb_wait sb_xfer sb_turns
 HARNESS_OBJS := $(HARNESS_NAMES:%=$(OBJ_DIR)/common/%.o)

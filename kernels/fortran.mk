@@ -40,21 +40,22 @@ $(F_OBJ_DIR)/sb_simd_f.o: kernels/common/sb_simd_f.f90 $(F_OBJ_DIR)/harness_f.o
 # Code alignment only: the results are the same bits.
 F_ALIGN_mandelbrot_rows := -falign-functions=64
 F_ALIGN_mcpi_hits := -falign-functions=64
-$(F_COMMON_OBJS): kernels/fortran.mk
+$(F_COMMON_OBJS): kernels/fortran.mk $(BUILD_CONFIG)
 	@mkdir -p $(@D) $(F_MOD_DIR)
 	$(FC) $(FFLAGS_REF) $(F_ALIGN_$(basename $(@F))) -J$(F_MOD_DIR) -c $(filter %.f90,$^) -o $@
 
 # Per-model Fortran modules: the OpenMP region skeleton (sb_omp_f.f90) needs -fopenmp, so only the
 # omp kernels compile against it and link it.
 F_MODEL_OBJS_omp := $(F_OBJ_DIR)/sb_omp_f.o $(PROBE_OMP_OBJ)
-$(F_OBJ_DIR)/sb_omp_f.o: kernels/common/sb_omp_f.f90 $(F_OBJ_DIR)/harness_f.o kernels/fortran.mk
+$(F_OBJ_DIR)/sb_omp_f.o: kernels/common/sb_omp_f.f90 $(F_OBJ_DIR)/harness_f.o kernels/fortran.mk \
+    $(BUILD_CONFIG)
 	@mkdir -p $(@D) $(F_MOD_DIR)
 	$(FC) $(FFLAGS_REF) -fopenmp -J$(F_MOD_DIR) -c $< -o $@
 
 # $(1) kernel, $(2) model, $(3) model flags (compile and link)
 define f_kernel
 $(F_OBJ_DIR)/$(1)_f_$(2).o: kernels/$(1)/$(1)_f_$(2).f90 $(F_COMMON_OBJS) $(F_MODEL_OBJS_$(2)) \
-    kernels/fortran.mk
+    kernels/fortran.mk $(BUILD_CONFIG)
 	@mkdir -p $$(@D)
 	$$(FC) $$(FFLAGS_REF) $(3) -J$$(F_MOD_DIR) -c $$< -o $$@
 $(F_OBJ_DIR)/$(1)_f_$(2)_desc.o: kernels/$(1)/$(1)_f_$(2).c $$(HARNESS_HDRS) kernels/fortran.mk

@@ -81,6 +81,33 @@ def clang_bin_dir():
     return CLANG_BUILD / "bin"
 
 
+def test_another_compiler_after_a_build_rebuilds_every_object(clang_bin_dir, tmp_path):
+    """A `module load` of another compiler after a build: make rebuilds the objects (the build's
+    configuration, kernels/c.mk, changed) instead of linking those of the earlier compiler; with the same
+    configuration nothing is compiled."""
+    dirs = (f"BIN_DIR={CLANG_BUILD / 'bin'}", f"OBJ_DIR={CLANG_BUILD / 'obj'}")
+
+    def compiled(*args: str) -> list[str]:
+        out = subprocess.run(
+            ["make", "--no-print-directory", "-n", *dirs, *args, "kernels"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert out.returncode == 0, out.stderr
+        return [line for line in out.stdout.replace("\\\n", " ").splitlines() if " -c " in line]
+
+    assert compiled("CC=clang") == []
+    assert (CLANG_BUILD / "obj" / "build-config.txt").read_text().startswith("CC=clang (")
+    again = compiled("CC=gcc")
+    assert any(line.startswith("gcc ") and "kernels/common/main.c" in line for line in again), again
+    other_fc = tmp_path / "gfortran-other"  # the same compiler under another name: another configuration
+    other_fc.symlink_to(shutil.which("gfortran"))
+    fortran = compiled("CC=clang", f"FC={other_fc}")
+    assert any(line.startswith(f"{other_fc} ") for line in fortran), fortran
+
+
 def test_clang_build_records_name_clang(clang_bin_dir):
     for name in ("mcpi-c-omp", "mcpi-f-omp"):
         out = subprocess.run(
