@@ -53,7 +53,7 @@ from analysis.stats.process_correlation import ProcessCorrelation, within_proces
 from analysis.stats.reference import campaign_comparison
 from analysis.stats.speedup import speedups
 from analysis.stats.variant_tests import compare_variants
-from analysis.stats.wide_comparisons import wide_comparisons, wide_counts
+from analysis.stats.wide_comparisons import trials_used, wide_comparisons, wide_counts
 from analysis.variants import CASE_DESCRIPTION
 from sbcore import layout
 from sbcore.case_shape import workers as case_workers
@@ -209,7 +209,13 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         variant_comparisons(paired_cross, node_cores, kind=CROSS_KIND),
     )
     wide = wide_comparisons(
-        paired, paired_variant, paired_cross, campaign.case_lines, node_cores, run_budget_of(campaign)
+        paired,
+        paired_variant,
+        paired_cross,
+        campaign.case_lines,
+        node_cores,
+        run_budget_of(campaign),
+        trials_used(loaded.records, campaign.case_lines),
     )
     if precision:
         precision["wide"] = wide_counts(wide)
