@@ -11,7 +11,7 @@ from analysis.stats.efficiency import COLUMNS, efficiency, measured_bounds
 from sbcore import simd_bounds
 
 from ..kernel_records import run_records
-from .test_simd_bounds import ZEN3, ZEN4, document
+from .test_simd_bounds import MEASURED_ON_REAL_CORES, ZEN3, document
 
 # Two hosts of node type ws, Zen 3 figures; h2's multiplies twice as slow (its avx2 bound half h1's).
 HOSTS = {
@@ -104,7 +104,13 @@ def test_real_kernel_records_flatten_into_a_per_cycle_row(kernel):
     raw.update(case_id="k", rep=0, status="ok", hostname="here")  # the harness fields run-case adds
     row = record_row(raw)
     assert (row["inner_path"], row["uarch"]) == (raw["inner_path"], raw["uarch"])
-    here = simd_bounds.validate(document(ZEN4, host=raw["hostname"], uarch="zen4"), "here")
+    # held against the figures measured on a core of this host's design (a Zen 5 core runs the AVX-512
+    # loop at 139 % of a Zen 4 core's bound)
+    recorded = {uarch: (figures, paths) for _, figures, paths, uarch, _ in MEASURED_ON_REAL_CORES}
+    if raw["uarch"] not in recorded:
+        pytest.skip(f"no figures measured on a {raw['uarch']} core")
+    figures, paths = recorded[raw["uarch"]]
+    here = simd_bounds.validate(document(figures, paths, host=raw["hostname"], uarch=raw["uarch"]), "here")
     out = efficiency(
         pd.DataFrame([summary_row("k", "mcpi", "simd", 1)]),
         pd.DataFrame([row]),
