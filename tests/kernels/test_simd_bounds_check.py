@@ -6,12 +6,12 @@ be 1: on a core design where it runs a fraction of a percent off the chain (Zen 
 shown to do so on the same trials; a shared phase (the check slowed, not the chain) and a change of
 clock inside a trial (the chain off the checks) are dropped; a core shared throughout gives no figure."""
 
-import json
 import random
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from .test_simd_bounds_floor import run_replay
 
 TRUE = 6.83  # cycles per unit of the replayed loop (the scalar π mix of a Zen 5 core)
 CHAIN = 200_000.0  # ticks of the add chain at the TSC's rate (8 x 25 000 adds, 1 cycle each)
@@ -19,18 +19,8 @@ PERIOD_S = 0.011  # one round of the tool
 
 
 def replay_checks(tool: Path, trials, min_s: float = 1.5, max_s: float = 4.5) -> dict:
-    lines = "".join(
-        f"{t:.4f} {before:.1f} {chain:.1f} {after:.1f} {loop:.6f}\n"
-        for t, before, chain, after, loop in trials
-    )
-    out = subprocess.run(
-        [str(tool), "--replay-checks", "--min-seconds", str(min_s), "--max-seconds", str(max_s)],
-        input=lines,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(out.stdout)
+    lines = "".join(f"{t:.4f} {b:.1f} {c:.1f} {a:.1f} {loop:.6f}\n" for t, b, c, a, loop in trials)
+    return run_replay(tool, "--replay-checks", lines, min_s, max_s)
 
 
 def trial(

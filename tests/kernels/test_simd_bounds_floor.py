@@ -26,8 +26,13 @@ CHECK_LEAK = 34 / 429
 
 def replay(tool: Path, trials, min_s: float = 1.5, max_s: float = 4.5) -> dict:
     lines = "".join(f"{t:.4f} {'nan' if v is None else f'{v:.5f}'}\n" for t, v in trials)
+    return run_replay(tool, "--replay", lines, min_s, max_s)
+
+
+def run_replay(tool: Path, mode: str, lines: str, min_s: float, max_s: float) -> dict:
+    """The tool's JSON line for these input lines in a replay mode (--replay, --replay-checks)."""
     out = subprocess.run(
-        [str(tool), "--replay", "--min-seconds", str(min_s), "--max-seconds", str(max_s)],
+        [str(tool), mode, "--min-seconds", str(min_s), "--max-seconds", str(max_s)],
         input=lines,
         capture_output=True,
         text=True,
