@@ -13,7 +13,11 @@ alike). A repetition is flagged as disturbed when
   sibling of the host core under our vCPU. Vector kernels lose up to a third of their speed then
   (docs/simd-bounds.md, "Host phases"); latency-bound loops barely notice. Its normal time is a lower
   quantile (TPUT_NORMAL_QUANTILE): on a host shared this way the slow state is the common one, and the
-  block cannot run faster than the pipes allow, so the fastest times are the core's own, or
+  block cannot run faster than the pipes allow, so the fastest times are the core's own. Only for
+  cases it slows, as for the transfer below: on a Zen 5 guest the block ran 1.34x its fastest time in
+  most repetitions of a quiet host while the AVX-512 Mandelbrot kernel beside it ran 0.9 % faster
+  than beside a fast block (perf/record_noise_trace.py): a core design whose block has two speeds of
+  its own would otherwise flag 80-85 % of normal repetitions, or
 - the integer-ALU block around it took clearly longer than normal (ALU_SLOW_RATIO, normal as for the
   FP block) while the latency chains did not: another hardware thread took slots of the core's integer
   ALUs (ALU_REASON). The scalar π loop is bound by them and ran up to 1.7x slower in such phases of a
@@ -117,9 +121,9 @@ def _slowdown(out: pd.DataFrame, groups, chains: tuple, quantile: float) -> pd.S
 
 
 def _slowed_by(out: pd.DataFrame, state: pd.Series) -> pd.Series:
-    """Per record: whether its case ran slower in `state` in this campaign, i.e. the median time of
-    its repetitions in it exceeds that of its other ones by more than TRANSFER_MATTERS (True where a
-    case has no repetition outside it to tell)."""
+    """Per record: whether its case ran slower in `state` (a slow transfer, a slow FP-throughput block)
+    in this campaign, i.e. the median time of its repetitions in it exceeds that of its other ones by
+    more than TRANSFER_MATTERS (True where a case has no repetition outside it to tell)."""
     wall = numeric(out["wall_s"])
     case = case_categories(out["case_id"])
     inside = wall.where(state).groupby(case, observed=True).transform("median")
@@ -163,6 +167,8 @@ def flag_disturbed(records: pd.DataFrame) -> pd.DataFrame:
     # A core taken away slows the throughput block too: only a slow block beside normal latency chains
     # says that the pipes, not the core, were shared.
     pipes = (out["probe_tput_slowdown"] > SLOW_RATIO) & ~slow
+    if pipes.any():  # (a Zen 5 core's block runs 1.34x its fastest most of the time, kernels unslowed)
+        pipes &= _slowed_by(out, pipes)
     alus = (out["probe_alu_slowdown"] > ALU_SLOW_RATIO) & ~slow
     waited = fits & (share > normal_share.fillna(0) + WAIT_SHARE)
     transfer = is_slow_transfer(out["probe_xfer_slowdown"])

@@ -23,7 +23,20 @@ def probe(int_s, fp_s, wait, cpus=(0, 1), tput_s=0.0005, alu_s=None):
     }
 
 
-def rows(host="n1", threads=2, n=20, slow=(), waited=(), case="c1", pipes=(), alus=(), alu_factor=1.3):
+def rows(
+    host="n1",
+    threads=2,
+    n=20,
+    slow=(),
+    waited=(),
+    case="c1",
+    pipes=(),
+    alus=(),
+    alu_factor=1.3,
+    pipes_slow=1.2,
+):
+    """A case's records; `pipes`: repetitions beside a slow FP-throughput block, whose kernel ran
+    `pipes_slow` x as long (an FP kernel beside another thread on the pipes)."""
     out = []
     for k in range(n):
         int_s = 0.0004 * (1.8 if k in slow else 1.0 + 0.01 * (k % 3))
@@ -37,7 +50,8 @@ def rows(host="n1", threads=2, n=20, slow=(), waited=(), case="c1", pipes=(), al
             else 0.0003 * (alu_factor if k in slow or k in alus else 1.0 + 0.01 * (k % 3))
         )
         out.append(
-            {"case_id": case, "rep": k, "hostname": host, "wall_s": 0.1, "setup_s": 0.0, "threads": threads}
+            {"case_id": case, "rep": k, "hostname": host, "setup_s": 0.0, "threads": threads}
+            | {"wall_s": 0.1 * (pipes_slow if k in pipes else 1.0)}
             | probe_columns(probe(int_s, 0.0004, wait, tput_s=tput_s, alu_s=alu_s))
         )
     return out
@@ -99,6 +113,16 @@ def test_records_without_the_integer_alu_block_are_judged_by_the_other_chains():
     flagged = flag_disturbed(pd.DataFrame(rows(alus=None, pipes={3}))).set_index("rep")
     assert set(flagged.index[flagged["disturbed"]]) == {3}
     assert flagged["probe_alu_slowdown"].isna().all()
+
+
+def test_a_slow_throughput_block_that_did_not_slow_its_case_is_not_shared_pipes():
+    """A core design whose FP-throughput block has two speeds of its own (a Zen 5 guest: 1.34x its
+    fastest in most repetitions of a quiet host, the AVX-512 kernel beside it 0.9 % faster): the block
+    alone says nothing; only a case slowed beside it is flagged."""
+    for slowed, expected in ((0.991, set()), (1.01, set()), (1.05, {5, 6, 7})):
+        flagged = flag_disturbed(pd.DataFrame(rows(pipes={5, 6, 7}, pipes_slow=slowed)))
+        assert set(flagged.loc[flagged["disturbed"], "rep"]) == expected, slowed
+        assert np.isclose(flagged.set_index("rep").loc[5, "probe_tput_slowdown"], 1.8)
 
 
 def test_shared_pipes_are_judged_against_the_fast_phase_even_when_it_is_rare():
