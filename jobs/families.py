@@ -30,7 +30,7 @@ process shares it.
 import hashlib
 import json
 
-from sbcore.cross_pairs import cross_values
+from sbcore.cross_pairs import cross_values, numbering_group
 from sbcore.variant_dimensions import problem_params
 from sbcore.variant_pairs import BASELINE_MODEL
 
@@ -185,10 +185,7 @@ def trials(work: list[tuple[dict, int]], rng, rounds: bool = False) -> list[tupl
     shuffled within each round."""
     groups: dict[tuple, list] = {}
     for case, p in work:
-        if case.get("family"):
-            key = (case.get("trial_group") or case["family"], trial_of(case, p))
-        else:
-            key = (case["case_id"], p)
+        key = (numbering_group(case), trial_of(case, p)) if case.get("family") else (case["case_id"], p)
         groups.setdefault(key, []).append((case, p))
     order = list(groups.items())
     rng.shuffle(order)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import time
 
 from jobs.families import trial_of
+from sbcore.cross_pairs import numbering_group
 
 
 class RunDeadline:
@@ -71,7 +72,7 @@ def in_trials(work: list[tuple]) -> list[list[tuple]]:
     key = None
     for item in work:
         case, p, place = item
-        here = (case.get("trial_group") or case.get("family"), place.get("trial", trial_of(case, p)))
+        here = (numbering_group(case), place.get("trial", trial_of(case, p)))
         if not case.get("family"):
             here = (case["case_id"], p)
         if out and here == key:

@@ -35,6 +35,12 @@ class CrossPair(NamedTuple):
     b: dict
 
 
+def numbering_group(case: dict) -> str | None:
+    """The group a case's trials are numbered and run in: its trial group, else (cases planned before
+    trial groups) its family; None for a case of no family."""
+    return case.get("trial_group") or case.get("family")
+
+
 def cross_values(case: dict) -> dict:
     """The case's value of each cross dimension."""
     return {"lang": case["lang"], "inner": case["params"].get("inner", DEFAULT_INNER)}

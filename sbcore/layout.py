@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from sbcore import campaign_access, record_rows, sampling, stored_records
+from sbcore import campaign_access, sampling, stored_records
 from sbcore.clock import utc_stamp
 from sbcore.errors import UsageError
 
@@ -45,14 +45,7 @@ ANALYSIS_DIR = "analysis"
 RECORDS_FILE = "records.jsonl"
 PROBES_FILE = "probes.jsonl"
 # every file a run appends a case's records to (records.jsonl: older campaigns, still read)
-STORED_FILES = (
-    RECORDS_FILE,
-    stored_records.FACTS_FILE,
-    *(record_rows.facts_table_file(t) for t in stored_records.FACTS_TABLES),
-    stored_records.REPS_FILE,
-    *(stored_records.table_path(Path(stored_records.REPS_FILE), t).name for t in stored_records.TABLES),
-    PROBES_FILE,
-)
+STORED_FILES = (RECORDS_FILE, *stored_records.WRITER_FILES, PROBES_FILE)
 QUIET_GATE_FILE = "quiet_gate.json"  # what the quiet gate saw before a seed study, and the load after
 REP_FILE = re.compile(r"^rep-(\d+)\.json$")
 FAILED_FILE = re.compile(r"^rep-(\d+)\.failed-(.+)\.json$")  # group 2: <utc>-<pid>, sorts by time

@@ -326,6 +326,7 @@ def facts_items(
     for table, data in tables.items():
         name = facts_table_file(table)
         columns = FACTS_TABLES.get(table, {})
+        keys = FACTS_TABLE_KEYS.get(table, (PROCESS_KEY, "index"))
         rows, _ = complete_rows(data)
         header = None
         for number, raw in rows:
@@ -336,7 +337,6 @@ def facts_items(
                 continue
             try:
                 found = typed_cells(header, cells(raw), columns)
-                keys = FACTS_TABLE_KEYS.get(table, (PROCESS_KEY, "index"))
                 key = tuple(found.pop(k, None) for k in keys)
                 if not all(isinstance(k, int) for k in key):
                     raise ValueError(f"no integer {', '.join(keys)}")

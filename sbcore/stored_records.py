@@ -58,9 +58,11 @@ def table_path(reps: Path, table: str) -> Path:
 
 # The files today's writer writes (sbcore/record_store.py): a case holding no other record file is
 # read by the analysis in columns (analysis/records/arrow_reader.py).
-WRITER_FILES = frozenset(
-    [FACTS_FILE, REPS_FILE, *(table_path(Path(REPS_FILE), t).name for t in TABLES)]
-    + [record_rows.facts_table_file(t) for t in FACTS_TABLES]
+WRITER_FILES = (
+    FACTS_FILE,
+    *(record_rows.facts_table_file(t) for t in FACTS_TABLES),
+    REPS_FILE,
+    *(table_path(Path(REPS_FILE), t).name for t in TABLES),
 )
 
 

@@ -205,8 +205,10 @@ def _rebuilt(directory: Path, lines: list) -> bool:
         for t in record_rows.FACTS_TABLES
     }
     items, problems = record_rows.facts_items({t: data for t, data in tables.items() if data})
+    if problems:
+        return False
     try:
-        for line in flat if not problems else ():
+        for line in flat:
             names = msgspec.json.decode(line.flat)
             values = {
                 n: msgspec.json.decode(getattr(line, n))
@@ -219,4 +221,4 @@ def _rebuilt(directory: Path, lines: list) -> bool:
                 setattr(line, name, msgspec.Raw(msgspec.json.encode(rebuilt[name])))
     except (ValueError, TypeError, msgspec.DecodeError):
         return False
-    return not problems
+    return True

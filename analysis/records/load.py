@@ -142,7 +142,7 @@ def parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
         else:
             problems.append((relpath, value))
     raw = Path(campaign_dir) / layout.RAW_DIR
-    flat = sorted(c for c, found in names.items() if found <= stored_records.WRITER_FILES)
+    flat = sorted(c for c, found in names.items() if found <= _WRITER_FILES)
     stored = arrow_reader.read(raw, flat)
     slow = stored.slow | stored_frame.invalid_cases(stored)
     slow |= {c for c in names if c not in flat}
@@ -159,6 +159,9 @@ def parse_files(campaign_dir: Path, keys: dict[str, None]) -> Parsed:
         failed=pd.DataFrame(failed, columns=FAILED_COLUMNS),
         problems=pd.DataFrame(problems, columns=PROBLEM_COLUMNS),
     )
+
+
+_WRITER_FILES = frozenset(stored_records.WRITER_FILES)  # a case holding no other file: read in columns
 
 
 def _without(stored: arrow_reader.ArrowRecords, cases: set[str]) -> arrow_reader.ArrowRecords:

@@ -35,6 +35,7 @@ from analysis.stats.comparison_precision import CROSS_KIND, PRECISE, VARIANT_KIN
 from analysis.stats.paired import MIN_TRIALS
 from sbcore.case_shape import oversubscribed
 from sbcore.case_shape import workers as case_workers
+from sbcore.cross_pairs import numbering_group
 from sbcore.sampling import trial_bounds
 
 REASONS = ("too_few_trials", "cut_short", "no_room", "budget_ended", "host_noise")
@@ -123,7 +124,7 @@ def wide_comparisons(
         most.append(min(hi for _, hi in limits))
     rows["own_trials"], rows["max_trials"] = own, most
     rows["group_trials"] = pd.array(
-        [(group_trials or {}).get(group_of(cases[b])) for b in rows["case_b"]], dtype="Int64"
+        [(group_trials or {}).get(numbering_group(cases[b])) for b in rows["case_b"]], dtype="Int64"
     )
     rows["trials_run"] = rows[
         ["trials", "left_out_across_phase", "left_out_slow_transfer", "left_out_apart"]
@@ -140,16 +141,13 @@ def wide_comparisons(
     return rows[COLUMNS].sort_values(["reason", "kind", "case_b"], ignore_index=True)
 
 
-def group_of(case: dict) -> str | None:
-    """The trial group a case's trials are numbered in (its family's, for cases planned without one)."""
-    return case.get("trial_group") or case.get("family")
-
-
 def trials_used(records: pd.DataFrame, case_lines: list[dict]) -> dict[str, int]:
     """Per trial group, the trial numbers its cases' records used (the highest + 1)."""
     if records is None or records.empty or "trial" not in records:
         return {}
-    groups = {str(c["case_id"]): group_of(c) for c in case_lines if isinstance(c, dict) and "case_id" in c}
+    groups = {
+        str(c["case_id"]): numbering_group(c) for c in case_lines if isinstance(c, dict) and "case_id" in c
+    }
     trial = pd.to_numeric(records["trial"], errors="coerce")
     group = records["case_id"].astype(str).map(groups)
     used = trial.groupby(group).max().dropna()

@@ -37,7 +37,7 @@
  * stdout; exit 0, 2 on a bad argument, 3 when a figure could not be measured). --replay: one
  * figure's trials on stdin ("<seconds> <value>" a line, "nan" for a dropped trial) through the same
  * floor and stopping rule; tests/kernels/test_simd_bounds_floor.py plants slow phases in them.
- * --replay-checks: one form's trials as ticks through the check too (replay_checks);
+ * --replay-checks: one form's trials as ticks through the check too (replay);
  * tests/kernels/test_simd_bounds_check.py plants core designs and shared phases in them.
  */
 #define _GNU_SOURCE
@@ -548,77 +548,41 @@ static int measure(const struct form *forms, size_t nforms, const int *paths, do
     return settled;
 }
 
-/* --replay: one figure's trials from stdin, a line "<seconds> <value>" each, in time order, run
- * through the same floor and stopping rule as a measurement (tests replay recorded slow phases):
- * prints {"floor": ..., "settled": ..., "seconds": ..., "trials": ...}. */
-static int replay(double min_s, double max_s) {
-    size_t cap = 1024, n = 0;
-    struct sb_trial *trials = malloc(cap * sizeof *trials);
-    double *scratch = malloc(cap * sizeof *scratch);
-    double t, v, floor = NAN, next_check = min_s, now = 0.0;
-    int settled = 0;
-    while (trials && scratch && scanf("%lf %lf", &t, &v) == 2) {
-        if (n == cap) {
-            cap *= 2;
-            struct sb_trial *more = realloc(trials, cap * sizeof *trials);
-            double *more_scratch = realloc(scratch, cap * sizeof *scratch);
-            if (more)
-                trials = more;
-            if (more_scratch)
-                scratch = more_scratch;
-            if (!more || !more_scratch)
-                break;
-        }
-        trials[n++] = (struct sb_trial){t, v};
-        now = t;
-        if (now >= next_check) {
-            settled = sb_floor_settled(trials, n, now, scratch, &floor);
-            if (settled || now >= max_s)
-                break;
-            next_check = now + CHECK_EVERY_S;
-        }
-    }
-    if (!settled && n)
-        floor = sb_floor_confirmed(trials, n, -INFINITY, INFINITY, scratch);
-    printf("{\"floor\":%.6g,\"settled\":%s,\"seconds\":%.4f,\"trials\":%zu}\n",
-           isfinite(floor) ? floor : -1.0, settled ? "true" : "false", now, n);
-    free(trials);
-    free(scratch);
-    return 0;
-}
-
-/* --replay-checks: one form's trials as ticks from stdin, a line "<seconds> <check before> <add
- * chain> <check after> <loop>" each (the loop of one unit per pass), in time order, through the
- * same check, floor and stopping rule as a measurement (tests plant core designs and shared phases
- * in them): prints {"ratio": ..., "passed": ..., "floor": ..., "settled": ..., "seconds": ...,
- * "trials": ...}. */
-static int replay_checks(double min_s, double max_s) {
+/* --replay and --replay-checks: one figure's trials from stdin, in time order, through the same
+ * check, floor and stopping rule as a measurement (tests replay recorded slow phases and plant core
+ * designs and shared phases). --replay: a line "<seconds> <value>" each, "nan" for a dropped trial
+ * (a trial whose checks ran exactly at its chain's speed); prints {"floor": ..., "settled": ...,
+ * "seconds": ..., "trials": ...}. --replay-checks (`checks`): a line "<seconds> <check before> <add
+ * chain> <check after> <loop>" each, as ticks (the loop of one unit per pass); prints "ratio" (the
+ * checks' quiet ratio) and "passed" first. */
+static int replay(double min_s, double max_s, int checks) {
     static const struct form one = {"replayed", NULL, 1, SB_PATH_SCALAR};
     const uint64_t passes = 1;
-    size_t cap = 1024, n = 0;
-    struct reading *readings = malloc(cap * sizeof *readings);
+    const double chain = 8.0 * CHAIN_PASSES; /* a --replay trial's ticks: one per add */
+    size_t cap = 0, n = 0;
+    struct reading *readings = NULL, r;
     struct sb_trial *trials = NULL;
-    double *scratch = NULL, cycles = NAN, now = 0.0, next_check = min_s;
-    struct reading r;
+    double *scratch = NULL, cycles = NAN, now = 0.0, next_check = min_s, value;
     int settled = 0, unsettled = 0, passed = 0;
-    while (readings &&
-           scanf("%lf %lf %lf %lf %lf", &r.t_s, &r.before, &r.chain, &r.after, &r.loop) == 5) {
+    while (checks
+               ? scanf("%lf %lf %lf %lf %lf", &r.t_s, &r.before, &r.chain, &r.after, &r.loop) == 5
+               : scanf("%lf %lf", &r.t_s, &value) == 2) {
+        if (!checks) /* a dropped trial: no loop ticks */
+            r = (struct reading){r.t_s, chain, chain, chain, isfinite(value) ? value : 0.0};
         if (n == cap) {
-            struct reading *more = realloc(readings, 2 * cap * sizeof *readings);
-            if (!more)
+            cap = cap ? 2 * cap : 1024;
+            struct reading *more = realloc(readings, cap * sizeof *readings);
+            struct sb_trial *more_trials = realloc(trials, cap * sizeof *trials);
+            double *more_scratch = realloc(scratch, 2 * cap * sizeof *scratch);
+            readings = more ? more : readings;
+            trials = more_trials ? more_trials : trials;
+            scratch = more_scratch ? more_scratch : scratch;
+            if (!more || !more_trials || !more_scratch)
                 break;
-            readings = more;
-            cap *= 2;
         }
         readings[n++] = r;
         now = r.t_s;
         if (now >= next_check) {
-            free(trials);
-            free(scratch);
-            trials = calloc(n, sizeof *trials);
-            scratch = calloc(2 * n, sizeof *scratch);
-            if (!trials || !scratch)
-                break;
             settled = floors(&one, 1, &passes, readings, cap, n, now, trials, scratch, &cycles,
                              &unsettled, &passed);
             if (settled || now >= max_s)
@@ -627,21 +591,17 @@ static int replay_checks(double min_s, double max_s) {
         }
     }
     double ratio = NAN;
-    if (readings && n) { /* the whole input when it ended before a check */
-        free(trials);
-        free(scratch);
-        trials = calloc(n, sizeof *trials);
-        scratch = calloc(2 * n, sizeof *scratch);
-        if (trials && scratch) {
-            settled = floors(&one, 1, &passes, readings, cap, n, now, trials, scratch, &cycles,
-                             &unsettled, &passed);
-            ratio = quiet_ratio(&one, 1, &passes, readings, cap, n, 0, scratch);
-        }
+    if (n) { /* the floor of all the trials read, settled or not */
+        floors(&one, 1, &passes, readings, cap, n, now, trials, scratch, &cycles, &unsettled,
+               &passed);
+        ratio = quiet_ratio(&one, 1, &passes, readings, cap, n, 0, scratch);
     }
-    printf("{\"ratio\":%.6g,\"passed\":%d,\"floor\":%.6g,\"settled\":%s,\"seconds\":%.4f,"
-           "\"trials\":%zu}\n",
-           isfinite(ratio) ? ratio : -1.0, passed, isfinite(cycles) ? cycles : -1.0,
-           settled ? "true" : "false", now, n);
+    if (checks)
+        printf("{\"ratio\":%.6g,\"passed\":%d,", isfinite(ratio) ? ratio : -1.0, passed);
+    else
+        printf("{");
+    printf("\"floor\":%.6g,\"settled\":%s,\"seconds\":%.4f,\"trials\":%zu}\n",
+           isfinite(cycles) ? cycles : -1.0, settled ? "true" : "false", now, n);
     free(readings);
     free(trials);
     free(scratch);
@@ -714,13 +674,11 @@ int main(int argc, char **argv) {
         fprintf(stderr, "simd-bounds: --max-seconds %g is below --min-seconds %g\n", max_s, min_s);
         return 2;
     }
-    if (replaying == 1)
-        return replay(min_s, max_s);
-    if (replaying == 2) {
+    if (replaying) {
 #ifdef SB_BOUNDS_X86
-        return replay_checks(min_s, max_s);
+        return replay(min_s, max_s, replaying == 2);
 #else
-        fprintf(stderr, "simd-bounds: --replay-checks: only on x86-64\n");
+        fprintf(stderr, "simd-bounds: --replay and --replay-checks: only on x86-64\n");
         return 2;
 #endif
     }
