@@ -199,7 +199,6 @@ def run_analyze(args: argparse.Namespace) -> int:
 
 def _report(args, result, formats):
     """Writes the tables, plots and report and prints the summary: (headline table, finding counts)."""
-    from analysis.checks import headline
     from analysis.outputs.plots import all_plots
     from analysis.outputs.report.render import write_report
     from analysis.pipeline import write_tables
@@ -219,7 +218,7 @@ def _report(args, result, formats):
         from analysis.outputs.reference_doc import update_doc
 
         print(f"seed doc: {args.seed_doc} ({update_doc(args.seed_doc, result)})")
-    best = headline(result.speedup)
+    best = result.headline
     print_summary(result, best, plots)
     for kind in ("md", "html"):
         if kind in written:

@@ -20,6 +20,7 @@ from analysis.checks import (
     checksum_check,
     completeness,
     counter_status,
+    headline,
     placement_violations,
     plausibility,
 )
@@ -104,6 +105,8 @@ class Analysis:
     paired_duet_ratio: pd.DataFrame = field(default_factory=pd.DataFrame)
     # per case: the POP efficiency factors with CIs (load balance, synchronisation, computation scaling)
     pop_metrics: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # the speedup each node type and kernel leads with (checks.headline): findings, console, precision
+    headline: pd.DataFrame = field(default_factory=pd.DataFrame)
     # the acceptance counts of the paired comparisons (stats/comparison_precision.py)
     comparison_precision: dict = field(default_factory=dict)
     # every counted paired comparison wider than the target, and why (stats/wide_comparisons.py)
@@ -203,10 +206,13 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
     paired_cross = paired_cross_ratios(
         campaign.case_lines, case_stats.records, np.random.default_rng(options.seed + 6)
     )
+    leads = headline(speedup)
     precision = comparison_precision(
         speedup_comparisons(paired, speedup, node_cores),
         variant_comparisons(paired_variant, node_cores),
         variant_comparisons(paired_cross, node_cores, kind=CROSS_KIND),
+        leads=leads,
+        cores=node_cores,
     )
     wide = wide_comparisons(
         paired,
@@ -271,6 +277,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
             loaded.counters,
             options.seed,
         ),
+        headline=leads,
         comparison_precision=precision,
         wide_comparisons=wide,
     )

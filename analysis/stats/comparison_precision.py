@@ -6,9 +6,9 @@ inner-loop ratios from stats/paired_cross.py) at up to one worker per core; over
 reported but not counted. A comparison is precise when its 95 % CI half-width is within PRECISE of
 its ratio. Besides: speedups whose CI lies wholly above CODE_MARGIN x min(workers, cores) (a defect to
 find: nothing can be faster than its cores), speedups at one worker whose CI lies wholly above
-CODE_MARGIN, and per node type
-and kernel the headline — the paired speedup with the highest CI lower bound at up to one worker per
-core — and whether its CI lies inside HEADLINE_BAND times the core count ([1.90, 2.02] on two cores).
+CODE_MARGIN, and per node type and kernel whether the headline's CI lies inside HEADLINE_BAND times the
+core count ([1.90, 2.02] on two cores). The headline is the one the findings, the report and the
+console lead with (analysis/checks.py's `headline`, passed in): one case per kernel, judged once.
 """
 
 from __future__ import annotations
@@ -100,9 +100,10 @@ def variant_comparisons(
     )
 
 
-def comparison_precision(*tables: pd.DataFrame) -> dict:
+def comparison_precision(*tables: pd.DataFrame, leads: pd.DataFrame, cores: dict[str, int | None]) -> dict:
     """The acceptance counts (see the module's docstring) of comparison rows (COMPARISON_COLUMNS);
-    {} without any (a campaign not run in trials)."""
+    leads: the headline per node type and kernel (analysis/checks.py's HEADLINE_COLUMNS), cores: per
+    node type. {} without any comparison (a campaign not run in trials)."""
     filled = [t for t in tables if not t.empty]
     if not filled:
         return {}
@@ -135,7 +136,7 @@ def comparison_precision(*tables: pd.DataFrame) -> dict:
         "no_interval": int((counted & halfwidth.isna()).sum()),
         "above_bound": sorted(above_bound["case_id"].astype(str)),
         "above_one_at_one_worker": sorted(above_one["case_id"].astype(str)),
-        "headlines": headlines(speedups[counted[speedups.index]]),
+        "headlines": headlines(leads, cores),
     }
     result["met"] = bool(
         share is not None
@@ -148,27 +149,28 @@ def comparison_precision(*tables: pd.DataFrame) -> dict:
     return result
 
 
-def headlines(speedups: pd.DataFrame) -> list[dict]:
-    """Per node type and kernel: the paired speedup with the highest CI lower bound, and whether its CI
-    lies inside HEADLINE_BAND x cores."""
+def headlines(leads: pd.DataFrame, cores: dict[str, int | None]) -> list[dict]:
+    """Per node type and kernel: the headline's speedup and CI (None where no speedup was plausible),
+    which estimate it is, and whether the CI lies inside HEADLINE_BAND x cores."""
     out = []
-    ranked = speedups[speedups["ci_low"].notna()]
-    for (node_type, kernel), part in ranked.groupby(["node_type", "kernel"], sort=True):
-        best = part.loc[part["ci_low"].idxmax()]
-        cores = best["cores"]
-        low, high = (HEADLINE_BAND[0] * cores, HEADLINE_BAND[1] * cores) if cores == cores else (None, None)
+    for lead in leads.to_dict("records"):
+        n = cores.get(lead["node_type"])
+        low, high = (HEADLINE_BAND[0] * n, HEADLINE_BAND[1] * n) if n else (None, None)
+        ci = lead.get("speedup_ci_low"), lead.get("speedup_ci_high")
+        has_ci = isinstance(lead.get("binary"), str) and all(v == v and v is not None for v in ci)
         out.append(
             {
-                "node_type": str(node_type),
-                "kernel": str(kernel),
-                "case_id": str(best["case_id"]),
-                "workers": int(best["workers"]),
-                "speedup": float(best["ratio"]),
-                "ci_low": float(best["ci_low"]),
-                "ci_high": float(best["ci_high"]),
+                "node_type": str(lead["node_type"]),
+                "kernel": str(lead["kernel"]),
+                "case_id": str(lead["case_id"]) if has_ci else None,
+                "workers": int(lead["workers"]) if has_ci else None,
+                "estimate": lead.get("estimate") if has_ci else None,
+                "speedup": float(lead["speedup"]) if has_ci else None,
+                "ci_low": float(ci[0]) if has_ci else None,
+                "ci_high": float(ci[1]) if has_ci else None,
                 "band_low": low,
                 "band_high": high,
-                "inside": bool(low is not None and low <= best["ci_low"] and best["ci_high"] <= high),
+                "inside": bool(has_ci and low is not None and low <= ci[0] and ci[1] <= high),
             }
         )
     return out
@@ -178,13 +180,7 @@ def precision_line(p: dict) -> str:
     """The console's one line: the counts a reader checks the campaign's comparisons against."""
     if not p["counted"]:
         return "paired comparisons: none at up to one worker per core"
-    heads = "; ".join(
-        f"{h['kernel']} x{h['workers']} {h['speedup']:.3f} [{h['ci_low']:.3f}-{h['ci_high']:.3f}]"
-        f" {'inside' if h['inside'] else 'outside'} [{h['band_low']:.2f}, {h['band_high']:.2f}]"
-        if h["band_low"] is not None
-        else f"{h['kernel']} x{h['workers']} {h['speedup']:.3f} (cores unknown)"
-        for h in p["headlines"]
-    )
+    heads = "; ".join(_headline_text(h) for h in p["headlines"])
     kinds = ", ".join(f"{v['precise']}/{v['counted']} {k}s" for k, v in p["by_kind"].items())
     return (
         f"paired comparisons: {p['precise']} of {p['counted']} ({100 * p['precise_share']:.0f} %) at up to "
@@ -194,3 +190,12 @@ def precision_line(p: dict) -> str:
         f"wholly above {CODE_MARGIN:g}; "
         f"headlines: {heads or 'none'}; target {'met' if p['met'] else 'NOT met'}"
     )
+
+
+def _headline_text(h: dict) -> str:
+    if h["speedup"] is None:
+        return f"{h['kernel']} no plausible speedup with an interval"
+    text = f"{h['kernel']} x{h['workers']} {h['speedup']:.3f} [{h['ci_low']:.3f}-{h['ci_high']:.3f}]"
+    if h["band_low"] is None:
+        return f"{text} (cores unknown)"
+    return f"{text} {'inside' if h['inside'] else 'outside'} [{h['band_low']:.2f}, {h['band_high']:.2f}]"

@@ -99,7 +99,7 @@ def test_cross_ratios_join_the_precision_count_and_the_report():
     )
     comparisons = variant_comparisons(table, {"ws": 2}, kind=CROSS_KIND)
     assert list(comparisons["kind"]) == [CROSS_KIND] * 3
-    precision = comparison_precision(comparisons)
+    precision = comparison_precision(comparisons, leads=pd.DataFrame(), cores={"ws": 2})
     assert precision["by_kind"][CROSS_KIND]["counted"] == 3
     summary = pd.DataFrame(
         {

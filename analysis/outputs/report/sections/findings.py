@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.checks import PLAUSIBILITY_TOLERANCE, caveats, headline, no_baseline_text
+from analysis.checks import PLAUSIBILITY_TOLERANCE, caveats, no_baseline_text
 from analysis.outputs.report.blocks import Block, ci_text, id_list, variant_text
 from analysis.stats.best_speedup import estimate_counts, estimate_text
 from sbcore.case_shape import workers as case_workers
@@ -53,7 +53,7 @@ def findings_table(rows: pd.DataFrame) -> pd.DataFrame:
 
 def headline_lines(result) -> list[str]:
     lines = []
-    for _, h in headline(result.speedup).iterrows():
+    for _, h in result.headline.iterrows():
         where = f"{h['kernel']} on {h['node_type']}"
         skipped = int(h["implausible_left_out"]) if pd.notna(h["implausible_left_out"]) else 0
         left_out = f"; {skipped} implausible speedup(s) left out" if skipped else ""
