@@ -81,6 +81,17 @@ def test_slow_probes_and_run_queue_waits_are_flagged_and_nothing_else():
     assert np.isclose(flagged.set_index("rep").loc[4, "probe_slowdown"], 1.8)
 
 
+def test_a_wait_of_a_tenth_of_the_run_is_flagged_a_twentieth_is_not():
+    """A repetition whose threads waited for a CPU 12 % of the run more than normal is slowed about as
+    much (1.15x is what the probe judge calls slow); one that waited 5 % is within the host's jitter."""
+    records = rows(threads=1)
+    for k, share in ((3, 0.12), (6, 0.05)):
+        records[k]["probe_runq_wait_s"] = share * records[k]["wall_s"]
+    flagged = flag_disturbed(pd.DataFrame(records)).set_index("rep")
+    assert set(flagged.index[flagged["disturbed"]]) == {3}
+    assert flagged.loc[3, "disturbed_reason"] == "run-queue wait"
+
+
 def test_a_slow_throughput_block_beside_normal_latency_chains_is_flagged_as_shared_pipes():
     """The host phases in which another hardware thread shares the core's FP pipes: the latency chains
     run at their normal speed, only the throughput block is slower; a core taken away (every chain
