@@ -54,7 +54,7 @@ from analysis.stats.process_correlation import ProcessCorrelation, within_proces
 from analysis.stats.reference import campaign_comparison
 from analysis.stats.speedup import speedups
 from analysis.stats.variant_tests import compare_variants
-from analysis.stats.wide_comparisons import trials_used, wide_comparisons, wide_counts
+from analysis.stats.wide_comparisons import wide_comparisons, wide_counts
 from analysis.variants import CASE_DESCRIPTION
 from sbcore import layout
 from sbcore.case_shape import workers as case_workers
@@ -215,13 +215,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         cores=node_cores,
     )
     wide = wide_comparisons(
-        paired,
-        paired_variant,
-        paired_cross,
-        campaign.case_lines,
-        node_cores,
-        run_budget_of(campaign),
-        trials_used(loaded.records, campaign.case_lines),
+        paired, paired_variant, paired_cross, campaign.case_lines, node_cores, run_budget_of(campaign)
     )
     if precision:
         precision["wide"] = wide_counts(wide)

@@ -7,7 +7,9 @@ own `target_ci`/`min_reps`/`max_reps`/`budget_s` ask (in trials); then, while th
 budget lasts, it picks the family whose widest paired comparison is furthest from the target and runs
 one more trial of it (a process of each case of the comparisons still too wide that all have room
 under `max_reps`, the baseline as often as it runs in a trial, jobs/families.py; in the trial order
-of jobs/families.py), and decides again. The comparisons are the analysis' (analysis/stats/paired.py):
+of jobs/families.py), and decides again. The trial takes a number new to the family's trial group;
+each of its processes takes the lowest invocation number its case has not used (free_invocations).
+The comparisons are the analysis' (analysis/stats/paired.py):
 each member's speedup against the family's baseline (its serial member) and each variant ratio (two
 members that differ in exactly one of schedule or sync, sbcore/variant_pairs.py). A family is done when
 every one of them has a 95 % CI half-width within the target, or when no case of one that does not
@@ -96,15 +98,16 @@ def ratio_halfwidth(num: dict[int, list[Run]], den: dict[int, list[Run]]) -> flo
     return float("inf") if halfwidth is None else halfwidth
 
 
-def has_room(case: dict, measured: set[int], p: int) -> bool:
-    """Invocation p is one the case's planned repetitions hold and has not been measured."""
-    return p < sampling.blocks(sampling.case_rule(case)) and p not in measured
-
-
-def trial_invocations(case: dict, t: int) -> list[int]:
-    """The invocations of the case in trial t (several for a baseline that runs more than once)."""
-    runs = trial_runs(case)
-    return list(range(t * runs, (t + 1) * runs))
+def free_invocations(case: dict, measured: set[int], runs: int | None = None) -> list[int] | None:
+    """The invocations a trial of the comparison target gives the case: the lowest of those its planned
+    processes (`max_reps`) hold that it has not measured, `runs` of them (default: as many as it runs
+    in a trial, several for a baseline that runs more than once); None when it has fewer left. They
+    are the case's own numbers, not its trial's: the trial takes a number new to its whole group
+    (new_trial), and a group of many families uses more trial numbers than any one case has
+    processes."""
+    runs = trial_runs(case) if runs is None else runs
+    free = [p for p in range(sampling.blocks(sampling.case_rule(case))) if p not in measured][:runs]
+    return free if len(free) == runs else None
 
 
 class RecordCache:
@@ -133,11 +136,13 @@ def counted(case: dict) -> bool:
 
 class Need(NamedTuple):
     """A comparison's next trial: its widest half-width above the target, what it is (for the
-    campaign log: "family <name>" or "<lang|inner> pair <case> / <case>"), the trial's work."""
+    campaign log: "family <name>" or "<lang|inner> pair <case> / <case>"), the trial's work (case,
+    invocation) and its trial number."""
 
     halfwidth: float
     name: str
     work: list[tuple[dict, int]]
+    trial: int
 
 
 def new_trial(cache: RecordCache, cases: list[dict]) -> int:
@@ -154,10 +159,10 @@ def family_need(
     those cases (the baseline's runs when a speedup is among them), numbered new to its trial group
     (`group`: the group's cases). None when the family needs no trial."""
     times = {c["case_id"]: cache.get(c) for c in members}
-    t = new_trial(cache, [*members, *group])  # one new trial for all
+    free = {c["case_id"]: free_invocations(c, times[c["case_id"]].measured) for c in members}
 
     def room(case: dict) -> bool:
-        return all(has_room(case, times[case["case_id"]].measured, p) for p in trial_invocations(case, t))
+        return free[case["case_id"]] is not None
 
     baseline = next((c for c in members if is_baseline(c)), None)
     comparisons = [
@@ -174,8 +179,9 @@ def family_need(
     if not imprecise:
         return None
     cases = {c["case_id"]: c for _, a, b in imprecise for c in (a, b)}
-    work = [(c, p) for c in cases.values() for p in trial_invocations(c, t)]
-    return Need(max(hw for hw, _, _ in imprecise), f"family {members[0]['family']}", work)
+    work = [(c, p) for c in cases.values() for p in free[c["case_id"]]]
+    t = new_trial(cache, [*members, *group])
+    return Need(max(hw for hw, _, _ in imprecise), f"family {members[0]['family']}", work, t)
 
 
 def cross_needs(cache: RecordCache, cases: list[dict], target: float) -> list[Need]:
@@ -189,13 +195,14 @@ def cross_needs(cache: RecordCache, cases: list[dict], target: float) -> list[Ne
     for pair in cross_pairs(cases):
         if not (counted(pair.a) and counted(pair.b)):
             continue
-        work = [(c, trial_invocations(c, trial[c["trial_group"]])[0]) for c in (pair.a, pair.b)]
-        if not all(has_room(c, cache.get(c).measured, p) for c, p in work):
+        free = [free_invocations(c, cache.get(c).measured, runs=1) for c in (pair.a, pair.b)]
+        if None in free:
             continue
+        work = [(pair.a, free[0][0]), (pair.b, free[1][0])]
         halfwidth = ratio_halfwidth(cache.get(pair.a).usable, cache.get(pair.b).usable)
         if halfwidth > target:
             name = f"{pair.dimension} pair {pair.a['case_id']} / {pair.b['case_id']}"
-            needs.append(Need(halfwidth, name, work))
+            needs.append(Need(halfwidth, name, work, trial[pair.a["trial_group"]]))
     return needs
 
 

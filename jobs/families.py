@@ -196,7 +196,11 @@ def trials(work: list[tuple[dict, int]], rng, rounds: bool = False) -> list[tupl
         if not runs[0][0].get("family"):
             out += [(case, p, {}) for case, p in runs]
             continue
-        out += [
-            (case, p, {"trial": t, "trial_slot": s}) for s, (case, p) in enumerate(trial_order(runs, rng))
-        ]
+        out += numbered_trial(runs, t, rng)
     return out
+
+
+def numbered_trial(runs: list[tuple[dict, int]], t: int, rng) -> list[tuple[dict, int, dict]]:
+    """One trial's processes (case, invocation) in trial_order, each with its place {"trial": t,
+    "trial_slot"}: what its record says of it (the analysis pairs by it)."""
+    return [(case, p, {"trial": t, "trial_slot": s}) for s, (case, p) in enumerate(trial_order(runs, rng))]

@@ -28,7 +28,7 @@ from jobs.comparison_sampling import RecordCache, comparison_target, family_need
 from jobs.conduct_plan import conducted_references
 from jobs.config import load_node_types
 from jobs.duets import duet_partners, run_duet
-from jobs.families import DEFAULT_COMPARISON_WAIT_S, trials
+from jobs.families import DEFAULT_COMPARISON_WAIT_S, numbered_trial, trials
 from jobs.hostinfo import host_topology
 from jobs.measure_lock import measuring
 from jobs.pinning import pin_cpus
@@ -194,7 +194,7 @@ def run_local(campaign_dir: Path, progress: bool = True, out=sys.stderr, wait_fo
                     if not deadline.fits(trial):
                         break
                     bar.total += len(trial)
-                    for case, p, place in trials(trial, rng):
+                    for case, p, place in numbered_trial(trial, need.trial, rng):
                         waited += run_one(case, p, place, beyond_target=True)
                         cache.forget(case)
                         watch.ran(case)

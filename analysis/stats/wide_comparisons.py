@@ -7,11 +7,6 @@ The comparisons are those counted by stats/comparison_precision.py (paired speed
 language and inner-loop ratios, at up to one worker per core; their `paired_together_*` estimate). One
 is wide when its 95 % CI half-width exceeds PRECISE or it has no interval. Its reason, the first that
 holds:
-- `no_room`: the campaign had a comparison target and its cases ran their own trials, but fewer than
-  they may, and their trial group (the families of a kernel and problem that differ in language or
-  inner loop) had used as many trial numbers as its cases may run (`max_reps` per trial): a trial the
-  target runs takes a number new to the whole group and a case's processes are numbered by its
-  trials (jobs/comparison_sampling.py), so no case of the group could run another one;
 - `too_few_trials`: fewer trials counted than an interval needs (stats/paired.py's MIN_TRIALS);
 - `cut_short`: its two cases shared fewer trials than their own rule's minimum (`min_reps`, or the
   fixed count, per trial): the run budget ended the run first (or the run was interrupted: resume it);
@@ -35,10 +30,9 @@ from analysis.stats.comparison_precision import CROSS_KIND, PRECISE, VARIANT_KIN
 from analysis.stats.paired import MIN_TRIALS
 from sbcore.case_shape import oversubscribed
 from sbcore.case_shape import workers as case_workers
-from sbcore.cross_pairs import numbering_group
 from sbcore.sampling import trial_bounds
 
-REASONS = ("too_few_trials", "cut_short", "no_room", "budget_ended", "host_noise")
+REASONS = ("too_few_trials", "cut_short", "budget_ended", "host_noise")
 COLUMNS = [
     "kind",
     "node_type",
@@ -51,7 +45,6 @@ COLUMNS = [
     "trials_run",
     "own_trials",
     "max_trials",
-    "group_trials",
     "trials_needed",
     "spread_rel",
     "left_out_across_phase",
@@ -94,12 +87,10 @@ def wide_comparisons(
     case_lines: list[dict],
     cores: dict[str, int | None],
     run_budget_s: float | None = None,
-    group_trials: dict[str, int] | None = None,
 ) -> pd.DataFrame:
     """One row (COLUMNS) per counted paired comparison wider than PRECISE or without an interval, with
     its reason (REASONS) and a sentence saying why; case_lines: cases.jsonl; cores: per node type;
-    run_budget_s: the campaign's run budget (campaign.toml), None when it has none; group_trials: the
-    trial numbers each trial group used (trials_used), None when unknown."""
+    run_budget_s: the campaign's run budget (campaign.toml), None when it has none."""
     cases = {str(c["case_id"]): c for c in case_lines if isinstance(c, dict) and "case_id" in c}
     frames = [as_rows(paired, "speedup"), as_rows(variants, VARIANT_KIND), as_rows(cross, CROSS_KIND)]
     frames = [f for f in frames if not f.empty]
@@ -123,9 +114,6 @@ def wide_comparisons(
         own.append(min(lo for lo, _ in limits))
         most.append(min(hi for _, hi in limits))
     rows["own_trials"], rows["max_trials"] = own, most
-    rows["group_trials"] = pd.array(
-        [(group_trials or {}).get(numbering_group(cases[b])) for b in rows["case_b"]], dtype="Int64"
-    )
     rows["trials_run"] = rows[
         ["trials", "left_out_across_phase", "left_out_slow_transfer", "left_out_apart"]
     ].sum(axis=1)
@@ -139,19 +127,6 @@ def wide_comparisons(
     rows["reason"] = [r for r, _ in reasons]
     rows["why"] = [w for _, w in reasons]
     return rows[COLUMNS].sort_values(["reason", "kind", "case_b"], ignore_index=True)
-
-
-def trials_used(records: pd.DataFrame, case_lines: list[dict]) -> dict[str, int]:
-    """Per trial group, the trial numbers its cases' records used (the highest + 1)."""
-    if records is None or records.empty or "trial" not in records:
-        return {}
-    groups = {
-        str(c["case_id"]): numbering_group(c) for c in case_lines if isinstance(c, dict) and "case_id" in c
-    }
-    trial = pd.to_numeric(records["trial"], errors="coerce")
-    group = records["case_id"].astype(str).map(groups)
-    used = trial.groupby(group).max().dropna()
-    return {str(g): int(t) + 1 for g, t in used.items()}
 
 
 def budgets_named(case: dict, run_budget_s: float | None) -> str:
@@ -175,14 +150,6 @@ def reason(
     """(reason, a sentence) for one wide comparison (see the module's docstring); budgets: the budgets
     in force, named (budgets_named); run_budget_s: the run's, the only one that ends a run."""
     n, run = row["trials"], row["trials_run"]
-    spread = row["spread_rel"]
-    spread_text = f"±{100 * spread:.1f} %" if spread == spread else "unknown"
-    used = row.get("group_trials")
-    if target and used is not None and used == used and used >= row["max_trials"] > run >= row["own_trials"]:
-        return "no_room", (
-            f"no room after {run} trials ({n} counted): its trial group had used all {row['max_trials']} "
-            "trial numbers its cases may run (a new trial takes one new to the group; raise max_reps)"
-        )
     if n < MIN_TRIALS:
         return "too_few_trials", f"{n} trials counted ({run} run): an interval needs {MIN_TRIALS}"
     if run < row["own_trials"]:
@@ -194,6 +161,8 @@ def reason(
                 else "the run was interrupted or its processes failed: resume it)"
             )
         )
+    spread = row["spread_rel"]
+    spread_text = f"±{100 * spread:.1f} %" if spread == spread else "unknown"
     needed = row["trials_needed"]
     if target and run < row["max_trials"] and needed <= row["max_trials"]:
         return "budget_ended", (

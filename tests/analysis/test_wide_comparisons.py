@@ -9,7 +9,7 @@ from functools import partial
 import pandas as pd
 import pytest
 
-from analysis.stats.wide_comparisons import REASONS, budgets_named, reason, trials_used
+from analysis.stats.wide_comparisons import REASONS, budgets_named, reason
 
 BASE = {
     "trials": 12,
@@ -39,28 +39,11 @@ BASE = {
         ({"trials_needed": 90}, True, "host_noise", "~90 trials would reach ±2 %, room for 24"),
         ({"trials_run": 24}, True, "host_noise", "per-trial ratios spread ±3.0 % over 12 trials"),
         ({}, False, "host_noise", "left out 1 across a phase change, 0 in a slow cache-line transfer"),
-        # the trial group used all 24 trial numbers: no case of it could run another trial
-        ({"group_trials": 24}, True, "no_room", "its trial group had used all 24 trial numbers"),
-        ({"group_trials": 24, "trials": 2}, True, "no_room", "no room after 12 trials (2 counted)"),
-        ({"group_trials": 23}, True, "budget_ended", "a budget ended it after 12 trials"),
-        ({"group_trials": 24}, False, "host_noise", "per-trial ratios spread ±3.0 %"),
-        ({"group_trials": 24, "trials_run": 7, "trials": 7}, True, "cut_short", "7 of its 12 trials ran"),
     ],
 )
 def test_each_reason_has_its_rule_and_its_sentence(change, target, expected, words):
     got, why = reason(BASE | change, target)
     assert got == expected and words in why
-
-
-def test_the_trial_numbers_a_group_used_are_counted_per_trial_group_or_family():
-    cases = [
-        {"case_id": "a", "family": "f1", "trial_group": "g"},
-        {"case_id": "b", "family": "f2", "trial_group": "g"},
-        {"case_id": "c", "family": "f3"},  # planned before trial groups: its family
-    ]
-    records = pd.DataFrame({"case_id": ["a", "a", "b", "c", "c"], "trial": [0, 5, 23, 3, None]})
-    assert trials_used(records, cases) == {"g": 24, "f3": 4}
-    assert trials_used(records.drop(columns="trial"), cases) == {}
 
 
 def test_the_sentences_name_the_budgets_in_force_with_their_values():

@@ -34,7 +34,8 @@ class Times:
     def get(self, case: dict) -> CaseTimes:
         per_trial = self.times[case["case_id"]]
         trials = set(range(len(per_trial)))
-        return CaseTimes({t: [Run(0, x)] for t, x in enumerate(per_trial)}, trials, trials, {})
+        measured = set(range(len(per_trial) * case.get("trial_runs", 1)))  # the per-case rule's numbering
+        return CaseTimes({t: [Run(0, x)] for t, x in enumerate(per_trial)}, trials, measured, {})
 
 
 def test_a_variant_ratio_wider_than_the_target_gets_a_trial_of_its_two_cases():
@@ -59,8 +60,26 @@ def test_an_imprecise_speedup_brings_the_baseline_as_often_as_it_runs_in_a_trial
     cases = [member("base", "serial", trial_runs=2, reps=48), member("a", "omp", "static")]
     noisy = [0.5 * (1 + 0.05 * ((t * 7) % 5 - 2)) for t in range(12)]
     times = Times({"base": [1.0] * 12, "a": noisy})
-    trial = family_needs(times, cases, TARGET)[0].work
-    assert sorted((c["case_id"], p) for c, p in trial) == [("a", 12), ("base", 24), ("base", 25)]
+    (need,) = family_needs(times, cases, TARGET)
+    assert sorted((c["case_id"], p) for c, p in need.work) == [("a", 12), ("base", 24), ("base", 25)]
+    assert need.trial == 12
+
+
+def test_a_family_gets_a_trial_while_its_cases_have_room_whatever_trial_numbers_its_group_used():
+    """Another family of the trial group has used 30 trial numbers (the comparison target's trials of
+    it: a number new to the group each), more than this family's cases have processes (24): the next
+    trial is number 30, and each of its processes the lowest invocation its case has not used."""
+    cases = [member("base", "serial"), member("a", "omp", "static")]
+    cases = [c | {"trial_group": "g"} for c in cases]
+    other = member("o", "omp", "static", threads=2, family="f-other", trial_group="g")
+    noisy = [0.5 * (1 + 0.05 * ((t * 7) % 5 - 2)) for t in range(12)]
+    times = Times({"base": [1.0] * 12, "a": noisy, "o": [0.5] * 30})
+    (need,) = family_needs(times, [*cases, other], TARGET)
+    assert need.trial == 30
+    assert sorted((c["case_id"], p) for c, p in need.work) == [("a", 12), ("base", 12)]
+    # Every one of a case's 24 processes used: no room, no trial.
+    full = Times({"base": [1.0] * 24, "a": noisy * 2, "o": [0.5] * 30})
+    assert family_needs(full, [*cases, other], TARGET) == []
 
 
 def test_variant_pairs_are_the_analysis_pairs():

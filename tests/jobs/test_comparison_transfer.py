@@ -268,9 +268,9 @@ def test_only_a_member_slowed_in_the_state_defers_its_family(tmp_path):
     watch = TransferWatch(Records(tmp_path, records), "n1", lambda case: NEAR)
     assert watch.apart(static) is None and watch.apart(serial) is None
     assert watch.apart(contended) == (contended, APART, NEAR)
-    needs = [Need(0.1, "family f", [(contended, 8)]), Need(0.05, "family f", [(static, 7)])]
+    needs = [Need(0.1, "family f", [(contended, 8)], 8), Need(0.05, "family f", [(static, 7)], 8)]
     # A trial of the family that runs only its serial member is not affected.
-    assert choose(watch, [Need(0.2, "family f", [(serial, 8)])], measure=False)[1] == []
+    assert choose(watch, [Need(0.2, "family f", [(serial, 8)], 8)], measure=False)[1] == []
     chosen, passed = choose(watch, needs, measure=False)
     assert chosen is needs[1] and [(n, [a.case["case_id"] for a in apart]) for n, apart in passed] == [
         (needs[0], ["contended"])

@@ -151,6 +151,48 @@ def test_the_runner_runs_a_group_in_shared_trials_and_the_cross_ratio_pairs_to_t
     assert (table["trials_together"] + table["left_out_across_phase"] == 8).all()
 
 
+NOISY_GROUP = """
+description = "a trial group of two noisy families under a comparison target"
+interleave = "family"
+target_ci = 0.5
+min_reps = 6
+max_reps = 12
+warmup = 0
+seed = 5
+baseline_every = 0
+comparison_target_ci = 0.001
+comparison_budget_s = 120
+
+[[sweep]]
+binary = ["fakephase-py-serial", "fakephase-py-omp"]
+params = {{ timeline = ["{timeline}"], jitter = [0.1], inner = ["scalar", "simd"] }}
+"""
+
+
+def test_the_comparison_target_runs_each_case_to_its_max_reps_whatever_numbers_its_group_used(
+    tmp_path, monkeypatch
+):
+    """Two families and their cross pairs, none precise enough after their cases' own 6 trials: each
+    trial the target runs takes a number new to the group, so the group uses more trial numbers than
+    a case may run processes (12); every case still runs all 12, numbered 0-11, one in each of 12
+    trials."""
+    stand_in_bin_dir(tmp_path / "bin", FAKE, ("fakephase-py-serial", "fakephase-py-omp"), monkeypatch)
+    experiment = tmp_path / "noisy.toml"
+    experiment.write_text(NOISY_GROUP.format(timeline=tmp_path / "timeline"))
+    run = run_cli("run", experiment, "--results-dir", tmp_path / "res", "--name", "g", "--no-progress")
+    assert run.returncode == 0, run.stderr
+    campaign = tmp_path / "res" / "g"
+    cases = load_cases(campaign)
+    assert len({c["family"] for c in cases}) == 2 and len({c["trial_group"] for c in cases}) == 1
+    trials_used = set()
+    for case in cases:
+        records = case_records(campaign, case["case_id"])
+        assert sorted(r["invocation"] for r in records) == list(range(12)), case["case_id"]
+        assert len({r["trial"] for r in records}) == 12  # one process per trial
+        trials_used |= {r["trial"] for r in records}
+    assert max(trials_used) >= 12
+
+
 class Times:
     """A stand-in for comparison_sampling.RecordCache: each case's trials -> runs, as given."""
 
@@ -161,7 +203,9 @@ class Times:
         from jobs.comparison_sampling import CaseTimes
 
         runs = self.trials.get(case["case_id"], {})
-        return CaseTimes(usable=runs, trials=set(runs), measured=set(runs), records={})
+        per = case.get("trial_runs", 1)  # invocations numbered by the per-case rule's trials
+        measured = {p for t in runs for p in range(t * per, (t + 1) * per)}
+        return CaseTimes(usable=runs, trials=set(runs), measured=measured, records={})
 
 
 def test_a_comparison_trial_of_one_family_takes_a_number_new_to_its_whole_group():
@@ -178,9 +222,10 @@ def test_a_comparison_trial_of_one_family_takes_a_number_new_to_its_whole_group(
         c["case_id"]: {t: [Run(0, 1 + 0.2 * ((t + i) % 3))] for t in range(6)} for i, c in enumerate(cases)
     }
     times[fortran["case_id"]] = {t: [Run(0, 1.0)] for t in range(10)}
-    work = family_needs(Times(times), cases, 0.01)[0].work
-    assert work and {p for _, p in work} == {10}
-    assert fortran["case_id"] not in {c["case_id"] for c, _ in work}
+    need = family_needs(Times(times), cases, 0.01)[0]
+    assert need.work and need.trial == 10
+    assert {p for _, p in need.work} == {6}  # each case's own next process
+    assert fortran["case_id"] not in {c["case_id"] for c, _ in need.work}
 
 
 def test_the_comparison_target_runs_an_imprecise_cross_pair_in_a_trial_of_its_own():
@@ -194,8 +239,12 @@ def test_the_comparison_target_runs_an_imprecise_cross_pair_in_a_trial_of_its_ow
     c_case, f_case = cases
     times = {c_case["case_id"]: {t: [Run(0, 1 + 0.2 * (t % 3))] for t in range(6)}}
     times[f_case["case_id"]] = {t: [Run(0, 1.0)] for t in range(10)}
-    work = family_needs(Times(times), cases, 0.01)[0].work
-    assert sorted((c["case_id"], p) for c, p in work) == [(c_case["case_id"], 10), (f_case["case_id"], 10)]
+    need = family_needs(Times(times), cases, 0.01)[0]
+    assert need.trial == 10
+    assert sorted((c["case_id"], p) for c, p in need.work) == [
+        (c_case["case_id"], 6),
+        (f_case["case_id"], 10),
+    ]
     # Precise enough: no trial.
     times[c_case["case_id"]] = {t: [Run(0, 1.0)] for t in range(6)}
     assert family_needs(Times(times), cases, 0.01) == []
@@ -212,10 +261,11 @@ def test_a_cross_pair_of_baselines_runs_one_process_of_each():
     scalar, simd = cases
     times = {scalar["case_id"]: {t: [Run(0, 1 + 0.2 * (t % 3))] for t in range(6)}}
     times[simd["case_id"]] = {t: [Run(0, 0.1)] for t in range(6)}
-    work = family_needs(Times(times), cases, 0.01)[0].work
-    assert sorted((c["case_id"], p) for c, p in work) == sorted(
+    need = family_needs(Times(times), cases, 0.01)[0]
+    assert need.trial == 6
+    assert sorted((c["case_id"], p) for c, p in need.work) == sorted(
         [(scalar["case_id"], 30), (simd["case_id"], 30)]
-    )  # trial 6, its first invocation: 6 x 5
+    )  # each one's first unused invocation: 6 trials x 5
 
 
 def test_make_bench_pairs_both_languages_and_both_inner_loops(tmp_path):

@@ -40,9 +40,7 @@ def blocks(wide: pd.DataFrame | None, summary: pd.DataFrame) -> list[Block]:
     )
     text = (
         f"Paired comparisons at up to one worker per core left wider than ±{100 * PRECISE:g} % "
-        f"(wide_comparisons.csv): {len(wide)} ({said}). No room: its trial group had used every trial "
-        "number its cases may run (a new trial takes one new to the group; `max_reps` bounds them). "
-        "A budget ended one when its cases had room for "
+        f"(wide_comparisons.csv): {len(wide)} ({said}). A budget ended one when its cases had room for "
         "the trials its spread would need (its line names the budgets in force); host noise when they "
         "had not, or had run them all (the "
         "per-trial ratios' spread, half their interquartile range, with the trials left out of it); too "
