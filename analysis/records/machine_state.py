@@ -16,9 +16,6 @@ TPUT_CHAINS = ("fp_tput",)
 ALU_CHAINS = ("int_alu",)
 TRANSFER_CHAINS = ("xfer",)
 CHAINS = LATENCY_CHAINS + TPUT_CHAINS + ALU_CHAINS + TRANSFER_CHAINS
-# Chains a probe with the kernel's own extremes may lack: the transfer (null wherever no pair of workers
-# timed one) and the ALU block (kernels before it wrote none). Such a probe is not derived from its arrays.
-OPTIONAL_CHAINS = ALU_CHAINS + TRANSFER_CHAINS
 
 
 def probe_columns(probe) -> dict:
