@@ -35,10 +35,8 @@ def probe_columns(probe) -> dict:
         for name, pick in (("min", min), ("max", max)):
             own = probe.get(f"{name}_s")
             own = own.get(chain) if isinstance(own, dict) else None
-            if isinstance(own, int | float) and not isinstance(own, bool):
-                row[f"probe_{chain}_{name}_s"] = own
-            elif times:
-                row[f"probe_{chain}_{name}_s"] = pick(times)
+            number = isinstance(own, int | float) and not isinstance(own, bool)
+            row[f"probe_{chain}_{name}_s"] = own if number else pick(times, default=None)
     cpus = {c for s in samples for c in _listed(s, "cpus") if isinstance(c, Hashable)}
     counted = probe.get("n_cpus")
     counted = counted if isinstance(counted, int) and not isinstance(counted, bool) and counted > 0 else None
