@@ -35,13 +35,10 @@ LINE = "record_line"  # a reps.csv row's line in its file (the header is line 1)
 
 def tables_of(fields) -> list[str]:
     """The long tables holding the items of these fields' arrays and data-keyed objects."""
-    found: list[str] = []
     parts = [f.shape for f in fields]
-    while parts:
-        part = parts.pop(0)
-        found += [part.table] if part.table and part.table not in found else []
-        parts += list(part.parts)
-    return found
+    for part in parts:  # (the list grows as it is walked: breadth first)
+        parts += part.parts
+    return list(dict.fromkeys(part.table for part in parts if part.table))
 
 
 READ_TABLES = tables_of(f for f in record_fields.REP_FIELDS if f.read != record_fields.UNREAD)
@@ -61,17 +58,10 @@ def read(raw: Path, case_ids: list[str]) -> ArrowRecords:
     slow: set[str] = set()
     facts, facts_case = _facts(raw, case_ids, slow)
     reps = _csv(raw, case_ids, stored_records.REPS_FILE, record_rows.HEADER, record_rows.COLUMN_TYPES, slow)
-    tables = {
-        name: _csv(
-            raw,
-            case_ids,
-            stored_records.table_path(Path(stored_records.REPS_FILE), name).name,
-            record_rows.TABLE_HEADERS[name],
-            record_rows.TABLES[name],
-            slow,
-        )
-        for name in READ_TABLES
-    }
+    tables: dict[str, pa.Table] = {}
+    for t in READ_TABLES:
+        file = stored_records.table_path(Path(stored_records.REPS_FILE), t).name
+        tables[t] = _csv(raw, case_ids, file, record_rows.TABLE_HEADERS[t], record_rows.TABLES[t], slow)
     return ArrowRecords(reps, tables, facts, facts_case, slow)
 
 
@@ -114,11 +104,10 @@ def _parsed(batch: list[tuple[str, bytes]], types: dict, slow: set) -> pa.Table:
     except pa.ArrowInvalid:
         table = None
     if batch and (table is None or table.num_rows != sum(counts)):
-        if len(batch) == 1:
-            slow.add(batch[0][0])
-            batch = []
-        else:
+        if len(batch) > 1:
             return pa.concat_tables([_parsed([one], types, slow) for one in batch]).unify_dictionaries()
+        slow.add(batch[0][0])
+        batch = []
     if not batch:
         return pa.table({c: pa.array([], type=t) for c, t in schema.items()})
     names = pa.array([case for case, _ in batch])
@@ -142,12 +131,8 @@ def _read_csv(data: bytes, types: dict) -> pa.Table:
     )
 
 
-_PYTHON = {
-    record_fields.STRING: str,
-    record_fields.INTEGER: int,
-    record_fields.NUMBER: float,
-    record_fields.BOOLEAN: bool,
-}
+# The Python type a facts line's scalar is decoded to: its JSON type's (a number: float, the last of two).
+_PYTHON = {t: record_fields.PYTHON_TYPES[t][-1] for t in ARROW_TYPES}
 
 
 def _facts_field(f: record_fields.Field) -> tuple:
@@ -183,10 +168,8 @@ def _facts(raw: Path, case_ids: list[str], slow: set) -> tuple[list, list[str]]:
             if data[end:].strip() or b"\n\n" in data or data.startswith(b"\n"):
                 raise ValueError("a cut last line or a blank one")
             decoded = _DECODER.decode_lines(data[:end])
-        except (ValueError, msgspec.DecodeError):
-            slow.add(case_id)
-            continue
-        if not _rebuilt(raw / case_id, decoded):
+            _rebuild(raw / case_id, decoded)
+        except (ValueError, TypeError):  # (msgspec.DecodeError is a ValueError)
             slow.add(case_id)
             continue
         lines.extend(decoded)
@@ -194,31 +177,26 @@ def _facts(raw: Path, case_ids: list[str], slow: set) -> tuple[list, list[str]]:
     return lines, cases
 
 
-def _rebuilt(directory: Path, lines: list) -> bool:
+def _rebuild(directory: Path, lines: list) -> None:
     """The lines' fields with parts in facts.<table>.csv rebuilt from those tables by
-    sbcore/record_rows.py (in place, as JSON text); False when a table row or a field does not decode."""
+    sbcore/record_rows.py (in place, as JSON text); ValueError or TypeError when a table row or a field
+    does not decode."""
     flat = [line for line in lines if bytes(line.flat) != b"null"]
     if not flat:
-        return True
+        return
     tables = {
         t: campaign_access.read_path(directory / record_rows.facts_table_file(t), missing=b"")
         for t in record_rows.FACTS_TABLES
     }
     items, problems = record_rows.facts_items({t: data for t, data in tables.items() if data})
     if problems:
-        return False
-    try:
-        for line in flat:
-            names = msgspec.json.decode(line.flat)
-            values = {
-                n: msgspec.json.decode(getattr(line, n))
-                for n in names
-                if isinstance(n, str) and hasattr(line, n)
-            }
-            shown = {record_rows.PROCESS_KEY: line.process, record_rows.FLAT_KEY: names} | values
-            rebuilt = record_rows.process_facts(shown, items)
-            for name in values:
-                setattr(line, name, msgspec.Raw(msgspec.json.encode(rebuilt[name])))
-    except (ValueError, TypeError, msgspec.DecodeError):
-        return False
-    return True
+        raise ValueError(f"not a row of a facts table: {problems[0]}")
+    for line in flat:
+        names = msgspec.json.decode(line.flat)
+        values = {
+            n: msgspec.json.decode(getattr(line, n)) for n in names if isinstance(n, str) and hasattr(line, n)
+        }
+        shown = {record_rows.PROCESS_KEY: line.process, record_rows.FLAT_KEY: names} | values
+        rebuilt = record_rows.process_facts(shown, items)
+        for name in values:
+            setattr(line, name, msgspec.Raw(msgspec.json.encode(rebuilt[name])))

@@ -20,14 +20,12 @@ from functools import lru_cache
 import msgspec
 
 from analysis.records.machine_state import probe_columns
-from sbcore import record_fields
+from sbcore import record_fields as rf
 from sbcore.variant_dimensions import VARIANT_PARAMS
 
 # The declared fields copied as they are into a column of their own name, text first, then numbers.
-_COPIED = [f for f in record_fields.FIELDS if f.read == record_fields.COLUMN]
-COPIED = tuple(f.name for f in _COPIED if f.type == record_fields.STRING) + tuple(
-    f.name for f in _COPIED if f.type != record_fields.STRING
-)
+_COPIED = [f for f in rf.FIELDS if f.read == rf.COLUMN]
+COPIED = tuple(f.name for f in sorted(_COPIED, key=lambda f: f.type != rf.STRING))  # (a stable sort)
 CTR_STATS = ("sum", "min", "max", "avg")
 
 
@@ -41,126 +39,69 @@ def canonical_json(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-def params_columns(params: dict) -> dict:
+def _params(record: dict) -> dict:
     """params_json and a param_<key> column per key that is no variant dimension (a structured value as
-    its canonical JSON text)."""
-    out = {"params_json": canonical_json(params)}
+    its canonical JSON text); the variant dimensions, the record's own, else its params'."""
+    params = record["params"]
+    row = {"params_json": canonical_json(params)}
     for key, value in params.items():
         if key not in VARIANT_PARAMS:
-            out[f"param_{key}"] = value if isinstance(value, str | int | float) else canonical_json(value)
-    return out
-
-
-def _params(record: dict) -> dict:
-    row = params_columns(record["params"])
-    for key in VARIANT_PARAMS:  # the record's own, else its params'
-        row[key] = record[key] if key in record else record["params"].get(key)
+            row[f"param_{key}"] = value if isinstance(value, str | int | float) else canonical_json(value)
+    row |= {key: record[key] if key in record else params.get(key) for key in VARIANT_PARAMS}
     row["threads"], row["ranks"] = record["threads"], record["ranks"]
     row["warmup"] = bool(record.get("warmup", False))
     row["case_index"] = record.get("case_index")
     return row
 
 
-def _warmups(record: dict) -> dict:
-    return {"n_warmup": _length(record.get("warmup_wall_s"))}
-
-
-def _build(record: dict) -> dict:
-    build = _object(record.get("build"))
-    return {"build_compiler": build.get("compiler"), "build_flags": build.get("flags")}
+def _keys(field: str, *keys: str):
+    """The group of an object field's keys: a column <field>_<key> per key (None where it has none)."""
+    return lambda record: {f"{field}_{key}": _object(record.get(field)).get(key) for key in keys}
 
 
 def _ranks(record: dict) -> dict:
     if not record.get("rank_wall_s"):
         return {}
     times = _numbers(record["rank_wall_s"])
-    return {
-        "rank_wall_min_s": min(times) if times else None,
-        "rank_wall_max_s": max(times) if times else None,
-    }
+    return {"rank_wall_min_s": min(times, default=None), "rank_wall_max_s": max(times, default=None)}
 
 
-def _placement(record: dict) -> dict:
-    return {"placement_cpus": placement_cpus(record.get("placement"))} | pin_columns(record.get("pin"))
-
-
-def _counters(record: dict) -> dict:
-    counters = _object(record.get("counters"))
-    row = {f"counters_{key}": counters.get(key) for key in ("status", "group", "reason")}
-    for name, metric in _metrics(counters).items():
-        for stat in CTR_STATS:
-            row[f"ctr_{metric_column(name)}_{stat}"] = _object(metric).get(stat)
-    return row
-
-
-def _clock(record: dict) -> dict:
-    return {"clock_max_ghz": clock_max_ghz(record.get("clock"), record.get("clock_ghz"))}
-
-
-def _probe(record: dict) -> dict:
-    return probe_columns(record.get("probe"))
-
-
-def _sampling(record: dict) -> dict:
-    return {"sampling_stop": _object(record.get("sampling")).get("stop")}
-
-
-def _scenario(record: dict) -> dict:
-    return scenario_columns(record.get("sched"), record.get("load"))
-
-
-def _slurm(record: dict) -> dict:
-    slurm = _object(record.get("slurm"))
-    return {"slurm_job_id": slurm.get("job_id"), "slurm_array_task_id": slurm.get("array_task_id")}
-
-
-def _result(record: dict) -> dict:
-    return {} if record.get("result") is None else {"result_json": result_json(record["result"])}
+def _counted(record: dict) -> dict:
+    """likwid's statistics of each counted metric: ctr_<metric>_<stat>."""
+    metrics = _metrics(_object(record.get("counters")))
+    return {f"ctr_{metric_column(n)}_{s}": _object(m).get(s) for n, m in metrics.items() for s in CTR_STATS}
 
 
 # The derived columns' groups in the table's order, each of the fields a process holds once (PROCESS)
 # or of a repetition's (REP, with its process's load).
 GROUPS = (
-    (_params, record_fields.PROCESS),
-    (_warmups, record_fields.REP),
-    (_build, record_fields.PROCESS),
-    (_ranks, record_fields.REP),
-    (_placement, record_fields.REP),
-    (_counters, record_fields.PROCESS),
-    (_clock, record_fields.REP),
-    (_probe, record_fields.REP),
-    (_sampling, record_fields.PROCESS),
-    (_scenario, record_fields.REP),
-    (_slurm, record_fields.PROCESS),
-    (_result, record_fields.REP),
+    (_params, rf.PROCESS),
+    (lambda r: {"n_warmup": _length(r.get("warmup_wall_s"))}, rf.REP),
+    (_keys("build", "compiler", "flags"), rf.PROCESS),
+    (_ranks, rf.REP),
+    (lambda r: {"placement_cpus": placement_cpus(r.get("placement"))} | pin_columns(r.get("pin")), rf.REP),
+    (_keys("counters", "status", "group", "reason"), rf.PROCESS),
+    (_counted, rf.PROCESS),
+    (lambda r: {"clock_max_ghz": clock_max_ghz(r.get("clock"), r.get("clock_ghz"))}, rf.REP),
+    (lambda r: probe_columns(r.get("probe")), rf.REP),
+    (_keys("sampling", "stop"), rf.PROCESS),
+    (lambda r: scenario_columns(r.get("sched"), r.get("load")), rf.REP),
+    (_keys("slurm", "job_id", "array_task_id"), rf.PROCESS),
+    (lambda r: {} if r.get("result") is None else {"result_json": result_json(r["result"])}, rf.REP),
 )
 
 
 def row(record: dict) -> dict:
     """A record's whole row but its file and line: case_id, rep, the COPIED fields, then `derived`."""
-    return (
-        {"case_id": record.get("case_id"), "rep": record.get("rep")}
-        | {name: record.get(name) for name in COPIED}
-        | derived(record)
-    )
+    return {name: record.get(name) for name in ("case_id", "rep", *COPIED)} | derived(record)
 
 
-def derived(record: dict) -> dict:
+def derived(record: dict, level: str | None = None) -> dict:
     """The columns of one record that are not copied as they are (no case_id, rep, COPIED fields, record
-    file or line), in the table's order, the optional groups only where the record has them."""
-    return {k: v for group, _ in GROUPS for k, v in group(record).items()}
-
-
-def process_columns(record: dict) -> dict:
-    """The derived columns of the fields a kernel process holds once (its facts in stored records)."""
-    return {
-        k: v for group, level in GROUPS if level == record_fields.PROCESS for k, v in group(record).items()
-    }
-
-
-def rep_columns(record: dict) -> dict:
-    """The derived columns of the fields a repetition holds (with its process's `load`)."""
-    return {k: v for group, level in GROUPS if level == record_fields.REP for k, v in group(record).items()}
+    file or line), in the table's order, the optional groups only where the record has them; with a
+    level, only its groups' (PROCESS: a kernel process's facts in stored records; REP: a repetition's,
+    with its process's `load`)."""
+    return {k: v for group, at in GROUPS if level in (None, at) for k, v in group(record).items()}
 
 
 def pin_columns(pin) -> dict:
@@ -236,12 +177,9 @@ def clock_max_ghz(clock, mean_ghz):
     """The higher of the two clock readings around the compute region: an interruption (another
     process, the hypervisor) only lowers a reading, so the higher one is the core's clock; the record's
     clock_ghz (their mean) where the readings are missing."""
-    readings = [
-        v
-        for v in (_object(clock).get("before_ghz"), _object(clock).get("after_ghz"))
-        if isinstance(v, int | float) and not isinstance(v, bool) and v > 0
-    ]
-    return max(readings) if readings else mean_ghz
+    clock = _object(clock)
+    readings = [v for v in _numbers([clock.get("before_ghz"), clock.get("after_ghz")]) if v > 0]
+    return max(readings, default=mean_ghz)
 
 
 def wait_column(sched: dict) -> str | None:
@@ -252,11 +190,9 @@ def wait_column(sched: dict) -> str | None:
     if sched.get("wait_applied"):
         return sched["wait_applied"] + (" (auto)" if sched.get("wait_policy") == "auto" else "")
     omp = sched.get("omp_wait_policy")
-    return (
-        {"active": "spin", "passive": "sleep"}.get(str(omp).lower(), f"OMP_WAIT_POLICY={omp}")
-        if omp
-        else None
-    )
+    if not omp:
+        return None
+    return {"active": "spin", "passive": "sleep"}.get(str(omp).lower(), f"OMP_WAIT_POLICY={omp}")
 
 
 def scenario_columns(sched, load) -> dict:
@@ -289,14 +225,14 @@ def scenario_columns(sched, load) -> dict:
 
 # A record that has every optional group, one param and one counted metric: its columns give the order.
 _SAMPLE = {
-    record_fields.STRING: "x",
-    record_fields.INTEGER: 1,
-    record_fields.NUMBER: 1.0,
-    record_fields.BOOLEAN: False,
-    record_fields.OBJECT: {"x": 0},
-    record_fields.ARRAY: [0],
+    rf.STRING: "x",
+    rf.INTEGER: 1,
+    rf.NUMBER: 1.0,
+    rf.BOOLEAN: False,
+    rf.OBJECT: {"x": 0},
+    rf.ARRAY: [0],
 }
-_EVERY_GROUP = {f.name: _SAMPLE[f.type] for f in record_fields.FIELDS}
+_EVERY_GROUP = {f.name: _SAMPLE[f.type] for f in rf.FIELDS}
 _EVERY_GROUP["counters"] = {"status": "ok", "metrics": {"x": {}}}
 _NAMED_BY_DATA = {"param_x": "param_*"} | {f"ctr_x_{stat}": "ctr_*" for stat in CTR_STATS}
 ORDER = tuple(

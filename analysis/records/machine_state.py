@@ -16,9 +16,6 @@ TPUT_CHAINS = ("fp_tput",)
 ALU_CHAINS = ("int_alu",)
 TRANSFER_CHAINS = ("xfer",)
 CHAINS = LATENCY_CHAINS + TPUT_CHAINS + ALU_CHAINS + TRANSFER_CHAINS
-# Chains a probe with the kernel's own extremes may lack: the transfer (null wherever no pair of workers
-# timed one) and the ALU block (kernels before it wrote none). Such a probe is not derived from its arrays.
-OPTIONAL_CHAINS = ALU_CHAINS + TRANSFER_CHAINS
 
 
 def probe_columns(probe) -> dict:
@@ -38,10 +35,8 @@ def probe_columns(probe) -> dict:
         for name, pick in (("min", min), ("max", max)):
             own = probe.get(f"{name}_s")
             own = own.get(chain) if isinstance(own, dict) else None
-            if isinstance(own, int | float) and not isinstance(own, bool):
-                row[f"probe_{chain}_{name}_s"] = own
-            elif times:
-                row[f"probe_{chain}_{name}_s"] = pick(times)
+            number = isinstance(own, int | float) and not isinstance(own, bool)
+            row[f"probe_{chain}_{name}_s"] = own if number else pick(times, default=None)
     cpus = {c for s in samples for c in _listed(s, "cpus") if isinstance(c, Hashable)}
     counted = probe.get("n_cpus")
     counted = counted if isinstance(counted, int) and not isinstance(counted, bool) and counted > 0 else None

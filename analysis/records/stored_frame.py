@@ -3,11 +3,11 @@ without a Python object per repetition: the same columns analysis/records/derive
 record (its reference, tested to agree).
 
 - Copied fields: a repetition's from its reps.csv column, a process's from its facts line.
-- A process's derived columns (params, build, counters, ...): derive.process_columns once per distinct
-  set of the facts they come from.
+- A process's derived columns (params, build, counters, ...): derive.derived(..., PROCESS) once per
+  distinct set of the facts they come from.
 - A repetition's derived columns: the clock, the probe, the ranks' times and the warm-up count from
   their columns at once; the pinning, placement, scheduling scenario and result (which repeat over a
-  case's repetitions) by derive.rep_columns once per distinct set of their cells and long-table items.
+  case's repetitions) by derive's functions once per distinct set of their cells and long-table items.
 - A row with extra_json (a value the flat shape does not hold) is derived whole, by derive.
 
 `invalid_cases` names the cases whose rows the one rule (sbcore/record_lines.py) might not all count as
@@ -30,7 +30,7 @@ from analysis.records.arrow_reader import ARROW_TYPES, CASE, LINE, PROCESS_READ,
 from analysis.records.machine_state import CHAINS
 from sbcore import layout, record_rows, stored_records
 from sbcore import record_fields as rf
-from sbcore.record_lines import RECORD_FIELDS, value_problem
+from sbcore.record_lines import value_problem
 
 PROCESS = record_rows.PROCESS_KEY
 # The REP fields derived once per distinct value, and the long tables holding their items.
@@ -61,28 +61,22 @@ def invalid_cases(ar: ArrowRecords) -> set[str]:
     if not reps.num_rows:
         return bad
     cases = _cases(reps)
-    process = _ints(reps[PROCESS])
-    rep = _ints(reps["rep"])
+    process, rep = _ints(reps[PROCESS]), _ints(reps["rep"])
     problem = ~_in_range(process, rep) | (_fact_rows(ar, cases, process) < 0)
     for spec in _REQUIRED_ROWS:  # (typed columns: of their type or null)
-        _, const, minimum, exclusive = RECORD_FIELDS[spec.name]
         column = reps[spec.name]
         if pa.types.is_dictionary(column.type):
             column = column.cast(column.type.value_type)
         problem |= column.is_null().to_numpy(zero_copy_only=False)
-        values = pc.fill_null(column, 0 if minimum is not None else "").to_numpy(zero_copy_only=False)
+        values = pc.fill_null(column, 0 if spec.minimum is not None else "").to_numpy(zero_copy_only=False)
         if spec.type == rf.NUMBER:
             problem |= ~np.isfinite(values)
-        if const is not None:
-            problem |= values != const
-        if minimum is not None:
-            problem |= values <= minimum if exclusive else values < minimum
+        if spec.const is not None:
+            problem |= values != spec.const
+        if spec.minimum is not None:
+            problem |= values <= spec.minimum if spec.exclusive else values < spec.minimum
+    problem |= pd.DataFrame({"case": cases, "rep": rep}).duplicated().to_numpy()  # a repetition twice
     key = _row_key(cases, process, rep)
-    order = np.argsort(_row_key(cases, np.zeros_like(rep), rep), kind="stable")
-    twice = np.zeros(len(rep), bool)
-    same = (cases[order][1:] == cases[order][:-1]) & (rep[order][1:] == rep[order][:-1])
-    twice[order[1:][same]] = True
-    problem |= twice
     for table in ar.tables:
         problem |= _items_missing(ar.tables[table], table, reps, cases, key)
     bad |= set(np.asarray(reps[CASE].combine_chunks().dictionary)[np.unique(cases[problem])])
@@ -119,17 +113,16 @@ def _row_key(cases: np.ndarray, process: np.ndarray, rep: np.ndarray) -> np.ndar
     return (cases << 43) | ((process & (2**21 - 1)) << 22) | (rep & (2**22 - 1))
 
 
+def _case_codes(reps: pa.Table) -> dict[str, int]:
+    """Each case's code in the case_dir column of reps."""
+    return {name: i for i, name in enumerate(reps[CASE].combine_chunks().dictionary.to_pylist())}
+
+
 def _fact_rows(ar: ArrowRecords, cases: np.ndarray, process: np.ndarray) -> np.ndarray:
     """Each row's facts line (its index in ar.facts), -1 where its process has none."""
-    names = ar.reps[CASE].combine_chunks().dictionary.to_pylist()
-    code = {name: i for i, name in enumerate(names)}
-    fact_keys = np.array(
-        [
-            (code.get(c, -1) << 32) | (f.process & 0xFFFFFFFF)
-            for c, f in zip(ar.facts_case, ar.facts, strict=True)
-        ],
-        dtype=np.int64,
-    )
+    code = _case_codes(ar.reps)
+    facts = zip(ar.facts_case, ar.facts, strict=True)
+    fact_keys = np.array([(code.get(c, -1) << 32) | (f.process & 0xFFFFFFFF) for c, f in facts], np.int64)
     return _lookup(fact_keys, (cases << 32) | (process & 0xFFFFFFFF))
 
 
@@ -144,12 +137,9 @@ def _lookup(known: np.ndarray, keys: np.ndarray) -> np.ndarray:
 
 def _item_rows(table: pa.Table, reps: pa.Table, row_keys: np.ndarray) -> np.ndarray:
     """Each item's reps.csv row (-1 for an item of no row)."""
-    if not table.num_rows:
-        return np.zeros(0, np.int64)
-    names = reps[CASE].combine_chunks().dictionary.to_pylist()
-    code = {name: i for i, name in enumerate(names)}
-    remap = np.array([code.get(n, -1) for n in table[CASE].combine_chunks().dictionary.to_pylist()])
-    cases = remap[_cases(table)] if len(remap) else np.zeros(0, np.int64)
+    code = _case_codes(reps)
+    names = table[CASE].combine_chunks().dictionary.to_pylist()
+    cases = np.array([code.get(n, -1) for n in names], np.int64)[_cases(table)]
     process, rep = _ints(table[PROCESS]), _ints(table["rep"])
     found = _lookup(row_keys, _row_key(cases, process, rep))
     return np.where((cases >= 0) & _in_range(process, rep), found, -1)
@@ -159,16 +149,14 @@ def _items_missing(table: pa.Table, name: str, reps: pa.Table, cases, row_keys) 
     """Rows whose arrays in this long table lack an item, or hold one twice."""
     missing = np.zeros(reps.num_rows, bool)
     rows = _item_rows(table, reps, row_keys)
-    index = _ints(table["index"]) if table.num_rows else np.zeros(0, np.int64)
+    index = _ints(table["index"])
     placed = rows >= 0
     pairs = rows[placed] * 2**20 + index[placed]
     unique, counts = np.unique(pairs, return_counts=True)
     missing[(unique[counts > 1] // 2**20).astype(np.int64)] = True
     for count_column, (_, item_columns) in ((c, a) for c, a in record_rows.ARRAYS.items() if a[0] == name):
         wanted = _ints(reps[count_column]).clip(0)
-        present = np.zeros(table.num_rows, bool)
-        for column in item_columns:
-            present |= table[column].is_valid().to_numpy(zero_copy_only=False)
+        present = np.any([table[c].is_valid().to_numpy(zero_copy_only=False) for c in item_columns], axis=0)
         ok = placed & present & (index >= 0) & (index < wanted[np.maximum(rows, 0)])
         missing |= np.bincount(rows[ok], minlength=reps.num_rows) != wanted
     return missing
@@ -180,50 +168,43 @@ def columns(ar: ArrowRecords) -> Columns:
     cases = _cases(reps)
     process, rep = _ints(reps[PROCESS]), _ints(reps["rep"])
     names = np.asarray(reps[CASE].combine_chunks().dictionary.to_pylist(), dtype=object)
-    order = np.lexsort((rep, np.argsort(np.argsort(names))[cases] if len(names) else cases))
+    order = np.lexsort((rep, np.argsort(np.argsort(names))[cases]))
     if (np.diff(order) < 0).any():  # (files hold their rows in order of repetition, mostly)
         reps = reps.take(pa.array(order))
     cases, process, rep = cases[order], process[order], rep[order]
     fact = _fact_rows(ar, cases, process)
     out: dict[str, object] = {"case_id": reps[CASE], "rep": reps["rep"]}
-    facts_columns = _facts_columns(ar.facts)
-    for name in derive.COPIED:
-        out[name] = reps[name] if name in reps.column_names else facts_columns[name].take(pa.array(fact))
+    for name in derive.COPIED:  # a repetition's from its column, a process's from its facts line
+        if name in reps.column_names:
+            out[name] = reps[name]
+        else:
+            type_ = ARROW_TYPES[rf.BY_NAME[name].type]
+            out[name] = pa.array([getattr(line, name) for line in ar.facts], type_).take(pa.array(fact))
     process_keys, process_rows = _process_distinct(ar.facts)
     which = process_keys[fact]
-    out |= _spread([derive.process_columns(r) for r in process_rows], which)
+    out |= _spread([derive.derived(r, rf.PROCESS) for r in process_rows], which)
     out |= _rep_columns(reps)
     row_keys = _row_key(cases, process, rep)
     items = {t: (ar.tables[t], _item_rows(ar.tables[t], reps, row_keys)) for t in ar.tables}
     fact_loads, loads = _load_codes(ar.facts)
     load_codes = fact_loads[fact] if len(fact_loads) else np.zeros(len(fact), np.int64)
     out |= _rep_distinct(reps, items, load_codes, loads)
-    if "rank_wall_s_n" in reps.column_names and pc.max(reps["rank_wall_s_n"]).as_py():
+    if pc.max(reps["rank_wall_s_n"]).as_py():
         out |= _rank_walls(ar.tables["ranks"], reps, row_keys)
     out[LINE] = reps[LINE]
     extra = np.flatnonzero(reps[record_rows.EXTRA].is_valid().to_numpy(zero_copy_only=False))
     if len(extra):
         _patch_extra(out, reps, extra, items, [ar.facts[f] for f in fact[extra]])
-    case_names = names[cases] if len(names) else np.zeros(0, object)
     problems: list[tuple[str, str]] = []
     lines = _ints(reps[LINE])
-    return Columns(out, _hwthreads(process_rows, which, case_names, rep, lines, problems), problems)
-
-
-def _facts_columns(facts: list) -> dict[str, pa.Array]:
-    """The copied PROCESS fields of every facts line, typed as declared."""
-    return {
-        f.name: pa.array([getattr(line, f.name) for line in facts], ARROW_TYPES[f.type])
-        for f in PROCESS_READ
-        if f.name in derive.COPIED
-    }
+    return Columns(out, _hwthreads(process_rows, which, names[cases], rep, lines, problems), problems)
 
 
 _PROCESS_INPUTS = [f.name for f in PROCESS_READ if f.name not in derive.COPIED]
 
 
 def _process_distinct(facts: list) -> tuple[np.ndarray, list[dict]]:
-    """(each facts line's distinct inputs of derive.process_columns, those inputs as a record)."""
+    """(each facts line's distinct inputs of derive.derived(..., PROCESS), those inputs as a record)."""
     columns = []
     for name in _PROCESS_INPUTS:
         values = list(map(attrgetter(name), facts))
@@ -244,15 +225,10 @@ def _process_distinct(facts: list) -> tuple[np.ndarray, list[dict]]:
 
 def _group_codes(columns: list[np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
     """(each row's group, the first row of each group) of rows equal in every column (integer codes,
-    -1 for none): the columns' codes combined one at a time, each step factorized (no overflow)."""
-    key = np.zeros(n, np.int64)
-    for column in columns:
-        key = pd.factorize(key * (int(column.max(initial=0)) + 2) + (column + 1))[0].astype(np.int64)
-    _, first = np.unique(key, return_index=True)
-    order = np.argsort(first)  # groups numbered in the order of their first row
-    rank = np.empty(len(order), np.int64)
-    rank[order] = np.arange(len(order))
-    return rank[key] if n else key, first[order]
+    -1 for none), groups numbered in the order of their first row."""
+    frame = pd.DataFrame(dict(enumerate(columns)), index=pd.RangeIndex(n))
+    key = frame.groupby(list(frame.columns), sort=False).ngroup().to_numpy(np.int64)
+    return key, np.unique(key, return_index=True)[1]
 
 
 def _spread(rows: list[dict], which: np.ndarray) -> dict[str, object]:
@@ -272,14 +248,11 @@ def _spread(rows: list[dict], which: np.ndarray) -> dict[str, object]:
 def _rep_columns(reps: pa.Table) -> dict[str, object]:
     """The warm-up count, the clock and the probe of every row from their columns."""
     out: dict[str, object] = {"n_warmup": pc.fill_null(reps["warmup_wall_s_n"], 0)}
-    mean = reps["clock_ghz"]
     before, after = (
         pc.if_else(pc.greater(reps[c], 0), reps[c], None) for c in ("clock_before_ghz", "clock_after_ghz")
     )
-    out["clock_max_ghz"] = pc.coalesce(pc.max_element_wise(before, after), mean)
-    for chain in CHAINS:
-        for name in ("min", "max"):
-            out[f"probe_{chain}_{name}_s"] = reps[f"probe_{name}_s_{chain}"]
+    out["clock_max_ghz"] = pc.coalesce(pc.max_element_wise(before, after), reps["clock_ghz"])
+    out |= {f"probe_{c}_{m}_s": reps[f"probe_{m}_s_{c}"] for c in CHAINS for m in ("min", "max")}
     out["probe_runq_wait_s"] = reps["probe_runq_wait_s"]
     cpus = reps["probe_n_cpus"]
     out["probe_cpus"] = pc.if_else(pc.greater(cpus, 0), cpus, None)
@@ -298,10 +271,10 @@ def _rep_distinct(reps: pa.Table, items: dict, load_codes: np.ndarray, loads: li
     table items and process load."""
     n = reps.num_rows
     own = [c for c in reps.column_names if any(c.startswith(f.name + "_") for f in _DISTINCT_FIELDS)]
-    parts = [load_codes.reshape(-1, 1)] + [_codes(reps[c]).reshape(-1, 1) for c in own]
+    codes = [load_codes] + [pd.factorize(reps[c].to_pandas())[0] for c in own]
     for table in _DISTINCT_TABLES:
-        parts.append(_item_matrix(*items[table], n))
-    which, first = _group_codes([c for part in parts for c in part.T], n)
+        codes += list(_item_matrix(*items[table], n).T)
+    which, first = _group_codes(codes, n)
     rows = []
     for r, record in zip(first.tolist(), _parts(reps, first, own, items, _DISTINCT_FIELDS), strict=True):
         record["load"] = loads[load_codes[r]] if loads else None
@@ -314,20 +287,10 @@ def _rep_distinct(reps: pa.Table, items: dict, load_codes: np.ndarray, loads: li
     return _spread(rows, which)
 
 
-def _codes(column) -> np.ndarray:
-    return pd.factorize(column.to_pandas(), use_na_sentinel=True)[0].astype(np.int64)
-
-
 def _item_matrix(table: pa.Table, rows: np.ndarray, n: int) -> np.ndarray:
     """Per row, the code of its items' cells at each index (-1: no item there)."""
-    if not table.num_rows:
-        return np.full((n, 1), -1, np.int64)
     cells = [c for c in table.column_names if c not in (CASE, LINE, PROCESS, "rep", "index")]
-    codes = (
-        pd.DataFrame({c: table[c].to_pandas() for c in cells})
-        .groupby(cells, dropna=False, sort=False)
-        .ngroup()
-    )
+    codes = table.select(cells).to_pandas().groupby(cells, dropna=False, sort=False).ngroup()
     index = _ints(table["index"])
     keep = (rows >= 0) & (index >= 0)
     width = int(index[keep].max()) + 1 if keep.any() else 1
@@ -357,7 +320,7 @@ def _parts(reps: pa.Table, chosen: np.ndarray, own: list[str], items: dict, fiel
 def _rank_walls(table: pa.Table, reps: pa.Table, row_keys: np.ndarray) -> dict[str, object]:
     """rank_wall_min_s and rank_wall_max_s per row from the ranks table (null: no rank times)."""
     rows = _item_rows(table, reps, row_keys)
-    values = table["rank_wall_s"].to_numpy(zero_copy_only=False) if table.num_rows else np.zeros(0)
+    values = table["rank_wall_s"].to_numpy(zero_copy_only=False)
     keep = (rows >= 0) & ~np.isnan(values)
     low = np.full(reps.num_rows, np.inf)
     high = np.full(reps.num_rows, -np.inf)
@@ -377,10 +340,8 @@ def _patch_extra(out: dict, reps: pa.Table, extra: np.ndarray, items: dict, fact
     for r, line, part in zip(extra.tolist(), facts, parts, strict=True):
         part |= msgspec.json.decode(reps[record_rows.EXTRA][r].as_py())
         part["load"] = msgspec.json.decode(bytes(line.load))
-        row = derive.rep_columns(part) | {
-            n: part.get(n) for n in derive.COPIED if rf.BY_NAME[n].level == rf.REP
-        }
-        for name, value in row.items():
+        copied = {n: part.get(n) for n in derive.COPIED if rf.BY_NAME[n].level == rf.REP}
+        for name, value in (derive.derived(part, rf.REP) | copied).items():
             column = out.get(name)
             if not isinstance(column, list):
                 column = out[name] = column.to_pylist() if column is not None else [None] * reps.num_rows

@@ -36,8 +36,6 @@ def typed_column(values):
     """One column's values (Python values or a typed Arrow column) as the array pandas would infer from
     the values, text as a categorical: through Arrow where it types them."""
     if not isinstance(values, pa.ChunkedArray | pa.Array):
-        if not len(values):
-            return pandas_column(values)
         try:
             values = pa.array(values)
         except _ARROW_REFUSES:
@@ -65,15 +63,10 @@ def typed_column(values):
 
 def text_categorical(array: pa.Array) -> pd.Categorical:
     """Text (None allowed) as a categorical whose categories are sorted, as pandas makes them."""
-    encoded = array.dictionary_encode()
-    dictionary = encoded.dictionary
-    order = pc.array_sort_indices(dictionary).to_numpy()
-    rank = np.empty(len(order), np.int32)
-    rank[order] = np.arange(len(order), dtype=np.int32)
-    codes = pc.fill_null(encoded.indices, -1).to_numpy().astype(np.int32, copy=False)
-    codes = np.where(codes >= 0, rank[np.maximum(codes, 0)], -1)
-    categories = pd.Index(dictionary.take(pa.array(order)).to_pylist(), dtype="str")
-    return pd.Categorical.from_codes(codes, categories=categories)
+    distinct = pc.unique(array.drop_null())
+    distinct = distinct.take(pc.array_sort_indices(distinct))
+    codes = pc.fill_null(pc.index_in(array, value_set=distinct), -1).to_numpy()
+    return pd.Categorical.from_codes(codes, categories=pd.Index(distinct.to_pylist(), dtype="str"))
 
 
 def pandas_column(values: Sequence):
@@ -84,9 +77,6 @@ def pandas_column(values: Sequence):
         try:
             return column.astype("category").array
         except TypeError:  # a JSON object or array where records usually hold a scalar: as its JSON text
-            return column.map(_hashable).astype("category").array
+            text = column.map(lambda v: json.dumps(v, sort_keys=True) if isinstance(v, dict | list) else v)
+            return text.astype("category").array
     return column.to_numpy()
-
-
-def _hashable(value):
-    return json.dumps(value, sort_keys=True) if isinstance(value, dict | list) else value
