@@ -124,17 +124,24 @@ params = {{ timeline = ["{timeline}"], slow = ["5-13,30-47"], inner = ["scalar",
 """
 
 
-def test_the_runner_runs_a_group_in_shared_trials_and_the_cross_ratio_pairs_to_the_truth(
-    tmp_path, monkeypatch
-):
+def run_group(tmp_path, monkeypatch, experiment_text: str):
+    """Runs an experiment of the fake phase kernels whose two families form one trial group:
+    (campaign directory, its cases)."""
     stand_in_bin_dir(tmp_path / "bin", FAKE, ("fakephase-py-serial", "fakephase-py-omp"), monkeypatch)
     experiment = tmp_path / "group.toml"
-    experiment.write_text(EXPERIMENT.format(timeline=tmp_path / "timeline"))
+    experiment.write_text(experiment_text.format(timeline=tmp_path / "timeline"))
     run = run_cli("run", experiment, "--results-dir", tmp_path / "res", "--name", "g", "--no-progress")
     assert run.returncode == 0, run.stderr
     campaign = tmp_path / "res" / "g"
     cases = load_cases(campaign)
     assert len({c["family"] for c in cases}) == 2 and len({c["trial_group"] for c in cases}) == 1
+    return campaign, cases
+
+
+def test_the_runner_runs_a_group_in_shared_trials_and_the_cross_ratio_pairs_to_the_truth(
+    tmp_path, monkeypatch
+):
+    campaign, cases = run_group(tmp_path, monkeypatch, EXPERIMENT)
     records = pd.DataFrame(
         [r | {"case_id": c["case_id"]} for c in cases for r in case_records(campaign, c["case_id"])]
     )
@@ -176,14 +183,7 @@ def test_the_comparison_target_runs_each_case_to_its_max_reps_whatever_numbers_i
     trial the target runs takes a number new to the group, so the group uses more trial numbers than
     a case may run processes (12); every case still runs all 12, numbered 0-11, one in each of 12
     trials."""
-    stand_in_bin_dir(tmp_path / "bin", FAKE, ("fakephase-py-serial", "fakephase-py-omp"), monkeypatch)
-    experiment = tmp_path / "noisy.toml"
-    experiment.write_text(NOISY_GROUP.format(timeline=tmp_path / "timeline"))
-    run = run_cli("run", experiment, "--results-dir", tmp_path / "res", "--name", "g", "--no-progress")
-    assert run.returncode == 0, run.stderr
-    campaign = tmp_path / "res" / "g"
-    cases = load_cases(campaign)
-    assert len({c["family"] for c in cases}) == 2 and len({c["trial_group"] for c in cases}) == 1
+    campaign, cases = run_group(tmp_path, monkeypatch, NOISY_GROUP)
     trials_used = set()
     for case in cases:
         records = case_records(campaign, case["case_id"])
