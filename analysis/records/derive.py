@@ -116,18 +116,21 @@ def pin_columns(pin) -> dict:
 
 def hwthread_values(record: dict) -> tuple[list[tuple[str, int, float]], list[str]]:
     """([(metric, hardware thread, value)] of the counted metrics, why values were dropped): likwid's
-    '-' and nan for what it could not measure are NaN."""
+    '-' and nan for what it could not measure are NaN; a value under a key that is no hardware thread's
+    number is dropped alone, and named."""
     out, problems = [], []
     for name, metric in _metrics(_object(record.get("counters"))).items():
         values = _object(metric).get("per_hwthread")
         if values is None or values == {}:
             continue
-        try:
-            if not isinstance(values, dict):
-                raise ValueError("not an object")
-            out.extend((name, int(k), _number(v)) for k, v in values.items())
-        except (ValueError, TypeError) as err:
-            problems.append(f"per_hwthread values dropped ({err})")
+        if not isinstance(values, dict):
+            problems.append(f"per_hwthread values dropped ({name}: not an object)")
+            continue
+        for key, value in values.items():
+            try:
+                out.append((name, int(key), _number(value)))
+            except (ValueError, TypeError) as err:
+                problems.append(f"per_hwthread values dropped ({name}: {err})")
     return out, problems
 
 

@@ -31,18 +31,21 @@ def probe_columns(probe) -> dict:
     # a side, or a list in it, of another shape than documented counts as not measured
     samples = [side if isinstance(side, dict) else {} for side in (probe.get("before"), probe.get("after"))]
     for chain in CHAINS:
-        times = [t for s in samples for t in _listed(s, f"{chain}_s") if isinstance(t, int | float)]
+        times = [t for s in samples for t in _listed(s, f"{chain}_s") if _is_number(t)]
         for name, pick in (("min", min), ("max", max)):
             own = probe.get(f"{name}_s")
             own = own.get(chain) if isinstance(own, dict) else None
-            number = isinstance(own, int | float) and not isinstance(own, bool)
-            row[f"probe_{chain}_{name}_s"] = own if number else pick(times, default=None)
+            row[f"probe_{chain}_{name}_s"] = own if _is_number(own) else pick(times, default=None)
     cpus = {c for s in samples for c in _listed(s, "cpus") if isinstance(c, Hashable)}
     counted = probe.get("n_cpus")
     counted = counted if isinstance(counted, int) and not isinstance(counted, bool) and counted > 0 else None
     row["probe_cpus"] = counted or len(cpus) or None
     row["probe_runq_wait_s"] = probe.get("runq_wait_s")
     return row
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _listed(side: dict, key: str) -> list:

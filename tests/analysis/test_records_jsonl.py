@@ -112,3 +112,26 @@ def test_rows_by_repetition_and_line(tmp_path):
     parsed = load.parse_files(tmp_path, _write_case(tmp_path, "c1", lines))
     assert list(parsed.records["rep"]) == [0, 1, 2]
     assert list(parsed.records["record_line"]) == [2, 3, 1]
+
+
+def test_a_per_thread_value_under_a_bad_key_is_dropped_alone_and_named():
+    from analysis.records.derive import hwthread_values
+
+    metrics = {
+        "CPI": {"per_hwthread": {"0": 1.0, "x": 2.0, "1": "-", "2": 3.0}},
+        "Odd": {"per_hwthread": [1]},
+    }
+    values, problems = hwthread_values({"counters": {"status": "ok", "metrics": metrics}})
+    assert [(m, t) for m, t, _ in values] == [("CPI", 0), ("CPI", 1), ("CPI", 2)]  # before and after "x"
+    assert values[0][2] == 1.0 and np.isnan(values[1][2]) and values[2][2] == 3.0
+    assert (
+        len(problems) == 2 and "CPI: invalid literal" in problems[0] and "Odd: not an object" in problems[1]
+    )
+
+
+def test_a_probe_time_that_is_a_boolean_is_no_time():
+    from analysis.records.machine_state import probe_columns
+
+    side = {"cpus": [0, 1], "int_mul_s": [True, 2e-4]}
+    row = probe_columns({"before": side, "after": side, "min_s": {"int_mul": False}})
+    assert row["probe_int_mul_min_s"] == row["probe_int_mul_max_s"] == 2e-4
