@@ -80,6 +80,7 @@ def test_mandelbrot_as_a_plain_program_agrees_with_the_harness(tmp_path, lock_en
         two = [r for r in speedup if r["workers"] == "2" and r["schedule"] == schedule]
         (harness,) = [r for r in two if r["kernel"] == "mandelbrot"]
         (program,) = [r for r in two if r["kernel"] == "mandel"]
+        skip_if_cpus_apart(campaign, harness["case_id"])
         # Load balance per repetition, the median over the quiet ones (skips on a loaded host): a
         # slow phase of the shared host that hits a repetition or two of one side (a thread slowed for
         # part of its run) moves a ratio of means by several points, the median not (the report's
@@ -103,6 +104,21 @@ def test_mandelbrot_as_a_plain_program_agrees_with_the_harness(tmp_path, lock_en
             assert float(estimate["load_balance_lo"]) <= float(estimate["load_balance"])
             assert float(estimate["load_balance"]) <= float(estimate["load_balance_hi"])
     assert all(r["pop_method"] == "task-cpu" for r in found if r["lang"] == "program")
+
+
+def skip_if_cpus_apart(campaign: Path, case_id: str) -> None:
+    """Skips, naming them, when the analysis found repetitions of the harness's case in a slow cache-line
+    transfer (analysis/stats/disturbance.py: the host had placed the two vCPUs apart, which slows an
+    OpenMP team's fork and join; seen on a Zen 5 guest, its 2-thread static repetitions 3-6 % slower
+    than the plain program's measured minutes apart, which the program's probe cannot be judged for):
+    the two paths were measured in different host states, so their agreement is no test."""
+    import pandas as pd
+
+    flags = pd.read_parquet(campaign / "analysis" / "records.parquet", columns=["case_id", "slow_transfer"])
+    mine = flags[flags["case_id"].astype(str) == case_id]
+    apart = int(mine["slow_transfer"].fillna(False).astype(bool).sum())
+    if apart:
+        pytest.skip(f"the host placed the vCPUs apart in {apart} of {len(mine)} repetitions of {case_id}")
 
 
 def median_balance(found: list[dict], case_id: str) -> float:
