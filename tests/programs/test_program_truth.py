@@ -20,6 +20,7 @@ import pytest
 from kernels.programs.ompt_report import lib_dir, tool_path
 from sbcore.install import bin_dir
 from tests.programs.conftest import (
+    RUNQ_SHARE,
     analyze,
     have,
     one_program,
@@ -30,6 +31,7 @@ from tests.programs.conftest import (
 )
 
 BUDGET = 1.02  # what measuring may cost a program's time at most (the speed target of own programs)
+BALANCE = 0.02  # the two load balances (medians over repetitions) agree within this
 CONVERT = "/usr/bin/convert-im6.q16"  # ImageMagick 6 itself (a `convert` earlier on PATH may be another)
 
 
@@ -42,7 +44,12 @@ MANDELBROT = """
 description = "Mandelbrot OpenMP: the harness's cases against the same binary run as a plain program"
 node_types = ["workstation"]
 repetitions = 7
-warmup = 1
+# Each side measures the first kernel region of a fresh process, as the plain program is run: on a Zen 5
+# guest, with OMP_WAIT_POLICY=passive, a region after a warm-up in the same process ran 9 % slower
+# (`static`, medians 0.670 against 0.615 s) and had a thread slowed in 27 % of the repetitions
+# (`static,1`), a fresh process's first region neither (30 alternating pairs each; with the default or
+# active policy the two were the same).
+warmup = 0
 interleave = "family"
 
 [programs.mandel]
@@ -76,16 +83,19 @@ def test_mandelbrot_as_a_plain_program_agrees_with_the_harness(tmp_path, lock_en
     speedup = table(campaign, "speedup.csv")
     pop = {r["case_id"]: r for r in table(campaign, "pop_metrics.csv")}
     found = records(campaign)
+    apart = cpus_apart(campaign)
     for schedule in ("static", "static,1"):
         two = [r for r in speedup if r["workers"] == "2" and r["schedule"] == schedule]
         (harness,) = [r for r in two if r["kernel"] == "mandelbrot"]
         (program,) = [r for r in two if r["kernel"] == "mandel"]
-        skip_if_cpus_apart(campaign, harness["case_id"])
         # Load balance per repetition, the median over the quiet ones (skips on a loaded host): a
         # slow phase of the shared host that hits a repetition or two of one side (a thread slowed for
         # part of its run) moves a ratio of means by several points, the median not (the report's
         # ratio of means is checked against its bootstrap interval below).
-        balance = (median_balance(found, harness["case_id"]), median_balance(found, program["case_id"]))
+        balance = (
+            median_balance(found, harness["case_id"], apart),
+            median_balance(found, program["case_id"], apart),
+        )
         # The ratio-of-medians intervals: the paired ones (about ±1 % here) are narrower than what
         # measuring a program costs it at 2 busy threads (its threads sampled every 5 ms: about 1.3 %,
         # perf/perf_own_program.py), a bias the truth test should not mistake for a disagreement.
@@ -97,8 +107,10 @@ def test_mandelbrot_as_a_plain_program_agrees_with_the_harness(tmp_path, lock_en
         high = min(
             float(harness["unpaired_speedup_ci_high"]), float(program["unpaired_speedup_ci_high"]) * BUDGET
         )
+        if low > high:
+            skip_if_cpus_apart(apart, harness["case_id"])
         assert low <= high, (schedule, harness["speedup"], program["speedup"])  # the intervals overlap
-        assert abs(balance[0] - balance[1]) <= 0.02, (schedule, balance)
+        assert abs(balance[0] - balance[1]) <= BALANCE, (schedule, balance)
         for row in (harness, program):
             estimate = pop[row["case_id"]]
             assert float(estimate["load_balance_lo"]) <= float(estimate["load_balance"])
@@ -106,27 +118,47 @@ def test_mandelbrot_as_a_plain_program_agrees_with_the_harness(tmp_path, lock_en
     assert all(r["pop_method"] == "task-cpu" for r in found if r["lang"] == "program")
 
 
-def skip_if_cpus_apart(campaign: Path, case_id: str) -> None:
-    """Skips, naming them, when the analysis found repetitions of the harness's case in a slow cache-line
-    transfer (analysis/stats/disturbance.py: the host had placed the two vCPUs apart, which slows an
-    OpenMP team's fork and join; seen on a Zen 5 guest, its 2-thread static repetitions 3-6 % slower
-    than the plain program's measured minutes apart, which the program's probe cannot be judged for):
-    the two paths were measured in different host states, so their agreement is no test."""
+def cpus_apart(campaign: Path) -> dict[str, set[int]]:
+    """The repetitions (case -> reps) the analysis found in a slow cache-line transfer
+    (analysis/stats/disturbance.py: the host had placed the two vCPUs apart, which slows an OpenMP
+    team's fork and join). Only the harness's records carry the transfer block (a program's probe
+    times no transfer), so only the harness's repetitions can be found in it."""
     import pandas as pd
 
-    flags = pd.read_parquet(campaign / "analysis" / "records.parquet", columns=["case_id", "slow_transfer"])
-    mine = flags[flags["case_id"].astype(str) == case_id]
-    apart = int(mine["slow_transfer"].fillna(False).astype(bool).sum())
-    if apart:
-        pytest.skip(f"the host placed the vCPUs apart in {apart} of {len(mine)} repetitions of {case_id}")
+    flags = pd.read_parquet(
+        campaign / "analysis" / "records.parquet", columns=["case_id", "rep", "slow_transfer"]
+    )
+    flags = flags[flags["slow_transfer"].fillna(False).astype(bool)]
+    return {
+        str(case): set(group["rep"].astype(int)) for case, group in flags.groupby("case_id", observed=True)
+    }
 
 
-def median_balance(found: list[dict], case_id: str) -> float:
+def skip_if_cpus_apart(apart: dict[str, set[int]], case_id: str) -> None:
+    """Skips, naming them, when the harness's case has repetitions in a slow cache-line transfer: seen on a
+    Zen 5 guest, its 2-thread static repetitions 3-6 % slower than the plain program's measured minutes
+    apart, which the program's probe cannot be judged for. The two paths were then measured in
+    different host states, so a disagreement of their speedups is no finding."""
+    if apart.get(case_id):
+        pytest.skip(f"the host placed the vCPUs apart in repetitions {sorted(apart[case_id])} of {case_id}")
+
+
+def median_balance(found: list[dict], case_id: str, apart: dict[str, set[int]]) -> float:
     """Median over a case's quiet repetitions of mean useful time / max useful time. The harness counts a
     worker preempted by another process as busy (wall clock), the program's task-cpu method not (CPU
     time): on a loaded host they measure different things, so only repetitions that held their CPUs
-    are compared."""
-    reps = quiet_reps(found, case_id, at_least=4)
+    are compared. For the harness, held means more than quiet_reps' default: a repetition whose threads
+    waited W seconds in all for a CPU can have its balance lowered by up to W / wall (all of it on the
+    slowest thread), so only those where that is at most half the tolerance count. Seen on a Zen 5
+    guest with another process taking 4 % of one CPU: the harness's `static,1` balance 0.937-0.977,
+    the program's 0.989-0.997, the threads of both waiting 1.5-5 % of their time (which the default
+    lets through). A program's balance, from CPU time, is not moved by waiting; its threads wait about
+    1 % of their time on a quiet host (the runner's own poller, perf/perf_own_program.py). Repetitions
+    measured while the vCPUs were apart (`apart`) are left out too."""
+    mine = [r for r in found if r["case_id"] == case_id]
+    wall_clock = any(r["lang"] != "program" for r in mine)
+    share = BALANCE / 2 / max(r["threads"] for r in mine) if wall_clock else RUNQ_SHARE
+    reps = quiet_reps([r for r in mine if r["rep"] not in apart.get(case_id, ())], case_id, 4, share)
     return statistics.median(r["worker_useful_mean_s"] / r["worker_useful_max_s"] for r in reps)
 
 
