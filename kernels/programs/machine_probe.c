@@ -8,13 +8,17 @@
  * stdout and waits for one line on stdin: the run-queue wait of the measured process in seconds
  * ("-1" when unknown; end of input counts as unknown). Then times the chains again and writes one
  * JSON object
- * {"probe":{...}}, the same "probe" field a kernel's record carries. No cache-line transfers (those
- * need the measured process's own workers): xfer is null. Exit status 0, or 2 with one line on
- * stderr for a bad CPU list.
+ * {"probe":{...}}, the same "probe" field a kernel's record carries. The cache-line transfers
+ * between the first CPU and each other one are timed by two threads of its own, one on each CPU
+ * (sb_xfer.h): the round trip is the host's placement of those CPUs, whoever's threads take it, as
+ * the kernels' own workers do; null where a thread could not be placed. Exit status 0, or 2 with
+ * one line on stderr for a bad CPU list.
  */
 #define _GNU_SOURCE
 #include "sb_probe.h"
+#include "sb_xfer.h"
 
+#include <pthread.h>
 #include <sched.h>
 
 #include <stdio.h>
@@ -38,10 +42,55 @@ static int parse_cpus(const char *text, sb_probe_sample *s) {
     return s->n > 0 ? 0 : -1;
 }
 
+static int pin_to(int32_t cpu) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    return sched_setaffinity(0, sizeof one, &one);
+}
+
+typedef struct {
+    sb_xfer_line *line;
+    int32_t cpu;
+    int placed;
+} pong_job;
+
+/* The partner: answers the ping until told to stop, placed on its CPU or not (a round trip it took
+ * from elsewhere is not recorded). */
+static void *pong(void *arg) {
+    pong_job *job = arg;
+    job->placed = pin_to(job->cpu) == 0;
+    sb_xfer_pong(job->line);
+    return NULL;
+}
+
+/* The round trip between the first CPU and each other one, by this thread on the first and a new
+ * one on the other; the caller's affinity is restored afterwards. */
+static void transfers(sb_probe_sample *s) {
+    cpu_set_t saved;
+    if (sched_getaffinity(0, sizeof saved, &saved) != 0 || pin_to(s->cpu[0]) != 0)
+        return;
+    sb_xfer_line *lines = sb_xfer_lines(s->n);
+    for (int32_t k = 1; k < s->n; k++) {
+        if (!sb_probe_xfer_pair(s, k))
+            continue;
+        pong_job job = {&lines[k], s->cpu[k], 0};
+        pthread_t partner;
+        if (pthread_create(&partner, NULL, pong, &job) != 0)
+            continue;
+        double trip = sb_xfer_ping(&lines[k]);
+        pthread_join(partner, NULL);
+        if (job.placed)
+            s->xfer_s[k] = trip;
+    }
+    sched_setaffinity(0, sizeof saved, &saved);
+}
+
 static void measure(sb_probe_sample *s) {
     for (int32_t k = 0; k < s->n; k++)
-        s->xfer_s[k] = -1.0; /* no pair of the program's workers to time a transfer with */
+        s->xfer_s[k] = -1.0;
     sb_probe_on_cpus(s);
+    transfers(s);
 }
 
 int main(int argc, char **argv) {

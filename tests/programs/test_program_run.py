@@ -69,6 +69,9 @@ def test_the_argument_vector_reaches_the_program_verbatim_and_its_threads_are_pl
             record["params"]["arg"],
         ]
         assert record["probe"]["min_s"]["int_mul"] > 0  # its per-CPU times in probes.jsonl beside it
+        # the cache-line round trip between the case's CPUs, timed by the probe's own two threads
+        xfer = record["probe"]["min_s"]["xfer"]
+        assert (xfer > 0) if record["threads"] == 2 else (xfer is None), record["probe"]
         assert record["pin"]["violations"] == [] and record["result"]["place"] == "mask"
     seen = [json.loads(p.read_text()) for p in campaign.glob("raw/*/seen-*.json")]
     assert len(seen) == len(found)
