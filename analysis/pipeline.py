@@ -54,6 +54,7 @@ from analysis.stats.process_correlation import ProcessCorrelation, within_proces
 from analysis.stats.reference import campaign_comparison
 from analysis.stats.speedup import speedups
 from analysis.stats.variant_tests import compare_variants
+from analysis.stats.warmup_effect import warmup_effect
 from analysis.stats.wide_comparisons import wide_comparisons, wide_counts
 from analysis.variants import CASE_DESCRIPTION
 from sbcore import layout
@@ -96,6 +97,7 @@ class Analysis:
     disturbance_effect: pd.DataFrame = field(default_factory=pd.DataFrame)
     # how alike the repetitions of one kernel process are (the CIs take them for independent)
     process_correlation: ProcessCorrelation | None = None
+    warmup_effect: pd.DataFrame = field(default_factory=pd.DataFrame)
     # speedups from trials of a comparison family: per-trial ratios, CI over trials (stats/paired.py)
     paired_speedup: pd.DataFrame = field(default_factory=pd.DataFrame)
     # variant comparisons (schedule or sync at equal workers) paired within trials (stats/paired.py)
@@ -182,6 +184,8 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
     lap("disturbance")
     correlation = within_process_correlation(case_stats.records)
     lap("correlation within processes")
+    warmup = warmup_effect(case_stats.records)
+    lap("warm-up effect")
     timings["summary"] = lap.since_load()  # part of statistics (the scale benchmark's phases)
     rng = np.random.default_rng(options.seed + 1)
     speedup = speedups(summary, case_stats.dist, options.baseline, rng)
@@ -260,6 +264,7 @@ def analyze(campaign_dir: Path, options: Options) -> Analysis:
         reference=campaign_comparison(campaign, loaded.records),
         disturbance_effect=effect,
         process_correlation=correlation,
+        warmup_effect=warmup,
         paired_speedup=paired,
         paired_variant_ratio=paired_variant,
         paired_cross_ratio=paired_cross,
@@ -388,6 +393,7 @@ def write_tables(result: Analysis, big_csv: bool = False) -> list[Path]:
         **result.counter_tables,
         "efficiency.csv": result.efficiency,
         "disturbance_effect.csv": result.disturbance_effect,
+        "warmup_effect.csv": result.warmup_effect,
         "paired_speedup.csv": result.paired_speedup,
         "paired_variant_ratio.csv": result.paired_variant_ratio,
         "paired_cross_ratio.csv": result.paired_cross_ratio,

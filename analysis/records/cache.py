@@ -15,7 +15,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-CACHE_VERSION = 8  # bump when the parsed-row layout changes
+CACHE_VERSION = 9  # bump when the parsed-row layout changes
 KEYS_FILE = "keys.json"
 
 

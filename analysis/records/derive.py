@@ -76,7 +76,7 @@ def _counted(record: dict) -> dict:
 # or of a repetition's (REP, with its process's load).
 GROUPS = (
     (_params, rf.PROCESS),
-    (lambda r: {"n_warmup": _length(r.get("warmup_wall_s"))}, rf.REP),
+    (lambda r: {"n_warmup": _length(w := r.get("warmup_wall_s")), "warmup_last_s": _last(w)}, rf.REP),
     (_keys("build", "compiler", "flags"), rf.PROCESS),
     (_ranks, rf.REP),
     (lambda r: {"placement_cpus": placement_cpus(r.get("placement"))} | pin_columns(r.get("pin")), rf.REP),
@@ -174,6 +174,11 @@ def _numbers(value) -> list:
     if not isinstance(value, list):
         return []
     return [v for v in value if isinstance(v, int | float) and not isinstance(v, bool)]
+
+
+def _last(value) -> float | None:
+    """The last number of a list field (the process's last warm-up before its first repetition)."""
+    return next(reversed(_numbers(value)), None)
 
 
 def clock_max_ghz(clock, mean_ghz):

@@ -5,9 +5,10 @@ record (its reference, tested to agree).
 - Copied fields: a repetition's from its reps.csv column, a process's from its facts line.
 - A process's derived columns (params, build, counters, ...): derive.derived(..., PROCESS) once per
   distinct set of the facts they come from.
-- A repetition's derived columns: the clock, the probe, the ranks' times and the warm-up count from
-  their columns at once; the pinning, placement, scheduling scenario and result (which repeat over a
-  case's repetitions) by derive's functions once per distinct set of their cells and long-table items.
+- A repetition's derived columns: the clock, the probe, the ranks' times, the warm-up count and the last
+  warm-up's time from their columns at once; the pinning, placement, scheduling scenario and result
+  (which repeat over a case's repetitions) by derive's functions once per distinct set of their cells and
+  long-table items.
 - A row with extra_json (a value the flat shape does not hold) is derived whole, by derive.
 
 `invalid_cases` names the cases whose rows the one rule (sbcore/record_lines.py) might not all count as
@@ -191,6 +192,7 @@ def columns(ar: ArrowRecords) -> Columns:
     out |= _rep_distinct(reps, items, load_codes, loads)
     if pc.max(reps["rank_wall_s_n"]).as_py():
         out |= _rank_walls(ar.tables["ranks"], reps, row_keys)
+    out["warmup_last_s"] = _last_warmups(*items["warmups"], reps.num_rows)
     out[LINE] = reps[LINE]
     extra = np.flatnonzero(reps[record_rows.EXTRA].is_valid().to_numpy(zero_copy_only=False))
     if len(extra):
@@ -331,6 +333,17 @@ def _rank_walls(table: pa.Table, reps: pa.Table, row_keys: np.ndarray) -> dict[s
         "rank_wall_min_s": pa.array(low, mask=~(timed & np.isfinite(low))),
         "rank_wall_max_s": pa.array(high, mask=~(timed & np.isfinite(high))),
     }
+
+
+def _last_warmups(table: pa.Table, rows: np.ndarray, n: int) -> pa.Array:
+    """Per row, the wall time of the last warm-up in its warm-ups table items (null: none)."""
+    values = table["warmup_wall_s"].to_numpy(zero_copy_only=False).astype(float)
+    keep = (rows >= 0) & ~np.isnan(values)
+    order = np.lexsort((_ints(table["index"])[keep], rows[keep]))
+    held, value = rows[keep][order], values[keep][order]
+    last, ends = np.full(n, np.nan), np.diff(held, append=-1) != 0  # each row's last item
+    last[held[ends]] = value[ends]
+    return pa.array(last, mask=np.isnan(last))
 
 
 def _patch_extra(out: dict, reps: pa.Table, extra: np.ndarray, items: dict, facts: list) -> None:

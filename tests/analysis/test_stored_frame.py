@@ -120,6 +120,8 @@ def test_values_the_flat_shape_does_not_hold_read_the_same_both_ways(tmp_path, m
     cases[first] = odd(cases[first])
     cases[second] = with_counters(cases[second], odd=True)
     cases[third] = with_counters(cases[third], odd=False)
+    cases[third][0]["warmup_wall_s"] = [0.5, 0.25]  # the last warm-up's time is its own column
+    cases[third][1]["warmup_wall_s"] = [0.4, None]
     campaign = stored_flat(tmp_path, cases)
     assert (campaign / "raw" / third / "facts.counters_metric_hwthreads.csv").is_file()
     extra = (campaign / "raw" / first / "reps.csv").read_text()
@@ -140,6 +142,8 @@ def test_values_the_flat_shape_does_not_hold_read_the_same_both_ways(tmp_path, m
     flat = fast.counters[fast.counters["case_id"] == third]
     assert len(flat) == 3 * len(cases[third]) and flat["value"].isna().sum() == len(cases[third])
     assert set(fast.records.loc[fast.records["case_id"] == third, "ctr_cpi_avg"]) == {1.25}
+    warm = fast.records.loc[fast.records["case_id"] == third, "warmup_last_s"].tolist()
+    assert warm[:2] == [0.25, 0.4] and all(pd.isna(w) for w in warm[2:]), warm
 
 
 def _plant(campaign, cases: list[str]) -> dict[str, str]:

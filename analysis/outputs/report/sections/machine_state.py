@@ -11,6 +11,7 @@ from analysis.stats.disturbance import (
     TRANSFER_SLOW_RATIO,
     WAIT_SHARE,
 )
+from analysis.stats.warmup_effect import SLOWER
 
 
 def disturbance_section(result) -> list[tuple[str, object]]:
@@ -65,6 +66,7 @@ def disturbance_section(result) -> list[tuple[str, object]]:
             )
         )
         out.append(("table", effect_table(effect)))
+    out += warmup_blocks(getattr(result, "warmup_effect", None))
     hit = s[s["n_disturbed"].fillna(0) > 0]
     if len(hit):
         table = hit[["case_id", "binary", "threads", "n", "n_disturbed", "median_s", "median_clean_s"]]
@@ -75,6 +77,30 @@ def disturbance_section(result) -> list[tuple[str, object]]:
         )
         out.append(("table", table.sort_values("n_disturbed", ascending=False)))
     return out
+
+
+def warmup_blocks(warm: pd.DataFrame | None) -> list[tuple[str, object]]:
+    """The cases whose repetition right after the warm-up ran slower than the warm-up
+    (analysis/stats/warmup_effect.py), as a paragraph and a table; nothing when there are none."""
+    if warm is None or not len(warm) or not warm["slower"].astype(bool).any():
+        return []
+    slower = warm[warm["slower"].astype(bool)]
+    text = (
+        f"**Slower after the warm-up** ({len(slower)} of {len(warm)} cases with warm-ups; "
+        "warmup_effect.csv): the repetition measured right after a process's warm-up took longer than "
+        "that warm-up, a second earlier in the same process, with the 95 % interval of the median ratio "
+        f"over the case's processes above {1 + SLOWER:g}. A warm-up should take first-run costs away, not "
+        "add; here the host ran a process's later regions slower than its first (seen with "
+        "OMP_WAIT_POLICY=passive on a Zen 5 guest: docs/own-programs.md). These cases' times, and the "
+        "speedups from them, describe later regions."
+    )
+    ratio = slower[["case_id", "kernel", "model", "schedule", "threads", "processes"]].assign(
+        ratio=[
+            f"{m:.3f} [{lo:.3f}-{hi:.3f}]"
+            for m, lo, hi in slower[["ratio_median", "ratio_ci_low", "ratio_ci_high"]].itertuples(index=False)
+        ]
+    )
+    return [("p", text), ("table", ratio.sort_values("ratio", ascending=False))]
 
 
 def effect_table(effect: pd.DataFrame) -> pd.DataFrame:
