@@ -57,3 +57,10 @@ def warmup_effect(records: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(out).reindex(columns=COLUMNS)
+
+
+def slower_cases(table: pd.DataFrame | None) -> pd.DataFrame:
+    """The rows of a warmup_effect table that are a finding (none for no table)."""
+    if table is None or not len(table):
+        return pd.DataFrame(columns=COLUMNS)
+    return table[table["slower"].astype(bool)]

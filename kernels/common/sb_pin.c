@@ -64,16 +64,20 @@ const int32_t *sb_pin_list(int32_t *n) {
     return pin_n ? pin_cpus : NULL;
 }
 
+int sb_pin_to_cpu(int32_t cpu) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    return sched_setaffinity(0, sizeof one, &one);
+}
+
 int sb_pin_worker(int32_t global_worker, char *err, size_t errlen) {
     if (pin_n == 0 || global_worker < 0)
         return 0;
     int32_t cpu = pin_cpus[global_worker % pin_n];
     if (pinned_to == cpu)
         return 0;
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    if (sched_setaffinity(0, sizeof one, &one) != 0) {
+    if (sb_pin_to_cpu(cpu) != 0) {
         snprintf(err, errlen, "worker %d: pinning to CPU %d refused by the OS: %s",
                  (int)global_worker, (int)cpu, strerror(errno));
         return -1;

@@ -26,4 +26,8 @@ const int32_t *sb_pin_list(int32_t *n);
  * pinned; 0 on success or without a list, -1 with a message when the OS refuses. */
 int sb_pin_worker(int32_t global_worker, char *err, size_t errlen);
 
+/* Moves the calling thread onto `cpu` alone: 0, or -1 (errno set) when the OS refuses. What
+ * sb_pin_worker remembers stays: a caller that moves a pinned worker away puts its mask back. */
+int sb_pin_to_cpu(int32_t cpu);
+
 #endif /* SB_PIN_H */

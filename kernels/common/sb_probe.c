@@ -289,10 +289,7 @@ void sb_probe_on_cpus(sb_probe_sample *out) {
     cpu_set_t saved;
     int have_saved = sched_getaffinity(0, sizeof saved, &saved) == 0;
     for (int32_t k = 0; k < out->n; k++) {
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(out->cpu[k], &one);
-        if (!have_saved || sched_setaffinity(0, sizeof one, &one) != 0) {
+        if (!have_saved || sb_pin_to_cpu(out->cpu[k]) != 0) {
             sb_probe_unmeasured(out, k);
             continue;
         }

@@ -15,6 +15,7 @@
  * one line on stderr for a bad CPU list.
  */
 #define _GNU_SOURCE
+#include "sb_pin.h"
 #include "sb_probe.h"
 #include "sb_xfer.h"
 
@@ -42,13 +43,6 @@ static int parse_cpus(const char *text, sb_probe_sample *s) {
     return s->n > 0 ? 0 : -1;
 }
 
-static int pin_to(int32_t cpu) {
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    return sched_setaffinity(0, sizeof one, &one);
-}
-
 typedef struct {
     sb_xfer_line *line;
     int32_t cpu;
@@ -59,7 +53,7 @@ typedef struct {
  * from elsewhere is not recorded). */
 static void *pong(void *arg) {
     pong_job *job = arg;
-    job->placed = pin_to(job->cpu) == 0;
+    job->placed = sb_pin_to_cpu(job->cpu) == 0;
     sb_xfer_pong(job->line);
     return NULL;
 }
@@ -68,7 +62,7 @@ static void *pong(void *arg) {
  * one on the other; the caller's affinity is restored afterwards. */
 static void transfers(sb_probe_sample *s) {
     cpu_set_t saved;
-    if (sched_getaffinity(0, sizeof saved, &saved) != 0 || pin_to(s->cpu[0]) != 0)
+    if (sched_getaffinity(0, sizeof saved, &saved) != 0 || sb_pin_to_cpu(s->cpu[0]) != 0)
         return;
     sb_xfer_line *lines = sb_xfer_lines(s->n);
     for (int32_t k = 1; k < s->n; k++) {

@@ -9,7 +9,7 @@ import pandas as pd
 from analysis.checks import PLAUSIBILITY_TOLERANCE, caveats, no_baseline_text
 from analysis.outputs.report.blocks import Block, ci_text, id_list, variant_text
 from analysis.stats.best_speedup import estimate_counts, estimate_text
-from analysis.stats.warmup_effect import SLOWER
+from analysis.stats.warmup_effect import SLOWER, slower_cases
 from sbcore.case_shape import workers as case_workers
 
 
@@ -148,9 +148,8 @@ def warning_lines(result) -> list[str]:
             f"{c.ci_narrowing:.2f}x too narrow; more processes with fewer repetitions each measure "
             "the spread between processes"
         )
-    warm = getattr(result, "warmup_effect", None)
-    slower = warm[warm["slower"].astype(bool)] if warm is not None and len(warm) else None
-    if slower is not None and len(slower):
+    slower = slower_cases(getattr(result, "warmup_effect", None))
+    if len(slower):
         low, high = slower["ratio_median"].min(), slower["ratio_median"].max()
         lines.append(
             f"{len(slower)} case(s) ran slower right after their warm-up than the warm-up itself, in the "

@@ -11,7 +11,7 @@ from analysis.stats.disturbance import (
     TRANSFER_SLOW_RATIO,
     WAIT_SHARE,
 )
-from analysis.stats.warmup_effect import SLOWER
+from analysis.stats.warmup_effect import SLOWER, slower_cases
 
 
 def disturbance_section(result) -> list[tuple[str, object]]:
@@ -82,9 +82,9 @@ def disturbance_section(result) -> list[tuple[str, object]]:
 def warmup_blocks(warm: pd.DataFrame | None) -> list[tuple[str, object]]:
     """The cases whose repetition right after the warm-up ran slower than the warm-up
     (analysis/stats/warmup_effect.py), as a paragraph and a table; nothing when there are none."""
-    if warm is None or not len(warm) or not warm["slower"].astype(bool).any():
+    slower = slower_cases(warm)
+    if not len(slower):
         return []
-    slower = warm[warm["slower"].astype(bool)]
     text = (
         f"**Slower after the warm-up** ({len(slower)} of {len(warm)} cases with warm-ups; "
         "warmup_effect.csv): the repetition measured right after a process's warm-up took longer than "
