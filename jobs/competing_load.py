@@ -32,7 +32,7 @@ import numpy
 from msgspec import Meta
 
 from jobs.config_fields import axis, integer, number
-from sbcore.child import die_with_parent
+from sbcore.child import die_with_parent, spawn
 
 DEFAULTS = ("workers", "intensity", "nice", "policy", "method", "settle_s")  # each profile has these
 NONE = "none"
@@ -238,7 +238,7 @@ class LoadRun:
         argv = command(self.profile, self.timeout_s)
         read_fd, write_fd = os.pipe()
         try:
-            self.proc = subprocess.Popen(
+            self.proc = spawn(
                 argv,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from jobs.kernel_output import parse_records
-from sbcore.child import die_with_parent
+from sbcore.child import die_with_parent, spawn
 
 
 class ConductError(Exception):
@@ -56,7 +56,7 @@ class Side:
         self.err = tempfile.TemporaryFile()  # noqa: SIM115
         preexec = die_with_parent(then=(lambda: os.sched_setaffinity(0, affinity)) if affinity else None)
         try:
-            self.proc = subprocess.Popen(
+            self.proc = spawn(
                 [*argv, "--turns", f"{go_r},{done_w}"],
                 env=env,
                 cwd=cwd,

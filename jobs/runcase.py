@@ -38,7 +38,7 @@ from jobs.status import next_invocations, ok_records
 from sbcore import campaign_access, layout, record_lines, record_rows, record_store, sampling
 from sbcore.atomic import dump_json, write_new
 from sbcore.case_shape import case_workers
-from sbcore.child import die_with_parent
+from sbcore.child import die_with_parent, spawn
 from sbcore.commands import on_path
 from sbcore.errors import UsageError
 from sbcore.mpi_launch import mpi_launcher
@@ -209,7 +209,7 @@ def run_process(
     those CPUs before it execs."""
     preexec = die_with_parent(then=(lambda: os.sched_setaffinity(0, affinity)) if affinity else None)
     try:
-        proc = subprocess.Popen(
+        proc = spawn(
             argv,
             env=env,
             cwd=cwd,
